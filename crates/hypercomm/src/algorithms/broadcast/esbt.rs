@@ -1,0 +1,168 @@
+//! Broadcast over n edge-disjoint spanning binomial trees (ESBT), pipelined.
+//!
+//! Reference: Johnsson & Ho, "Optimum broadcasting and personalized communication in
+//! hypercubes", IEEE TC 38(9), 1989; seed 001, "ESBT-broadcast". The source splits the
+//! message into ν chunks and sends chunk c to the root s ⊕ e_{c mod n} of tree c mod n
+//! in step c; each tree forwards its chunks level by level. The trees are
+//! [`Hypercube::esbt_parent`]'s: pairwise disjoint as directed edges, so every link
+//! carries at most one chunk per step.
+//!
+//! Cost (rounds model, `--ports all`, full duplex): the deepest node is n + 1 hops from
+//! the source (n ≥ 2), so ν + n steps of β + ⌈m/ν⌉τ: T = (ν + n)(β + ⌈m/ν⌉τ), as seed
+//! 001's T(n, p, k) = (n/k·T_byte + T_start)(k + d). Optimum at ν* = √(nmτ/β):
+//! T* = (√(mτ) + √(nβ))² = mτ + nβ + 2√(nmβτ); seed 001 drops the 2 (docs/errata.md).
+//! Volume: every chunk reaches every node once, (2^n − 1)m.
+//!
+//! Constraints: hypercube; 1 ≤ ν ≤ max(m, 1); for n = 1 it is a plain pipeline.
+
+use crate::algorithms::pipeline;
+use crate::algorithms::{Formula, Packets, Params};
+use crate::collective::Collective;
+use crate::cost::model::{Duplex, Ports};
+use crate::error::Error;
+use crate::schedule::{Buf, Op, Program, Rank, Region, Schedule};
+use crate::topology::Hypercube;
+use crate::verify::Problem;
+
+/// The ESBT broadcast schedule.
+#[derive(Clone, Debug)]
+pub struct EsbtBroadcast {
+    cube: Hypercube,
+    root: Rank,
+    m: u64,
+    nu: u64,
+}
+
+fn root_of(problem: &Problem<'_>) -> Result<(Hypercube, Rank), Error> {
+    let cube = *problem
+        .topology
+        .as_hypercube()
+        .ok_or_else(|| Error::InvalidParameter {
+            what: "--topology",
+            reason: "esbt needs a hypercube".into(),
+        })?;
+    match problem.collective {
+        Collective::Broadcast { root } => Ok((cube, root)),
+        other => Err(Error::InvalidParameter {
+            what: "--op",
+            reason: format!("esbt performs broadcast, not {other}"),
+        }),
+    }
+}
+
+/// Hops from the source to the deepest node: n + 1 for n ≥ 2, n otherwise.
+fn depth(n: u64) -> u64 {
+    if n >= 2 {
+        n + 1
+    } else {
+        n
+    }
+}
+
+/// Build the schedule.
+pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>, Error> {
+    let (cube, root) = root_of(problem)?;
+    let nu = pipeline::resolve(params, problem.len, depth(cube.dim() as u64))?;
+    Ok(Box::new(EsbtBroadcast {
+        cube,
+        root,
+        m: problem.len,
+        nu,
+    }))
+}
+
+impl Schedule for EsbtBroadcast {
+    fn nodes(&self) -> u32 {
+        self.cube.nodes()
+    }
+    fn steps(&self) -> usize {
+        if self.m == 0 {
+            0
+        } else {
+            (self.nu + depth(self.cube.dim() as u64))
+                .saturating_sub(1)
+                .max(1) as usize
+        }
+    }
+    fn program(&self, rank: Rank) -> Program {
+        let mut prog = Program::new(rank, self.steps());
+        if self.m == 0 {
+            return prog;
+        }
+        let (c, root, m) = (&self.cube, self.root, self.m);
+        let n = c.dim() as u64;
+        if rank == root {
+            prog.push(
+                0,
+                Op::copy(Region::new(Buf::In, 0, m), Region::new(Buf::Out, 0, m)),
+            );
+        }
+        if n == 0 {
+            return prog;
+        }
+        // Per tree: (parent, depth, children) of this rank.
+        let trees: Vec<(Option<Rank>, u64, Vec<Rank>)> = (0..c.dim())
+            .map(|t| {
+                (
+                    c.esbt_parent(t, rank, root),
+                    c.esbt_depth(t, rank, root) as u64,
+                    c.esbt_children(t, rank, root),
+                )
+            })
+            .collect();
+        let src = if rank == root { Buf::In } else { Buf::Out };
+        for chunk in 0..self.nu {
+            let (off, len) = pipeline::packet(m, self.nu, chunk);
+            let (parent, d, children) = &trees[(chunk % n) as usize];
+            let to: Vec<Rank> = if rank == root {
+                vec![root ^ (1 << (chunk % n))]
+            } else {
+                children.clone()
+            };
+            if let Some(p) = parent {
+                prog.push(
+                    (chunk + d - 1) as usize,
+                    Op::recv(*p, Region::new(Buf::Out, off, len)),
+                );
+            }
+            if !to.is_empty() {
+                prog.push(
+                    (chunk + d) as usize,
+                    Op::multicast(to, Region::new(src, off, len)),
+                );
+            }
+        }
+        prog
+    }
+}
+
+/// (ν + n)(β + ⌈m/ν⌉τ) under all ports, full duplex (seed 001, "Runtime"), and the
+/// corrected optimum (√(mτ) + √(nβ))² with `--packets opt`.
+pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
+    let Ok((cube, _)) = root_of(problem) else {
+        return vec![];
+    };
+    if params.model.ports != Ports::All || params.model.duplex != Duplex::Full {
+        return vec![];
+    }
+    let (n, m) = (cube.dim() as u64, problem.len);
+    let (beta, tau) = (params.model.beta(), params.model.tau());
+    let Ok(nu) = pipeline::resolve(params, m, depth(n)) else {
+        return vec![];
+    };
+    let mut v = vec![Formula {
+        expr: format!("(ν + n)(β + qτ) + [r > 0](r + n)τ, q = ⌊m/ν⌋, r = m mod ν (n − 1 for n + 1 when n = 1), ν = {nu}"),
+        reference: "seed 001, ESBT-broadcast, Runtime: T(n, p, k) = (n/k·T_byte + T_start)(k + d)",
+        value: pipeline::time(m, depth(n), nu, beta, tau),
+        exact: true,
+    }];
+    if params.packets == Packets::Opt {
+        v.push(Formula {
+            expr: "(√(mτ) + √(nβ))² (seed 001's T* without its missing factor 2)".into(),
+            reference: "seed 001, ESBT-broadcast, T*(n, p); docs/errata.md",
+            value: pipeline::continuous_optimum(m, depth(n), beta, tau),
+            exact: false,
+        });
+    }
+    v
+}

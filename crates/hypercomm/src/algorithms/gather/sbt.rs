@@ -1,0 +1,113 @@
+//! Gather over the spanning binomial tree: the scatter with every data path reversed.
+//!
+//! Reference: Saad & Schultz 1985 (YALEU/DCS/RR-428), §5, Hypercube Gather Algorithm:
+//! t_HG = Σ_{j=1}^{n} (β + 2^{j−1}mτ) = nβ + (2^n − 1)mτ, eq. (5.1). (The paper's
+//! statement of the gather writes nodes "0^{n−j}a_j" with a (j − 1)-bit a_j, one bit
+//! short; docs/errata.md.)
+//!
+//! Step j (0-based) crosses dimension j: every node whose subtree is complete sends it,
+//! 2^j blocks, to its parent. Subtrees are those of [`super::super::scatter::sbt`], so each
+//! message is one contiguous range and the root assembles `out` in rank order.
+//!
+//! Cost: n steps, nβ + (2^n − 1)mτ under every port and duplex rule. Volume n·2^{n−1}·m.
+//!
+//! Constraints: hypercube.
+
+use crate::algorithms::scatter::sbt::{formula, steps, subtree, ORDER};
+use crate::algorithms::{Formula, Params};
+use crate::collective::Collective;
+use crate::error::Error;
+use crate::schedule::{Buf, Op, Program, Rank, Region, Schedule};
+use crate::topology::Hypercube;
+use crate::verify::Problem;
+
+/// The SBT gather schedule.
+#[derive(Clone, Debug)]
+pub struct SbtGather {
+    cube: Hypercube,
+    root: Rank,
+    m: u64,
+}
+
+fn params(problem: &Problem<'_>) -> Result<(Hypercube, Rank), Error> {
+    let cube = *problem
+        .topology
+        .as_hypercube()
+        .ok_or_else(|| Error::InvalidParameter {
+            what: "--topology",
+            reason: "sbt needs a hypercube".into(),
+        })?;
+    match problem.collective {
+        Collective::Gather { root } => Ok((cube, root)),
+        other => Err(Error::InvalidParameter {
+            what: "--op",
+            reason: format!("this sbt performs gather, not {other}"),
+        }),
+    }
+}
+
+/// Build the schedule.
+pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
+    let (cube, root) = params(problem)?;
+    Ok(Box::new(SbtGather {
+        cube,
+        root,
+        m: problem.len,
+    }))
+}
+
+impl Schedule for SbtGather {
+    fn nodes(&self) -> u32 {
+        self.cube.nodes()
+    }
+    fn steps(&self) -> usize {
+        steps(&self.cube, self.m)
+    }
+    fn program(&self, rank: Rank) -> Program {
+        let (c, root, m) = (&self.cube, self.root, self.m);
+        let total = self.steps();
+        let mut prog = Program::new(rank, total);
+        if m == 0 {
+            return prog;
+        }
+        // Gather step of a scatter step s: the paths are reversed in time.
+        let mirror = |scatter_step: u32| total - scatter_step as usize;
+        let (base, size) = subtree(c, rank, root);
+        let (held, first) = if rank == root {
+            (Buf::Out, 0)
+        } else if size == 1 {
+            (Buf::In, base)
+        } else {
+            prog.tmp_len = size * m;
+            (Buf::Tmp, base)
+        };
+        let at = |block: u64, blocks: u64| Region::new(held, (block - first) * m, blocks * m);
+        if held != Buf::In {
+            prog.push(0, Op::copy(Region::new(Buf::In, 0, m), at(rank as u64, 1)));
+        }
+        for child in c.sbt_children(rank, root, ORDER) {
+            let (cb, cs) = subtree(c, child, root);
+            prog.push(
+                mirror(c.sbt_step(child, root, ORDER)),
+                Op::recv(child, at(cb, cs)),
+            );
+        }
+        if let Some(parent) = c.sbt_parent(rank, root, ORDER) {
+            prog.push(
+                mirror(c.sbt_step(rank, root, ORDER)),
+                Op::send(parent, at(base, size)),
+            );
+        }
+        prog
+    }
+}
+
+/// nβ + (2^n − 1)mτ (§5, eq. 5.1), under every port and duplex rule.
+pub fn formulas(problem: &Problem<'_>, params_: &Params) -> Vec<Formula> {
+    let Ok((cube, _)) = params(problem) else {
+        return vec![];
+    };
+    let mut f = formula(&cube, problem.len, params_);
+    f.reference = "Saad & Schultz 1985, §5, Hypercube Gather (t_HG), eq. (5.1)";
+    vec![f]
+}

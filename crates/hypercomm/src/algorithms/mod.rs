@@ -1,0 +1,293 @@
+//! The registry of algorithms: one entry per (collective, name), with its constructor,
+//! its closed forms and its reference. It drives `--algo`, `hypercomm algorithms`, the
+//! test matrix and the docs; no list of names exists anywhere else.
+//!
+//! Files are grouped by collective and named after the paper's algorithm
+//! (`broadcast/sbt.rs`, `p2p/multipath.rs`, …); each file's doc comment gives the
+//! reference, the cost in steps and volume, and the constraints.
+
+pub mod pipeline;
+
+pub mod broadcast {
+    //! One-to-all broadcast.
+    pub mod esbt;
+    pub mod sbt;
+}
+pub mod gather {
+    //! All-to-one gather.
+    pub mod sbt;
+}
+pub mod p2p {
+    //! Point-to-point transfers.
+    pub mod ecube;
+    pub mod multipath;
+}
+pub mod scatter {
+    //! One-to-all personalised scatter.
+    pub mod sbt;
+}
+
+use serde::Serialize;
+
+use crate::collective::OpKind;
+use crate::cost::model::Model;
+use crate::error::Error;
+use crate::schedule::Schedule;
+use crate::topology::Topology;
+use crate::verify::Problem;
+
+/// How many packets a pipelined algorithm splits each message into.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Packets {
+    /// Exactly this many (1 = no pipelining).
+    Count(u64),
+    /// The count that minimises the algorithm's exact closed form under the model.
+    #[default]
+    Opt,
+}
+
+impl std::str::FromStr for Packets {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        if s.trim().eq_ignore_ascii_case("opt") {
+            return Ok(Packets::Opt);
+        }
+        match s.trim().parse::<u64>() {
+            Ok(n) if n >= 1 => Ok(Packets::Count(n)),
+            _ => Err(Error::InvalidParameter {
+                what: "--packets",
+                reason: format!("`{s}`; valid: a whole number ≥ 1, or `opt`"),
+            }),
+        }
+    }
+}
+
+/// Build parameters besides the problem.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct Params {
+    /// Packets per message (pipelined algorithms only).
+    pub packets: Packets,
+    /// The machine model; `Packets::Opt` is resolved against it.
+    pub model: Model,
+}
+
+impl Params {
+    /// Parameters with `packets` and the default model.
+    pub fn packets(n: u64) -> Self {
+        Params {
+            packets: Packets::Count(n),
+            model: Model::default(),
+        }
+    }
+}
+
+/// A closed form of an algorithm's time, evaluated for one problem and model.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Formula {
+    /// The formula in the papers' notation.
+    pub expr: String,
+    /// Paper, section, equation.
+    pub reference: &'static str,
+    /// Its value.
+    pub value: f64,
+    /// Whether the simulator must match it exactly (else it is an approximation, such
+    /// as pipelining's continuous optimum, and `value` is a lower estimate).
+    pub exact: bool,
+}
+
+/// Shape of the constructor of every registry entry.
+pub type BuildFn = fn(&Problem<'_>, &Params) -> Result<Box<dyn Schedule>, Error>;
+/// Shape of the closed forms of every registry entry (empty when none applies to the model).
+pub type FormulaFn = fn(&Problem<'_>, &Params) -> Vec<Formula>;
+/// Whether an entry fits a topology: `Err(reason)` when it does not.
+pub type FitsFn = fn(&Topology) -> Result<(), String>;
+
+/// One registry entry.
+#[derive(Clone, Copy)]
+pub struct Algorithm {
+    /// Name given to `--algo`.
+    pub name: &'static str,
+    /// The collective it performs.
+    pub op: OpKind,
+    /// One line on what it does.
+    pub summary: &'static str,
+    /// Where it comes from: paper, section, equation.
+    pub reference: &'static str,
+    /// Topology families it runs on.
+    pub topologies: &'static str,
+    /// Whether `--packets` applies.
+    pub pipelined: bool,
+    fits: FitsFn,
+    build: BuildFn,
+    formulas: FormulaFn,
+}
+
+impl std::fmt::Debug for Algorithm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.op, self.name)
+    }
+}
+
+impl Algorithm {
+    /// Whether the algorithm runs on `topo` (`Err` says why not).
+    pub fn fits(&self, topo: &Topology) -> Result<(), String> {
+        (self.fits)(topo)
+    }
+
+    /// Build the schedule of `problem`, after checking that the algorithm fits.
+    pub fn build(
+        &self,
+        problem: &Problem<'_>,
+        params: &Params,
+    ) -> Result<Box<dyn Schedule>, Error> {
+        if problem.collective.kind() != self.op {
+            return Err(Error::InvalidParameter {
+                what: "--op",
+                reason: format!(
+                    "`{}` performs {}, not {}",
+                    self.name,
+                    self.op,
+                    problem.collective.kind()
+                ),
+            });
+        }
+        problem.collective.check_ranks(problem.topology.nodes())?;
+        self.fits(problem.topology)
+            .map_err(|reason| Error::AlgorithmDoesNotFit {
+                algo: self.name.to_string(),
+                topology: problem.topology.to_string(),
+                reason,
+                valid: names(fitting(problem.topology, self.op)),
+            })?;
+        if !self.pipelined && matches!(params.packets, Packets::Count(n) if n > 1) {
+            return Err(Error::InvalidParameter {
+                what: "--packets",
+                reason: format!("`{}` is not pipelined; omit --packets or use 1", self.name),
+            });
+        }
+        (self.build)(problem, params)
+    }
+
+    /// The closed forms that apply to `problem` under `params.model`.
+    pub fn formulas(&self, problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
+        (self.formulas)(problem, params)
+    }
+}
+
+fn hypercube_only(t: &Topology) -> Result<(), String> {
+    match t {
+        Topology::Hypercube(_) => Ok(()),
+    }
+}
+
+/// Every algorithm.
+pub static ALGORITHMS: &[Algorithm] = &[
+    Algorithm {
+        name: "ecube",
+        op: OpKind::P2p,
+        summary: "one shortest path (e-cube routing), pipelined in ν packets",
+        reference: "Saad & Schultz 1985, §3, eq. (3.1)",
+        topologies: "hypercube",
+        pipelined: true,
+        fits: hypercube_only,
+        build: p2p::ecube::build,
+        formulas: p2p::ecube::formulas,
+    },
+    Algorithm {
+        name: "multipath",
+        op: OpKind::P2p,
+        summary: "data split over the n node-disjoint paths, each pipelined",
+        reference: "Saad & Schultz 1985, §3, Prop. 3.1 and 3.2",
+        topologies: "hypercube",
+        pipelined: true,
+        fits: hypercube_only,
+        build: p2p::multipath::build,
+        formulas: p2p::multipath::formulas,
+    },
+    Algorithm {
+        name: "sbt",
+        op: OpKind::Broadcast,
+        summary:
+            "spanning binomial tree; unpipelined one dimension a step, or pipelined level by level",
+        reference: "Saad & Schultz 1985, §2, Prop. 2.1 eq. (2.1), Prop. 2.2 eq. (2.2)",
+        topologies: "hypercube",
+        pipelined: true,
+        fits: hypercube_only,
+        build: broadcast::sbt::build,
+        formulas: broadcast::sbt::formulas,
+    },
+    Algorithm {
+        name: "esbt",
+        op: OpKind::Broadcast,
+        summary: "n edge-disjoint spanning binomial trees, chunks sent to the trees in turn",
+        reference: "Johnsson & Ho 1989; seed 001, ESBT-broadcast",
+        topologies: "hypercube",
+        pipelined: true,
+        fits: hypercube_only,
+        build: broadcast::esbt::build,
+        formulas: broadcast::esbt::formulas,
+    },
+    Algorithm {
+        name: "sbt",
+        op: OpKind::Scatter,
+        summary: "spanning binomial tree, halving the data at each level",
+        reference: "Saad & Schultz 1985, §5, Prop. 5.1 eq. (5.1)",
+        topologies: "hypercube",
+        pipelined: false,
+        fits: hypercube_only,
+        build: scatter::sbt::build,
+        formulas: scatter::sbt::formulas,
+    },
+    Algorithm {
+        name: "sbt",
+        op: OpKind::Gather,
+        summary: "spanning binomial tree, doubling the data at each level",
+        reference: "Saad & Schultz 1985, §5, Hypercube Gather, eq. (5.1)",
+        topologies: "hypercube",
+        pipelined: false,
+        fits: hypercube_only,
+        build: gather::sbt::build,
+        formulas: gather::sbt::formulas,
+    },
+];
+
+/// Every algorithm.
+pub fn all() -> &'static [Algorithm] {
+    ALGORITHMS
+}
+
+/// The algorithm `name` for `op`.
+pub fn find(op: OpKind, name: &str) -> Option<&'static Algorithm> {
+    ALGORITHMS
+        .iter()
+        .find(|a| a.op == op && a.name.eq_ignore_ascii_case(name.trim()))
+}
+
+/// The algorithms of `op`.
+pub fn for_op(op: OpKind) -> impl Iterator<Item = &'static Algorithm> {
+    ALGORITHMS.iter().filter(move |a| a.op == op)
+}
+
+/// The algorithms of `op` that fit `topo`.
+pub fn fitting(topo: &Topology, op: OpKind) -> Vec<&'static Algorithm> {
+    for_op(op).filter(|a| a.fits(topo).is_ok()).collect()
+}
+
+/// Names, space-separated (or "none").
+pub fn names(algos: Vec<&'static Algorithm>) -> String {
+    if algos.is_empty() {
+        return "none".into();
+    }
+    algos.iter().map(|a| a.name).collect::<Vec<_>>().join(" ")
+}
+
+/// Look up `name` for the problem's collective, with an error naming the algorithms
+/// that fit when there is none of that name.
+pub fn lookup(topo: &Topology, op: OpKind, name: &str) -> Result<&'static Algorithm, Error> {
+    find(op, name).ok_or_else(|| Error::UnknownAlgorithm {
+        given: name.to_string(),
+        op: op.to_string(),
+        topology: topo.to_string(),
+        valid: names(fitting(topo, op)),
+    })
+}

@@ -1,0 +1,254 @@
+//! Pipelining: splitting a message of m elements into ν packets that follow each other
+//! along a path or a tree (Saad & Schultz 1985, §2 and §3, after Ipsen, Saad & Schultz
+//! 1984). A pipeline of `depth` hops with ν packets takes ν + depth − 1 lock-step rounds,
+//! each costing β + ⌈m/ν⌉τ.
+
+use std::collections::HashMap;
+
+use crate::algorithms::{Packets, Params};
+use crate::error::Error;
+use crate::schedule::{Buf, Op, Program, Rank, Region, Schedule};
+
+/// The `p`-th of `nu` packets of a message of `m` elements: (offset, length). The first
+/// `m mod ν` packets hold ⌈m/ν⌉ elements, the others ⌊m/ν⌋.
+pub fn packet(m: u64, nu: u64, p: u64) -> (u64, u64) {
+    let (q, r) = (m / nu, m % nu);
+    let off = p * q + p.min(r);
+    (off, q + u64::from(p < r))
+}
+
+/// Exact rounds-model time of a pipeline of `depth` hops carrying `m` elements in `nu`
+/// packets (our derivation from Saad & Schultz 1985, §2–3).
+///
+/// With q = ⌊m/ν⌋ and r = m mod ν, packets 0..r hold q + 1 elements and the rest q.
+/// Step s carries packets max(0, s − depth + 1)..=s, the largest being the first of
+/// them, so the r + depth − 1 first steps move a (q + 1)-packet and the others a
+/// q-packet: T = (ν + depth − 1)(β + qτ) + [r > 0](r + depth − 1)τ. When ν divides m
+/// this is the papers' (ν + depth − 1)(β + (m/ν)τ). 0 when m = 0 or depth = 0.
+pub fn time(m: u64, depth: u64, nu: u64, beta: f64, tau: f64) -> f64 {
+    if m == 0 || depth == 0 {
+        return 0.0;
+    }
+    let (q, r) = (m / nu, m % nu);
+    let bigger = if r > 0 { r + depth - 1 } else { 0 };
+    (nu + depth - 1) as f64 * (beta + q as f64 * tau) + bigger as f64 * tau
+}
+
+/// The continuous optimum (√(mτ) + √((depth − 1)β))² of Saad & Schultz eq. (2.2)/(3.1),
+/// a lower estimate of [`best`]'s time.
+pub fn continuous_optimum(m: u64, depth: u64, beta: f64, tau: f64) -> f64 {
+    if m == 0 || depth == 0 {
+        return 0.0;
+    }
+    ((m as f64 * tau).sqrt() + ((depth - 1) as f64 * beta).sqrt()).powi(2)
+}
+
+/// The packet count ν ∈ 1..=m minimising [`time`]. The continuous optimum is
+/// ν* = √((depth − 1) m τ / β) (our derivation; seed 000 prints √(iτ/β), see
+/// docs/errata.md); the discrete one is searched around it.
+pub fn best(m: u64, depth: u64, beta: f64, tau: f64) -> u64 {
+    if m <= 1 || depth <= 1 {
+        // One hop (or nothing to split): more packets only add start-ups.
+        return 1;
+    }
+    if beta == 0.0 {
+        return m;
+    }
+    let star = (((depth - 1) as f64) * m as f64 * tau / beta).sqrt();
+    let lo = ((star / 2.0).floor() as u64).clamp(1, m);
+    let hi = ((star * 2.0).ceil() as u64 + 2).clamp(1, m);
+    (lo..=hi)
+        .min_by(|&a, &b| time(m, depth, a, beta, tau).total_cmp(&time(m, depth, b, beta, tau)))
+        .unwrap_or(1)
+}
+
+/// Resolve `params.packets` for a pipeline of `depth` hops carrying `m` elements,
+/// checking that an explicit count is within 1..=max(m, 1).
+pub fn resolve(params: &Params, m: u64, depth: u64) -> Result<u64, Error> {
+    match params.packets {
+        Packets::Opt => Ok(best(m, depth, params.model.beta(), params.model.tau())),
+        Packets::Count(n) if n >= 1 && n <= m.max(1) => Ok(n),
+        Packets::Count(n) => Err(Error::InvalidParameter {
+            what: "--packets",
+            reason: format!("{n} packets for {m} elements; valid: 1..={} (each packet needs an element) or `opt`", m.max(1)),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packets_tile_the_message() {
+        for m in 0..40u64 {
+            for nu in 1..=m.max(1) {
+                let mut next = 0;
+                for p in 0..nu {
+                    let (off, len) = packet(m, nu, p);
+                    assert_eq!(off, next);
+                    assert!(len == m / nu || len == m.div_ceil(nu));
+                    next += len;
+                }
+                assert_eq!(next, m);
+            }
+        }
+    }
+
+    #[test]
+    fn best_is_the_discrete_minimum() {
+        for &(m, depth, beta, tau) in &[
+            (1000u64, 5u64, 1.0, 0.01),
+            (37, 3, 0.5, 0.2),
+            (5000, 11, 10.0, 0.001),
+            (64, 2, 1.0, 1.0),
+        ] {
+            let b = best(m, depth, beta, tau);
+            let tb = time(m, depth, b, beta, tau);
+            for nu in 1..=m {
+                assert!(
+                    tb <= time(m, depth, nu, beta, tau) + 1e-9,
+                    "m={m} depth={depth}: ν={nu} beats ν={b}"
+                );
+            }
+            assert!(continuous_optimum(m, depth, beta, tau) <= tb + 1e-9);
+        }
+    }
+}
+
+/// A point-to-point transfer along node-disjoint paths, each carrying its share of the
+/// message in ν pipelined packets: the schedule of both `ecube` (one path) and
+/// `multipath` (n paths). Packet p crosses hop h of its path in step p + h.
+#[derive(Clone, Debug)]
+pub struct PathPipeline {
+    src: Rank,
+    dst: Rank,
+    nodes: u32,
+    m: u64,
+    nu: u64,
+    /// Each path (src ..= dst) with the offset and length of its share.
+    paths: Vec<(Vec<Rank>, u64, u64)>,
+    /// Interior node → (path, hop index).
+    interior: HashMap<Rank, (usize, usize)>,
+    steps: usize,
+}
+
+impl PathPipeline {
+    /// Split `m` elements evenly over `paths` (the first `m mod paths` get one more) and
+    /// pipeline each in `nu` packets. Paths must be node-disjoint but for their ends.
+    pub fn new(nodes: u32, src: Rank, dst: Rank, m: u64, nu: u64, paths: Vec<Vec<Rank>>) -> Self {
+        let count = paths.len().max(1) as u64;
+        let paths: Vec<(Vec<Rank>, u64, u64)> = paths
+            .into_iter()
+            .enumerate()
+            .map(|(j, p)| {
+                let (off, len) = packet(m, count, j as u64);
+                (p, off, len)
+            })
+            .filter(|(_, _, len)| *len > 0)
+            .collect();
+        let mut interior = HashMap::new();
+        for (j, (p, _, _)) in paths.iter().enumerate() {
+            for (h, &x) in p.iter().enumerate().take(p.len().saturating_sub(1)).skip(1) {
+                interior.insert(x, (j, h));
+            }
+        }
+        let depth = paths.iter().map(|(p, _, _)| p.len() - 1).max().unwrap_or(0) as u64;
+        let steps = if m == 0 {
+            0
+        } else if src == dst {
+            1
+        } else {
+            (nu + depth - 1) as usize
+        };
+        PathPipeline {
+            src,
+            dst,
+            nodes,
+            m,
+            nu,
+            paths,
+            interior,
+            steps,
+        }
+    }
+
+    /// The longest path's hop count.
+    pub fn depth(&self) -> u64 {
+        self.paths
+            .iter()
+            .map(|(p, _, _)| p.len() as u64 - 1)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Packets per path.
+    pub fn packets(&self) -> u64 {
+        self.nu
+    }
+
+    /// Emit the ops of hop `h` of path `j` that involve `rank` (sender or receiver).
+    fn hop(&self, prog: &mut Program, j: usize, h: usize) {
+        let (path, off, len) = &self.paths[j];
+        let buf = |i: usize| {
+            if i == 0 {
+                Buf::In
+            } else if i + 1 == path.len() {
+                Buf::Out
+            } else {
+                Buf::Tmp
+            }
+        };
+        for p in 0..self.nu {
+            let (po, pl) = packet(*len, self.nu, p);
+            if pl == 0 {
+                continue;
+            }
+            let s = (p as usize) + h;
+            if path[h] == prog.rank {
+                prog.push(s, Op::send(path[h + 1], Region::new(buf(h), off + po, pl)));
+            }
+            if path[h + 1] == prog.rank {
+                prog.push(s, Op::recv(path[h], Region::new(buf(h + 1), off + po, pl)));
+            }
+        }
+    }
+}
+
+impl Schedule for PathPipeline {
+    fn nodes(&self) -> u32 {
+        self.nodes
+    }
+    fn steps(&self) -> usize {
+        self.steps
+    }
+    fn program(&self, rank: Rank) -> Program {
+        let mut prog = Program::new(rank, self.steps);
+        if self.steps == 0 {
+            return prog;
+        }
+        if self.src == self.dst {
+            if rank == self.src {
+                prog.push(
+                    0,
+                    Op::copy(
+                        Region::new(Buf::In, 0, self.m),
+                        Region::new(Buf::Out, 0, self.m),
+                    ),
+                );
+            }
+            return prog;
+        }
+        if rank == self.src || rank == self.dst {
+            for (j, (path, _, _)) in self.paths.iter().enumerate() {
+                let h = if rank == self.src { 0 } else { path.len() - 2 };
+                self.hop(&mut prog, j, h);
+            }
+        } else if let Some(&(j, h)) = self.interior.get(&rank) {
+            prog.tmp_len = self.m;
+            self.hop(&mut prog, j, h - 1);
+            self.hop(&mut prog, j, h);
+        }
+        prog
+    }
+}

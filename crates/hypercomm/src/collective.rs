@@ -1,0 +1,375 @@
+//! The collectives: what each rank holds before (its `in` buffer) and what it must hold
+//! after (its `out` buffer). The verifier checks schedules against these contracts.
+//!
+//! `len` (m) is elements per message for point-to-point and broadcast, per rank's block
+//! for scatter, gather and all-gather, per ordered pair for all-to-all, and per vector for
+//! the reductions (the papers' m; Saad & Schultz 1985, §§2–6).
+
+use crate::error::Error;
+use crate::schedule::Rank;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// The kind of a collective, without its parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OpKind {
+    P2p,
+    Broadcast,
+    Scatter,
+    Gather,
+    Allgather,
+    Alltoall,
+    Reduce,
+    Allreduce,
+    Scan,
+    ExclusiveScan,
+    ReduceScatter,
+}
+
+impl OpKind {
+    /// Every kind, in the order the CLI lists them.
+    pub const ALL: [OpKind; 11] = [
+        OpKind::P2p,
+        OpKind::Broadcast,
+        OpKind::Scatter,
+        OpKind::Gather,
+        OpKind::Allgather,
+        OpKind::Alltoall,
+        OpKind::Reduce,
+        OpKind::Allreduce,
+        OpKind::Scan,
+        OpKind::ExclusiveScan,
+        OpKind::ReduceScatter,
+    ];
+    /// The CLI name.
+    pub fn name(self) -> &'static str {
+        match self {
+            OpKind::P2p => "p2p",
+            OpKind::Broadcast => "broadcast",
+            OpKind::Scatter => "scatter",
+            OpKind::Gather => "gather",
+            OpKind::Allgather => "allgather",
+            OpKind::Alltoall => "alltoall",
+            OpKind::Reduce => "reduce",
+            OpKind::Allreduce => "allreduce",
+            OpKind::Scan => "scan",
+            OpKind::ExclusiveScan => "exclusive-scan",
+            OpKind::ReduceScatter => "reduce-scatter",
+        }
+    }
+    /// Whether the collective combines data with an operator.
+    pub fn is_reduction(self) -> bool {
+        matches!(
+            self,
+            OpKind::Reduce
+                | OpKind::Allreduce
+                | OpKind::Scan
+                | OpKind::ExclusiveScan
+                | OpKind::ReduceScatter
+        )
+    }
+    /// Whether the collective has a root.
+    pub fn has_root(self) -> bool {
+        matches!(
+            self,
+            OpKind::Broadcast | OpKind::Scatter | OpKind::Gather | OpKind::Reduce
+        )
+    }
+}
+
+impl fmt::Display for OpKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for OpKind {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        let t = s.trim().to_ascii_lowercase().replace('_', "-");
+        let alias = match t.as_str() {
+            "bcast" => "broadcast",
+            "all-gather" => "allgather",
+            "all-to-all" | "total-exchange" => "alltoall",
+            "all-reduce" => "allreduce",
+            "exscan" => "exclusive-scan",
+            other => other,
+        };
+        OpKind::ALL
+            .into_iter()
+            .find(|k| k.name() == alias)
+            .ok_or_else(|| Error::UnknownOp {
+                given: s.to_string(),
+                valid: OpKind::ALL.map(|k| k.name()).join(" "),
+            })
+    }
+}
+
+/// A collective with its parameters (root, source, destination).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Collective {
+    /// Move `in` of `src` to `out` of `dst` (Saad & Schultz 1985, §3).
+    P2p { src: Rank, dst: Rank },
+    /// Every rank's `out` gets the root's `in` (§2).
+    Broadcast { root: Rank },
+    /// Rank r's `out` gets block r of the root's `in` (§5).
+    Scatter { root: Rank },
+    /// Block r of the root's `out` gets rank r's `in` (§5).
+    Gather { root: Rank },
+    /// Block r of every `out` gets rank r's `in` (§4).
+    Allgather,
+    /// Block i of rank j's `out` gets block j of rank i's `in` (§6).
+    Alltoall,
+    /// The root's `out` gets in_0 ⊕ in_1 ⊕ … ⊕ in_{k−1}.
+    Reduce { root: Rank },
+    /// Every `out` gets in_0 ⊕ … ⊕ in_{k−1}.
+    Allreduce,
+    /// Rank r's `out` gets in_0 ⊕ … ⊕ in_r (seed 001, prefix sum).
+    Scan,
+    /// Rank r's `out` gets in_0 ⊕ … ⊕ in_{r−1}; rank 0's is left undefined.
+    ExclusiveScan,
+    /// Rank r's `out` gets block r of in_0 ⊕ … ⊕ in_{k−1}.
+    ReduceScatter,
+}
+
+/// A run of a rank's `out` that must hold, element for element, the combination over
+/// `ranks` (half-open rank ranges in combination order) of their `in[off..off+len]`.
+/// For data movement `ranks` is one rank.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Segment {
+    pub start: u64,
+    pub len: u64,
+    pub off: u64,
+    pub ranks: Vec<(Rank, Rank)>,
+}
+
+impl Collective {
+    /// The kind of this collective.
+    pub fn kind(&self) -> OpKind {
+        match self {
+            Collective::P2p { .. } => OpKind::P2p,
+            Collective::Broadcast { .. } => OpKind::Broadcast,
+            Collective::Scatter { .. } => OpKind::Scatter,
+            Collective::Gather { .. } => OpKind::Gather,
+            Collective::Allgather => OpKind::Allgather,
+            Collective::Alltoall => OpKind::Alltoall,
+            Collective::Reduce { .. } => OpKind::Reduce,
+            Collective::Allreduce => OpKind::Allreduce,
+            Collective::Scan => OpKind::Scan,
+            Collective::ExclusiveScan => OpKind::ExclusiveScan,
+            Collective::ReduceScatter => OpKind::ReduceScatter,
+        }
+    }
+
+    /// Build the collective of `kind` from optional parameters, checking ranks against
+    /// `nodes`. The root defaults to 0; point-to-point needs `src` and `dst`.
+    pub fn new(
+        kind: OpKind,
+        nodes: u32,
+        root: Option<u64>,
+        src: Option<u64>,
+        dst: Option<u64>,
+    ) -> Result<Self, Error> {
+        let check = |what: &'static str, r: u64| -> Result<Rank, Error> {
+            if r < nodes as u64 {
+                Ok(r as Rank)
+            } else {
+                Err(Error::RankOutOfRange {
+                    what,
+                    rank: r,
+                    nodes,
+                })
+            }
+        };
+        let root = check("root", root.unwrap_or(0))?;
+        Ok(match kind {
+            OpKind::P2p => Collective::P2p {
+                src: check(
+                    "source",
+                    src.ok_or_else(|| Error::MissingParameter("p2p needs --src".into()))?,
+                )?,
+                dst: check(
+                    "destination",
+                    dst.ok_or_else(|| Error::MissingParameter("p2p needs --dst".into()))?,
+                )?,
+            },
+            OpKind::Broadcast => Collective::Broadcast { root },
+            OpKind::Scatter => Collective::Scatter { root },
+            OpKind::Gather => Collective::Gather { root },
+            OpKind::Allgather => Collective::Allgather,
+            OpKind::Alltoall => Collective::Alltoall,
+            OpKind::Reduce => Collective::Reduce { root },
+            OpKind::Allreduce => Collective::Allreduce,
+            OpKind::Scan => Collective::Scan,
+            OpKind::ExclusiveScan => Collective::ExclusiveScan,
+            OpKind::ReduceScatter => Collective::ReduceScatter,
+        })
+    }
+
+    /// The root, if the collective has one (the source for point-to-point).
+    pub fn root(&self) -> Option<Rank> {
+        match *self {
+            Collective::Broadcast { root }
+            | Collective::Scatter { root }
+            | Collective::Gather { root }
+            | Collective::Reduce { root } => Some(root),
+            Collective::P2p { src, .. } => Some(src),
+            _ => None,
+        }
+    }
+
+    /// Whether the rank ranges are in the collective's range `0..nodes`.
+    pub fn check_ranks(&self, nodes: u32) -> Result<(), Error> {
+        let ranks: &[(&'static str, Rank)] = match self {
+            Collective::P2p { src, dst } => &[("source", *src), ("destination", *dst)],
+            Collective::Broadcast { root }
+            | Collective::Scatter { root }
+            | Collective::Gather { root }
+            | Collective::Reduce { root } => &[("root", *root)],
+            _ => &[],
+        };
+        for &(what, r) in ranks {
+            if r >= nodes {
+                return Err(Error::RankOutOfRange {
+                    what,
+                    rank: r as u64,
+                    nodes,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Length of rank `r`'s `in` buffer with `k` ranks and length `m`.
+    pub fn in_len(&self, k: u32, m: u64, r: Rank) -> u64 {
+        let k = k as u64;
+        match *self {
+            Collective::P2p { src, .. } => {
+                if r == src {
+                    m
+                } else {
+                    0
+                }
+            }
+            Collective::Broadcast { root } => {
+                if r == root {
+                    m
+                } else {
+                    0
+                }
+            }
+            Collective::Scatter { root } => {
+                if r == root {
+                    k * m
+                } else {
+                    0
+                }
+            }
+            Collective::Alltoall | Collective::ReduceScatter => k * m,
+            _ => m,
+        }
+    }
+
+    /// Length of rank `r`'s `out` buffer with `k` ranks and length `m`.
+    pub fn out_len(&self, k: u32, m: u64, r: Rank) -> u64 {
+        let k = k as u64;
+        match *self {
+            Collective::P2p { dst, .. } => {
+                if r == dst {
+                    m
+                } else {
+                    0
+                }
+            }
+            Collective::Gather { root } => {
+                if r == root {
+                    k * m
+                } else {
+                    0
+                }
+            }
+            Collective::Reduce { root } => {
+                if r == root {
+                    m
+                } else {
+                    0
+                }
+            }
+            Collective::Allgather | Collective::Alltoall => k * m,
+            _ => m,
+        }
+    }
+
+    /// What rank `r`'s `out` must hold after the collective (see [`Segment`]).
+    pub fn expected(&self, k: u32, m: u64, r: Rank) -> Vec<Segment> {
+        let one = |start: u64, off: u64, from: Rank| Segment {
+            start,
+            len: m,
+            off,
+            ranks: vec![(from, from + 1)],
+        };
+        let all = |start: u64, off: u64, upto: Rank| Segment {
+            start,
+            len: m,
+            off,
+            ranks: vec![(0, upto)],
+        };
+        let mut v = match *self {
+            Collective::P2p { src, dst } => {
+                if r == dst {
+                    vec![one(0, 0, src)]
+                } else {
+                    vec![]
+                }
+            }
+            Collective::Broadcast { root } => vec![one(0, 0, root)],
+            Collective::Scatter { root } => vec![one(0, r as u64 * m, root)],
+            Collective::Gather { root } => {
+                if r == root {
+                    (0..k).map(|i| one(i as u64 * m, 0, i)).collect()
+                } else {
+                    vec![]
+                }
+            }
+            Collective::Allgather => (0..k).map(|i| one(i as u64 * m, 0, i)).collect(),
+            Collective::Alltoall => (0..k).map(|i| one(i as u64 * m, r as u64 * m, i)).collect(),
+            Collective::Reduce { root } => {
+                if r == root {
+                    vec![all(0, 0, k)]
+                } else {
+                    vec![]
+                }
+            }
+            Collective::Allreduce => vec![all(0, 0, k)],
+            Collective::Scan => vec![all(0, 0, r + 1)],
+            Collective::ExclusiveScan => {
+                if r == 0 {
+                    vec![]
+                } else {
+                    vec![all(0, 0, r)]
+                }
+            }
+            Collective::ReduceScatter => vec![all(0, r as u64 * m, k)],
+        };
+        v.retain(|s| s.len > 0);
+        v
+    }
+}
+
+impl fmt::Display for Collective {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Collective::P2p { src, dst } => write!(f, "p2p {src}→{dst}"),
+            Collective::Broadcast { root }
+            | Collective::Scatter { root }
+            | Collective::Gather { root }
+            | Collective::Reduce { root } => {
+                write!(f, "{} (root {root})", self.kind())
+            }
+            _ => write!(f, "{}", self.kind()),
+        }
+    }
+}

@@ -1,0 +1,134 @@
+//! The documented JSON form of a schedule (`hypercomm schedule` writes it,
+//! `hypercomm verify --schedule FILE` reads it).
+//!
+//! ```json
+//! {
+//!   "format": "hypercomm-schedule/1",
+//!   "topology": "hypercube:1",
+//!   "collective": {"kind": "broadcast", "root": 0},
+//!   "len": 4,
+//!   "algo": "sbt",
+//!   "commutative": true,
+//!   "steps": 1,
+//!   "programs": [
+//!     {"rank": 0, "tmp_len": 0, "steps": [[
+//!       {"send": {"to": [1], "from": [{"buf": "in", "off": 0, "len": 4}]}},
+//!       {"local": {"from": {"buf": "in", "off": 0, "len": 4}, "into": {"buf": "out", "off": 0, "len": 4}}}
+//!     ]]},
+//!     {"rank": 1, "tmp_len": 0, "steps": [[
+//!       {"recv": {"from": 0, "into": [{"buf": "out", "off": 0, "len": 4}]}}
+//!     ]]}
+//!   ]
+//! }
+//! ```
+//!
+//! - `collective.kind`: `p2p` (with `src`, `dst`), `broadcast`, `scatter`, `gather`,
+//!   `reduce` (with `root`), `allgather`, `alltoall`, `allreduce`, `scan`,
+//!   `exclusive-scan`, `reduce-scatter`.
+//! - `len`: m, as in `--len`. `commutative`: whether combines may reorder (default true).
+//! - `steps`: the number of lock-step rounds; every program has that many.
+//! - an op is `send` (`to`: ranks, `from`: regions), `recv` (`from`: a rank, `into`:
+//!   regions, `action`: `place` (default), `combine_left` or `combine_right`) or `local`
+//!   (`from`, `into`: one region each, `action`).
+//! - a region is `buf` (`in`, `out`, `tmp`), `off`, `len`.
+//!
+//! Parsing reports the JSON path of the first problem (e.g.
+//! `programs[1].steps[0][0].recv.from`); what parses but breaks a rule (a wrong peer, a
+//! program with too few steps) is the verifier's business and comes back as a
+//! [`Violation`](crate::verify::Violation).
+
+use serde::{Deserialize, Serialize};
+
+use crate::collective::Collective;
+use crate::error::Error;
+use crate::schedule::{Materialized, Program, Schedule};
+use crate::topology::Topology;
+
+/// The format tag of this version.
+pub const FORMAT: &str = "hypercomm-schedule/1";
+
+/// A schedule with the problem it solves.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Document {
+    pub format: String,
+    pub topology: Topology,
+    pub collective: Collective,
+    pub len: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub algo: Option<String>,
+    #[serde(default = "yes")]
+    pub commutative: bool,
+    pub steps: usize,
+    pub programs: Vec<Program>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Document {
+    /// The document of `schedule` (every program is generated).
+    pub fn new(
+        topology: Topology,
+        collective: Collective,
+        len: u64,
+        algo: Option<&str>,
+        commutative: bool,
+        schedule: &dyn Schedule,
+    ) -> Self {
+        Document {
+            format: FORMAT.into(),
+            topology,
+            collective,
+            len,
+            algo: algo.map(str::to_string),
+            commutative,
+            steps: schedule.steps(),
+            programs: (0..schedule.nodes()).map(|r| schedule.program(r)).collect(),
+        }
+    }
+
+    /// Parse a document, reporting the JSON path of the first problem.
+    pub fn parse(text: &str) -> Result<Self, Error> {
+        let de = &mut serde_json::Deserializer::from_str(text);
+        let doc: Document = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            Error::MalformedSchedule {
+                path: if path == "." {
+                    "(document)".into()
+                } else {
+                    path
+                },
+                reason: e.into_inner().to_string(),
+            }
+        })?;
+        if doc.format != FORMAT {
+            return Err(Error::MalformedSchedule {
+                path: "format".into(),
+                reason: format!("`{}` is not supported; valid: `{FORMAT}`", doc.format),
+            });
+        }
+        doc.collective
+            .check_ranks(doc.topology.nodes())
+            .map_err(|e| Error::MalformedSchedule {
+                path: "collective".into(),
+                reason: e.to_string(),
+            })?;
+        Ok(doc)
+    }
+
+    /// Pretty JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a document always serialises")
+    }
+
+    /// The programs as a [`Schedule`].
+    pub fn schedule(&self) -> Materialized {
+        Materialized {
+            nodes: self.programs.len() as u32,
+            steps: self.steps,
+            programs: self.programs.clone(),
+        }
+    }
+}

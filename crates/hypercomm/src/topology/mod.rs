@@ -1,0 +1,147 @@
+//! Interconnection topologies: which ranks are linked, and by what class of link.
+//!
+//! Every family is parsed from a string `family:params` (e.g. `hypercube:4`). The
+//! verifier asks [`Topology::are_linked`]; the cost model asks [`Topology::link_class`]
+//! so that links of different speeds (seed 003's host links) are priced apart.
+
+pub mod hypercube;
+
+pub use hypercube::{DimOrder, Hypercube, Node};
+
+use crate::error::Error;
+use crate::schedule::Rank;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// The class of a link; the cost model keeps one (β, τ) pair per class.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LinkClass {
+    /// An ordinary link between two processing elements (β, τ).
+    Net,
+    /// A link between the host and a processing element (β_h, τ_h; Gichev, eq. 2.1).
+    Host,
+}
+
+/// An interconnection network.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Topology {
+    /// The binary n-cube (Saad & Schultz 1985, §1).
+    Hypercube(Hypercube),
+}
+
+/// The families `Topology::from_str` accepts, for error messages.
+pub const VALID_TOPOLOGIES: &str = "hypercube:N (N = 0..=24)";
+
+impl Topology {
+    /// Number of nodes.
+    pub fn nodes(&self) -> u32 {
+        match self {
+            Topology::Hypercube(h) => h.nodes(),
+        }
+    }
+    /// Whether a direct link joins `a` and `b`.
+    pub fn are_linked(&self, a: Rank, b: Rank) -> bool {
+        match self {
+            Topology::Hypercube(h) => h.are_neighbors(a, b),
+        }
+    }
+    /// The class of the link between `a` and `b` (which must be linked).
+    pub fn link_class(&self, _a: Rank, _b: Rank) -> LinkClass {
+        match self {
+            Topology::Hypercube(_) => LinkClass::Net,
+        }
+    }
+    /// Longest shortest path.
+    pub fn diameter(&self) -> u32 {
+        match self {
+            Topology::Hypercube(h) => h.diameter(),
+        }
+    }
+    /// Number of links at each node (the most at any node).
+    pub fn degree(&self) -> u32 {
+        match self {
+            Topology::Hypercube(h) => h.dim(),
+        }
+    }
+    /// Shortest-path distance between two nodes.
+    pub fn distance(&self, a: Rank, b: Rank) -> u32 {
+        match self {
+            Topology::Hypercube(_) => Hypercube::hamming(a, b),
+        }
+    }
+    /// Eccentricity of `a`: the distance to the farthest node.
+    pub fn eccentricity(&self, _a: Rank) -> u32 {
+        match self {
+            Topology::Hypercube(h) => h.dim(),
+        }
+    }
+    /// The hypercube, if this is one.
+    pub fn as_hypercube(&self) -> Option<&Hypercube> {
+        match self {
+            Topology::Hypercube(h) => Some(h),
+        }
+    }
+    /// Check that `rank` names a node; `what` names the parameter in the error.
+    pub fn check_rank(&self, what: &'static str, rank: u64) -> Result<Rank, Error> {
+        if rank < self.nodes() as u64 {
+            Ok(rank as Rank)
+        } else {
+            Err(Error::RankOutOfRange {
+                what,
+                rank,
+                nodes: self.nodes(),
+            })
+        }
+    }
+}
+
+impl fmt::Display for Topology {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Topology::Hypercube(h) => write!(f, "hypercube:{}", h.dim()),
+        }
+    }
+}
+
+impl FromStr for Topology {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        let unknown = || Error::UnknownTopology {
+            given: s.to_string(),
+            valid: VALID_TOPOLOGIES.to_string(),
+        };
+        let (family, params) = s.split_once(':').ok_or_else(unknown)?;
+        match family.trim().to_ascii_lowercase().as_str() {
+            "hypercube" | "cube" => {
+                let n: u32 = params
+                    .trim()
+                    .parse()
+                    .map_err(|_| Error::TopologyOutOfRange {
+                        given: s.to_string(),
+                        reason: format!(
+                            "`{params}` is not a dimension; valid: 0..={}",
+                            Hypercube::MAX_DIM
+                        ),
+                    })?;
+                Ok(Topology::Hypercube(Hypercube::new(n)?))
+            }
+            _ => Err(unknown()),
+        }
+    }
+}
+
+impl Serialize for Topology {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Topology {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}

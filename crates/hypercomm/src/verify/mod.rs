@@ -1,0 +1,645 @@
+//! The verifier: symbolic execution of a schedule over all nodes, reporting the first
+//! rule it breaks.
+//!
+//! Every element of every buffer carries a symbolic value: which ranks' inputs, at which
+//! offset, were combined into it (see [`state`]). Executing the steps in lock-step (the
+//! semantics documented in [`crate::schedule`]) checks, in this order for each step and
+//! each rank: peers exist and are linked; regions lie inside their buffers; `in` is never
+//! written; the data sent is held; every send has its receive of the same size and vice
+//! versa; no receive overwrites what the same step sends or another receive writes;
+//! combines are aligned and use each contribution once; optionally the port and duplex
+//! rules of a model ([`Strictness`]); and at the end the collective's post-condition
+//! ([`Collective::expected`]).
+//!
+//! Memory holds the programs, the symbolic state (one entry per maximal run of a
+//! buffer, not one per element) and the messages of one step.
+
+pub mod state;
+
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::collective::Collective;
+use crate::cost::model::{Duplex, Ports};
+use crate::schedule::{Action, Buf, Op, Program, Rank, Region, Schedule};
+use crate::topology::Topology;
+use state::{BufState, CombineError, Piece};
+
+/// What kind of rule a schedule broke.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ViolationKind {
+    /// A program is for the wrong rank or has the wrong number of steps.
+    MalformedProgram,
+    /// A peer is not a rank of the topology.
+    PeerOutOfRange,
+    /// A transfer between two nodes the topology does not link.
+    NoLink,
+    /// A region extends past the end of its buffer.
+    OutOfBounds,
+    /// A receive or local op writes the `in` buffer.
+    WritesInput,
+    /// A send (or local op) reads data the node does not hold yet.
+    NotHeld,
+    /// A send with no matching receive.
+    UnmatchedSend,
+    /// A receive with no matching send.
+    UnmatchedRecv,
+    /// A send and its receive differ in size.
+    SizeMismatch,
+    /// A receive overwrites data the same step sends, or another receive's destination.
+    Race,
+    /// A combine of misaligned elements, into unset data, or using a contribution twice.
+    BadCombine,
+    /// More concurrent transfers than the port rule allows.
+    PortRule,
+    /// Sending and receiving in one step under half duplex.
+    DuplexRule,
+    /// After the last step, a node's `out` does not hold what the collective requires.
+    PostCondition,
+}
+
+/// The first rule a schedule breaks, located precisely.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Violation {
+    pub kind: ViolationKind,
+    /// Step (0-based); `None` for the post-condition.
+    pub step: Option<usize>,
+    pub rank: Rank,
+    pub peer: Option<Rank>,
+    pub region: Option<Region>,
+    /// What was wrong, in words.
+    pub detail: String,
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.step {
+            Some(s) => write!(f, "step {s}, node {}", self.rank)?,
+            None => write!(f, "after the last step, node {}", self.rank)?,
+        }
+        if let Some(p) = self.peer {
+            write!(f, ", peer {p}")?;
+        }
+        if let Some(r) = self.region {
+            write!(f, ", region {r}")?;
+        }
+        write!(f, ": {:?}: {}", self.kind, self.detail)
+    }
+}
+
+/// Which port and duplex rules to enforce as violations (by default the cost model
+/// prices concurrent transfers by serialising them instead).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Strictness {
+    /// With `Some(Ports::One)`, at most one message sent and one received per node per
+    /// step; with `Some(Ports::All)`, at most one message per directed link per step.
+    pub ports: Option<Ports>,
+    /// With `Some(Duplex::Half)`, no node both sends and receives in one step.
+    pub duplex: Option<Duplex>,
+}
+
+/// What the verifier needs besides the schedule.
+#[derive(Clone, Copy, Debug)]
+pub struct Problem<'a> {
+    pub topology: &'a Topology,
+    pub collective: Collective,
+    /// Elements per message / block / vector (see [`crate::collective`]).
+    pub len: u64,
+    /// Whether the reduction operator may be applied in any order.
+    pub commutative: bool,
+}
+
+struct Msg {
+    from_step_op: (usize, usize),
+    pieces: Vec<Piece>,
+    len: u64,
+}
+
+struct Verifier<'a> {
+    p: Problem<'a>,
+    strict: Strictness,
+    k: u32,
+    bufs: Vec<[BufState; 3]>,
+    lens: Vec<[u64; 3]>,
+}
+
+type Check<T = ()> = Result<T, Violation>;
+
+impl<'a> Verifier<'a> {
+    fn v(
+        &self,
+        kind: ViolationKind,
+        step: usize,
+        rank: Rank,
+        peer: Option<Rank>,
+        region: Option<Region>,
+        detail: String,
+    ) -> Violation {
+        Violation {
+            kind,
+            step: Some(step),
+            rank,
+            peer,
+            region,
+            detail,
+        }
+    }
+
+    fn bounds(&self, s: usize, r: Rank, peer: Option<Rank>, reg: &Region) -> Check {
+        let cap = self.lens[r as usize][reg.buf.index()];
+        if reg.end() > cap || reg.off.checked_add(reg.len).is_none() {
+            return Err(self.v(
+                ViolationKind::OutOfBounds,
+                s,
+                r,
+                peer,
+                Some(*reg),
+                format!("`{}` has {cap} elements", reg.buf.name()),
+            ));
+        }
+        Ok(())
+    }
+
+    fn writable(&self, s: usize, r: Rank, peer: Option<Rank>, reg: &Region) -> Check {
+        self.bounds(s, r, peer, reg)?;
+        if reg.buf == Buf::In && reg.len > 0 {
+            return Err(self.v(
+                ViolationKind::WritesInput,
+                s,
+                r,
+                peer,
+                Some(*reg),
+                "the input buffer must stay unchanged".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    fn read(&self, s: usize, r: Rank, peer: Option<Rank>, regs: &[Region]) -> Check<Vec<Piece>> {
+        let mut out = Vec::new();
+        for reg in regs {
+            self.bounds(s, r, peer, reg)?;
+            match self.bufs[r as usize][reg.buf.index()].read(reg.off, reg.len) {
+                Ok(p) => out.extend(p),
+                Err(at) => {
+                    return Err(self.v(
+                        ViolationKind::NotHeld,
+                        s,
+                        r,
+                        peer,
+                        Some(*reg),
+                        format!("element {}[{at}] is not held yet", reg.buf.name()),
+                    ));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn peer(&self, s: usize, r: Rank, q: Rank) -> Check {
+        if q >= self.k {
+            return Err(self.v(
+                ViolationKind::PeerOutOfRange,
+                s,
+                r,
+                Some(q),
+                None,
+                format!("valid ranks are 0..={}", self.k - 1),
+            ));
+        }
+        if !self.p.topology.are_linked(r, q) {
+            return Err(self.v(
+                ViolationKind::NoLink,
+                s,
+                r,
+                Some(q),
+                None,
+                format!("{} has no link between {r} and {q}", self.p.topology),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Write `pieces` into the regions `into` of rank `r`.
+    fn write(
+        &mut self,
+        s: usize,
+        r: Rank,
+        peer: Option<Rank>,
+        into: &[Region],
+        pieces: &[Piece],
+        action: Action,
+    ) -> Check {
+        let mut rest: &[Piece] = pieces;
+        let mut carry: Option<Piece> = None;
+        for reg in into {
+            // Cut exactly reg.len elements off the front of the received pieces.
+            let mut chunk = Vec::new();
+            let mut need = reg.len;
+            while need > 0 {
+                let p = match carry.take() {
+                    Some(p) => p,
+                    None => {
+                        let (p, tail) = rest.split_first().expect("sizes were checked");
+                        rest = tail;
+                        p.clone()
+                    }
+                };
+                if p.len <= need {
+                    need -= p.len;
+                    chunk.push(p);
+                } else {
+                    chunk.push(Piece {
+                        len: need,
+                        off: p.off,
+                        src: p.src.clone(),
+                    });
+                    carry = Some(Piece {
+                        len: p.len - need,
+                        off: p.off + need,
+                        src: p.src,
+                    });
+                    need = 0;
+                }
+            }
+            let commutative = self.p.commutative;
+            let buf = &mut self.bufs[r as usize][reg.buf.index()];
+            let res = match action {
+                Action::Place => {
+                    buf.place(reg.off, &chunk);
+                    Ok(())
+                }
+                Action::CombineLeft | Action::CombineRight => {
+                    if !self.p.collective.kind().is_reduction() {
+                        return Err(self.v(
+                            ViolationKind::BadCombine,
+                            s,
+                            r,
+                            peer,
+                            Some(*reg),
+                            format!("{} does not combine data", self.p.collective.kind()),
+                        ));
+                    }
+                    buf.combine(reg.off, &chunk, action == Action::CombineLeft, commutative)
+                }
+            };
+            res.map_err(|e| {
+                let detail = match e {
+                    CombineError::Unset(at) => format!(
+                        "combines into {}[{at}], which holds nothing",
+                        reg.buf.name()
+                    ),
+                    CombineError::Misaligned {
+                        at,
+                        dst_off,
+                        src_off,
+                    } => {
+                        format!(
+                            "at {}[{at}] combines vector element {src_off} into element {dst_off}",
+                            reg.buf.name()
+                        )
+                    }
+                    CombineError::Twice { at, rank } => format!(
+                        "at {}[{at}] rank {rank}'s contribution would be combined twice",
+                        reg.buf.name()
+                    ),
+                };
+                self.v(ViolationKind::BadCombine, s, r, peer, Some(*reg), detail)
+            })?;
+        }
+        Ok(())
+    }
+
+    fn races(&self, s: usize, prog: &Program) -> Check {
+        let ops = &prog.steps[s].ops;
+        let sent: Vec<&Region> = ops
+            .iter()
+            .filter_map(|o| {
+                if let Op::Send { from, .. } = o {
+                    Some(from.iter())
+                } else {
+                    None
+                }
+            })
+            .flatten()
+            .collect();
+        let mut written: Vec<&Region> = Vec::new();
+        for op in ops {
+            if let Op::Recv { from, into, .. } = op {
+                for reg in into {
+                    if let Some(x) = sent.iter().chain(written.iter()).find(|x| x.overlaps(reg)) {
+                        return Err(self.v(
+                            ViolationKind::Race,
+                            s,
+                            prog.rank,
+                            Some(*from),
+                            Some(*reg),
+                            format!("overlaps {x}, which this step also sends or receives"),
+                        ));
+                    }
+                    written.push(reg);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn strict_rules(&self, s: usize, prog: &Program) -> Check {
+        let ops = &prog.steps[s].ops;
+        let mut sends: Vec<Rank> = Vec::new();
+        let mut recvs: Vec<Rank> = Vec::new();
+        for op in ops {
+            match op {
+                Op::Send { to, .. } => sends.extend(to.iter().copied()),
+                Op::Recv { from, .. } => recvs.push(*from),
+                Op::Local { .. } => {}
+            }
+        }
+        let r = prog.rank;
+        match self.strict.ports {
+            Some(Ports::One) => {
+                if sends.len() > 1 {
+                    return Err(self.v(
+                        ViolationKind::PortRule,
+                        s,
+                        r,
+                        Some(sends[1]),
+                        None,
+                        format!(
+                            "sends {} messages in one step under --ports one",
+                            sends.len()
+                        ),
+                    ));
+                }
+                if recvs.len() > 1 {
+                    return Err(self.v(
+                        ViolationKind::PortRule,
+                        s,
+                        r,
+                        Some(recvs[1]),
+                        None,
+                        format!(
+                            "receives {} messages in one step under --ports one",
+                            recvs.len()
+                        ),
+                    ));
+                }
+            }
+            Some(Ports::All) => {
+                for list in [&sends, &recvs] {
+                    let mut l = list.clone();
+                    l.sort_unstable();
+                    if let Some(w) = l.windows(2).find(|w| w[0] == w[1]) {
+                        return Err(self.v(
+                            ViolationKind::PortRule,
+                            s,
+                            r,
+                            Some(w[0]),
+                            None,
+                            "two messages on one link in one step".into(),
+                        ));
+                    }
+                }
+            }
+            None => {}
+        }
+        if self.strict.duplex == Some(Duplex::Half) && !sends.is_empty() && !recvs.is_empty() {
+            return Err(self.v(
+                ViolationKind::DuplexRule,
+                s,
+                r,
+                Some(recvs[0]),
+                None,
+                "sends and receives in one step under --duplex half".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    fn step(&mut self, s: usize, progs: &[Program]) -> Check {
+        // 1. Sends read the state at the start of the step.
+        let mut mail: HashMap<(Rank, Rank), VecDeque<Msg>> = HashMap::new();
+        for prog in progs {
+            let r = prog.rank;
+            self.races(s, prog)?;
+            self.strict_rules(s, prog)?;
+            for (i, op) in prog.steps[s].ops.iter().enumerate() {
+                if let Op::Send { to, from } = op {
+                    for &q in to {
+                        self.peer(s, r, q)?;
+                    }
+                    let pieces = self.read(s, r, to.first().copied(), from)?;
+                    let len = op.message_len();
+                    for &q in to {
+                        mail.entry((r, q)).or_default().push_back(Msg {
+                            from_step_op: (s, i),
+                            pieces: pieces.clone(),
+                            len,
+                        });
+                    }
+                }
+            }
+        }
+        // 2. Receives take their messages in order.
+        for prog in progs {
+            let r = prog.rank;
+            for op in &prog.steps[s].ops {
+                if let Op::Recv { from, into, action } = op {
+                    self.peer(s, r, *from)?;
+                    for reg in into {
+                        self.writable(s, r, Some(*from), reg)?;
+                    }
+                    let want = op.message_len();
+                    let Some(msg) = mail.get_mut(&(*from, r)).and_then(|q| q.pop_front()) else {
+                        return Err(self.v(
+                            ViolationKind::UnmatchedRecv,
+                            s,
+                            r,
+                            Some(*from),
+                            into.first().copied(),
+                            format!("no message from {from} to {r} in this step"),
+                        ));
+                    };
+                    if msg.len != want {
+                        return Err(self.v(
+                            ViolationKind::SizeMismatch,
+                            s,
+                            r,
+                            Some(*from),
+                            into.first().copied(),
+                            format!("receives {want} elements but {from} sends {} (its op {} of step {})", msg.len, msg.from_step_op.1, msg.from_step_op.0),
+                        ));
+                    }
+                    self.write(s, r, Some(*from), into, &msg.pieces, *action)?;
+                }
+            }
+        }
+        if let Some(((a, b), _)) = mail
+            .iter()
+            .filter(|(_, q)| !q.is_empty())
+            .min_by_key(|(k, _)| **k)
+        {
+            return Err(self.v(
+                ViolationKind::UnmatchedSend,
+                s,
+                *a,
+                Some(*b),
+                None,
+                format!("{b} posts no receive from {a} for this message"),
+            ));
+        }
+        // 3. Local operations.
+        for prog in progs {
+            for op in &prog.steps[s].ops {
+                if let Op::Local { from, into, action } = op {
+                    let r = prog.rank;
+                    self.writable(s, r, None, into)?;
+                    if from.len != into.len {
+                        return Err(self.v(
+                            ViolationKind::SizeMismatch,
+                            s,
+                            r,
+                            None,
+                            Some(*into),
+                            format!("local op copies {} elements into {}", from.len, into.len),
+                        ));
+                    }
+                    let pieces = self.read(s, r, None, std::slice::from_ref(from))?;
+                    self.write(s, r, None, std::slice::from_ref(into), &pieces, *action)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn post(&self) -> Check {
+        let m = self.p.len;
+        for r in 0..self.k {
+            let out = &self.bufs[r as usize][Buf::Out.index()];
+            for seg in self.p.collective.expected(self.k, m, r) {
+                let region = Region::new(Buf::Out, seg.start, seg.len);
+                let fail = |detail: String| Violation {
+                    kind: ViolationKind::PostCondition,
+                    step: None,
+                    rank: r,
+                    peer: None,
+                    region: Some(region),
+                    detail,
+                };
+                let got = out
+                    .read(seg.start, seg.len)
+                    .map_err(|at| fail(format!("out[{at}] was never written")))?;
+                let mut pos = seg.start;
+                for p in got {
+                    if p.off != seg.off + (pos - seg.start) || *p.src != seg.ranks[..] {
+                        return Err(fail(format!(
+                            "out[{}..{}] holds in[{}..{}] of ranks {} but must hold in[{}..] of ranks {}",
+                            pos,
+                            pos + p.len,
+                            p.off,
+                            p.off + p.len,
+                            ranges(&p.src),
+                            seg.off + (pos - seg.start),
+                            ranges(&seg.ranks)
+                        )));
+                    }
+                    pos += p.len;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn ranges(r: &[(Rank, Rank)]) -> String {
+    r.iter()
+        .map(|&(a, b)| {
+            if b == a + 1 {
+                format!("{a}")
+            } else {
+                format!("{a}..{}", b - 1)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Verify `schedule` for `problem`: `Ok(())` when every rule holds and the post-condition
+/// is met, else the first [`Violation`].
+pub fn verify(
+    problem: Problem<'_>,
+    schedule: &dyn Schedule,
+    strict: Strictness,
+) -> Result<(), Violation> {
+    let k = problem.topology.nodes();
+    let progs: Vec<Program> = (0..schedule.nodes().min(k))
+        .map(|r| schedule.program(r))
+        .collect();
+    verify_programs(problem, &progs, schedule.steps(), strict)
+}
+
+/// [`verify`] for programs already in memory (e.g. read from a file).
+pub fn verify_programs(
+    problem: Problem<'_>,
+    progs: &[Program],
+    steps: usize,
+    strict: Strictness,
+) -> Result<(), Violation> {
+    let k = problem.topology.nodes();
+    let m = problem.len;
+    let c = problem.collective;
+    let malformed = |rank: Rank, detail: String| Violation {
+        kind: ViolationKind::MalformedProgram,
+        step: None,
+        rank,
+        peer: None,
+        region: None,
+        detail,
+    };
+    if progs.len() != k as usize {
+        return Err(malformed(
+            progs.len().min(k as usize) as Rank,
+            format!("{} programs for {} nodes", progs.len(), k),
+        ));
+    }
+    for (i, p) in progs.iter().enumerate() {
+        if p.rank as usize != i {
+            return Err(malformed(
+                i as Rank,
+                format!("program {i} is labelled rank {}", p.rank),
+            ));
+        }
+        if p.steps.len() != steps {
+            return Err(malformed(
+                p.rank,
+                format!("{} steps, the schedule has {steps}", p.steps.len()),
+            ));
+        }
+    }
+    let mut v = Verifier {
+        p: problem,
+        strict,
+        k,
+        bufs: (0..k)
+            .map(|r| {
+                [
+                    BufState::input(r, c.in_len(k, m, r)),
+                    BufState::default(),
+                    BufState::default(),
+                ]
+            })
+            .collect(),
+        lens: progs
+            .iter()
+            .map(|p| [c.in_len(k, m, p.rank), c.out_len(k, m, p.rank), p.tmp_len])
+            .collect(),
+    };
+    for s in 0..steps {
+        v.step(s, progs)?;
+    }
+    v.post()
+}
