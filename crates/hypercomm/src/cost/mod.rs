@@ -139,24 +139,63 @@ pub fn simulate(topo: &Topology, schedule: &dyn Schedule, model: &Model) -> Repo
 }
 
 fn simulate_rounds(topo: &Topology, schedule: &dyn Schedule, model: &Model) -> Report {
-    let steps = schedule.steps();
-    let mut round = vec![0.0f64; steps];
-    let mut busy = vec![false; steps];
-    let mut report = Report::default();
-    for r in 0..schedule.nodes() {
-        let prog = schedule.program(r);
-        for (s, step) in prog.steps.iter().enumerate().take(steps) {
-            if step.ops.iter().any(|o| !matches!(o, Op::Local { .. })) {
-                busy[s] = true;
-                let t = node_step_time(topo, model, r, step, 0.0, |_| 0.0);
-                round[s] = round[s].max(t);
-            }
-        }
-        count(&prog, &mut report);
+    let mut part = RoundsPartial::new(schedule.steps());
+    part.add_ranks(topo, schedule, model, 0..schedule.nodes());
+    part.finish()
+}
+
+/// The rounds-model simulation of a subset of the ranks, to be merged with the others.
+///
+/// The library does no threading itself; a caller with several cores splits the
+/// ranks, runs [`RoundsPartial::add_ranks`] on each part in its own thread, and
+/// [`merge`](RoundsPartial::merge)s: the result equals [`simulate`]'s.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RoundsPartial {
+    round: Vec<f64>,
+    busy: Vec<bool>,
+    report: Report,
+}
+
+impl RoundsPartial {
+    /// Nothing simulated yet, for a schedule of `steps` steps.
+    pub fn new(steps: usize) -> Self {
+        RoundsPartial { round: vec![0.0; steps], busy: vec![false; steps], report: Report::default() }
     }
-    report.time = round.iter().sum();
-    report.rounds = busy.iter().filter(|b| **b).count();
-    report
+
+    /// Generate and time the programs of `ranks`, one at a time.
+    pub fn add_ranks(&mut self, topo: &Topology, schedule: &dyn Schedule, model: &Model, ranks: std::ops::Range<Rank>) {
+        for r in ranks {
+            let prog = schedule.program(r);
+            for (s, step) in prog.steps.iter().enumerate().take(self.round.len()) {
+                if step.ops.iter().any(|o| !matches!(o, Op::Local { .. })) {
+                    self.busy[s] = true;
+                    let t = node_step_time(topo, model, r, step, 0.0, |_| 0.0);
+                    self.round[s] = self.round[s].max(t);
+                }
+            }
+            count(&prog, &mut self.report);
+        }
+    }
+
+    /// Fold another part into this one.
+    pub fn merge(&mut self, other: &RoundsPartial) {
+        for (a, b) in self.round.iter_mut().zip(&other.round) {
+            *a = a.max(*b);
+        }
+        for (a, b) in self.busy.iter_mut().zip(&other.busy) {
+            *a |= *b;
+        }
+        self.report.messages += other.report.messages;
+        self.report.volume += other.report.volume;
+        self.report.max_link_load = self.report.max_link_load.max(other.report.max_link_load);
+    }
+
+    /// The report of everything added.
+    pub fn finish(mut self) -> Report {
+        self.report.time = self.round.iter().sum();
+        self.report.rounds = self.busy.iter().filter(|b| **b).count();
+        self.report
+    }
 }
 
 /// Time programs already in memory (rounds or async, as `model.timing` says).

@@ -1,0 +1,76 @@
+//! Scale benchmark (issue 2): timing-only simulation of broadcast and scatter on
+//! hypercube:20, and full verification of every algorithm on hypercube:14.
+//!
+//! Run: `cargo bench -p hypercomm --bench scale` (add `-- quick` for n = 16 / 12).
+//! Every figure is printed beside a reference measured in the same run: generating the
+//! same programs without timing them (simulation) or without executing them (verification),
+//! so the ratio is the cost of the consumer itself.
+
+use std::time::Instant;
+
+use hypercomm::algorithms::{self, Packets, Params};
+use hypercomm::prelude::*;
+
+fn secs<T>(f: impl FnOnce() -> T) -> (T, f64) {
+    let t = Instant::now();
+    let r = f();
+    (r, t.elapsed().as_secs_f64())
+}
+
+fn build(topo: &Topology, op: OpKind, algo: &str, m: u64, packets: Packets) -> Box<dyn Schedule> {
+    let k = topo.nodes();
+    let c = Collective::new(op, k, Some(0), Some(0), Some((k - 1) as u64)).unwrap();
+    let problem = Problem { topology: topo, collective: c, len: m, commutative: true };
+    algorithms::find(op, algo).unwrap().build(&problem, &Params { packets, model: Model::default() }).unwrap()
+}
+
+fn generate_only(s: &dyn Schedule) -> u64 {
+    (0..s.nodes()).map(|r| s.program(r).steps.iter().map(|st| st.ops.len() as u64).sum::<u64>()).sum()
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "quick");
+    let (sim_n, ver_n) = if quick { (16, 12) } else { (20, 14) };
+    let topo: Topology = format!("hypercube:{sim_n}").parse().unwrap();
+    println!("## Timing-only simulation on {topo} ({} nodes), rounds model", topo.nodes());
+    println!("| op | algo | ν | messages | simulate s | messages/s | generate-only s | simulate/generate |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for (op, algo, m, packets) in [
+        (OpKind::Broadcast, "sbt", 1000u64, Packets::Count(1)),
+        (OpKind::Broadcast, "sbt", 1000, Packets::Count(8)),
+        (OpKind::Broadcast, "esbt", 1000, Packets::Count(40)),
+        (OpKind::Scatter, "sbt", 16, Packets::Count(1)),
+    ] {
+        let s = build(&topo, op, algo, m, packets);
+        let (rep, t_sim) = secs(|| simulate(&topo, s.as_ref(), &Model::default()));
+        let (_, t_gen) = secs(|| generate_only(s.as_ref()));
+        let nu = match packets {
+            Packets::Count(n) => n.to_string(),
+            Packets::Opt => "opt".into(),
+        };
+        println!(
+            "| {op} | {algo} | {nu} | {} | {t_sim:.2} | {:.2e} | {t_gen:.2} | {:.2} |",
+            rep.messages,
+            rep.messages as f64 / t_sim,
+            t_sim / t_gen
+        );
+    }
+    let topo: Topology = format!("hypercube:{ver_n}").parse().unwrap();
+    println!();
+    println!("## Full verification on {topo} ({} nodes)", topo.nodes());
+    println!("| op | algo | len | ν | messages | verify s | materialise s | verify/materialise |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for a in algorithms::all() {
+        let m = 100;
+        let packets = if a.pipelined { Packets::Count(8) } else { Packets::Count(1) };
+        let s = build(&topo, a.op, a.name, m, packets);
+        let k = topo.nodes();
+        let c = Collective::new(a.op, k, Some(0), Some(0), Some((k - 1) as u64)).unwrap();
+        let problem = Problem { topology: &topo, collective: c, len: m, commutative: true };
+        let (res, t_ver) = secs(|| verify(problem, s.as_ref(), Strictness::default()));
+        res.unwrap();
+        let (progs, t_mat) = secs(|| hypercomm::schedule::materialize(s.as_ref()));
+        let msgs: usize = progs.programs.iter().map(|p| p.steps.iter().map(|s| s.ops.len()).sum::<usize>()).sum();
+        println!("| {} | {} | {m} | {} | {msgs} ops | {t_ver:.2} | {t_mat:.2} | {:.1} |", a.op, a.name, if a.pipelined { 8 } else { 1 }, t_ver / t_mat.max(1e-9));
+    }
+}
