@@ -177,6 +177,7 @@ impl Algorithm {
 fn hypercube_only(t: &Topology) -> Result<(), String> {
     match t {
         Topology::Hypercube(_) => Ok(()),
+        Topology::HypercubeHost(_) => Err("it runs on the processing elements of a plain hypercube, not with a host".into()),
     }
 }
 

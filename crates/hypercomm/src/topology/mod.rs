@@ -30,58 +30,84 @@ pub enum LinkClass {
 pub enum Topology {
     /// The binary n-cube (Saad & Schultz 1985, §1).
     Hypercube(Hypercube),
+    /// The n-cube plus a host processor, rank 2^n, linked to every node by a host-class
+    /// link (Gichev, §2.1: "a host processor, directly linked with any of PEs").
+    HypercubeHost(Hypercube),
 }
 
 /// The families `Topology::from_str` accepts, for error messages.
-pub const VALID_TOPOLOGIES: &str = "hypercube:N (N = 0..=24)";
+pub const VALID_TOPOLOGIES: &str = "hypercube:N, hypercube:N+host (N = 0..=24)";
 
 impl Topology {
     /// Number of nodes.
     pub fn nodes(&self) -> u32 {
         match self {
             Topology::Hypercube(h) => h.nodes(),
+            Topology::HypercubeHost(h) => h.nodes() + 1,
+        }
+    }
+    /// The host's rank, if the topology has a host.
+    pub fn host(&self) -> Option<Rank> {
+        match self {
+            Topology::Hypercube(_) => None,
+            Topology::HypercubeHost(h) => Some(h.nodes()),
         }
     }
     /// Whether a direct link joins `a` and `b`.
     pub fn are_linked(&self, a: Rank, b: Rank) -> bool {
         match self {
             Topology::Hypercube(h) => h.are_neighbors(a, b),
+            Topology::HypercubeHost(h) => {
+                let host = h.nodes();
+                h.are_neighbors(a, b) || (a == host && b < host) || (b == host && a < host)
+            }
         }
     }
     /// The class of the link between `a` and `b` (which must be linked).
-    pub fn link_class(&self, _a: Rank, _b: Rank) -> LinkClass {
-        match self {
-            Topology::Hypercube(_) => LinkClass::Net,
+    pub fn link_class(&self, a: Rank, b: Rank) -> LinkClass {
+        match self.host() {
+            Some(host) if a == host || b == host => LinkClass::Host,
+            _ => LinkClass::Net,
         }
     }
     /// Longest shortest path.
     pub fn diameter(&self) -> u32 {
         match self {
             Topology::Hypercube(h) => h.diameter(),
+            // Two PEs can always meet through the host.
+            Topology::HypercubeHost(h) => h.diameter().min(2),
         }
     }
     /// Number of links at each node (the most at any node).
     pub fn degree(&self) -> u32 {
         match self {
             Topology::Hypercube(h) => h.dim(),
+            Topology::HypercubeHost(h) => h.nodes(),
         }
     }
     /// Shortest-path distance between two nodes.
     pub fn distance(&self, a: Rank, b: Rank) -> u32 {
         match self {
             Topology::Hypercube(_) => Hypercube::hamming(a, b),
+            Topology::HypercubeHost(h) => match (a == h.nodes(), b == h.nodes()) {
+                (true, true) => 0,
+                (true, false) | (false, true) => 1,
+                (false, false) => Hypercube::hamming(a, b).min(2),
+            },
         }
     }
     /// Eccentricity of `a`: the distance to the farthest node.
-    pub fn eccentricity(&self, _a: Rank) -> u32 {
+    pub fn eccentricity(&self, a: Rank) -> u32 {
         match self {
             Topology::Hypercube(h) => h.dim(),
+            Topology::HypercubeHost(h) if a == h.nodes() => u32::from(h.nodes() > 0),
+            Topology::HypercubeHost(h) => h.dim().min(2),
         }
     }
     /// The hypercube, if this is one.
     pub fn as_hypercube(&self) -> Option<&Hypercube> {
         match self {
-            Topology::Hypercube(h) => Some(h),
+            Topology::Hypercube(h) | Topology::HypercubeHost(h) => Some(h),
         }
     }
     /// Check that `rank` names a node; `what` names the parameter in the error.
@@ -102,6 +128,7 @@ impl fmt::Display for Topology {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Topology::Hypercube(h) => write!(f, "hypercube:{}", h.dim()),
+            Topology::HypercubeHost(h) => write!(f, "hypercube:{}+host", h.dim()),
         }
     }
 }
@@ -116,6 +143,10 @@ impl FromStr for Topology {
         let (family, params) = s.split_once(':').ok_or_else(unknown)?;
         match family.trim().to_ascii_lowercase().as_str() {
             "hypercube" | "cube" => {
+                let (params, host) = match params.trim().strip_suffix("+host") {
+                    Some(p) => (p, true),
+                    None => (params, false),
+                };
                 let n: u32 = params
                     .trim()
                     .parse()
@@ -126,7 +157,11 @@ impl FromStr for Topology {
                             Hypercube::MAX_DIM
                         ),
                     })?;
-                Ok(Topology::Hypercube(Hypercube::new(n)?))
+                let cube = Hypercube::new(n).map_err(|_| Error::TopologyOutOfRange {
+                    given: s.to_string(),
+                    reason: format!("dimension {n} is too large; valid: 0..={}", Hypercube::MAX_DIM),
+                })?;
+                Ok(if host { Topology::HypercubeHost(cube) } else { Topology::Hypercube(cube) })
             }
             _ => Err(unknown()),
         }
