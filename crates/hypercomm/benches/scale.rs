@@ -9,6 +9,7 @@
 use std::time::Instant;
 
 use hypercomm::algorithms::{self, Packets, Params};
+use hypercomm::cost::RoundsPartial;
 use hypercomm::prelude::*;
 
 fn secs<T>(f: impl FnOnce() -> T) -> (T, f64) {
@@ -24,6 +25,30 @@ fn build(topo: &Topology, op: OpKind, algo: &str, m: u64, packets: Packets) -> B
     algorithms::find(op, algo).unwrap().build(&problem, &Params { packets, model: Model::default() }).unwrap()
 }
 
+/// The rounds simulation split over `threads` scoped threads (the library itself never
+/// spawns threads; callers split the ranks with `RoundsPartial`).
+fn simulate_threads(topo: &Topology, s: &dyn Schedule, model: &Model, threads: u32) -> Report {
+    let k = s.nodes();
+    let chunk = k.div_ceil(threads);
+    let parts: Vec<RoundsPartial> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                scope.spawn(move || {
+                    let mut p = RoundsPartial::new(s.steps());
+                    p.add_ranks(topo, s, model, (t * chunk).min(k)..((t + 1) * chunk).min(k));
+                    p
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut all = RoundsPartial::new(s.steps());
+    for p in &parts {
+        all.merge(p);
+    }
+    all.finish()
+}
+
 fn generate_only(s: &dyn Schedule) -> u64 {
     (0..s.nodes()).map(|r| s.program(r).steps.iter().map(|st| st.ops.len() as u64).sum::<u64>()).sum()
 }
@@ -33,8 +58,9 @@ fn main() {
     let (sim_n, ver_n) = if quick { (16, 12) } else { (20, 14) };
     let topo: Topology = format!("hypercube:{sim_n}").parse().unwrap();
     println!("## Timing-only simulation on {topo} ({} nodes), rounds model", topo.nodes());
-    println!("| op | algo | ν | messages | simulate s | messages/s | generate-only s | simulate/generate |");
-    println!("|---|---|---|---|---|---|---|---|");
+    let threads = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
+    println!("| op | algo | ν | messages | simulate s | messages/s | generate-only s | simulate/generate | {threads} threads s | messages/s |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for (op, algo, m, packets) in [
         (OpKind::Broadcast, "sbt", 1000u64, Packets::Count(1)),
         (OpKind::Broadcast, "sbt", 1000, Packets::Count(8)),
@@ -44,15 +70,18 @@ fn main() {
         let s = build(&topo, op, algo, m, packets);
         let (rep, t_sim) = secs(|| simulate(&topo, s.as_ref(), &Model::default()));
         let (_, t_gen) = secs(|| generate_only(s.as_ref()));
+        let (rep_t, t_par) = secs(|| simulate_threads(&topo, s.as_ref(), &Model::default(), threads));
+        assert_eq!(rep_t, rep, "the split simulation must equal the single one");
         let nu = match packets {
             Packets::Count(n) => n.to_string(),
             Packets::Opt => "opt".into(),
         };
         println!(
-            "| {op} | {algo} | {nu} | {} | {t_sim:.2} | {:.2e} | {t_gen:.2} | {:.2} |",
+            "| {op} | {algo} | {nu} | {} | {t_sim:.2} | {:.2e} | {t_gen:.2} | {:.2} | {t_par:.2} | {:.2e} |",
             rep.messages,
             rep.messages as f64 / t_sim,
-            t_sim / t_gen
+            t_sim / t_gen,
+            rep.messages as f64 / t_par
         );
     }
     let topo: Topology = format!("hypercube:{ver_n}").parse().unwrap();

@@ -114,11 +114,8 @@ impl Schedule for EsbtBroadcast {
         for chunk in 0..self.nu {
             let (off, len) = pipeline::packet(m, self.nu, chunk);
             let (parent, d, children) = &trees[(chunk % n) as usize];
-            let to: Vec<Rank> = if rank == root {
-                vec![root ^ (1 << (chunk % n))]
-            } else {
-                children.clone()
-            };
+            let tree_root = [root ^ (1 << (chunk % n))];
+            let to: &[Rank] = if rank == root { &tree_root } else { children };
             if let Some(p) = parent {
                 prog.push(
                     (chunk + d - 1) as usize,
@@ -128,7 +125,7 @@ impl Schedule for EsbtBroadcast {
             if !to.is_empty() {
                 prog.push(
                     (chunk + d) as usize,
-                    Op::multicast(to, Region::new(src, off, len)),
+                    Op::multicast(to.iter().copied(), Region::new(src, off, len)),
                 );
             }
         }
