@@ -137,13 +137,16 @@ pub enum Collective {
 
 /// A run of a rank's `out` that must hold, element for element, the combination over
 /// `ranks` (half-open rank ranges in combination order) of their `in[off..off+len]`.
-/// For data movement `ranks` is one rank.
+/// For data movement `ranks` is one rank. With `block = Some(b)`, the run is instead
+/// blocks of `b` elements of consecutive ranks from `ranks[0].0` on, each their
+/// `in[off..off+b]` (a gather's or an all-gather's result, in O(1) space).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Segment {
     pub start: u64,
     pub len: u64,
     pub off: u64,
     pub ranks: Vec<(Rank, Rank)>,
+    pub block: Option<u64>,
 }
 
 impl Collective {
@@ -310,12 +313,16 @@ impl Collective {
             len: m,
             off,
             ranks: vec![(from, from + 1)],
+            block: None,
         };
+        // Every rank's block side by side, from input offset `off`.
+        let blocks = |off: u64| Segment { start: 0, len: k as u64 * m, off, ranks: vec![(0, 1)], block: Some(m) };
         let all = |start: u64, off: u64, upto: Rank| Segment {
             start,
             len: m,
             off,
             ranks: vec![(0, upto)],
+            block: None,
         };
         let mut v = match *self {
             Collective::P2p { src, dst } => {
@@ -329,13 +336,13 @@ impl Collective {
             Collective::Scatter { root } => vec![one(0, r as u64 * m, root)],
             Collective::Gather { root } => {
                 if r == root {
-                    (0..k).map(|i| one(i as u64 * m, 0, i)).collect()
+                    vec![blocks(0)]
                 } else {
                     vec![]
                 }
             }
-            Collective::Allgather => (0..k).map(|i| one(i as u64 * m, 0, i)).collect(),
-            Collective::Alltoall => (0..k).map(|i| one(i as u64 * m, r as u64 * m, i)).collect(),
+            Collective::Allgather => vec![blocks(0)],
+            Collective::Alltoall => vec![blocks(r as u64 * m)],
             Collective::Reduce { root } => {
                 if r == root {
                     vec![all(0, 0, k)]

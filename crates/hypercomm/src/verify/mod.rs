@@ -25,7 +25,7 @@ use crate::collective::Collective;
 use crate::cost::model::{Duplex, Ports};
 use crate::schedule::{Action, Buf, Op, Program, Rank, Region, Schedule};
 use crate::topology::Topology;
-use state::{BufState, CombineError, Piece};
+use state::{BufState, CombineError, Pattern, Piece};
 
 /// What kind of rule a schedule broke.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -253,16 +253,8 @@ impl<'a> Verifier<'a> {
                     need -= p.len;
                     chunk.push(p);
                 } else {
-                    chunk.push(Piece {
-                        len: need,
-                        off: p.off,
-                        src: p.src.clone(),
-                    });
-                    carry = Some(Piece {
-                        len: p.len - need,
-                        off: p.off + need,
-                        src: p.src,
-                    });
+                    chunk.push(p.slice(0, need));
+                    carry = Some(p.slice(need, p.len - need));
                     need = 0;
                 }
             }
@@ -530,24 +522,28 @@ impl<'a> Verifier<'a> {
                     region: Some(region),
                     detail,
                 };
-                let got = out
-                    .read(seg.start, seg.len)
-                    .map_err(|at| fail(format!("out[{at}] was never written")))?;
-                let mut pos = seg.start;
+                let got = out.read(seg.start, seg.len).map_err(|at| fail(format!("out[{at}] was never written")))?;
+                let want = match seg.block {
+                    Some(b) => Piece::blocks(seg.ranks[0].0, b, seg.off, seg.len),
+                    None => Piece { len: seg.len, off: seg.off, pat: Pattern::Seq { src: seg.ranks.clone().into() } },
+                };
+                let mut done = 0u64;
                 for p in got {
-                    if p.off != seg.off + (pos - seg.start) || *p.src != seg.ranks[..] {
-                        return Err(fail(format!(
-                            "out[{}..{}] holds in[{}..{}] of ranks {} but must hold in[{}..] of ranks {}",
-                            pos,
-                            pos + p.len,
-                            p.off,
-                            p.off + p.len,
-                            ranges(&p.src),
-                            seg.off + (pos - seg.start),
-                            ranges(&seg.ranks)
-                        )));
+                    let mut i = 0u64;
+                    while i < p.len {
+                        let (have, need) = (p.slice(i, p.len - i), want.slice(done, seg.len - done));
+                        let Some(n) = have.common_prefix(&need) else {
+                            let ((hs, ho), (ns, no)) = (have.at(0), need.at(0));
+                            let pos = seg.start + done;
+                            return Err(fail(format!(
+                                "out[{pos}] holds element {ho} of ranks {} but must hold element {no} of ranks {}",
+                                ranges(&hs),
+                                ranges(&ns)
+                            )));
+                        };
+                        i += n;
+                        done += n;
                     }
-                    pos += p.len;
                 }
             }
         }
