@@ -8,10 +8,33 @@
 
 pub mod pipeline;
 
+pub mod allgather {
+    //! All-to-all broadcast (all-gather): every rank's block to every rank.
+    pub mod adea;
+    pub mod daisy_chain;
+    pub mod dimension_exchange;
+    pub mod sba;
+    pub mod tea1;
+    pub mod tea2;
+}
+pub mod allreduce {
+    //! Reduction whose result every rank gets.
+    pub mod dimension_exchange;
+}
+pub mod alltoall {
+    //! Total exchange (transposition): a distinct block from every rank to every rank.
+    pub mod dimension_exchange;
+    pub mod mtadea;
+    pub mod smg;
+}
 pub mod broadcast {
     //! One-to-all broadcast.
     pub mod esbt;
     pub mod sbt;
+}
+pub mod exclusive_scan {
+    //! Exclusive prefix reduction.
+    pub mod dimension_exchange;
 }
 pub mod gather {
     //! All-to-one gather.
@@ -21,6 +44,18 @@ pub mod p2p {
     //! Point-to-point transfers.
     pub mod ecube;
     pub mod multipath;
+}
+pub mod reduce {
+    //! Reduction to one root.
+    pub mod sbt;
+}
+pub mod reduce_scatter {
+    //! Reduction whose result is scattered in blocks.
+    pub mod recursive_halving;
+}
+pub mod scan {
+    //! Inclusive prefix reduction.
+    pub mod dimension_exchange;
 }
 pub mod scatter {
     //! One-to-all personalised scatter.
