@@ -316,7 +316,13 @@ impl Collective {
             block: None,
         };
         // Every rank's block side by side, from input offset `off`.
-        let blocks = |off: u64| Segment { start: 0, len: k as u64 * m, off, ranks: vec![(0, 1)], block: Some(m) };
+        let blocks = |off: u64| Segment {
+            start: 0,
+            len: k as u64 * m,
+            off,
+            ranks: vec![(0, 1)],
+            block: Some(m),
+        };
         let all = |start: u64, off: u64, upto: Rank| Segment {
             start,
             len: m,

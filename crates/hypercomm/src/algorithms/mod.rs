@@ -116,6 +116,19 @@ impl Params {
     }
 }
 
+/// How a closed form relates to the simulated time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FormulaKind {
+    /// The simulator must give exactly this value.
+    Exact,
+    /// The simulated time is at most this value (e.g. the papers' ⌈·⌉ bounds).
+    UpperBound,
+    /// A lower estimate, such as pipelining's continuous optimum: the simulated time
+    /// is at least this value.
+    Estimate,
+}
+
 /// A closed form of an algorithm's time, evaluated for one problem and model.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Formula {
@@ -125,9 +138,43 @@ pub struct Formula {
     pub reference: &'static str,
     /// Its value.
     pub value: f64,
-    /// Whether the simulator must match it exactly (else it is an approximation, such
-    /// as pipelining's continuous optimum, and `value` is a lower estimate).
+    /// How the simulated time relates to `value`.
+    pub kind: FormulaKind,
+    /// `kind == Exact` (kept for JSON consumers).
     pub exact: bool,
+}
+
+impl Formula {
+    fn of(kind: FormulaKind, expr: impl Into<String>, reference: &'static str, value: f64) -> Self {
+        Formula {
+            expr: expr.into(),
+            reference,
+            value,
+            kind,
+            exact: kind == FormulaKind::Exact,
+        }
+    }
+    /// A form the simulator must match exactly.
+    pub fn exact(expr: impl Into<String>, reference: &'static str, value: f64) -> Self {
+        Self::of(FormulaKind::Exact, expr, reference, value)
+    }
+    /// A form the simulated time never exceeds.
+    pub fn upper_bound(expr: impl Into<String>, reference: &'static str, value: f64) -> Self {
+        Self::of(FormulaKind::UpperBound, expr, reference, value)
+    }
+    /// A lower estimate (continuous optimum) of the simulated time.
+    pub fn estimate(expr: impl Into<String>, reference: &'static str, value: f64) -> Self {
+        Self::of(FormulaKind::Estimate, expr, reference, value)
+    }
+    /// Whether `time` agrees with this form (relative tolerance 1e-9).
+    pub fn holds_for(&self, time: f64) -> bool {
+        let tol = 1e-9 * self.value.abs().max(time.abs()).max(1.0);
+        match self.kind {
+            FormulaKind::Exact => (time - self.value).abs() <= tol,
+            FormulaKind::UpperBound => time <= self.value + tol,
+            FormulaKind::Estimate => time + tol >= self.value,
+        }
+    }
 }
 
 /// Shape of the constructor of every registry entry.
@@ -212,7 +259,9 @@ impl Algorithm {
 fn hypercube_only(t: &Topology) -> Result<(), String> {
     match t {
         Topology::Hypercube(_) => Ok(()),
-        Topology::HypercubeHost(_) => Err("it runs on the processing elements of a plain hypercube, not with a host".into()),
+        Topology::HypercubeHost(_) => {
+            Err("it runs on the processing elements of a plain hypercube, not with a host".into())
+        }
     }
 }
 

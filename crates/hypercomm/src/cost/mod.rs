@@ -159,11 +159,21 @@ pub struct RoundsPartial {
 impl RoundsPartial {
     /// Nothing simulated yet, for a schedule of `steps` steps.
     pub fn new(steps: usize) -> Self {
-        RoundsPartial { round: vec![0.0; steps], busy: vec![false; steps], report: Report::default() }
+        RoundsPartial {
+            round: vec![0.0; steps],
+            busy: vec![false; steps],
+            report: Report::default(),
+        }
     }
 
     /// Generate and time the programs of `ranks`, one at a time.
-    pub fn add_ranks(&mut self, topo: &Topology, schedule: &dyn Schedule, model: &Model, ranks: std::ops::Range<Rank>) {
+    pub fn add_ranks(
+        &mut self,
+        topo: &Topology,
+        schedule: &dyn Schedule,
+        model: &Model,
+        ranks: std::ops::Range<Rank>,
+    ) {
         for r in ranks {
             let prog = schedule.program(r);
             for (s, step) in prog.steps.iter().enumerate().take(self.round.len()) {

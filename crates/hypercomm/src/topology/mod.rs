@@ -159,9 +159,16 @@ impl FromStr for Topology {
                     })?;
                 let cube = Hypercube::new(n).map_err(|_| Error::TopologyOutOfRange {
                     given: s.to_string(),
-                    reason: format!("dimension {n} is too large; valid: 0..={}", Hypercube::MAX_DIM),
+                    reason: format!(
+                        "dimension {n} is too large; valid: 0..={}",
+                        Hypercube::MAX_DIM
+                    ),
                 })?;
-                Ok(if host { Topology::HypercubeHost(cube) } else { Topology::Hypercube(cube) })
+                Ok(if host {
+                    Topology::HypercubeHost(cube)
+                } else {
+                    Topology::Hypercube(cube)
+                })
             }
             _ => Err(unknown()),
         }

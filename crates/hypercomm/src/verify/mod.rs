@@ -522,16 +522,25 @@ impl<'a> Verifier<'a> {
                     region: Some(region),
                     detail,
                 };
-                let got = out.read(seg.start, seg.len).map_err(|at| fail(format!("out[{at}] was never written")))?;
+                let got = out
+                    .read(seg.start, seg.len)
+                    .map_err(|at| fail(format!("out[{at}] was never written")))?;
                 let want = match seg.block {
                     Some(b) => Piece::blocks(seg.ranks[0].0, b, seg.off, seg.len),
-                    None => Piece { len: seg.len, off: seg.off, pat: Pattern::Seq { src: seg.ranks.clone().into() } },
+                    None => Piece {
+                        len: seg.len,
+                        off: seg.off,
+                        pat: Pattern::Seq {
+                            src: seg.ranks.clone().into(),
+                        },
+                    },
                 };
                 let mut done = 0u64;
                 for p in got {
                     let mut i = 0u64;
                     while i < p.len {
-                        let (have, need) = (p.slice(i, p.len - i), want.slice(done, seg.len - done));
+                        let (have, need) =
+                            (p.slice(i, p.len - i), want.slice(done, seg.len - done));
                         let Some(n) = have.common_prefix(&need) else {
                             let ((hs, ho), (ns, no)) = (have.at(0), need.at(0));
                             let pos = seg.start + done;

@@ -53,21 +53,47 @@ pub enum CombineError {
 impl Piece {
     /// `len` elements that are rank `r`'s input from `off`.
     pub fn copy(r: Rank, off: u64, len: u64) -> Piece {
-        Piece { len, off, pat: Pattern::Seq { src: Arc::from(vec![(r, r + 1)]) } }
+        Piece {
+            len,
+            off,
+            pat: Pattern::Seq {
+                src: Arc::from(vec![(r, r + 1)]),
+            },
+        }
     }
 
     /// Ranks `rank..` side by side, `block` elements each from input offset `off`.
     pub fn blocks(rank: Rank, block: u64, off: u64, len: u64) -> Piece {
-        Piece { len, off, pat: Pattern::Blocks { rank, block, phase: 0 } }
+        Piece {
+            len,
+            off,
+            pat: Pattern::Blocks {
+                rank,
+                block,
+                phase: 0,
+            },
+        }
     }
 
     /// Elements `d .. d + len` of this piece.
     pub fn slice(&self, d: u64, len: u64) -> Piece {
         match &self.pat {
-            Pattern::Seq { src } => Piece { len, off: self.off + d, pat: Pattern::Seq { src: src.clone() } },
+            Pattern::Seq { src } => Piece {
+                len,
+                off: self.off + d,
+                pat: Pattern::Seq { src: src.clone() },
+            },
             &Pattern::Blocks { rank, block, phase } => {
                 let p = phase + d;
-                Piece { len, off: self.off, pat: Pattern::Blocks { rank: rank + (p / block) as Rank, block, phase: p % block } }
+                Piece {
+                    len,
+                    off: self.off,
+                    pat: Pattern::Blocks {
+                        rank: rank + (p / block) as Rank,
+                        block,
+                        phase: p % block,
+                    },
+                }
             }
         }
     }
@@ -103,7 +129,11 @@ impl Piece {
     /// Returns (rank, phase) with phase < block.
     fn as_blocks(&self, block: u64, base: u64) -> Option<(Rank, u64)> {
         match self.pat {
-            Pattern::Blocks { rank, block: b, phase } if b == block && self.off == base => Some((rank, phase)),
+            Pattern::Blocks {
+                rank,
+                block: b,
+                phase,
+            } if b == block && self.off == base => Some((rank, phase)),
             Pattern::Blocks { .. } => None,
             Pattern::Seq { .. } => {
                 let r = self.single_rank()?;
@@ -126,17 +156,31 @@ impl Piece {
             (&Pattern::Blocks { block, .. }, _) => (block, self.off),
             (_, &Pattern::Blocks { block, .. }) => (block, next.off),
             _ => match (self.single_rank(), next.single_rank()) {
-                (Some(r), Some(q)) if q == r + 1 && next.off <= self.off => (self.off - next.off + self.len, next.off),
+                (Some(r), Some(q)) if q == r + 1 && next.off <= self.off => {
+                    (self.off - next.off + self.len, next.off)
+                }
                 _ => return false,
             },
         };
-        let (Some((ra, pa)), Some((rb, pb))) = (self.as_blocks(block, base), next.as_blocks(block, base)) else { return false };
+        let (Some((ra, pa)), Some((rb, pb))) =
+            (self.as_blocks(block, base), next.as_blocks(block, base))
+        else {
+            return false;
+        };
         let start_a = ra as u128 * block as u128 + pa as u128;
         let start_b = rb as u128 * block as u128 + pb as u128;
         if start_b != start_a + self.len as u128 {
             return false;
         }
-        *self = Piece { len: self.len + next.len, off: base, pat: Pattern::Blocks { rank: ra, block, phase: pa } };
+        *self = Piece {
+            len: self.len + next.len,
+            off: base,
+            pat: Pattern::Blocks {
+                rank: ra,
+                block,
+                phase: pa,
+            },
+        };
         true
     }
 
@@ -145,7 +189,10 @@ impl Piece {
     pub fn common_prefix(&self, other: &Piece) -> Option<u64> {
         let n = self.len.min(other.len);
         if let Pattern::Blocks { block, .. } = self.pat {
-            if let (Some(a), Some(b)) = (self.as_blocks(block, self.off), other.as_blocks(block, self.off)) {
+            if let (Some(a), Some(b)) = (
+                self.as_blocks(block, self.off),
+                other.as_blocks(block, self.off),
+            ) {
                 return (a == b).then_some(n);
             }
         }
@@ -172,7 +219,9 @@ impl BufState {
 
     /// Make `pos` a run boundary.
     fn split_at(&mut self, pos: u64) {
-        let Some((&start, p)) = self.runs.range(..pos).next_back() else { return };
+        let Some((&start, p)) = self.runs.range(..pos).next_back() else {
+            return;
+        };
         if start + p.len <= pos {
             return;
         }
@@ -188,7 +237,12 @@ impl BufState {
         let end = start + len;
         let mut out: Vec<Piece> = Vec::new();
         let mut pos = start;
-        let first = self.runs.range(..=start).next_back().map(|(&s, _)| s).unwrap_or(start);
+        let first = self
+            .runs
+            .range(..=start)
+            .next_back()
+            .map(|(&s, _)| s)
+            .unwrap_or(start);
         for (&s, p) in self.runs.range(first..end) {
             let e = s + p.len;
             if e <= pos {
@@ -234,7 +288,13 @@ impl BufState {
     /// Combine `pieces` into `start..`: the received data is the left operand when
     /// `left` (dst ← recv ⊕ dst), the right one otherwise. With a commutative operator
     /// the order of contributions is not recorded.
-    pub fn combine(&mut self, start: u64, pieces: &[Piece], left: bool, commutative: bool) -> Result<(), CombineError> {
+    pub fn combine(
+        &mut self,
+        start: u64,
+        pieces: &[Piece],
+        left: bool,
+        commutative: bool,
+    ) -> Result<(), CombineError> {
         let len: u64 = pieces.iter().map(|p| p.len).sum();
         if len == 0 {
             return Ok(());
@@ -249,11 +309,26 @@ impl BufState {
             let take = a.run_len(di).min(b.run_len(dj));
             let ((asrc, ao), (bsrc, bo)) = (a.at(di), b.at(dj));
             if ao != bo {
-                return Err(CombineError::Misaligned { at, dst_off: ao, src_off: bo });
+                return Err(CombineError::Misaligned {
+                    at,
+                    dst_off: ao,
+                    src_off: bo,
+                });
             }
-            let src = if left { join(&bsrc, &asrc, commutative) } else { join(&asrc, &bsrc, commutative) };
+            let src = if left {
+                join(&bsrc, &asrc, commutative)
+            } else {
+                join(&asrc, &bsrc, commutative)
+            };
             let src = src.map_err(|rank| CombineError::Twice { at, rank })?;
-            push_merged(&mut result, Piece { len: take, off: ao, pat: Pattern::Seq { src } });
+            push_merged(
+                &mut result,
+                Piece {
+                    len: take,
+                    off: ao,
+                    pat: Pattern::Seq { src },
+                },
+            );
             at += take;
             di += take;
             dj += take;
@@ -269,7 +344,12 @@ impl BufState {
     }
 
     fn merge_around(&mut self, start: u64, end: u64) {
-        let from = self.runs.range(..start).next_back().map(|(&s, _)| s).unwrap_or(start);
+        let from = self
+            .runs
+            .range(..start)
+            .next_back()
+            .map(|(&s, _)| s)
+            .unwrap_or(start);
         let keys: Vec<u64> = self.runs.range(from..=end).map(|(&s, _)| s).collect();
         let mut prev: Option<u64> = None;
         for k in keys {
@@ -352,7 +432,10 @@ mod tests {
         assert_eq!(b.read(0, 8).unwrap(), vec![one(2, 0, 8)]);
         b.place(2, &[one(3, 2, 2)]);
         assert_eq!(b.runs().count(), 3);
-        assert_eq!(b.read(1, 4).unwrap(), vec![one(2, 1, 1), one(3, 2, 2), one(2, 4, 1)]);
+        assert_eq!(
+            b.read(1, 4).unwrap(),
+            vec![one(2, 1, 1), one(3, 2, 2), one(2, 4, 1)]
+        );
     }
 
     #[test]
@@ -385,9 +468,18 @@ mod tests {
             b.place(i as u64 * 3, &[one(i, 6, 3)]);
         }
         assert_eq!(b.read(0, 12).unwrap(), vec![Piece::blocks(0, 3, 6, 12)]);
-        assert_eq!(Piece::blocks(0, 3, 6, 12).common_prefix(&Piece::blocks(0, 3, 6, 12)), Some(12));
-        assert_eq!(Piece::blocks(0, 3, 6, 12).common_prefix(&Piece::blocks(0, 3, 0, 12)), None);
-        assert_eq!(Piece::blocks(0, 3, 6, 12).common_prefix(&one(0, 6, 3)), Some(3));
+        assert_eq!(
+            Piece::blocks(0, 3, 6, 12).common_prefix(&Piece::blocks(0, 3, 6, 12)),
+            Some(12)
+        );
+        assert_eq!(
+            Piece::blocks(0, 3, 6, 12).common_prefix(&Piece::blocks(0, 3, 0, 12)),
+            None
+        );
+        assert_eq!(
+            Piece::blocks(0, 3, 6, 12).common_prefix(&one(0, 6, 3)),
+            Some(3)
+        );
     }
 
     #[test]
@@ -398,10 +490,19 @@ mod tests {
         b.combine(0, &[one(2, 0, 3)], true, false).unwrap();
         // 2 ⊕ (0 ⊕ 1): out of rank order, kept as two ranges.
         assert_eq!(b.read(0, 3).unwrap()[0].at(0).0[..], [(2, 3), (0, 2)]);
-        assert_eq!(b.combine(0, &[one(1, 0, 3)], false, false), Err(CombineError::Twice { at: 0, rank: 1 }));
-        assert!(matches!(b.combine(0, &[one(5, 1, 3)], false, true), Err(CombineError::Misaligned { .. })));
+        assert_eq!(
+            b.combine(0, &[one(1, 0, 3)], false, false),
+            Err(CombineError::Twice { at: 0, rank: 1 })
+        );
+        assert!(matches!(
+            b.combine(0, &[one(5, 1, 3)], false, true),
+            Err(CombineError::Misaligned { .. })
+        ));
         let mut c = BufState::default();
-        assert_eq!(c.combine(0, &[one(0, 0, 1)], true, true), Err(CombineError::Unset(0)));
+        assert_eq!(
+            c.combine(0, &[one(0, 0, 1)], true, true),
+            Err(CombineError::Unset(0))
+        );
     }
 
     #[test]
@@ -417,7 +518,10 @@ mod tests {
         // A reduce-scatter-like combine: incoming Blocks of ranks 4,5 into copies of rank 0.
         let mut b = BufState::default();
         b.place(0, &[one(0, 0, 2), one(0, 0, 2)]);
-        assert!(matches!(b.combine(0, &[Piece::blocks(4, 2, 0, 4)], false, true), Ok(())));
+        assert!(matches!(
+            b.combine(0, &[Piece::blocks(4, 2, 0, 4)], false, true),
+            Ok(())
+        ));
         assert_eq!(b.read(0, 2).unwrap()[0].at(0).0[..], [(0, 1), (4, 5)]);
         assert_eq!(b.read(2, 2).unwrap()[0].at(0).0[..], [(0, 1), (5, 6)]);
     }

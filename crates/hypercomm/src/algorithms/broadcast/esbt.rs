@@ -147,19 +147,13 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
     let Ok(nu) = pipeline::resolve(params, m, depth(n)) else {
         return vec![];
     };
-    let mut v = vec![Formula {
-        expr: format!("(ν + n)(β + qτ) + [r > 0](r + n)τ, q = ⌊m/ν⌋, r = m mod ν (n − 1 for n + 1 when n = 1), ν = {nu}"),
-        reference: "seed 001, ESBT-broadcast, Runtime: T(n, p, k) = (n/k·T_byte + T_start)(k + d)",
-        value: pipeline::time(m, depth(n), nu, beta, tau),
-        exact: true,
-    }];
+    let mut v = vec![Formula::exact(format!("(ν + n)(β + qτ) + [r > 0](r + n)τ, q = ⌊m/ν⌋, r = m mod ν (n − 1 for n + 1 when n = 1), ν = {nu}"), "seed 001, ESBT-broadcast, Runtime: T(n, p, k) = (n/k·T_byte + T_start)(k + d)", pipeline::time(m, depth(n), nu, beta, tau))];
     if params.packets == Packets::Opt {
-        v.push(Formula {
-            expr: "(√(mτ) + √(nβ))² (seed 001's T* without its missing factor 2)".into(),
-            reference: "seed 001, ESBT-broadcast, T*(n, p); docs/errata.md",
-            value: pipeline::continuous_optimum(m, depth(n), beta, tau),
-            exact: false,
-        });
+        v.push(Formula::estimate(
+            "(√(mτ) + √(nβ))² (seed 001's T* without its missing factor 2)",
+            "seed 001, ESBT-broadcast, T*(n, p); docs/errata.md",
+            pipeline::continuous_optimum(m, depth(n), beta, tau),
+        ));
     }
     v
 }

@@ -146,33 +146,28 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
     let all_full = params.model.ports == Ports::All && params.model.duplex == Duplex::Full;
     let mut v = Vec::new();
     if nu == 1 {
-        v.push(Formula {
-            expr: "n(β + mτ)".into(),
-            reference: "Saad & Schultz 1985, §2, Prop. 2.1, eq. (2.1)",
-            value: if m == 0 {
+        v.push(Formula::exact(
+            "n(β + mτ)",
+            "Saad & Schultz 1985, §2, Prop. 2.1, eq. (2.1)",
+            if m == 0 {
                 0.0
             } else {
                 n as f64 * (beta + m as f64 * tau)
             },
-            exact: true,
-        });
+        ));
     } else if all_full {
-        v.push(Formula {
-            expr: format!(
-                "(ν + n − 1)(β + qτ) + [r > 0](r + n − 1)τ, q = ⌊m/ν⌋, r = m mod ν, ν = {nu}"
-            ),
-            reference: "Saad & Schultz 1985, §2, Prop. 2.2 (discrete form)",
-            value: pipeline::time(m, n, nu, beta, tau),
-            exact: true,
-        });
+        v.push(Formula::exact(
+            format!("(ν + n − 1)(β + qτ) + [r > 0](r + n − 1)τ, q = ⌊m/ν⌋, r = m mod ν, ν = {nu}"),
+            "Saad & Schultz 1985, §2, Prop. 2.2 (discrete form)",
+            pipeline::time(m, n, nu, beta, tau),
+        ));
     }
     if params.packets == Packets::Opt && all_full {
-        v.push(Formula {
-            expr: "(√(mτ) + √((n − 1)β))²".into(),
-            reference: "Saad & Schultz 1985, §2, Prop. 2.2, eq. (2.2)",
-            value: pipeline::continuous_optimum(m, n, beta, tau),
-            exact: false,
-        });
+        v.push(Formula::estimate(
+            "(√(mτ) + √((n − 1)β))²",
+            "Saad & Schultz 1985, §2, Prop. 2.2, eq. (2.2)",
+            pipeline::continuous_optimum(m, n, beta, tau),
+        ));
     }
     v
 }

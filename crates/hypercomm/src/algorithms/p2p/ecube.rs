@@ -67,23 +67,17 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
     };
     let mut v = Vec::new();
     if params.model.duplex == Duplex::Full || h <= 1 {
-        v.push(Formula {
-            expr: format!("(ν + H − 1)(β + qτ) + [r > 0](r + H − 1)τ, q = ⌊m/ν⌋, r = m mod ν, H = {h}, ν = {nu}"),
-            reference: "Saad & Schultz 1985, §3 (pipelining along one path)",
-            value: pipeline::time(m, h, nu, beta, tau),
-            exact: true,
-        });
+        v.push(Formula::exact(format!("(ν + H − 1)(β + qτ) + [r > 0](r + H − 1)τ, q = ⌊m/ν⌋, r = m mod ν, H = {h}, ν = {nu}"), "Saad & Schultz 1985, §3 (pipelining along one path)", pipeline::time(m, h, nu, beta, tau)));
     }
     if params.packets == Packets::Opt
         && params.model.duplex == Duplex::Full
         && params.model.ports == Ports::All
     {
-        v.push(Formula {
-            expr: "(√(mτ) + √((H − 1)β))²".into(),
-            reference: "Saad & Schultz 1985, §3, eq. (3.1)",
-            value: pipeline::continuous_optimum(m, h, beta, tau),
-            exact: false,
-        });
+        v.push(Formula::estimate(
+            "(√(mτ) + √((H − 1)β))²",
+            "Saad & Schultz 1985, §3, eq. (3.1)",
+            pipeline::continuous_optimum(m, h, beta, tau),
+        ));
     }
     v
 }

@@ -95,30 +95,24 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
     // shares and packets differ by one element and ⌈·⌉ makes it an upper bound.
     let n = cube.dim().max(1) as u64;
     let even = problem.len % n == 0 && part % nu == 0;
-    let mut v = vec![Formula {
-        expr: format!(
-            "(ν + L − 1)(β + ⌈⌈m/n⌉/ν⌉τ), L = {l}, ν = {nu}{}",
-            if even {
-                ""
-            } else {
-                " (upper bound: shares differ by one)"
-            }
-        ),
-        reference: "Saad & Schultz 1985, §3, Prop. 3.2 (discrete form)",
-        value: if l == 0 || part == 0 {
-            0.0
-        } else {
-            (nu + l - 1) as f64 * (beta + part.div_ceil(nu) as f64 * tau)
-        },
-        exact: even,
+    let expr = format!("(ν + L − 1)(β + ⌈⌈m/n⌉/ν⌉τ), L = {l}, ν = {nu}");
+    let reference = "Saad & Schultz 1985, §3, Prop. 3.2 (discrete form)";
+    let value = if l == 0 || part == 0 {
+        0.0
+    } else {
+        (nu + l - 1) as f64 * (beta + part.div_ceil(nu) as f64 * tau)
+    };
+    let mut v = vec![if even {
+        Formula::exact(expr, reference, value)
+    } else {
+        Formula::upper_bound(expr, reference, value)
     }];
     if params.packets == Packets::Opt {
-        v.push(Formula {
-            expr: "(√((m/n)τ) + √((L − 1)β))²".into(),
-            reference: "Saad & Schultz 1985, §3, Prop. 3.2",
-            value: pipeline::continuous_optimum(part, l, beta, tau),
-            exact: false,
-        });
+        v.push(Formula::estimate(
+            "(√((m/n)τ) + √((L − 1)β))²",
+            "Saad & Schultz 1985, §3, Prop. 3.2",
+            pipeline::continuous_optimum(part, l, beta, tau),
+        ));
     }
     v
 }

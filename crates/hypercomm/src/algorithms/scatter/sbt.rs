@@ -136,14 +136,14 @@ pub fn formulas(problem: &Problem<'_>, params_: &Params) -> Vec<Formula> {
 pub(crate) fn formula(cube: &Hypercube, m: u64, params: &Params) -> Formula {
     let n = cube.dim() as u64;
     let (beta, tau) = (params.model.beta(), params.model.tau());
-    Formula {
-        expr: "nβ + (2^n − 1)mτ".into(),
-        reference: "Saad & Schultz 1985, §5, Prop. 5.1, eq. (5.1)",
-        value: if m == 0 {
-            0.0
-        } else {
-            n as f64 * beta + ((1u64 << n) - 1) as f64 * m as f64 * tau
-        },
-        exact: true,
-    }
+    let value = if m == 0 {
+        0.0
+    } else {
+        n as f64 * beta + ((1u64 << n) - 1) as f64 * m as f64 * tau
+    };
+    Formula::exact(
+        "nβ + (2^n − 1)mτ",
+        "Saad & Schultz 1985, §5, Prop. 5.1, eq. (5.1)",
+        value,
+    )
 }
