@@ -21,8 +21,22 @@ fn secs<T>(f: impl FnOnce() -> T) -> (T, f64) {
 fn build(topo: &Topology, op: OpKind, algo: &str, m: u64, packets: Packets) -> Box<dyn Schedule> {
     let k = topo.nodes();
     let c = Collective::new(op, k, Some(0), Some(0), Some((k - 1) as u64)).unwrap();
-    let problem = Problem { topology: topo, collective: c, len: m, commutative: true };
-    algorithms::find(op, algo).unwrap().build(&problem, &Params { packets, model: Model::default() }).unwrap()
+    let problem = Problem {
+        topology: topo,
+        collective: c,
+        len: m,
+        commutative: true,
+    };
+    algorithms::find(op, algo)
+        .unwrap()
+        .build(
+            &problem,
+            &Params {
+                packets,
+                model: Model::default(),
+            },
+        )
+        .unwrap()
 }
 
 /// The rounds simulation split over `threads` scoped threads (the library itself never
@@ -50,15 +64,28 @@ fn simulate_threads(topo: &Topology, s: &dyn Schedule, model: &Model, threads: u
 }
 
 fn generate_only(s: &dyn Schedule) -> u64 {
-    (0..s.nodes()).map(|r| s.program(r).steps.iter().map(|st| st.ops.len() as u64).sum::<u64>()).sum()
+    (0..s.nodes())
+        .map(|r| {
+            s.program(r)
+                .steps
+                .iter()
+                .map(|st| st.ops.len() as u64)
+                .sum::<u64>()
+        })
+        .sum()
 }
 
 fn main() {
     let quick = std::env::args().any(|a| a == "quick");
     let (sim_n, ver_n) = if quick { (16, 12) } else { (20, 14) };
     let topo: Topology = format!("hypercube:{sim_n}").parse().unwrap();
-    println!("## Timing-only simulation on {topo} ({} nodes), rounds model", topo.nodes());
-    let threads = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
+    println!(
+        "## Timing-only simulation on {topo} ({} nodes), rounds model",
+        topo.nodes()
+    );
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get() as u32)
+        .unwrap_or(1);
     println!("| op | algo | ν | messages | simulate s | messages/s | generate-only s | simulate/generate | {threads} threads s | messages/s |");
     println!("|---|---|---|---|---|---|---|---|---|---|");
     for (op, algo, m, packets) in [
@@ -70,7 +97,8 @@ fn main() {
         let s = build(&topo, op, algo, m, packets);
         let (rep, t_sim) = secs(|| simulate(&topo, s.as_ref(), &Model::default()));
         let (_, t_gen) = secs(|| generate_only(s.as_ref()));
-        let (rep_t, t_par) = secs(|| simulate_threads(&topo, s.as_ref(), &Model::default(), threads));
+        let (rep_t, t_par) =
+            secs(|| simulate_threads(&topo, s.as_ref(), &Model::default(), threads));
         assert_eq!(rep_t, rep, "the split simulation must equal the single one");
         let nu = match packets {
             Packets::Count(n) => n.to_string(),
@@ -91,15 +119,34 @@ fn main() {
     println!("|---|---|---|---|---|---|---|---|");
     for a in algorithms::all() {
         let m = 100;
-        let packets = if a.pipelined { Packets::Count(8) } else { Packets::Count(1) };
+        let packets = if a.pipelined {
+            Packets::Count(8)
+        } else {
+            Packets::Count(1)
+        };
         let s = build(&topo, a.op, a.name, m, packets);
         let k = topo.nodes();
         let c = Collective::new(a.op, k, Some(0), Some(0), Some((k - 1) as u64)).unwrap();
-        let problem = Problem { topology: &topo, collective: c, len: m, commutative: true };
+        let problem = Problem {
+            topology: &topo,
+            collective: c,
+            len: m,
+            commutative: true,
+        };
         let (res, t_ver) = secs(|| verify(problem, s.as_ref(), Strictness::default()));
         res.unwrap();
         let (progs, t_mat) = secs(|| hypercomm::schedule::materialize(s.as_ref()));
-        let msgs: usize = progs.programs.iter().map(|p| p.steps.iter().map(|s| s.ops.len()).sum::<usize>()).sum();
-        println!("| {} | {} | {m} | {} | {msgs} ops | {t_ver:.2} | {t_mat:.2} | {:.1} |", a.op, a.name, if a.pipelined { 8 } else { 1 }, t_ver / t_mat.max(1e-9));
+        let msgs: usize = progs
+            .programs
+            .iter()
+            .map(|p| p.steps.iter().map(|s| s.ops.len()).sum::<usize>())
+            .sum();
+        println!(
+            "| {} | {} | {m} | {} | {msgs} ops | {t_ver:.2} | {t_mat:.2} | {:.1} |",
+            a.op,
+            a.name,
+            if a.pipelined { 8 } else { 1 },
+            t_ver / t_mat.max(1e-9)
+        );
     }
 }

@@ -11,11 +11,24 @@ fn sequential_loading(topo: &Topology, m: u64) -> Materialized {
     let k = host; // PEs are 0..k
     let mut programs: Vec<Program> = (0..=host).map(|r| Program::new(r, k as usize)).collect();
     for pe in 0..k {
-        programs[host as usize].push(pe as usize, Op::send(pe, Region::new(Buf::In, pe as u64 * m, m)));
+        programs[host as usize].push(
+            pe as usize,
+            Op::send(pe, Region::new(Buf::In, pe as u64 * m, m)),
+        );
         programs[pe as usize].push(pe as usize, Op::recv(host, Region::new(Buf::Out, 0, m)));
     }
-    programs[host as usize].push(0, Op::copy(Region::new(Buf::In, k as u64 * m, m), Region::new(Buf::Out, 0, m)));
-    Materialized { nodes: host + 1, steps: k as usize, programs }
+    programs[host as usize].push(
+        0,
+        Op::copy(
+            Region::new(Buf::In, k as u64 * m, m),
+            Region::new(Buf::Out, 0, m),
+        ),
+    );
+    Materialized {
+        nodes: host + 1,
+        steps: k as usize,
+        programs,
+    }
 }
 
 #[test]
@@ -37,10 +50,26 @@ fn sequential_loading_verifies_and_is_priced_with_host_parameters() {
     let topo: Topology = "hypercube:3+host".parse().unwrap();
     let m = 10;
     let s = sequential_loading(&topo, m);
-    let problem = Problem { topology: &topo, collective: Collective::Scatter { root: 8 }, len: m, commutative: true };
-    verify(problem, &s, Strictness { ports: Some(Ports::One), duplex: None }).unwrap();
+    let problem = Problem {
+        topology: &topo,
+        collective: Collective::Scatter { root: 8 },
+        len: m,
+        commutative: true,
+    };
+    verify(
+        problem,
+        &s,
+        Strictness {
+            ports: Some(Ports::One),
+            duplex: None,
+        },
+    )
+    .unwrap();
     let mut model = Model::new(1.0, 0.01).unwrap();
-    model.host = LinkCost { beta: 6.5, tau: 0.008 }; // Gichev eq. (2.3), ms
+    model.host = LinkCost {
+        beta: 6.5,
+        tau: 0.008,
+    }; // Gichev eq. (2.3), ms
     model.ports = Ports::One;
     let rep = simulate(&topo, &s, &model);
     // Gichev §3.1: T_d = k(β_h + (N/k)τ_h) with N/k = m.
@@ -54,7 +83,16 @@ fn sequential_loading_verifies_and_is_priced_with_host_parameters() {
 #[test]
 fn pe_algorithms_refuse_a_host_topology_with_a_reason() {
     let topo: Topology = "hypercube:2+host".parse().unwrap();
-    let problem = Problem { topology: &topo, collective: Collective::Broadcast { root: 0 }, len: 4, commutative: true };
-    let err = hypercomm::algorithms::find(OpKind::Broadcast, "sbt").unwrap().build(&problem, &Params::default()).err().unwrap();
+    let problem = Problem {
+        topology: &topo,
+        collective: Collective::Broadcast { root: 0 },
+        len: 4,
+        commutative: true,
+    };
+    let err = hypercomm::algorithms::find(OpKind::Broadcast, "sbt")
+        .unwrap()
+        .build(&problem, &Params::default())
+        .err()
+        .unwrap();
     assert!(err.to_string().contains("host"), "{err}");
 }
