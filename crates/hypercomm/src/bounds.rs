@@ -1,15 +1,21 @@
 //! Lower bounds from first principles, printed beside every result so a user sees how
-//! far an algorithm is from optimal. All are for the rounds model with the same β and
-//! τ on every link; `None` where we state none.
+//! far an algorithm is from optimal. They hold in the rounds model with the same β and
+//! τ on every link; `None` where we state none (topologies with a host).
 //!
-//! Two arguments, combined:
-//! - start-ups: every round costs at least β, and the data must travel the root's
-//!   eccentricity e (diameter-type bound) — or, under `--ports one`, informed nodes can
-//!   at most double per round, ⌈log₂ k⌉ rounds;
-//! - volume: some node must receive (or send) V elements through its d links; under
-//!   `--ports all` at most d·p_r per round r, under `--ports one` p_r, and Σ_r p_r τ is
-//!   part of the time. Under half duplex a node that must both send and receive S and R
-//!   elements pays for both.
+//! Time is Σ_r (β + p_r τ) over busy rounds r, p_r the largest message of round r. Two
+//! arguments bound it:
+//! - **Rounds (start-ups).** Data moves one hop per round, so a node that needs data
+//!   from a node at distance e waits e rounds (e = the relevant eccentricity). Under
+//!   `--ports one` a node receives one message per round, so the number of nodes whose
+//!   data a node can have seen at most doubles per round: ⌈log₂ k⌉ rounds when a node
+//!   needs everyone's data (reduce, all-gather, all-reduce, all-to-all, …).
+//! - **Volume.** If some node must receive (or send) V elements through its d links,
+//!   then Σ_r p_r ≥ V/d under `--ports all` (one message per link per round) and
+//!   Σ_r p_r ≥ V under `--ports one`. For all-to-all the total distance travelled,
+//!   Σ_{a,b} dist(a, b)·m, spread over the k·d directed links, gives a second bound.
+//!
+//! So T ≥ R·β + P·τ with R the rounds bound and P the volume bound. Duplex is ignored
+//! (the bounds hold a fortiori under half duplex).
 
 use crate::collective::Collective;
 use crate::cost::model::{Model, Ports};
@@ -17,39 +23,112 @@ use crate::topology::Topology;
 
 /// A lower bound on the time of `collective` with length `m` on `topo` under `model`.
 pub fn lower_bound(topo: &Topology, collective: &Collective, m: u64, model: &Model) -> Option<f64> {
+    if topo.host().is_some() {
+        return None;
+    }
     let k = topo.nodes() as u64;
     if m == 0 || k == 1 {
         return Some(0.0);
     }
     let (beta, tau) = (model.beta(), model.tau());
-    let d = topo.degree() as f64;
-    let ports = |v: u64| match model.ports {
-        Ports::All => v as f64 / d,
-        Ports::One => v as f64,
-    };
+    let d = topo.degree().max(1) as f64;
+    let one = model.ports == Ports::One;
+    let per_link = |v: f64| if one { v } else { v / d };
     let log_k = (64 - (k - 1).leading_zeros()) as f64;
-    match *collective {
+    // Rounds when one node needs data that starts `e` hops away, or everyone's data.
+    let reach = |e: u32| e as f64;
+    let gather_rounds = |e: u32| if one { log_k.max(e as f64) } else { e as f64 };
+    let km = (k - 1) as f64 * m as f64;
+    let (rounds, volume) = match *collective {
         Collective::P2p { src, dst } => {
-            let h = topo.distance(src, dst) as f64;
-            if h == 0.0 {
+            if src == dst {
                 return Some(0.0);
             }
-            Some(h * beta + ports(m) * tau)
+            (reach(topo.distance(src, dst)), per_link(m as f64))
         }
         Collective::Broadcast { root } => {
-            let rounds = match model.ports {
-                Ports::All => topo.eccentricity(root) as f64,
-                Ports::One => log_k.max(topo.eccentricity(root) as f64),
-            };
-            Some(rounds * beta + ports(m) * tau)
+            (gather_rounds(topo.eccentricity(root)), per_link(m as f64))
         }
         Collective::Scatter { root } | Collective::Gather { root } => {
-            let rounds = match model.ports {
-                Ports::All => topo.eccentricity(root) as f64,
-                Ports::One => log_k.max(topo.eccentricity(root) as f64),
-            };
-            Some(rounds * beta + ports((k - 1) * m) * tau)
+            (gather_rounds(topo.eccentricity(root)), per_link(km))
         }
-        _ => None,
+        Collective::Allgather => (gather_rounds(topo.diameter()), per_link(km)),
+        Collective::Alltoall => {
+            let total: f64 = total_distance(topo) * m as f64;
+            let links = k as f64 * d;
+            let spread = if one { total / k as f64 } else { total / links };
+            (gather_rounds(topo.diameter()), per_link(km).max(spread))
+        }
+        Collective::Reduce { root } => (gather_rounds(topo.eccentricity(root)), per_link(m as f64)),
+        Collective::Allreduce => (gather_rounds(topo.diameter()), per_link(m as f64)),
+        Collective::Scan | Collective::ExclusiveScan => {
+            let e = topo.distance(0, (k - 1) as u32);
+            (
+                if one { log_k.max(e as f64) } else { e as f64 },
+                per_link(m as f64),
+            )
+        }
+        // Each rank's k − 1 foreign blocks must leave it, combined or not.
+        Collective::ReduceScatter => (gather_rounds(topo.diameter()), per_link(km)),
+    };
+    Some(rounds * beta + volume * tau)
+}
+
+/// Σ over ordered pairs of the distance between them.
+fn total_distance(topo: &Topology) -> f64 {
+    match topo {
+        // Each node has C(n, d) nodes at distance d: Σ_d d·C(n, d) = n·2^{n−1}.
+        Topology::Hypercube(h) if h.dim() > 0 => {
+            h.nodes() as f64 * h.dim() as f64 * (1u64 << (h.dim() - 1)) as f64
+        }
+        _ => {
+            let k = topo.nodes();
+            (0..k)
+                .flat_map(|a| (0..k).map(move |b| (a, b)))
+                .map(|(a, b)| topo.distance(a, b) as f64)
+                .sum()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn total_distance_closed_form_matches_enumeration() {
+        for n in 1..=6 {
+            let topo: Topology = format!("hypercube:{n}").parse().unwrap();
+            let k = topo.nodes();
+            let brute: f64 = (0..k)
+                .flat_map(|a| (0..k).map(move |b| (a, b)))
+                .map(|(a, b)| topo.distance(a, b) as f64)
+                .sum();
+            assert_eq!(total_distance(&topo), brute);
+        }
+    }
+
+    #[test]
+    fn one_port_bounds_are_never_below_all_port_ones() {
+        let topo: Topology = "hypercube:5".parse().unwrap();
+        let all = Model::new(1.0, 0.1).unwrap();
+        let one = Model {
+            ports: Ports::One,
+            ..all
+        };
+        for c in [
+            Collective::Broadcast { root: 3 },
+            Collective::Allgather,
+            Collective::Alltoall,
+            Collective::Allreduce,
+            Collective::Scatter { root: 0 },
+        ] {
+            let (a, o) = (
+                lower_bound(&topo, &c, 100, &all).unwrap(),
+                lower_bound(&topo, &c, 100, &one).unwrap(),
+            );
+            assert!(o >= a, "{c}: one-port {o} < all-port {a}");
+            assert!(a > 0.0);
+        }
     }
 }
