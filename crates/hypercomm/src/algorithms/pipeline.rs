@@ -182,10 +182,6 @@ impl PathPipeline {
             .unwrap_or(0)
     }
 
-    /// Packets per path.
-    pub fn packets(&self) -> u64 {
-        self.nu
-    }
 
     /// Emit the ops of hop `h` of path `j` that involve `rank` (sender or receiver).
     fn hop(&self, prog: &mut Program, j: usize, h: usize) {
@@ -221,6 +217,9 @@ impl Schedule for PathPipeline {
     }
     fn steps(&self) -> usize {
         self.steps
+    }
+    fn packets(&self) -> Option<u64> {
+        Some(self.nu)
     }
     fn program(&self, rank: Rank) -> Program {
         let mut prog = Program::new(rank, self.steps);

@@ -78,9 +78,10 @@ impl Region {
     pub fn new(buf: Buf, off: u64, len: u64) -> Self {
         Region { buf, off, len }
     }
-    /// One past the last element.
+    /// One past the last element (saturating: a region past `u64::MAX` is out of any
+    /// buffer's bounds anyway).
     pub fn end(&self) -> u64 {
-        self.off + self.len
+        self.off.saturating_add(self.len)
     }
     /// Whether the two regions share an element.
     pub fn overlaps(&self, other: &Region) -> bool {
@@ -235,6 +236,10 @@ pub trait Schedule: Send + Sync {
     fn steps(&self) -> usize;
     /// The program of `rank` (`rank < nodes()`).
     fn program(&self, rank: Rank) -> Program;
+    /// Packets per message, for pipelined schedules (the resolved ν of `--packets opt`).
+    fn packets(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// A schedule held in memory, e.g. read from a JSON file.

@@ -72,6 +72,9 @@ pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>
 }
 
 impl Schedule for EsbtBroadcast {
+    fn packets(&self) -> Option<u64> {
+        Some(self.nu)
+    }
     fn nodes(&self) -> u32 {
         self.cube.nodes()
     }

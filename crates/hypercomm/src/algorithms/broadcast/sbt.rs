@@ -63,6 +63,12 @@ pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>
 }
 
 impl SbtBroadcast {
+    /// The broadcast of `m` elements from `root` in `nu` packets, for schedules made of
+    /// several broadcasts (the all-gather's SBA).
+    pub(crate) fn new(cube: Hypercube, root: Rank, m: u64, nu: u64) -> Self {
+        SbtBroadcast { cube, root, m, nu }
+    }
+
     /// Packets per message.
     pub fn packets(&self) -> u64 {
         self.nu
@@ -70,6 +76,9 @@ impl SbtBroadcast {
 }
 
 impl Schedule for SbtBroadcast {
+    fn packets(&self) -> Option<u64> {
+        Some(self.nu)
+    }
     fn nodes(&self) -> u32 {
         self.cube.nodes()
     }

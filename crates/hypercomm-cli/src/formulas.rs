@@ -1,0 +1,168 @@
+//! `hypercomm formulas`: every registry algorithm's closed forms, evaluated for one
+//! problem and model.
+
+use hypercomm::algorithms::{self, Algorithm, Formula, Packets};
+use hypercomm::collective::{Collective, OpKind};
+use hypercomm::cost::model::Model;
+use hypercomm::error::Error;
+use hypercomm::topology::Topology;
+use hypercomm::verify::Problem;
+use serde::Serialize;
+
+use crate::args::{Format, FormulasArgs};
+use crate::config;
+use crate::report::{ModelOut, PacketsOut};
+use crate::{output, CliError, Io, Outcome};
+
+/// The closed forms of one algorithm.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Entry {
+    /// The collective.
+    pub op: &'static str,
+    /// The algorithm.
+    pub algo: &'static str,
+    /// The collective with its ranks, e.g. `broadcast (root 0)`.
+    pub collective: String,
+    /// Why the algorithm does not run on the topology, if it does not.
+    pub unfit: Option<String>,
+    /// Its closed forms that apply to the model (none when it does not fit).
+    pub formulas: Vec<Formula>,
+}
+
+/// The whole answer.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Table {
+    /// The topology.
+    pub topology: String,
+    /// Elements per message.
+    pub len: u64,
+    /// Packets as requested.
+    pub packets: PacketsOut,
+    /// The model.
+    pub model: ModelOut,
+    /// One entry per algorithm.
+    pub algorithms: Vec<Entry>,
+}
+
+/// The collectives asked for: `--op`, or every one the registry has algorithms for.
+fn ops(op: Option<&str>) -> Result<Vec<OpKind>, Error> {
+    match op {
+        Some(s) => Ok(vec![s.parse()?]),
+        None => Ok(OpKind::ALL
+            .into_iter()
+            .filter(|&k| algorithms::for_op(k).next().is_some())
+            .collect()),
+    }
+}
+
+/// The collective of `kind` for the example: the given root for rooted collectives,
+/// p2p from `--src` (default 0) to `--dst` (default the last node).
+fn collective(kind: OpKind, topo: &Topology, args: &FormulasArgs) -> Result<Collective, Error> {
+    let nodes = topo.nodes();
+    let root = if kind.has_root() { args.root } else { None };
+    let src = args.src.or(Some(0));
+    let dst = args.dst.or(Some(u64::from(nodes) - 1));
+    config::check_len(topo, kind, args.len)?;
+    Collective::new(kind, nodes, root, src, dst)
+}
+
+fn entry(algo: &Algorithm, problem: &Problem<'_>, packets: Packets, model: Model) -> Entry {
+    let params = config::params_for(algo, packets, model);
+    let unfit = algo.fits(problem.topology).err();
+    let formulas = match unfit {
+        Some(_) => Vec::new(),
+        None => algo.formulas(problem, &params),
+    };
+    Entry {
+        op: algo.op.name(),
+        algo: algo.name,
+        collective: problem.collective.to_string(),
+        unfit,
+        formulas,
+    }
+}
+
+/// Evaluate the closed forms the arguments ask for.
+pub fn table(args: &FormulasArgs) -> Result<Table, Error> {
+    let topology: Topology = args.topology.parse()?;
+    let model = config::model(&args.model)?;
+    let packets: Packets = args.packets.parse()?;
+    let mut entries = Vec::new();
+    for kind in ops(args.op.as_deref())? {
+        let problem = Problem {
+            topology: &topology,
+            collective: collective(kind, &topology, args)?,
+            len: args.len,
+            commutative: true,
+        };
+        for algo in algorithms::for_op(kind) {
+            entries.push(entry(algo, &problem, packets, model));
+        }
+    }
+    Ok(Table {
+        topology: topology.to_string(),
+        len: args.len,
+        packets: packets.into(),
+        model: (&model).into(),
+        algorithms: entries,
+    })
+}
+
+/// Run the command.
+pub fn run(args: &FormulasArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
+    let t = table(args)?;
+    let text = match args.format {
+        Format::Text => text(&t),
+        Format::Json => output::json(&t),
+    };
+    io.out.write_all(text.as_bytes())?;
+    io.out.flush()?;
+    Ok(Outcome::Ok)
+}
+
+/// The rows of one algorithm: one per closed form, or one saying why there is none.
+fn rows(e: &Entry) -> Vec<Vec<String>> {
+    let row = |value: String, kind: &str, expr: String, reference: &str| {
+        let (c, a) = (e.collective.clone(), e.algo.to_string());
+        vec![c, a, value, kind.into(), expr, reference.into()]
+    };
+    if let Some(why) = &e.unfit {
+        return vec![row("-".into(), "-", format!("does not fit: {why}"), "-")];
+    }
+    if e.formulas.is_empty() {
+        return vec![row(
+            "-".into(),
+            "-",
+            "no closed form for this model".into(),
+            "-",
+        )];
+    }
+    e.formulas
+        .iter()
+        .map(|f| {
+            let kind = output::formula_kind(f);
+            row(output::num(f.value), kind, f.expr.clone(), f.reference)
+        })
+        .collect()
+}
+
+/// The closed forms as a table, one line per formula.
+pub fn text(t: &Table) -> String {
+    let head = format!(
+        "{}, len {}, packets {}\n{}\n\n",
+        t.topology,
+        t.len,
+        output::packets(Some(t.packets)),
+        output::model_line(&t.model)
+    );
+    let rows: Vec<Vec<String>> = t.algorithms.iter().flat_map(rows).collect();
+    let header = [
+        "collective",
+        "algo",
+        "value",
+        "kind",
+        "formula",
+        "reference",
+    ];
+    head + &output::table(&header, &rows)
+}

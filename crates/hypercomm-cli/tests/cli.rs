@@ -1,0 +1,974 @@
+//! End-to-end tests of the `hypercomm` binary: exit codes, stderr messages, the JSON
+//! contract, and agreement between the commands and the library's registry.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use hypercomm::algorithms::{self, Algorithm};
+use hypercomm::collective::OpKind;
+use hypercomm::topology::Topology;
+use serde_json::Value;
+
+/// What one run of the binary produced.
+struct Run {
+    code: i32,
+    out: String,
+    err: String,
+}
+
+impl Run {
+    /// The stdout as JSON.
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.out)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.out))
+    }
+}
+
+/// Run the binary with `args`, feeding `stdin`.
+fn hc_with(args: &[&str], stdin: &str) -> Run {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hypercomm"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    let run = Run {
+        code: o.status.code().expect("exited, not killed"),
+        out: String::from_utf8(o.stdout).unwrap(),
+        err: String::from_utf8(o.stderr).unwrap(),
+    };
+    assert!(
+        !run.err.contains("panicked"),
+        "{args:?} panicked:\n{}",
+        run.err
+    );
+    run
+}
+
+/// Run the binary with `args`.
+fn hc(args: &[&str]) -> Run {
+    hc_with(args, "")
+}
+
+/// Run the binary, expect exit 0, return stdout.
+fn ok(args: &[&str]) -> String {
+    let r = hc(args);
+    assert_eq!(
+        r.code, 0,
+        "{args:?}\nstdout:\n{}\nstderr:\n{}",
+        r.out, r.err
+    );
+    r.out
+}
+
+/// Run the binary with `--format json`, expect exit 0, return the JSON.
+fn ok_json(args: &[&str]) -> Value {
+    let mut a = args.to_vec();
+    a.extend(["--format", "json"]);
+    serde_json::from_str(&ok(&a)).unwrap()
+}
+
+/// Expect exit 2 and a stderr naming the problem.
+fn bad(args: &[&str], needles: &[&str]) {
+    let r = hc(args);
+    assert_eq!(
+        r.code, 2,
+        "{args:?}\nstdout:\n{}\nstderr:\n{}",
+        r.out, r.err
+    );
+    for n in needles {
+        assert!(
+            r.err.contains(n),
+            "{args:?}: stderr lacks `{n}`:\n{}",
+            r.err
+        );
+    }
+}
+
+/// Arguments that make `algo` run on `topo` (its collective's ranks).
+fn problem_args(algo: &Algorithm, topo: &str) -> Vec<String> {
+    let mut v: Vec<String> = [
+        "--topology",
+        topo,
+        "--op",
+        algo.op.name(),
+        "--algo",
+        algo.name,
+    ]
+    .map(String::from)
+    .to_vec();
+    let nodes = topo.parse::<Topology>().unwrap().nodes();
+    if algo.op == OpKind::P2p {
+        v.extend([
+            "--src".into(),
+            "1".into(),
+            "--dst".into(),
+            (nodes - 2).to_string(),
+        ]);
+    } else if algo.op.has_root() {
+        v.extend(["--root".into(), (nodes - 1).to_string()]);
+    }
+    v
+}
+
+fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+/// `simulate` of sbt broadcast on hypercube:3; index 6 is the algorithm.
+const BCAST: [&str; 9] = [
+    "simulate",
+    "--topology",
+    "hypercube:3",
+    "--op",
+    "broadcast",
+    "--algo",
+    "sbt",
+    "--len",
+    "100",
+];
+
+/// [`BCAST`] with more arguments.
+fn bcast(extra: &[&'static str]) -> Vec<&'static str> {
+    let mut v = BCAST.to_vec();
+    v.extend(extra);
+    v
+}
+
+// ---------------------------------------------------------------- simulate: contract
+
+#[test]
+fn simulate_json_has_every_contract_field() {
+    let v = ok_json(&bcast(&[]));
+    for key in [
+        "topology",
+        "nodes",
+        "op",
+        "algo",
+        "len",
+        "root",
+        "src",
+        "dst",
+        "packets",
+        "model",
+        "verified",
+        "violation",
+        "time",
+        "rounds",
+        "messages",
+        "volume",
+        "max_link_load",
+        "formula",
+        "formulas",
+        "lower_bound",
+        "ratio",
+    ] {
+        assert!(v.get(key).is_some(), "missing `{key}` in {v:#}");
+    }
+    for key in ["beta", "tau", "ports", "duplex", "timing"] {
+        assert!(v["model"].get(key).is_some(), "missing model.{key}");
+    }
+    assert_eq!(v["topology"], "hypercube:3");
+    assert_eq!(v["nodes"], 8);
+    assert_eq!(v["op"], "broadcast");
+    assert_eq!(v["algo"], "sbt");
+    assert_eq!(v["len"], 100);
+    assert_eq!(v["root"], 0);
+    assert_eq!(v["packets"], "opt");
+    assert_eq!(v["model"]["beta"], 1.0);
+    assert_eq!(v["model"]["tau"], 0.01);
+    assert_eq!(v["model"]["ports"], "all");
+    assert_eq!(v["model"]["duplex"], "full");
+    assert_eq!(v["model"]["timing"], "rounds");
+    assert_eq!(v["verified"], true);
+    assert!(v["violation"].is_null());
+    assert!(v["time"].as_f64().unwrap() > 0.0);
+    assert!(v["lower_bound"].as_f64().unwrap() <= v["time"].as_f64().unwrap());
+    let f = &v["formula"];
+    for key in ["expr", "reference", "value", "kind", "exact"] {
+        assert!(f.get(key).is_some(), "missing formula.{key}");
+    }
+    assert_eq!(f, &v["formulas"][0]);
+}
+
+#[test]
+fn simulate_json_p2p_reports_src_and_dst() {
+    let v = ok_json(&[
+        "simulate",
+        "--topology",
+        "hypercube:4",
+        "--op",
+        "p2p",
+        "--algo",
+        "multipath",
+        "--src",
+        "3",
+        "--dst",
+        "12",
+        "--len",
+        "64",
+        "--packets",
+        "2",
+        "--beta",
+        "2",
+        "--tau",
+        "0.5",
+        "--ports",
+        "one",
+        "--duplex",
+        "half",
+        "--timing",
+        "async",
+    ]);
+    assert_eq!(v["src"], 3);
+    assert_eq!(v["dst"], 12);
+    assert!(v["root"].is_null());
+    assert_eq!(v["packets"], 2);
+    assert_eq!(v["model"]["beta"], 2.0);
+    assert_eq!(v["model"]["tau"], 0.5);
+    assert_eq!(v["model"]["ports"], "one");
+    assert_eq!(v["model"]["duplex"], "half");
+    assert_eq!(v["model"]["timing"], "async");
+    assert_eq!(v["verified"], true);
+}
+
+#[test]
+fn simulate_scatter_sbt_time_equals_its_closed_form() {
+    let v = ok_json(&[
+        "simulate",
+        "--topology",
+        "hypercube:5",
+        "--op",
+        "scatter",
+        "--algo",
+        "sbt",
+        "--len",
+        "1000",
+    ]);
+    let f = &v["formula"];
+    assert_eq!(f["exact"], true);
+    let (t, fv) = (v["time"].as_f64().unwrap(), f["value"].as_f64().unwrap());
+    assert!((t - fv).abs() < 1e-9, "time {t} vs formula {fv}");
+    // nβ + (2^n − 1)mτ = 5 + 31·1000·0.01.
+    assert!((t - 315.0).abs() < 1e-9);
+    assert_eq!(
+        v["packets"], 1,
+        "non-pipelined algorithms run with one packet"
+    );
+    assert_eq!(v["rounds"], 5);
+    assert_eq!(v["messages"], 31);
+}
+
+#[test]
+fn simulate_every_registry_algorithm_verifies() {
+    for algo in algorithms::all() {
+        let mut args = vec!["simulate".to_string()];
+        args.extend(problem_args(algo, "hypercube:4"));
+        args.extend([
+            "--len".into(),
+            "37".into(),
+            "--format".into(),
+            "json".into(),
+        ]);
+        let v: Value = serde_json::from_str(&ok(&strs(&args))).unwrap();
+        assert_eq!(v["verified"], true, "{algo:?}");
+        assert_eq!(v["algo"], algo.name);
+        let t = v["time"].as_f64().unwrap();
+        for f in v["formulas"].as_array().unwrap() {
+            let (fv, tol) = (f["value"].as_f64().unwrap(), 1e-9 * t.max(1.0));
+            let holds = match f["kind"].as_str().unwrap() {
+                "exact" => (t - fv).abs() <= tol,
+                "upper-bound" => t <= fv + tol,
+                "estimate" => t + tol >= fv,
+                other => panic!("unknown formula kind {other}"),
+            };
+            assert!(holds, "{algo:?}: time {t} vs {f}");
+            assert_eq!(f["exact"], f["kind"] == "exact");
+        }
+    }
+}
+
+#[test]
+fn simulate_text_snapshot() {
+    let out = ok(&[
+        "simulate",
+        "--topology",
+        "hypercube:5",
+        "--op",
+        "scatter",
+        "--algo",
+        "sbt",
+        "--len",
+        "1000",
+    ]);
+    insta::assert_snapshot!("simulate_scatter_sbt_hypercube5", out);
+}
+
+#[test]
+fn simulate_strict_port_rule_is_a_violation_exit_1() {
+    let args = bcast(&[
+        "--packets",
+        "4",
+        "--ports",
+        "one",
+        "--strict",
+        "--format",
+        "json",
+    ]);
+    let loose = hc(&bcast(&["--packets", "4", "--ports", "one"]));
+    assert_eq!(loose.code, 0, "without --strict the port rule is a cost");
+    let r = hc(&args);
+    assert_eq!(r.code, 1, "{}", r.err);
+    let v = r.json();
+    assert_eq!(v["verified"], false);
+    assert_eq!(v["strict"], true);
+    assert_eq!(v["violation"]["kind"], "port_rule");
+    assert!(r.err.contains("verification failed"), "{}", r.err);
+    assert!(r.err.contains("PortRule"), "{}", r.err);
+}
+
+#[test]
+fn simulate_no_verify_streams_a_large_cube() {
+    let big = [
+        "simulate",
+        "--topology",
+        "hypercube:22",
+        "--op",
+        "broadcast",
+        "--algo",
+        "sbt",
+        "--len",
+        "10",
+        "--packets",
+        "1",
+    ];
+    bad(&big, &["too large", "--no-verify"]);
+    let mut async_ = big.to_vec();
+    async_.extend(["--no-verify", "--timing", "async"]);
+    bad(&async_, &["too large"]);
+    let v = ok_json(&[
+        "simulate",
+        "--topology",
+        "hypercube:20",
+        "--op",
+        "broadcast",
+        "--algo",
+        "sbt",
+        "--len",
+        "10",
+        "--packets",
+        "1",
+        "--no-verify",
+    ]);
+    assert!(v["verified"].is_null());
+    let (t, fv) = (
+        v["time"].as_f64().unwrap(),
+        v["formula"]["value"].as_f64().unwrap(),
+    );
+    assert!((t - fv).abs() < 1e-9, "{t} vs {fv}");
+}
+
+// ---------------------------------------------------------------- simulate: bad input
+
+macro_rules! bad_input {
+    ($($name:ident: [$($arg:expr),*] => [$($needle:expr),*];)*) => {$(
+        #[test]
+        fn $name() {
+            bad(&[$($arg),*], &[$($needle),*]);
+        }
+    )*};
+}
+
+bad_input! {
+    unknown_algo_names_the_fitting_ones:
+        ["simulate", "--topology", "hypercube:3", "--op", "broadcast", "--algo", "foo", "--len", "1"]
+        => ["no algorithm `foo` for broadcast", "hypercube:3", "sbt", "esbt"];
+    unknown_op_names_the_valid_ones:
+        ["simulate", "--topology", "hypercube:3", "--op", "nope", "--algo", "sbt", "--len", "1"]
+        => ["unknown collective `nope`", "broadcast", "scatter"];
+    topology_too_large:
+        ["simulate", "--topology", "hypercube:30", "--op", "broadcast", "--algo", "sbt", "--len", "1"]
+        => ["hypercube:30", "0..=24"];
+    unknown_topology_family:
+        ["simulate", "--topology", "torus:3", "--op", "broadcast", "--algo", "sbt", "--len", "1"]
+        => ["unknown topology `torus:3`", "hypercube:N"];
+    root_out_of_range:
+        ["simulate", "--topology", "hypercube:3", "--op", "broadcast", "--algo", "sbt", "--len", "1", "--root", "99"]
+        => ["root 99", "0..=7"];
+    src_out_of_range:
+        ["simulate", "--topology", "hypercube:3", "--op", "p2p", "--algo", "ecube", "--len", "1", "--src", "8", "--dst", "0"]
+        => ["source 8", "0..=7"];
+    p2p_without_src:
+        ["simulate", "--topology", "hypercube:3", "--op", "p2p", "--algo", "ecube", "--len", "1"]
+        => ["--src"];
+    p2p_without_dst:
+        ["simulate", "--topology", "hypercube:3", "--op", "p2p", "--algo", "ecube", "--len", "1", "--src", "0"]
+        => ["--dst"];
+    root_given_to_p2p:
+        ["simulate", "--topology", "hypercube:3", "--op", "p2p", "--algo", "ecube", "--len", "1", "--src", "0", "--dst", "1", "--root", "2"]
+        => ["--root", "p2p has no root"];
+    src_given_to_broadcast:
+        ["simulate", "--topology", "hypercube:3", "--op", "broadcast", "--algo", "sbt", "--len", "1", "--src", "2"]
+        => ["--src", "p2p only"];
+    packets_zero:
+        ["simulate", "--topology", "hypercube:3", "--op", "broadcast", "--algo", "sbt", "--len", "10", "--packets", "0"]
+        => ["--packets", "`0`", "opt"];
+    packets_not_a_number:
+        ["simulate", "--topology", "hypercube:3", "--op", "broadcast", "--algo", "sbt", "--len", "10", "--packets", "abc"]
+        => ["--packets", "`abc`", "opt"];
+    packets_more_than_elements:
+        ["simulate", "--topology", "hypercube:3", "--op", "broadcast", "--algo", "sbt", "--len", "10", "--packets", "11"]
+        => ["--packets", "1..=10"];
+    packets_for_unpipelined_algorithm:
+        ["simulate", "--topology", "hypercube:3", "--op", "scatter", "--algo", "sbt", "--len", "10", "--packets", "2"]
+        => ["--packets", "not pipelined"];
+    negative_beta:
+        ["simulate", "--topology", "hypercube:3", "--op", "broadcast", "--algo", "sbt", "--len", "10", "--beta", "-1"]
+        => ["--beta", "-1", "≥ 0"];
+    infinite_tau:
+        ["simulate", "--topology", "hypercube:3", "--op", "broadcast", "--algo", "sbt", "--len", "10", "--tau", "inf"]
+        => ["--tau", "finite"];
+    ports_two:
+        ["simulate", "--topology", "hypercube:3", "--op", "broadcast", "--algo", "sbt", "--len", "10", "--ports", "two"]
+        => ["--ports", "`two`", "all", "one"];
+    duplex_bad:
+        ["simulate", "--topology", "hypercube:3", "--op", "broadcast", "--algo", "sbt", "--len", "10", "--duplex", "quarter"]
+        => ["--duplex", "full", "half"];
+    timing_bad:
+        ["simulate", "--topology", "hypercube:3", "--op", "broadcast", "--algo", "sbt", "--len", "10", "--timing", "soon"]
+        => ["--timing", "rounds", "async"];
+    len_huge:
+        ["simulate", "--topology", "hypercube:3", "--op", "scatter", "--algo", "sbt", "--len", "18446744073709551615"]
+        => ["--len", "too large", "valid: 0..="];
+    len_beyond_u64:
+        ["simulate", "--topology", "hypercube:3", "--op", "scatter", "--algo", "sbt", "--len", "99999999999999999999999"]
+        => ["--len"];
+    len_not_a_number:
+        ["simulate", "--topology", "hypercube:3", "--op", "scatter", "--algo", "sbt", "--len", "many"]
+        => ["--len", "many"];
+    missing_required_flag:
+        ["simulate", "--topology", "hypercube:3", "--op", "scatter", "--len", "1"]
+        => ["--algo"];
+    unknown_format:
+        ["simulate", "--topology", "hypercube:3", "--op", "scatter", "--algo", "sbt", "--len", "1", "--format", "xml"]
+        => ["xml", "text", "json"];
+    no_command:
+        []
+        => ["Usage"];
+    schedule_unknown_algo:
+        ["schedule", "--topology", "hypercube:3", "--op", "gather", "--algo", "esbt", "--len", "1"]
+        => ["no algorithm `esbt` for gather", "sbt"];
+    schedule_too_large:
+        ["schedule", "--topology", "hypercube:23", "--op", "broadcast", "--algo", "sbt", "--len", "1"]
+        => ["too large"];
+    formulas_unknown_op:
+        ["formulas", "--op", "nope"]
+        => ["unknown collective `nope`"];
+    compare_without_algorithms:
+        ["compare", "--topology", "hypercube:3", "--op", "alltoall", "--len", "1"]
+        => ["no algorithm performs alltoall", "broadcast"];
+    compare_every_row_invalid:
+        ["compare", "--topology", "hypercube:3", "--op", "scatter", "--len", "10", "--packets", "3"]
+        => ["no algorithm could run", "`sbt`", "not pipelined"];
+    verify_missing_file:
+        ["verify", "--schedule", "/nonexistent/schedule.json"]
+        => ["/nonexistent/schedule.json"];
+    verify_bad_model:
+        ["verify", "--schedule", "-", "--ports", "many"]
+        => ["--ports", "all", "one"];
+}
+
+#[test]
+fn help_and_version_exit_0() {
+    assert!(ok(&["--help"]).contains("simulate"));
+    assert!(ok(&["simulate", "--help"]).contains("--no-verify"));
+    assert!(ok(&["--version"]).contains(env!("CARGO_PKG_VERSION")));
+}
+
+// ---------------------------------------------------------------- compare
+
+#[test]
+fn compare_lists_exactly_the_fitting_algorithms_fastest_first() {
+    let topo: Topology = "hypercube:4".parse().unwrap();
+    for op in OpKind::ALL {
+        let fitting = algorithms::fitting(&topo, op);
+        if fitting.is_empty() {
+            continue;
+        }
+        let mut args = vec![
+            "compare",
+            "--topology",
+            "hypercube:4",
+            "--op",
+            op.name(),
+            "--len",
+            "100",
+        ];
+        if op == OpKind::P2p {
+            args.extend(["--src", "0", "--dst", "15"]);
+        }
+        let v = ok_json(&args);
+        let rows = v.as_array().unwrap();
+        let mut got: Vec<&str> = rows.iter().map(|r| r["algo"].as_str().unwrap()).collect();
+        let times: Vec<f64> = rows.iter().map(|r| r["time"].as_f64().unwrap()).collect();
+        assert!(
+            times.windows(2).all(|w| w[0] <= w[1]),
+            "{op}: not sorted: {times:?}"
+        );
+        got.sort_unstable();
+        let mut want: Vec<&str> = fitting.iter().map(|a| a.name).collect();
+        want.sort_unstable();
+        assert_eq!(got, want, "{op}");
+        for r in rows {
+            assert_eq!(r["verified"], true);
+            assert!(r.get("ratio").is_some() && r.get("lower_bound").is_some());
+        }
+    }
+}
+
+#[test]
+fn compare_rows_match_simulate() {
+    let v = ok_json(&[
+        "compare",
+        "--topology",
+        "hypercube:3",
+        "--op",
+        "broadcast",
+        "--len",
+        "100",
+    ]);
+    for row in v.as_array().unwrap() {
+        let algo = row["algo"].as_str().unwrap();
+        let mut args = BCAST.to_vec();
+        args[6] = algo;
+        assert_eq!(&ok_json(&args), row, "{algo}");
+    }
+}
+
+#[test]
+fn compare_shows_an_invalid_row_without_failing() {
+    let args = [
+        "compare",
+        "--topology",
+        "hypercube:3",
+        "--op",
+        "p2p",
+        "--src",
+        "0",
+        "--dst",
+        "7",
+        "--len",
+        "4",
+        "--packets",
+        "4",
+    ];
+    let v = ok_json(&args);
+    let rows = v.as_array().unwrap();
+    let errs: Vec<&Value> = rows.iter().filter(|r| r.get("error").is_some()).collect();
+    let good: Vec<&Value> = rows.iter().filter(|r| r.get("error").is_none()).collect();
+    assert!(!errs.is_empty() && !good.is_empty(), "{v:#}");
+    assert!(errs[0]["error"].as_str().unwrap().contains("--packets"));
+    assert!(errs[0]["time"].is_null());
+    assert!(
+        rows.last().unwrap().get("error").is_some(),
+        "invalid rows come last"
+    );
+    let text = ok(&args);
+    assert!(text.contains("invalid --packets"), "{text}");
+}
+
+#[test]
+fn compare_text_has_a_row_per_algorithm() {
+    let out = ok(&[
+        "compare",
+        "--topology",
+        "hypercube:3",
+        "--op",
+        "broadcast",
+        "--len",
+        "100",
+    ]);
+    let topo: Topology = "hypercube:3".parse().unwrap();
+    for a in algorithms::fitting(&topo, OpKind::Broadcast) {
+        assert!(
+            out.lines().any(|l| l.starts_with(&format!("{} ", a.name))),
+            "no row for {}:\n{out}",
+            a.name
+        );
+    }
+    assert!(out.contains("verified") && out.contains("ratio"));
+}
+
+#[test]
+fn compare_exit_1_when_a_row_fails_verification() {
+    let r = hc(&[
+        "compare",
+        "--topology",
+        "hypercube:3",
+        "--op",
+        "broadcast",
+        "--len",
+        "100",
+        "--ports",
+        "one",
+        "--strict",
+        "--format",
+        "json",
+    ]);
+    let rows = r.json();
+    let failed = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|x| x["verified"] == false);
+    assert!(
+        failed,
+        "the pipelined broadcasts break --ports one: {rows:#}"
+    );
+    assert_eq!(r.code, 1);
+    assert!(r.err.contains("failed verification"), "{}", r.err);
+}
+
+// ---------------------------------------------------------------- schedule and verify
+
+/// `schedule` of `algo`, as text.
+fn schedule_of(algo: &Algorithm, topo: &str, len: &str) -> String {
+    let mut args = vec!["schedule".to_string()];
+    args.extend(problem_args(algo, topo));
+    args.extend(["--len".into(), len.into()]);
+    ok(&strs(&args))
+}
+
+#[test]
+fn schedule_piped_into_verify_matches_simulate() {
+    for algo in algorithms::all() {
+        let doc = schedule_of(algo, "hypercube:3", "23");
+        let r = hc_with(&["verify", "--schedule", "-", "--format", "json"], &doc);
+        assert_eq!(r.code, 0, "{algo:?}: {}", r.err);
+        let checked = r.json();
+        let mut args = vec!["simulate".to_string()];
+        args.extend(problem_args(algo, "hypercube:3"));
+        args.extend(["--len".into(), "23".into()]);
+        let sim = ok_json(&strs(&args));
+        assert_eq!(checked["verified"], true);
+        assert_eq!(checked["algo"], algo.name);
+        for key in [
+            "time",
+            "rounds",
+            "messages",
+            "volume",
+            "max_link_load",
+            "lower_bound",
+        ] {
+            assert_eq!(checked[key], sim[key], "{algo:?}: {key}");
+        }
+    }
+}
+
+#[test]
+fn verify_reads_a_file_and_prints_text() {
+    let algo = algorithms::find(OpKind::Gather, "sbt").unwrap();
+    let doc = schedule_of(algo, "hypercube:2", "3");
+    let path = std::env::temp_dir().join(format!("hypercomm-cli-{}.json", std::process::id()));
+    std::fs::write(&path, doc).unwrap();
+    let out = ok(&["verify", "--schedule", path.to_str().unwrap()]);
+    std::fs::remove_file(&path).unwrap();
+    assert!(out.contains("verified       yes"), "{out}");
+    assert!(out.contains("gather, root 3"), "{out}");
+}
+
+/// The broadcast schedule of sbt on hypercube:3 as JSON.
+fn bcast_doc() -> Value {
+    let algo = algorithms::find(OpKind::Broadcast, "sbt").unwrap();
+    serde_json::from_str(&schedule_of(algo, "hypercube:3", "8")).unwrap()
+}
+
+/// The first op of `kind` (`send`, `recv`) in the document: (program, step, op index).
+fn find_op(doc: &Value, kind: &str) -> (usize, usize, usize) {
+    for (p, prog) in doc["programs"].as_array().unwrap().iter().enumerate() {
+        for (s, step) in prog["steps"].as_array().unwrap().iter().enumerate() {
+            for (o, op) in step.as_array().unwrap().iter().enumerate() {
+                if op.get(kind).is_some() {
+                    return (p, s, o);
+                }
+            }
+        }
+    }
+    panic!("no {kind} op")
+}
+
+fn verify_doc(doc: &Value) -> Run {
+    hc_with(
+        &["verify", "--schedule", "-", "--format", "json"],
+        &doc.to_string(),
+    )
+}
+
+#[test]
+fn verify_a_recv_from_the_wrong_peer_exits_1() {
+    let mut doc = bcast_doc();
+    let (p, s, o) = find_op(&doc, "recv");
+    let from = &mut doc["programs"][p]["steps"][s][o]["recv"]["from"];
+    let wrong = (from.as_u64().unwrap() + 1) % 8;
+    *from = wrong.into();
+    let r = verify_doc(&doc);
+    assert_eq!(r.code, 1, "{}", r.err);
+    let v = r.json();
+    assert_eq!(v["verified"], false);
+    let viol = &v["violation"];
+    for key in [
+        "kind", "step", "rank", "peer", "region", "detail", "message",
+    ] {
+        assert!(viol.get(key).is_some(), "violation lacks {key}: {viol:#}");
+    }
+    assert_eq!(viol["step"], s);
+    assert!(
+        r.err.contains(viol["message"].as_str().unwrap()),
+        "{}",
+        r.err
+    );
+}
+
+#[test]
+fn verify_a_deleted_send_exits_1() {
+    let mut doc = bcast_doc();
+    let (p, s, o) = find_op(&doc, "send");
+    doc["programs"][p]["steps"][s]
+        .as_array_mut()
+        .unwrap()
+        .remove(o);
+    let r = verify_doc(&doc);
+    assert_eq!(r.code, 1, "{}", r.err);
+    let v = r.json();
+    assert_eq!(v["violation"]["kind"], "unmatched_recv");
+    assert_eq!(v["violation"]["step"], s);
+}
+
+#[test]
+fn verify_a_missing_program_exits_1_without_timing() {
+    let mut doc = bcast_doc();
+    doc["programs"].as_array_mut().unwrap().pop();
+    let r = verify_doc(&doc);
+    assert_eq!(r.code, 1, "{}", r.err);
+    let v = r.json();
+    assert_eq!(v["violation"]["kind"], "malformed_program");
+    assert!(v["time"].is_null(), "malformed programs are not timed");
+}
+
+#[test]
+fn verify_malformed_json_names_the_path() {
+    let mut doc = bcast_doc();
+    let (p, s, o) = find_op(&doc, "recv");
+    doc["programs"][p]["steps"][s][o]["recv"]["from"] = "x".into();
+    let r = verify_doc(&doc);
+    assert_eq!(r.code, 2);
+    let path = format!("programs[{p}].steps[{s}][{o}].recv.from");
+    assert!(r.err.contains(&path), "stderr lacks {path}: {}", r.err);
+    assert!(r.err.contains("malformed schedule"), "{}", r.err);
+    assert!(r.out.is_empty());
+}
+
+#[test]
+fn verify_not_json_at_all_exits_2() {
+    let r = hc_with(&["verify", "--schedule", "-"], "not json");
+    assert_eq!(r.code, 2);
+    assert!(r.err.contains("malformed schedule"), "{}", r.err);
+}
+
+#[test]
+fn verify_a_region_past_2_pow_53_exits_2() {
+    let mut doc = bcast_doc();
+    let (p, s, o) = find_op(&doc, "send");
+    doc["programs"][p]["steps"][s][o]["send"]["from"][0]["off"] = u64::MAX.into();
+    let r = verify_doc(&doc);
+    assert_eq!(r.code, 2, "{}", r.err);
+    assert!(
+        r.err.contains(&format!("programs[{p}].steps[{s}][{o}]")),
+        "{}",
+        r.err
+    );
+}
+
+/// A small deterministic generator (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// Every number, array and object in `v`, as JSON pointers.
+fn pointers(v: &Value, at: String, out: &mut Vec<String>) {
+    match v {
+        Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                pointers(x, format!("{at}/{i}"), out);
+            }
+        }
+        Value::Object(m) => {
+            for (k, x) in m {
+                pointers(x, format!("{at}/{k}"), out);
+            }
+        }
+        _ => {}
+    }
+    out.push(at);
+}
+
+/// Change the value at one pointer: another number, or remove an array element.
+fn mutate(doc: &mut Value, rng: &mut Rng) {
+    let mut ptrs = Vec::new();
+    pointers(doc, String::new(), &mut ptrs);
+    let ptr = ptrs[rng.below(ptrs.len())].clone();
+    let target = doc.pointer_mut(&ptr).unwrap();
+    const NUMBERS: [u64; 7] = [0, 1, 2, 3, 7, 1 << 40, u64::MAX];
+    match target {
+        Value::Number(_) => *target = NUMBERS[rng.below(NUMBERS.len())].into(),
+        Value::Array(a) if !a.is_empty() => {
+            let i = rng.below(a.len());
+            if rng.below(2) == 0 {
+                a.remove(i);
+            } else {
+                let x = a[i].clone();
+                a.push(x);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn verify_never_panics_on_mutated_schedules() {
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut codes = [0usize; 3];
+    for algo in algorithms::all() {
+        let base: Value = serde_json::from_str(&schedule_of(algo, "hypercube:2", "5")).unwrap();
+        for _ in 0..200 {
+            let mut doc = base.clone();
+            for _ in 0..=rng.below(3) {
+                mutate(&mut doc, &mut rng);
+            }
+            let (mut out, mut err) = (Vec::new(), Vec::new());
+            let text = doc.to_string();
+            let path = std::env::temp_dir().join(format!(
+                "hypercomm-fuzz-{}-{}.json",
+                std::process::id(),
+                rng.next()
+            ));
+            std::fs::write(&path, &text).unwrap();
+            let args = ["hypercomm", "verify", "--schedule", path.to_str().unwrap()];
+            let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                hypercomm_cli::run(args, &mut out, &mut err)
+            }));
+            std::fs::remove_file(&path).unwrap();
+            let code = code.unwrap_or_else(|_| panic!("{algo:?} panicked on:\n{text}"));
+            assert!(code <= 2, "{code}");
+            codes[code as usize] += 1;
+        }
+    }
+    eprintln!("exit codes 0, 1, 2: {codes:?}");
+    assert!(
+        codes.iter().all(|&c| c > 0),
+        "every exit code seen: {codes:?}"
+    );
+}
+
+// ---------------------------------------------------------------- algorithms, formulas
+
+#[test]
+fn algorithms_text_snapshot() {
+    insta::assert_snapshot!("algorithms_text", ok(&["algorithms"]));
+}
+
+#[test]
+fn algorithms_json_is_the_registry() {
+    let v = ok_json(&["algorithms"]);
+    let rows = v.as_array().unwrap();
+    assert_eq!(rows.len(), algorithms::all().len());
+    for (row, a) in rows.iter().zip(algorithms::all()) {
+        assert_eq!(row["name"], a.name);
+        assert_eq!(row["op"], a.op.name());
+        assert_eq!(row["topologies"], a.topologies);
+        assert_eq!(row["pipelined"], a.pipelined);
+        assert_eq!(row["summary"], a.summary);
+        assert_eq!(row["reference"], a.reference);
+    }
+}
+
+#[test]
+fn docs_algorithms_md_is_generated() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/algorithms.md");
+    let md = ok(&["algorithms", "--format", "markdown"]);
+    assert!(md.starts_with("<!-- Generated by `hypercomm algorithms --format markdown`"));
+    let checked_in = std::fs::read_to_string(path).unwrap_or_default();
+    assert!(
+        checked_in == md,
+        "docs/algorithms.md is stale; regenerate it with\n  \
+         cargo run -p hypercomm-cli -- algorithms --format markdown > docs/algorithms.md"
+    );
+    for a in algorithms::all() {
+        assert!(md.contains(&format!("| {} | `{}` |", a.op, a.name)));
+    }
+}
+
+#[test]
+fn formulas_lists_every_registry_algorithm() {
+    let v = ok_json(&["formulas"]);
+    let rows = v["algorithms"].as_array().unwrap();
+    assert_eq!(rows.len(), algorithms::all().len());
+    for (row, a) in rows.iter().zip(algorithms::all()) {
+        assert_eq!(
+            (row["op"].as_str(), row["algo"].as_str()),
+            (Some(a.op.name()), Some(a.name))
+        );
+        assert!(!row["formulas"].as_array().unwrap().is_empty(), "{a:?}");
+    }
+    let text = ok(&[
+        "formulas",
+        "--op",
+        "scatter",
+        "--topology",
+        "hypercube:5",
+        "--len",
+        "1000",
+    ]);
+    assert!(
+        text.contains("315") && text.contains("nβ + (2^n − 1)mτ"),
+        "{text}"
+    );
+}
+
+#[test]
+fn formulas_agree_with_simulate() {
+    let f = ok_json(&[
+        "formulas",
+        "--op",
+        "broadcast",
+        "--len",
+        "100",
+        "--beta",
+        "3",
+    ]);
+    for row in f["algorithms"].as_array().unwrap() {
+        let algo = row["algo"].as_str().unwrap();
+        let mut args = bcast(&["--beta", "3"]);
+        args[6] = algo;
+        let sim = ok_json(&args);
+        assert_eq!(sim["formulas"], row["formulas"], "{algo}");
+    }
+}
