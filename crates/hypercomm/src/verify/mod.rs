@@ -306,35 +306,55 @@ impl<'a> Verifier<'a> {
         Ok(())
     }
 
+    /// No receive may overlap a region the same step sends or another receive writes.
+    /// Sort-and-sweep, O(R log R) in the regions R of the step.
     fn races(&self, s: usize, prog: &Program) -> Check {
-        let ops = &prog.steps[s].ops;
-        let sent: Vec<&Region> = ops
-            .iter()
-            .filter_map(|o| {
-                if let Op::Send { from, .. } = o {
-                    Some(from.iter())
+        // (region, is_recv, peer) sorted by (buf, off): an overlap involving a receive
+        // shows against the furthest-reaching send or receive seen before it.
+        let mut all: Vec<(Region, bool, Rank)> = Vec::new();
+        for o in &prog.steps[s].ops {
+            match o {
+                Op::Send { from, .. } => {
+                    all.extend(from.iter().filter(|r| r.len > 0).map(|r| (*r, false, 0)))
+                }
+                Op::Recv { from, into, .. } => {
+                    all.extend(into.iter().filter(|r| r.len > 0).map(|r| (*r, true, *from)))
+                }
+                Op::Local { .. } => {}
+            }
+        }
+        all.sort_by_key(|(r, _, _)| (r.buf, r.off));
+        let mut send_reach: Option<Region> = None;
+        let mut recv_reach: Option<Region> = None;
+        for &(reg, is_recv, peer) in &all {
+            let hit = |x: &Option<Region>| x.filter(|x| x.buf == reg.buf && x.end() > reg.off);
+            let clash = if is_recv {
+                hit(&send_reach).or(hit(&recv_reach))
+            } else {
+                hit(&recv_reach)
+            };
+            if let Some(x) = clash {
+                let (region, other, peer) = if is_recv {
+                    (reg, x, Some(peer))
                 } else {
-                    None
-                }
-            })
-            .flatten()
-            .collect();
-        let mut written: Vec<&Region> = Vec::new();
-        for op in ops {
-            if let Op::Recv { from, into, .. } = op {
-                for reg in into {
-                    if let Some(x) = sent.iter().chain(written.iter()).find(|x| x.overlaps(reg)) {
-                        return Err(self.v(
-                            ViolationKind::Race,
-                            s,
-                            prog.rank,
-                            Some(*from),
-                            Some(*reg),
-                            format!("overlaps {x}, which this step also sends or receives"),
-                        ));
-                    }
-                    written.push(reg);
-                }
+                    (x, reg, None)
+                };
+                return Err(self.v(
+                    ViolationKind::Race,
+                    s,
+                    prog.rank,
+                    peer,
+                    Some(region),
+                    format!("overlaps {other}, which this step also sends or receives"),
+                ));
+            }
+            let slot = if is_recv {
+                &mut recv_reach
+            } else {
+                &mut send_reach
+            };
+            if !matches!(slot, Some(x) if x.buf == reg.buf && x.end() >= reg.end()) {
+                *slot = Some(reg);
             }
         }
         Ok(())

@@ -68,11 +68,6 @@ impl SbtBroadcast {
     pub(crate) fn new(cube: Hypercube, root: Rank, m: u64, nu: u64) -> Self {
         SbtBroadcast { cube, root, m, nu }
     }
-
-    /// Packets per message.
-    pub fn packets(&self) -> u64 {
-        self.nu
-    }
 }
 
 impl Schedule for SbtBroadcast {
