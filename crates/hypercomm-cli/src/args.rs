@@ -36,6 +36,9 @@ pub enum Command {
     Schedule(ScheduleArgs),
     /// Verify and time a schedule read from a JSON file.
     Verify(VerifyArgs),
+    /// Run algorithms over a range of lengths or hypercube dimensions; print CSV or
+    /// JSON, optionally an SVG chart.
+    Sweep(SweepArgs),
 }
 
 /// Output format of the reporting commands.
@@ -90,6 +93,12 @@ pub struct ModelArgs {
     /// Time τ per element [default: 0.01].
     #[arg(long, value_name = "T", allow_negative_numbers = true)]
     pub tau: Option<f64>,
+    /// Start-up time β_h of a host link (`hypercube:N+host`) [default: --beta].
+    #[arg(long, value_name = "B", allow_negative_numbers = true)]
+    pub host_beta: Option<f64>,
+    /// Time τ_h per element on a host link [default: --tau].
+    #[arg(long, value_name = "T", allow_negative_numbers = true)]
+    pub host_tau: Option<f64>,
     /// Links a node drives at once: all or one.
     #[arg(long, value_name = "P", default_value = "all")]
     pub ports: String,
@@ -228,4 +237,58 @@ pub struct VerifyArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+}
+
+/// Output format of `hypercomm sweep`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SweepFormat {
+    /// Comma-separated values, one header line and one line per point and algorithm.
+    Csv,
+    /// A JSON array with one object per point and algorithm.
+    Json,
+}
+
+/// Arguments of `hypercomm sweep`.
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    /// Interconnect, e.g. `hypercube:4`; with `--dims`, only its family counts.
+    #[arg(long, value_name = "T")]
+    pub topology: String,
+    /// Collective: p2p, broadcast, scatter, gather, ...
+    #[arg(long, value_name = "OP")]
+    pub op: String,
+    /// Elements per message: `M`, a range `A..B` (step 1), `A..B:STEP`, a geometric range
+    /// `A..BxF` (factor F > 1), or a list `A,B,C`. A single `M` with `--dims`.
+    #[arg(long, value_name = "RANGE")]
+    pub len: String,
+    /// Sweep over hypercube dimensions instead (same syntax as `--len`), e.g. `1..12`.
+    #[arg(long, value_name = "RANGE")]
+    pub dims: Option<String>,
+    /// Algorithms, comma-separated [default: every one that fits, in registry order].
+    #[arg(long, value_name = "A,B,...")]
+    pub algo: Option<String>,
+    /// The root of a rooted collective [default: 0].
+    #[arg(long, value_name = "R")]
+    pub root: Option<u64>,
+    /// Source rank of p2p.
+    #[arg(long, value_name = "A")]
+    pub src: Option<u64>,
+    /// Destination rank of p2p.
+    #[arg(long, value_name = "B")]
+    pub dst: Option<u64>,
+    /// Packets per message for pipelined algorithms: a count or `opt`.
+    #[arg(long, value_name = "N|opt", default_value = "opt")]
+    pub packets: String,
+    /// The machine model.
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// How the schedules are checked (points too large to verify are timed unverified).
+    #[command(flatten)]
+    pub check: CheckArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = SweepFormat::Csv)]
+    pub format: SweepFormat,
+    /// Also draw the sweep as an SVG line chart into FILE.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
 }

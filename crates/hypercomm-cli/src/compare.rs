@@ -55,18 +55,25 @@ fn fastest_first(a: &RunReport, b: &RunReport) -> Ordering {
 }
 
 /// The error for a collective without algorithms on the topology, naming those with.
-fn no_algorithm(problem: &ProblemConfig, kind: OpKind) -> Error {
+pub(crate) fn no_algorithm(problem: &ProblemConfig, kind: OpKind) -> Error {
     let with: Vec<&str> = OpKind::ALL
         .into_iter()
         .filter(|&k| !algorithms::fitting(&problem.topology, k).is_empty())
         .map(OpKind::name)
         .collect();
+    let with = match algorithms::for_op(kind)
+        .next()
+        .map(|a| a.fits(&problem.topology))
+    {
+        Some(Err(why)) if with.is_empty() => format!("none ({why})"),
+        _ if with.is_empty() => "none".into(),
+        _ => with.join(" "),
+    };
     Error::InvalidParameter {
         what: "--op",
         reason: format!(
-            "no algorithm performs {kind} on {}; collectives with algorithms: {}",
+            "no algorithm performs {kind} on {}; collectives with algorithms: {with}",
             problem.topology,
-            with.join(" ")
         ),
     }
 }

@@ -8,7 +8,7 @@
 
 use hypercomm::algorithms::{self, Algorithm, Packets, Params};
 use hypercomm::collective::{Collective, OpKind};
-use hypercomm::cost::model::{Model, Timing};
+use hypercomm::cost::model::{LinkCost, Model, Timing};
 use hypercomm::error::Error;
 use hypercomm::topology::Topology;
 use hypercomm::verify::{Problem, Strictness};
@@ -149,17 +149,35 @@ pub fn check_len(topology: &Topology, kind: OpKind, len: u64) -> Result<(), Erro
     Ok(())
 }
 
-/// The machine model of the arguments (unset β and τ take the library's defaults).
+/// The machine model of the arguments (unset β and τ take the library's defaults; unset
+/// host β_h and τ_h equal β and τ).
 pub fn model(args: &ModelArgs) -> Result<Model, Error> {
     let default = Model::default();
     let mut model = Model::new(
         args.beta.unwrap_or(default.beta()),
         args.tau.unwrap_or(default.tau()),
     )?;
+    model.host = host_link(args, &model)?;
     model.ports = args.ports.parse()?;
     model.duplex = args.duplex.parse()?;
     model.timing = args.timing.parse()?;
     Ok(model)
+}
+
+/// The cost of a host link: `--host-beta` and `--host-tau`, each defaulting to the
+/// processing-element link's value.
+fn host_link(args: &ModelArgs, model: &Model) -> Result<LinkCost, Error> {
+    let beta = args.host_beta.unwrap_or(model.beta());
+    let tau = args.host_tau.unwrap_or(model.tau());
+    for (what, v) in [("--host-beta", beta), ("--host-tau", tau)] {
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(Error::InvalidParameter {
+                what,
+                reason: format!("{v} must be a finite number ≥ 0"),
+            });
+        }
+    }
+    Ok(LinkCost { beta, tau })
 }
 
 /// The verifier's rules: with `strict`, the model's port and duplex rules.

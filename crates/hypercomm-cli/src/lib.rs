@@ -3,8 +3,8 @@
 //! The `hypercomm` command-line tool over the [`hypercomm`] library. Raw arguments are
 //! parsed by clap ([`args`]), validated into a typed configuration ([`config`]), and run
 //! by one module per command ([`simulate`], [`compare`], [`algorithms`], [`formulas`],
-//! [`schedule`], [`verify`]); [`report`] holds the facts of one run and [`output`]
-//! renders them.
+//! [`schedule`], [`verify`], [`sweep`]); [`report`] holds the facts of one run,
+//! [`output`] renders them and [`plot`] draws a sweep as an SVG chart.
 //!
 //! Exit codes: 0 when everything verified (or verification was skipped), 1 when a
 //! schedule failed verification, 2 on bad input (the message on stderr names the
@@ -33,9 +33,11 @@ pub mod config;
 pub mod formulas;
 pub mod output;
 pub mod parallel;
+pub mod plot;
 pub mod report;
 pub mod schedule;
 pub mod simulate;
+pub mod sweep;
 pub mod verify;
 
 use std::ffi::OsString;
@@ -68,6 +70,13 @@ pub enum CliError {
     },
     /// Writing the output failed.
     Write(io::Error),
+    /// A file could not be written.
+    WriteFile {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
     /// `compare`: no algorithm could run; (algorithm, why) for each.
     NothingRan(Vec<(String, String)>),
 }
@@ -80,6 +89,9 @@ impl fmt::Display for CliError {
                 write!(f, "cannot read `{}`: {source}", path.display())
             }
             CliError::Write(e) => write!(f, "cannot write the output: {e}"),
+            CliError::WriteFile { path, source } => {
+                write!(f, "cannot write `{}`: {source}", path.display())
+            }
             CliError::NothingRan(rows) => {
                 f.write_str("no algorithm could run")?;
                 for (algo, why) in rows {
@@ -157,6 +169,7 @@ fn dispatch(command: Command, io: &mut Io<'_>) -> Result<Outcome, CliError> {
         Command::Formulas(a) => formulas::run(&a, io),
         Command::Schedule(a) => schedule::run(&a, io),
         Command::Verify(a) => verify::run(&a, io),
+        Command::Sweep(a) => sweep::run(&a, io),
     }
 }
 

@@ -89,10 +89,15 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     out
 }
 
-/// The model in one line.
+/// The model in one line; host links are shown when they differ from the others.
 pub fn model_line(m: &ModelOut) -> String {
+    let host = if (m.host_beta, m.host_tau) == (m.beta, m.tau) {
+        String::new()
+    } else {
+        format!(", host β = {}, τ = {}", num(m.host_beta), num(m.host_tau))
+    };
     format!(
-        "β = {}, τ = {}, ports {}, duplex {}, timing {}",
+        "β = {}, τ = {}{host}, ports {}, duplex {}, timing {}",
         num(m.beta),
         num(m.tau),
         m.ports,

@@ -39,6 +39,10 @@ pub struct ModelOut {
     pub beta: f64,
     /// Time per element τ.
     pub tau: f64,
+    /// Start-up time β_h of a host link.
+    pub host_beta: f64,
+    /// Time per element τ_h of a host link.
+    pub host_tau: f64,
     /// `all` or `one`.
     pub ports: String,
     /// `full` or `half`.
@@ -52,6 +56,8 @@ impl From<&Model> for ModelOut {
         ModelOut {
             beta: m.beta(),
             tau: m.tau(),
+            host_beta: m.host.beta,
+            host_tau: m.host.tau,
             ports: m.ports.to_string(),
             duplex: m.duplex.to_string(),
             timing: m.timing.to_string(),
