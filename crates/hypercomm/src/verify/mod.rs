@@ -323,7 +323,7 @@ impl<'a> Verifier<'a> {
                 Op::Local { .. } => {}
             }
         }
-        all.sort_by_key(|(r, _, _)| (r.buf, r.off));
+        all.sort_unstable_by_key(|(r, _, _)| (r.buf, r.off));
         let mut send_reach: Option<Region> = None;
         let mut recv_reach: Option<Region> = None;
         for &(reg, is_recv, peer) in &all {

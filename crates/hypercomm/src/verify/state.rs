@@ -271,18 +271,38 @@ impl BufState {
             return;
         }
         let end = start + len;
-        self.split_at(start);
-        self.split_at(end);
-        let doomed: Vec<u64> = self.runs.range(start..end).map(|(&s, _)| s).collect();
-        for s in doomed {
-            self.runs.remove(&s);
+        // Fast path: nothing there yet (a first delivery), no run to split or remove.
+        let free = self
+            .runs
+            .range(..end)
+            .next_back()
+            .is_none_or(|(&k, p)| k + p.len <= start);
+        if !free {
+            self.split_at(start);
+            self.split_at(end);
+            while let Some((&k, _)) = self.runs.range(start..end).next() {
+                self.runs.remove(&k);
+            }
         }
         let mut pos = start;
         for p in pieces.iter().filter(|p| p.len > 0) {
-            self.runs.insert(pos, p.clone());
+            self.merge_into_previous(pos, p.clone());
             pos += p.len;
         }
-        self.merge_around(start, end);
+        if let Some(next) = self.runs.remove(&end) {
+            self.merge_into_previous(end, next);
+        }
+    }
+
+    /// Insert `piece` at `pos`, appending it to the run that ends at `pos` if it
+    /// continues that run's rule.
+    fn merge_into_previous(&mut self, pos: u64, piece: Piece) {
+        if let Some((&k, prev)) = self.runs.range_mut(..pos).next_back() {
+            if k + prev.len == pos && prev.try_append(&piece) {
+                return;
+            }
+        }
+        self.runs.insert(pos, piece);
     }
 
     /// Combine `pieces` into `start..`: the received data is the left operand when
@@ -341,28 +361,6 @@ impl BufState {
         }
         self.place(start, &result);
         Ok(())
-    }
-
-    fn merge_around(&mut self, start: u64, end: u64) {
-        let from = self
-            .runs
-            .range(..start)
-            .next_back()
-            .map(|(&s, _)| s)
-            .unwrap_or(start);
-        let keys: Vec<u64> = self.runs.range(from..=end).map(|(&s, _)| s).collect();
-        let mut prev: Option<u64> = None;
-        for k in keys {
-            if let Some(pk) = prev {
-                let next = self.runs[&k].clone();
-                let p = self.runs.get_mut(&pk).expect("run exists");
-                if pk + p.len == k && p.try_append(&next) {
-                    self.runs.remove(&k);
-                    continue;
-                }
-            }
-            prev = Some(k);
-        }
     }
 
     /// All runs, in order: (start, piece).
