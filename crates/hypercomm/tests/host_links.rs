@@ -96,3 +96,35 @@ fn pe_algorithms_refuse_a_host_topology_with_a_reason() {
         .unwrap();
     assert!(err.to_string().contains("host"), "{err}");
 }
+
+#[test]
+fn complete_topology_runs_hypercube_algorithms_only_on_powers_of_two() {
+    let topo: Topology = "complete:8".parse().unwrap();
+    assert_eq!(topo.nodes(), 8);
+    assert!(topo.are_linked(0, 7) && !topo.are_linked(3, 3));
+    let problem = Problem {
+        topology: &topo,
+        collective: Collective::Scatter { root: 5 },
+        len: 3,
+        commutative: true,
+    };
+    let s = hypercomm::algorithms::find(OpKind::Scatter, "sbt")
+        .unwrap()
+        .build(&problem, &Params::default())
+        .unwrap();
+    verify(problem, s.as_ref(), Strictness::default()).unwrap();
+    let odd: Topology = "complete:6".parse().unwrap();
+    let problem = Problem {
+        topology: &odd,
+        collective: Collective::Scatter { root: 0 },
+        len: 3,
+        commutative: true,
+    };
+    let err = hypercomm::algorithms::find(OpKind::Scatter, "sbt")
+        .unwrap()
+        .build(&problem, &Params::default())
+        .err()
+        .unwrap();
+    assert!(err.to_string().contains("power of two"), "{err}");
+    assert!("complete:0".parse::<Topology>().is_err());
+}

@@ -257,7 +257,11 @@ impl Algorithm {
 }
 
 fn hypercube_only(t: &Topology) -> Result<(), String> {
+    if t.cube().is_some() {
+        return Ok(());
+    }
     match t {
+        Topology::Complete(k) => Err(format!("it needs 2^n nodes, and {k} is not a power of two")),
         Topology::Hypercube(_) => Ok(()),
         Topology::HypercubeHost(_) => {
             Err("it runs on the processing elements of a plain hypercube, not with a host".into())

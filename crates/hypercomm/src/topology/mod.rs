@@ -33,10 +33,17 @@ pub enum Topology {
     /// The n-cube plus a host processor, rank 2^n, linked to every node by a host-class
     /// link (Gichev, §2.1: "a host processor, directly linked with any of PEs").
     HypercubeHost(Hypercube),
+    /// K nodes, every pair linked: a crossbar switch (Saad & Schultz 1986, model F) or
+    /// ranks in one shared-memory process. Contains the hypercube when K = 2^n.
+    Complete(u32),
 }
 
+/// Largest `complete:K`.
+pub const MAX_COMPLETE: u32 = 1 << 24;
+
 /// The families `Topology::from_str` accepts, for error messages.
-pub const VALID_TOPOLOGIES: &str = "hypercube:N, hypercube:N+host (N = 0..=24)";
+pub const VALID_TOPOLOGIES: &str =
+    "hypercube:N, hypercube:N+host (N = 0..=24), complete:K (K = 1..=16777216)";
 
 impl Topology {
     /// Number of nodes.
@@ -44,13 +51,24 @@ impl Topology {
         match self {
             Topology::Hypercube(h) => h.nodes(),
             Topology::HypercubeHost(h) => h.nodes() + 1,
+            Topology::Complete(k) => *k,
         }
     }
     /// The host's rank, if the topology has a host.
     pub fn host(&self) -> Option<Rank> {
         match self {
-            Topology::Hypercube(_) => None,
             Topology::HypercubeHost(h) => Some(h.nodes()),
+            Topology::Hypercube(_) | Topology::Complete(_) => None,
+        }
+    }
+    /// The hypercube whose links join this topology's processing elements, if any: the
+    /// hypercube itself, or a complete graph of 2^n nodes (which contains it). Hypercube
+    /// algorithms fit exactly the topologies that have one.
+    pub fn cube(&self) -> Option<Hypercube> {
+        match *self {
+            Topology::Hypercube(h) => Some(h),
+            Topology::Complete(k) if k.is_power_of_two() => Hypercube::new(k.trailing_zeros()).ok(),
+            Topology::Complete(_) | Topology::HypercubeHost(_) => None,
         }
     }
     /// Whether a direct link joins `a` and `b`.
@@ -61,6 +79,7 @@ impl Topology {
                 let host = h.nodes();
                 h.are_neighbors(a, b) || (a == host && b < host) || (b == host && a < host)
             }
+            Topology::Complete(k) => a != b && a < *k && b < *k,
         }
     }
     /// The class of the link between `a` and `b` (which must be linked).
@@ -76,6 +95,7 @@ impl Topology {
             Topology::Hypercube(h) => h.diameter(),
             // Two PEs can always meet through the host.
             Topology::HypercubeHost(h) => h.diameter().min(2),
+            Topology::Complete(k) => u32::from(*k > 1),
         }
     }
     /// Number of links at each node (the most at any node).
@@ -83,6 +103,7 @@ impl Topology {
         match self {
             Topology::Hypercube(h) => h.dim(),
             Topology::HypercubeHost(h) => h.nodes(),
+            Topology::Complete(k) => k.saturating_sub(1),
         }
     }
     /// Shortest-path distance between two nodes.
@@ -94,6 +115,7 @@ impl Topology {
                 (true, false) | (false, true) => 1,
                 (false, false) => Hypercube::hamming(a, b).min(2),
             },
+            Topology::Complete(_) => u32::from(a != b),
         }
     }
     /// Eccentricity of `a`: the distance to the farthest node.
@@ -102,12 +124,14 @@ impl Topology {
             Topology::Hypercube(h) => h.dim(),
             Topology::HypercubeHost(h) if a == h.nodes() => u32::from(h.nodes() > 0),
             Topology::HypercubeHost(h) => h.dim().min(2),
+            Topology::Complete(k) => u32::from(*k > 1),
         }
     }
     /// The hypercube, if this is one.
     pub fn as_hypercube(&self) -> Option<&Hypercube> {
         match self {
             Topology::Hypercube(h) | Topology::HypercubeHost(h) => Some(h),
+            Topology::Complete(_) => None,
         }
     }
     /// Check that `rank` names a node; `what` names the parameter in the error.
@@ -129,6 +153,7 @@ impl fmt::Display for Topology {
         match self {
             Topology::Hypercube(h) => write!(f, "hypercube:{}", h.dim()),
             Topology::HypercubeHost(h) => write!(f, "hypercube:{}+host", h.dim()),
+            Topology::Complete(k) => write!(f, "complete:{k}"),
         }
     }
 }
@@ -169,6 +194,20 @@ impl FromStr for Topology {
                 } else {
                     Topology::Hypercube(cube)
                 })
+            }
+            "complete" | "switch" => {
+                let k: u32 = params
+                    .trim()
+                    .parse()
+                    .ok()
+                    .filter(|k| (1..=MAX_COMPLETE).contains(k))
+                    .ok_or_else(|| Error::TopologyOutOfRange {
+                        given: s.to_string(),
+                        reason: format!(
+                            "`{params}` is not a node count; valid: 1..={MAX_COMPLETE}"
+                        ),
+                    })?;
+                Ok(Topology::Complete(k))
             }
             _ => Err(unknown()),
         }

@@ -26,7 +26,7 @@ use crate::collective::Collective;
 use crate::cost::model::{Duplex, Model};
 use crate::error::Error;
 use crate::schedule::{Action, Buf, Op, Program, Rank, Region, Regions, Schedule};
-use crate::topology::{DimOrder, Hypercube, Topology};
+use crate::topology::{DimOrder, Hypercube};
 use crate::verify::Problem;
 
 /// The all-gather that exchanges everything held across one dimension per step, in a
@@ -42,14 +42,14 @@ pub struct DimensionExchange {
 /// The hypercube of an all-gather problem (shared by the all-gather files); `algo`
 /// names the algorithm in errors.
 pub(crate) fn allgather_cube(problem: &Problem<'_>, algo: &str) -> Result<Hypercube, Error> {
-    let Topology::Hypercube(cube) = problem.topology else {
+    let Some(cube) = problem.topology.cube() else {
         return Err(Error::InvalidParameter {
             what: "--topology",
             reason: format!("{algo} needs a plain hypercube"),
         });
     };
     match problem.collective {
-        Collective::Allgather => Ok(*cube),
+        Collective::Allgather => Ok(cube),
         other => Err(Error::InvalidParameter {
             what: "--op",
             reason: format!("{algo} performs allgather, not {other}"),

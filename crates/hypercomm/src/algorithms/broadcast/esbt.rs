@@ -34,9 +34,9 @@ pub struct EsbtBroadcast {
 }
 
 fn root_of(problem: &Problem<'_>) -> Result<(Hypercube, Rank), Error> {
-    let cube = *problem
+    let cube = problem
         .topology
-        .as_hypercube()
+        .cube()
         .ok_or_else(|| Error::InvalidParameter {
             what: "--topology",
             reason: "esbt needs a hypercube".into(),

@@ -34,9 +34,9 @@ pub struct SbtBroadcast {
 }
 
 fn root_of(problem: &Problem<'_>) -> Result<(Hypercube, Rank), Error> {
-    let cube = *problem
+    let cube = problem
         .topology
-        .as_hypercube()
+        .cube()
         .ok_or_else(|| Error::InvalidParameter {
             what: "--topology",
             reason: "sbt needs a hypercube".into(),

@@ -30,9 +30,9 @@ pub struct SbtGather {
 }
 
 fn params(problem: &Problem<'_>) -> Result<(Hypercube, Rank), Error> {
-    let cube = *problem
+    let cube = problem
         .topology
-        .as_hypercube()
+        .cube()
         .ok_or_else(|| Error::InvalidParameter {
             what: "--topology",
             reason: "sbt needs a hypercube".into(),
@@ -64,41 +64,68 @@ impl Schedule for SbtGather {
         steps(&self.cube, self.m)
     }
     fn program(&self, rank: Rank) -> Program {
-        let (c, root, m) = (&self.cube, self.root, self.m);
-        let total = self.steps();
-        let mut prog = Program::new(rank, total);
-        if m == 0 {
-            return prog;
-        }
-        // Gather step of a scatter step s: the paths are reversed in time.
-        let mirror = |scatter_step: u32| total - scatter_step as usize;
-        let (base, size) = subtree(c, rank, root);
-        let (held, first) = if rank == root {
-            (Buf::Out, 0)
-        } else if size == 1 {
-            (Buf::In, base)
-        } else {
-            prog.tmp_len = size * m;
-            (Buf::Tmp, base)
-        };
-        let at = |block: u64, blocks: u64| Region::new(held, (block - first) * m, blocks * m);
-        if held != Buf::In {
-            prog.push(0, Op::copy(Region::new(Buf::In, 0, m), at(rank as u64, 1)));
-        }
-        for child in c.sbt_children(rank, root, ORDER) {
-            let (cb, cs) = subtree(c, child, root);
-            prog.push(
-                mirror(c.sbt_step(child, root, ORDER)),
-                Op::recv(child, at(cb, cs)),
-            );
-        }
-        if let Some(parent) = c.sbt_parent(rank, root, ORDER) {
-            prog.push(
-                mirror(c.sbt_step(rank, root, ORDER)),
-                Op::send(parent, at(base, size)),
-            );
-        }
+        let mut prog = Program::new(rank, self.steps());
+        prog.tmp_len = push_gather(&mut prog, &self.cube, self.root, self.m, 0, 0);
         prog
+    }
+}
+
+/// Append to `prog` (of rank `prog.rank`) its part of the SBT gather to `root` of the
+/// `m` elements at `in[input..input + m]` of every rank, in the `steps(cube, m)` steps
+/// from `first`: the root assembles the blocks in rank order in `out[0..2^n·m]`, inner
+/// nodes collect their subtree's in `tmp` from 0. Returns the `tmp` length it needs.
+/// (Sequential multi-gather, `alltoall/smg.rs`, runs one such gather per root.)
+pub(crate) fn push_gather(
+    prog: &mut Program,
+    c: &Hypercube,
+    root: Rank,
+    m: u64,
+    first: usize,
+    input: u64,
+) -> u64 {
+    let rank = prog.rank;
+    let total = steps(c, m);
+    if m == 0 {
+        return 0;
+    }
+    // Gather step of a scatter step s: the paths are reversed in time.
+    let mirror = |scatter_step: u32| first + total - scatter_step as usize;
+    let (base, size) = subtree(c, rank, root);
+    let (held, origin) = if rank == root {
+        (Buf::Out, 0)
+    } else if size == 1 {
+        (Buf::In, base)
+    } else {
+        (Buf::Tmp, base)
+    };
+    // A leaf holds only its own block, at `input` in `in`.
+    let at = |block: u64, blocks: u64| match held {
+        Buf::In => Region::new(Buf::In, input, m),
+        _ => Region::new(held, (block - origin) * m, blocks * m),
+    };
+    if held != Buf::In {
+        prog.push(
+            first,
+            Op::copy(Region::new(Buf::In, input, m), at(rank as u64, 1)),
+        );
+    }
+    for child in c.sbt_children(rank, root, ORDER) {
+        let (cb, cs) = subtree(c, child, root);
+        prog.push(
+            mirror(c.sbt_step(child, root, ORDER)),
+            Op::recv(child, at(cb, cs)),
+        );
+    }
+    if let Some(parent) = c.sbt_parent(rank, root, ORDER) {
+        prog.push(
+            mirror(c.sbt_step(rank, root, ORDER)),
+            Op::send(parent, at(base, size)),
+        );
+    }
+    if held == Buf::Tmp {
+        size * m
+    } else {
+        0
     }
 }
 

@@ -22,9 +22,9 @@ use crate::topology::Hypercube;
 use crate::verify::Problem;
 
 fn endpoints(problem: &Problem<'_>) -> Result<(Hypercube, u32, u32), Error> {
-    let cube = *problem
+    let cube = problem
         .topology
-        .as_hypercube()
+        .cube()
         .ok_or_else(|| Error::InvalidParameter {
             what: "--topology",
             reason: "multipath needs a hypercube".into(),

@@ -43,9 +43,9 @@ pub(crate) fn subtree(cube: &Hypercube, node: Rank, root: Rank) -> (u64, u64) {
 }
 
 fn params(problem: &Problem<'_>) -> Result<(Hypercube, Rank), Error> {
-    let cube = *problem
+    let cube = problem
         .topology
-        .as_hypercube()
+        .cube()
         .ok_or_else(|| Error::InvalidParameter {
             what: "--topology",
             reason: "sbt needs a hypercube".into(),
