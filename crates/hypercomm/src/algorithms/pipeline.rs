@@ -182,7 +182,6 @@ impl PathPipeline {
             .unwrap_or(0)
     }
 
-
     /// Emit the ops of hop `h` of path `j` that involve `rank` (sender or receiver).
     fn hop(&self, prog: &mut Program, j: usize, h: usize) {
         let (path, off, len) = &self.paths[j];

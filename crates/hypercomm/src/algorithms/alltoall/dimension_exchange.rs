@@ -1,1 +1,402 @@
-//! In progress (issue 3).
+//! All-to-all (total exchange) by dimension exchange, lowest dimension first.
+//!
+//! Reference: seed 001 (Wikipedia, *Hypercube (communication pattern)*), "All-to-all":
+//! in every step exchange with i XOR 2^k "all messages for its k-dimensional sub cube";
+//! T ≈ log p (T_start + (p/2)·m·T_byte), in our notation n(β + 2^{n−1}mτ).
+//!
+//! The seed loops d > k ≥ 0; we cross dimensions 0, 1, …, n − 1, the order of every other
+//! `dimension-exchange` of the registry (seed 001's common template). Crossing them from
+//! the highest down is Saad & Schultz's MTADEA ([`super::mtadea`]): the same e-cube
+//! routing mirrored, same cost. [`DimensionExchange`] takes the order as a parameter.
+//!
+//! Bookkeeping: node X's `out` is row X of a k × k block matrix that the algorithm
+//! transposes by swapping, one dimension per step, that bit between row and column
+//! labels. Before the step crossing dimension d, with S the mask of the dimensions
+//! already crossed, column C of node X holds A_{a,b} = block b of rank a's `in`, where
+//!
+//! ```text
+//! a = (X & !S) | (C & S),    b = (C & !S) | (X & S).
+//! ```
+//!
+//! The step sends the 2^{n−1} columns whose bit d differs from X's (the blocks whose
+//! destination b differs from X in bit d) to X ^ 2^d, in increasing column order, in
+//! runs of 2^d columns, as one message; the partner's message fills the same columns
+//! (its column C' lands in C' ^ 2^d). A receive may not write what the same step sends,
+//! so it lands in `tmp` and local copies put it in place. Before step 0, S = 0 and C = b:
+//! `in` itself is the row, and step 0 also copies the kept columns from `in`. After the
+//! last step S is every dimension and column C holds A_{C,X}, which is what `out` must
+//! hold: no final permutation.
+//!
+//! Cost: n steps (one step of local copies when n = 0, none when m = 0); in each step
+//! every node sends one message of 2^{n−1} blocks to one neighbour and receives one:
+//! n(β + 2^{n−1}mτ) under full duplex and n(2β + 2^n mτ) under half duplex, under either
+//! port rule. Volume n·2^{2n−1}·m: every block crosses exactly its Hamming distance, the
+//! least any schedule moves. Memory: `tmp` of 2^{n−1}m elements.
+//!
+//! Constraints: hypercube.
+
+use smallvec::smallvec;
+
+use crate::algorithms::{Formula, Params};
+use crate::collective::Collective;
+use crate::cost::model::{Duplex, Model};
+use crate::error::Error;
+use crate::schedule::{Action, Buf, Op, Program, Rank, Region, Regions, Schedule};
+use crate::topology::{DimOrder, Hypercube};
+use crate::verify::Problem;
+
+/// The all-to-all that swaps one dimension of the block matrix per step, in a given
+/// order: the schedule of `dimension-exchange` (ascending) and `mtadea` (descending).
+#[derive(Clone, Debug)]
+pub struct DimensionExchange {
+    cube: Hypercube,
+    m: u64,
+    order: DimOrder,
+}
+
+/// The hypercube of an all-to-all problem (shared by the all-to-all files); `algo`
+/// names the algorithm in errors.
+pub(crate) fn alltoall_cube(problem: &Problem<'_>, algo: &str) -> Result<Hypercube, Error> {
+    let Some(cube) = problem.topology.cube() else {
+        return Err(Error::InvalidParameter {
+            what: "--topology",
+            reason: format!("{algo} needs a plain hypercube"),
+        });
+    };
+    match problem.collective {
+        Collective::Alltoall => Ok(cube),
+        other => Err(Error::InvalidParameter {
+            what: "--op",
+            reason: format!("{algo} performs alltoall, not {other}"),
+        }),
+    }
+}
+
+/// Build the schedule.
+pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
+    let cube = alltoall_cube(problem, "dimension-exchange")?;
+    Ok(Box::new(DimensionExchange::new(
+        cube,
+        problem.len,
+        DimOrder::Ascending,
+    )))
+}
+
+impl DimensionExchange {
+    /// The exchange of `m`-element blocks crossing the dimensions in `order`.
+    pub(crate) fn new(cube: Hypercube, m: u64, order: DimOrder) -> Self {
+        DimensionExchange { cube, m, order }
+    }
+
+    /// The dimension crossed in step `t`.
+    fn dim(&self, t: u32) -> u32 {
+        match self.order {
+            DimOrder::Ascending => t,
+            DimOrder::Descending => self.cube.dim() - 1 - t,
+        }
+    }
+}
+
+/// The columns of an n-cube's row whose bit `d` equals `bit`, as runs of 2^d columns in
+/// increasing order: (first column, columns).
+fn runs(n: u32, d: u32, bit: u32) -> impl Iterator<Item = (u64, u64)> {
+    let run = 1u64 << d;
+    (0..1u64 << (n - 1 - d)).map(move |j| ((2 * j + bit as u64) * run, run))
+}
+
+impl Schedule for DimensionExchange {
+    fn nodes(&self) -> u32 {
+        self.cube.nodes()
+    }
+    fn steps(&self) -> usize {
+        if self.m == 0 {
+            0
+        } else {
+            (self.cube.dim() as usize).max(1)
+        }
+    }
+    fn program(&self, rank: Rank) -> Program {
+        let (n, m) = (self.cube.dim(), self.m);
+        let mut prog = Program::new(rank, self.steps());
+        if m == 0 {
+            return prog;
+        }
+        if n == 0 {
+            prog.push(
+                0,
+                Op::copy(Region::new(Buf::In, 0, m), Region::new(Buf::Out, 0, m)),
+            );
+            return prog;
+        }
+        let half = 1u64 << (n - 1);
+        prog.tmp_len = half * m;
+        let cols = |buf: Buf, first: u64, count: u64| Region::new(buf, first * m, count * m);
+        for t in 0..n {
+            let s = t as usize;
+            let d = self.dim(t);
+            let peer = self.cube.neighbor(rank, d);
+            let mine = (rank >> d) & 1;
+            // The row is still `in` before the first step, `out` afterwards.
+            let row = if t == 0 { Buf::In } else { Buf::Out };
+            // Send the columns bound across dimension d …
+            let from: Regions = runs(n, d, 1 - mine)
+                .map(|(c, len)| cols(row, c, len))
+                .collect();
+            prog.push(
+                s,
+                Op::Send {
+                    to: smallvec![peer],
+                    from,
+                },
+            );
+            // … receive the partner's, which belong in the same columns, into `tmp` …
+            prog.push(s, Op::recv(peer, cols(Buf::Tmp, 0, half)));
+            // … then keep the other columns (moving them out of `in` in step 0) and put
+            // the received ones in place.
+            if t == 0 {
+                for (c, len) in runs(n, d, mine) {
+                    prog.push(s, Op::copy(cols(Buf::In, c, len), cols(Buf::Out, c, len)));
+                }
+            }
+            let mut at = 0;
+            for (c, len) in runs(n, d, 1 - mine) {
+                prog.push(
+                    s,
+                    Op::Local {
+                        from: cols(Buf::Tmp, at, len),
+                        into: cols(Buf::Out, c, len),
+                        action: Action::Place,
+                    },
+                );
+                at += len;
+            }
+        }
+        prog
+    }
+}
+
+/// Time of the exchange all-to-all: n steps of 2^{n−1} blocks each way; full duplex
+/// n(β + 2^{n−1}mτ), half duplex n(2β + 2^n mτ); either port rule.
+pub(crate) fn exchange_time(n: u32, m: u64, model: &Model) -> f64 {
+    if m == 0 || n == 0 {
+        return 0.0;
+    }
+    let one_way = model.beta() + (1u64 << (n - 1)) as f64 * m as f64 * model.tau();
+    let per_step = match model.duplex {
+        Duplex::Full => one_way,
+        Duplex::Half => 2.0 * one_way,
+    };
+    n as f64 * per_step
+}
+
+/// n(β + 2^{n−1}mτ) under full duplex (seed 001), n(2β + 2^n mτ) under half duplex;
+/// both under either port rule.
+pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
+    let Ok(cube) = alltoall_cube(problem, "dimension-exchange") else {
+        return vec![];
+    };
+    let value = exchange_time(cube.dim(), problem.len, &params.model);
+    vec![match params.model.duplex {
+        Duplex::Full => Formula::exact(
+            "n(β + 2^{n−1}mτ)",
+            "seed 001, All-to-all: log p (T_start + (p/2)·m·T_byte)",
+            value,
+        ),
+        Duplex::Half => Formula::exact(
+            "n(2β + 2^n mτ)",
+            "seed 001, All-to-all, each exchange as two transfers (half duplex)",
+            value,
+        ),
+    }]
+}
+
+/// What the all-to-all tests of this directory share: build a case, verify it (at most
+/// one message sent and one received per node per step), time it under every port and
+/// duplex rule and check every closed form returned.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use crate::algorithms::{BuildFn, Formula, FormulaFn, Params};
+    use crate::collective::Collective;
+    use crate::cost::model::{Duplex, Model, Ports};
+    use crate::cost::simulate;
+    use crate::topology::Topology;
+    use crate::verify::{verify, Problem, Strictness};
+
+    /// The four port × duplex rules.
+    pub const MODELS: [(Ports, Duplex); 4] = [
+        (Ports::All, Duplex::Full),
+        (Ports::All, Duplex::Half),
+        (Ports::One, Duplex::Full),
+        (Ports::One, Duplex::Half),
+    ];
+
+    /// `hypercube:n`.
+    pub fn cube(n: u32) -> Topology {
+        format!("hypercube:{n}").parse().expect("a valid hypercube")
+    }
+
+    /// Build and verify `collective` on the n-cube with length `m`.
+    pub fn verified(
+        build: BuildFn,
+        collective: Collective,
+        n: u32,
+        m: u64,
+        commutative: bool,
+    ) -> Box<dyn crate::schedule::Schedule> {
+        let topo = cube(n);
+        let problem = Problem {
+            topology: &topo,
+            collective,
+            len: m,
+            commutative,
+        };
+        let sched = build(&problem, &Params::default()).expect("builds");
+        assert_eq!(sched.nodes(), topo.nodes());
+        let strict = Strictness {
+            ports: Some(Ports::One),
+            duplex: None,
+        };
+        if let Err(v) = verify(problem, sched.as_ref(), strict) {
+            panic!("{collective} on hypercube:{n}, len {m}, commutative {commutative}: {v}");
+        }
+        sched
+    }
+
+    /// The forms returned under each model (β = 0.7, τ = 0.13), each checked against
+    /// the simulated time: (ports, duplex, time, forms).
+    pub fn timed(
+        build: BuildFn,
+        formulas: FormulaFn,
+        collective: Collective,
+        n: u32,
+        m: u64,
+    ) -> Vec<(Ports, Duplex, f64, Vec<Formula>)> {
+        let topo = cube(n);
+        let problem = Problem {
+            topology: &topo,
+            collective,
+            len: m,
+            commutative: true,
+        };
+        let sched = build(&problem, &Params::default()).expect("builds");
+        let mut out = Vec::new();
+        for (ports, duplex) in MODELS {
+            let model = Model {
+                ports,
+                duplex,
+                ..Model::new(0.7, 0.13).unwrap()
+            };
+            let params = Params {
+                model,
+                ..Params::default()
+            };
+            let time = simulate(&topo, sched.as_ref(), &model).time;
+            let forms = formulas(&problem, &params);
+            assert!(!forms.is_empty(), "no form for {ports}/{duplex}");
+            for f in &forms {
+                assert!(
+                    f.holds_for(time),
+                    "{collective} on hypercube:{n}, len {m}, {ports}/{duplex}: {} ({:?}) = {} but simulated {time}",
+                    f.expr,
+                    f.kind,
+                    f.value
+                );
+            }
+            out.push((ports, duplex, time, forms));
+        }
+        out
+    }
+
+    /// Whether `forms` has an exact form written `expr`.
+    pub fn has_exact(forms: &[Formula], expr: &str) -> bool {
+        forms
+            .iter()
+            .any(|f| f.expr == expr && f.kind == crate::algorithms::FormulaKind::Exact)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_support::{has_exact, timed, verified};
+    use super::*;
+    use crate::topology::Topology;
+
+    #[test]
+    fn verifies_for_every_cube_up_to_7_and_every_length() {
+        for n in 0..=7 {
+            for m in [0, 1, 7] {
+                let s = verified(build, Collective::Alltoall, n, m, false);
+                assert_eq!(s.steps(), if m == 0 { 0 } else { n.max(1) as usize });
+            }
+        }
+    }
+
+    #[test]
+    fn forms_hold_under_every_model() {
+        for n in 0..=7 {
+            for m in [0, 1, 7] {
+                for (ports, duplex, _, forms) in timed(build, formulas, Collective::Alltoall, n, m)
+                {
+                    let want = match duplex {
+                        Duplex::Full => "n(β + 2^{n−1}mτ)",
+                        Duplex::Half => "n(2β + 2^n mτ)",
+                    };
+                    assert!(has_exact(&forms, want), "{ports}/{duplex}: {forms:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_message_is_half_the_row_in_one_region_per_run() {
+        let topo = super::test_support::cube(4);
+        let problem = Problem {
+            topology: &topo,
+            collective: Collective::Alltoall,
+            len: 3,
+            commutative: true,
+        };
+        let p = build(&problem, &Params::default()).unwrap().program(5);
+        for (t, step) in p.steps.iter().enumerate() {
+            let Op::Send { to, from } = &step.ops[0] else {
+                panic!("step {t} starts with a send")
+            };
+            assert_eq!(to[0], 5 ^ (1 << t));
+            assert_eq!(from.len(), 1 << (3 - t));
+            assert_eq!(step.ops[0].message_len(), 8 * 3);
+        }
+    }
+
+    #[test]
+    fn runs_on_a_complete_graph_of_2_to_the_n_nodes_only() {
+        use crate::verify::{verify, Strictness};
+        for (topo, fits) in [("complete:16", true), ("complete:6", false)] {
+            let topo: Topology = topo.parse().unwrap();
+            let problem = Problem {
+                topology: &topo,
+                collective: Collective::Alltoall,
+                len: 3,
+                commutative: false,
+            };
+            for build in [build, super::super::mtadea::build, super::super::smg::build] {
+                match build(&problem, &Params::default()) {
+                    Ok(s) => {
+                        assert!(fits, "{topo}");
+                        verify(problem, s.as_ref(), Strictness::default()).unwrap();
+                    }
+                    Err(e) => assert!(!fits, "{topo}: {e}"),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn verifies_at_n_10() {
+        let start = std::time::Instant::now();
+        verified(build, Collective::Alltoall, 10, 2, false);
+        println!(
+            "alltoall dimension-exchange, hypercube:10, len 2: verified in {:?}",
+            start.elapsed()
+        );
+    }
+}
