@@ -11,8 +11,10 @@ pub mod pipeline;
 pub mod allgather {
     //! All-to-all broadcast (all-gather): every rank's block to every rank.
     pub mod adea;
+    pub mod bruck;
     pub mod daisy_chain;
     pub mod dimension_exchange;
+    pub mod ring;
     pub mod sba;
     pub mod tea1;
     pub mod tea2;
@@ -20,24 +22,31 @@ pub mod allgather {
 pub mod allreduce {
     //! Reduction whose result every rank gets.
     pub mod dimension_exchange;
+    pub mod recursive_doubling;
+    pub mod ring;
 }
 pub mod alltoall {
     //! Total exchange (transposition): a distinct block from every rank to every rank.
+    pub mod bruck;
     pub mod dimension_exchange;
     pub mod mtadea;
+    pub mod pairwise;
     pub mod smg;
 }
 pub mod broadcast {
     //! One-to-all broadcast.
+    pub mod binomial;
     pub mod esbt;
     pub mod sbt;
 }
 pub mod exclusive_scan {
     //! Exclusive prefix reduction.
     pub mod dimension_exchange;
+    pub mod recursive_doubling;
 }
 pub mod gather {
     //! All-to-one gather.
+    pub mod binomial;
     pub mod sbt;
 }
 pub mod p2p {
@@ -47,18 +56,22 @@ pub mod p2p {
 }
 pub mod reduce {
     //! Reduction to one root.
+    pub mod binomial;
     pub mod sbt;
 }
 pub mod reduce_scatter {
     //! Reduction whose result is scattered in blocks.
     pub mod recursive_halving;
+    pub mod ring;
 }
 pub mod scan {
     //! Inclusive prefix reduction.
     pub mod dimension_exchange;
+    pub mod recursive_doubling;
 }
 pub mod scatter {
     //! One-to-all personalised scatter.
+    pub mod binomial;
     pub mod sbt;
 }
 
@@ -266,6 +279,15 @@ fn hypercube_only(t: &Topology) -> Result<(), String> {
         Topology::HypercubeHost(_) => {
             Err("it runs on the processing elements of a plain hypercube, not with a host".into())
         }
+    }
+}
+
+/// Fits `complete:K` for any K ≥ 1: the algorithms for any number of ranks (MPICH's and
+/// Open MPI's), for a crossbar switch or threads of one process.
+fn any_complete(t: &Topology) -> Result<(), String> {
+    match t {
+        Topology::Complete(_) => Ok(()),
+        _ => Err("it needs every pair of ranks linked (complete:K)".into()),
     }
 }
 
@@ -524,6 +546,149 @@ pub static ALGORITHMS: &[Algorithm] = &[
         fits: hypercube_only,
         build: reduce_scatter::recursive_halving::build,
         formulas: reduce_scatter::recursive_halving::formulas,
+    },
+    Algorithm {
+        name: "binomial",
+        op: OpKind::Broadcast,
+        summary: "binomial tree on ranks relative to the root, any number of ranks (MPICH)",
+        reference: "Thakur, Rabenseifner & Gropp 2005, broadcast: binomial tree",
+        topologies: "complete",
+        pipelined: false,
+        fits: any_complete,
+        build: broadcast::binomial::build,
+        formulas: broadcast::binomial::formulas,
+    },
+    Algorithm {
+        name: "binomial",
+        op: OpKind::Scatter,
+        summary: "binomial tree on relative ranks, each subtree's blocks one contiguous range (≤ 2 regions)",
+        reference: "Thakur, Rabenseifner & Gropp 2005, binomial scatter",
+        topologies: "complete",
+        pipelined: false,
+        fits: any_complete,
+        build: scatter::binomial::build,
+        formulas: scatter::binomial::formulas,
+    },
+    Algorithm {
+        name: "binomial",
+        op: OpKind::Gather,
+        summary: "binomial tree on relative ranks, each subtree's blocks one contiguous range (≤ 2 regions)",
+        reference: "Thakur, Rabenseifner & Gropp 2005, binomial gather",
+        topologies: "complete",
+        pipelined: false,
+        fits: any_complete,
+        build: gather::binomial::build,
+        formulas: gather::binomial::formulas,
+    },
+    Algorithm {
+        name: "binomial",
+        op: OpKind::Reduce,
+        summary: "binomial tree combining on the way; in rank order (tree on rank 0, then to the root) for non-commutative operators",
+        reference: "Thakur, Rabenseifner & Gropp 2005, reduce: binomial tree (MPICH MPIR_Reduce_intra_binomial)",
+        topologies: "complete",
+        pipelined: false,
+        fits: any_complete,
+        build: reduce::binomial::build,
+        formulas: reduce::binomial::formulas,
+    },
+    Algorithm {
+        name: "ring",
+        op: OpKind::Allgather,
+        summary: "blocks passed around the ring r → r + 1, k − 1 steps",
+        reference: "Thakur, Rabenseifner & Gropp 2005, allgather: ring",
+        topologies: "complete",
+        pipelined: false,
+        fits: any_complete,
+        build: allgather::ring::build,
+        formulas: allgather::ring::formulas,
+    },
+    Algorithm {
+        name: "bruck",
+        op: OpKind::Allgather,
+        summary: "⌈log₂k⌉ steps: send the first min(2^s, k − 2^s) blocks held to r − 2^s, then a local rotation",
+        reference: "Bruck et al. 1997, concatenation; Thakur, Rabenseifner & Gropp 2005, allgather: Bruck",
+        topologies: "complete",
+        pipelined: false,
+        fits: any_complete,
+        build: allgather::bruck::build,
+        formulas: allgather::bruck::formulas,
+    },
+    Algorithm {
+        name: "bruck",
+        op: OpKind::Alltoall,
+        summary: "⌈log₂k⌉ steps: the blocks whose rotated index has bit s set go to r + 2^s; inverse rotation at the end",
+        reference: "Bruck et al. 1997, index algorithm; Thakur, Rabenseifner & Gropp 2005, alltoall: Bruck",
+        topologies: "complete",
+        pipelined: false,
+        fits: any_complete,
+        build: alltoall::bruck::build,
+        formulas: alltoall::bruck::formulas,
+    },
+    Algorithm {
+        name: "pairwise",
+        op: OpKind::Alltoall,
+        summary: "k − 1 steps: step s sends to r + s and receives from r − s (r XOR s when k is a power of two)",
+        reference: "Thakur, Rabenseifner & Gropp 2005, alltoall: pairwise exchange",
+        topologies: "complete",
+        pipelined: false,
+        fits: any_complete,
+        build: alltoall::pairwise::build,
+        formulas: alltoall::pairwise::formulas,
+    },
+    Algorithm {
+        name: "recursive-doubling",
+        op: OpKind::Allreduce,
+        summary: "recursive doubling among 2^⌊log₂k⌋ ranks, the others folded in before and served after; rank order",
+        reference: "Thakur, Rabenseifner & Gropp 2005, allreduce: recursive doubling",
+        topologies: "complete",
+        pipelined: false,
+        fits: any_complete,
+        build: allreduce::recursive_doubling::build,
+        formulas: allreduce::recursive_doubling::formulas,
+    },
+    Algorithm {
+        name: "ring",
+        op: OpKind::Allreduce,
+        summary: "ring reduce-scatter then ring all-gather of k blocks, 2(k − 1) steps; commutative operators only",
+        reference: "Patarasuk & Yuan 2009, ring all-reduce",
+        topologies: "complete",
+        pipelined: false,
+        fits: any_complete,
+        build: allreduce::ring::build,
+        formulas: allreduce::ring::formulas,
+    },
+    Algorithm {
+        name: "ring",
+        op: OpKind::ReduceScatter,
+        summary: "partials passed around the ring r → r + 1, k − 1 steps; commutative operators only",
+        reference: "Chan et al. 2007, bucket reduce-scatter",
+        topologies: "complete",
+        pipelined: false,
+        fits: any_complete,
+        build: reduce_scatter::ring::build,
+        formulas: reduce_scatter::ring::formulas,
+    },
+    Algorithm {
+        name: "recursive-doubling",
+        op: OpKind::Scan,
+        summary: "Hillis–Steele: step s receives from r − 2^s and combines on the left, ⌈log₂k⌉ steps",
+        reference: "Hillis & Steele 1986; Thakur, Rabenseifner & Gropp 2005, scan",
+        topologies: "complete",
+        pipelined: false,
+        fits: any_complete,
+        build: scan::recursive_doubling::build,
+        formulas: scan::recursive_doubling::formulas,
+    },
+    Algorithm {
+        name: "recursive-doubling",
+        op: OpKind::ExclusiveScan,
+        summary: "Hillis–Steele with the window before the rank kept apart, ⌈log₂k⌉ steps",
+        reference: "Hillis & Steele 1986; Thakur, Rabenseifner & Gropp 2005, exscan",
+        topologies: "complete",
+        pipelined: false,
+        fits: any_complete,
+        build: exclusive_scan::recursive_doubling::build,
+        formulas: exclusive_scan::recursive_doubling::formulas,
     },
 ];
 

@@ -1,0 +1,146 @@
+//! All-gather around a ring, for any number of ranks.
+//!
+//! Reference: Thakur, Rabenseifner & Gropp, "Optimization of Collective Communication
+//! Operations in MPICH", IJHPCA 19(1), 2005, the allgather section: the ring algorithm,
+//! (p − 1)α + ((p − 1)/p)nβ for a total of n bytes (MPICH's
+//! `MPIR_Allgather_intra_ring`); Chan et al., CCPE 19(13), 2007, the bucket
+//! (cyclic) all-gather.
+//!
+//! In step s (0-based) rank r sends block (r − s) mod k to r + 1 and receives block
+//! (r − s − 1) mod k from r − 1, into its place in `out`; step 0 sends `in` and copies it
+//! to block r. After k − 1 steps every block has gone around.
+//!
+//! Cost: k − 1 steps (one step of the local copy when k = 1, none when m = 0); each node
+//! sends one message of m elements and receives one per step: (k − 1)(β + mτ) under full
+//! duplex, 2(k − 1)(β + mτ) under half duplex, under either port rule. Volume
+//! k(k − 1)m, the least possible.
+//!
+//! Constraints: `complete:K`, any K ≥ 1 (a ring is enough: only links r → r + 1 are
+//! used).
+
+use crate::algorithms::broadcast::binomial::complete_ranks;
+use crate::algorithms::{Formula, Params};
+use crate::collective::OpKind;
+use crate::cost::model::{Duplex, Model};
+use crate::error::Error;
+use crate::schedule::{Buf, Op, Program, Rank, Region, Schedule};
+use crate::verify::Problem;
+
+/// The ring all-gather schedule.
+#[derive(Clone, Debug)]
+pub struct RingAllgather {
+    k: u32,
+    m: u64,
+}
+
+/// Build the schedule.
+pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
+    let k = complete_ranks(problem, "ring", OpKind::Allgather)?;
+    Ok(Box::new(RingAllgather { k, m: problem.len }))
+}
+
+/// Steps of the ring algorithms of `rounds` passes of k − 1 steps: at least 1 (the local
+/// copy when k = 1), none when m = 0.
+pub(crate) fn ring_steps(k: u32, m: u64, rounds: usize) -> usize {
+    if m == 0 {
+        0
+    } else {
+        (rounds * (k as usize - 1)).max(1)
+    }
+}
+
+impl Schedule for RingAllgather {
+    fn nodes(&self) -> u32 {
+        self.k
+    }
+    fn steps(&self) -> usize {
+        ring_steps(self.k, self.m, 1)
+    }
+    fn program(&self, rank: Rank) -> Program {
+        let (k, m) = (self.k, self.m);
+        let mut prog = Program::new(rank, self.steps());
+        if m == 0 {
+            return prog;
+        }
+        let block = |b: u32| Region::new(Buf::Out, b as u64 * m, m);
+        let input = Region::new(Buf::In, 0, m);
+        prog.push(0, Op::copy(input, block(rank)));
+        let (next, prev) = ((rank + 1) % k, (rank + k - 1) % k);
+        for s in 0..k - 1 {
+            // Pass on the block received in the previous step (step 0: the input) …
+            let from = if s == 0 {
+                input
+            } else {
+                block((rank + k - s) % k)
+            };
+            prog.push(s as usize, Op::send(next, from));
+            // … and take the one before it from the previous rank.
+            prog.push(
+                s as usize,
+                Op::recv(prev, block((rank + 2 * k - s - 1) % k)),
+            );
+        }
+        prog
+    }
+}
+
+/// Time of `steps` steps in which every node sends one message of `len` elements and
+/// receives one: steps·(β + len·τ) under full duplex, twice that under half duplex.
+pub(crate) fn exchange_steps_time(steps: u64, len: u64, model: &Model) -> f64 {
+    let one = steps as f64 * (model.beta() + len as f64 * model.tau());
+    match model.duplex {
+        Duplex::Full => one,
+        Duplex::Half => 2.0 * one,
+    }
+}
+
+/// (k − 1)(β + mτ) under full duplex, 2(k − 1)(β + mτ) under half duplex; either port
+/// rule.
+pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
+    let Ok(k) = complete_ranks(problem, "ring", OpKind::Allgather) else {
+        return vec![];
+    };
+    let m = problem.len;
+    let value = if m == 0 {
+        0.0
+    } else {
+        exchange_steps_time(k as u64 - 1, m, &params.model)
+    };
+    vec![match params.model.duplex {
+        Duplex::Full => Formula::exact(
+            "(k − 1)(β + mτ)",
+            "Thakur, Rabenseifner & Gropp 2005, allgather: ring, (p − 1)α + ((p − 1)/p)nβ",
+            value,
+        ),
+        Duplex::Half => Formula::exact(
+            "2(k − 1)(β + mτ)",
+            "Thakur, Rabenseifner & Gropp 2005, allgather: ring, each step's send and receive in turn (half duplex)",
+            value,
+        ),
+    }]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algorithms::broadcast::binomial::test_support::*;
+
+    #[test]
+    fn verifies_for_every_rank_count() {
+        check_all(OpKind::Allgather, "ring", &[0, 1, 7], false);
+    }
+
+    #[test]
+    fn refuses_a_hypercube() {
+        refuses_hypercube(OpKind::Allgather, "ring");
+    }
+
+    #[test]
+    fn takes_k_minus_1_steps() {
+        for k in ranks() {
+            let t = timed("ring", crate::collective::Collective::Allgather, k, 7);
+            let one = (k - 1) as f64 * (0.7 + 7.0 * 0.13);
+            assert!((t[0] - one).abs() < 1e-9 && (t[1] - 2.0 * one).abs() < 1e-9);
+        }
+    }
+}
