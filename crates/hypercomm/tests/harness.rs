@@ -1,0 +1,585 @@
+//! The test matrix: every registry algorithm (`algorithms::all()`, never a list of
+//! names) × hypercube:0..=10 (and complete:K, hypercube:N+host for the families the
+//! registry now has) × every root × lengths 0, 1, 7, 1000 × packet counts 1, `opt`
+//! and counts that do not divide the length (3 for 7; 7 and 13 for 1000) × ports
+//! all/one × duplex full/half × rounds/async. Each case goes through
+//! `common::check`: build (or the documented refusal), verify, simulate (both entry
+//! points, both timings, against an independent rounds model and an async floor),
+//! every closed form (exact, upper bound, estimate), the lower bound, and the JSON
+//! document round trip. An algorithm is run on the topologies it `fits`; on the
+//! others it must refuse with `AlgorithmDoesNotFit`.
+//!
+//! What is exhaustive and what is sampled:
+//! - n ≤ 5 (and complete:1..=33, hypercube:0..=3+host): everything — every root,
+//!   every (source, destination) pair, every length × packet count × model, two
+//!   (β, τ) regimes, the JSON round trip of every case;
+//! - n = 6, 7 (and complete:63, 100): every root (point-to-point: every source ×
+//!   destinations at distance 0, 1, the farthest and 2 random ones) × every length ×
+//!   packet count × model, up to a budget of schedule size per algorithm (all of it
+//!   for the tree algorithms at n = 6, part of n = 7 and of the Θ(k²) all-gathers
+//!   and all-to-alls); JSON for one instance in eight;
+//! - n = 8, 9, 10 (and complete:255, 256): every root (point-to-point: every source ×
+//!   that spread) with ONE length/packet combination (len 7, ν = 1) under the papers'
+//!   model (all ports, full duplex), and at least one case of every algorithm on
+//!   every topology it fits (so every algorithm is verified up to n = 10); every
+//!   length × packet count × model only for roots 0, k − 1 and two random ones,
+//!   within a small budget. Checking every combination and model for every root at
+//!   n = 8..=10 takes many minutes on two cores: a tree case at n = 10 costs 3–9 ms
+//!   (verification about half), an all-gather or all-to-all case 1–10 s.
+//!
+//! Measured on the 2-core machine (test profile, CPU time of each test; the tests
+//! run two at a time, each on two threads): n ≤ 5 41 s, n = 6, 7 40 s, every root at
+//! n = 8..10 72 s, sampled roots 34 s — about 95 s of wall time on an idle machine,
+//! with the 36 algorithms registered when this was written. Schedules larger than
+//! `common::SLIM_UNITS` are checked under the papers' model only, without JSON.
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use common::{check, collective, cube, Case, Rng, Tally, ALL_MODELS};
+use hypercomm::algorithms::{self, Algorithm, Packets, Params};
+use hypercomm::collective::{Collective, OpKind};
+use hypercomm::cost::model::{Duplex, Ports};
+use hypercomm::error::Error;
+use hypercomm::topology::Topology;
+use hypercomm::verify::Problem;
+
+const BETA: f64 = 1.0;
+const TAU: f64 = 0.01;
+
+/// Lengths with their packet counts: 1, opt, and counts that do not divide the length.
+fn lengths() -> Vec<(u64, Vec<Packets>)> {
+    use Packets::{Count, Opt};
+    vec![
+        (0, vec![Count(1), Opt]),
+        (1, vec![Count(1), Opt]),
+        (7, vec![Count(1), Opt, Count(3)]),
+        (1000, vec![Count(1), Opt, Count(7), Count(13)]),
+    ]
+}
+
+/// The instances of `op` on `topo`: every root; for point-to-point every pair when
+/// `all_pairs`, else every source with destinations at distance 0, 1, the farthest
+/// (the antipode on a hypercube) and 2 random ones.
+fn instances(op: OpKind, topo: &Topology, all_pairs: bool, rng: &mut Rng) -> Vec<Collective> {
+    let k = topo.nodes();
+    if op == OpKind::P2p {
+        let mut v = Vec::new();
+        for src in 0..k {
+            let dsts: Vec<u32> = if all_pairs {
+                (0..k).collect()
+            } else {
+                let near = (0..k).find(|&d| topo.distance(src, d) == 1).unwrap_or(src);
+                let far = (0..k).max_by_key(|&d| topo.distance(src, d)).unwrap_or(src);
+                let far = match *topo {
+                    Topology::Hypercube(h) => src ^ (h.nodes() - 1),
+                    _ => far,
+                };
+                let mut d = vec![src, near, far];
+                d.extend((0..2).map(|_| rng.below(k as u64) as u32));
+                d
+            };
+            v.extend(dsts.into_iter().map(|dst| collective(op, k, src, dst)));
+        }
+        v
+    } else if op.has_root() {
+        (0..k).map(|root| collective(op, k, root, 0)).collect()
+    } else {
+        vec![collective(op, k, 0, 0)]
+    }
+}
+
+/// Run the cases on two threads, the largest (by `size`) first so that no thread is
+/// left alone with a big one at the end; the tally of each case's `slot`; panic with
+/// the first failures.
+fn run(cases: &[(usize, u64, Case<'_>)], slots: usize) -> Vec<Tally> {
+    let mut order: Vec<usize> = (0..cases.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(cases[i].1));
+    let next = AtomicUsize::new(0);
+    let failures = Mutex::new(Vec::<String>::new());
+    let totals = Mutex::new(vec![Tally::default(); slots]);
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| {
+                let mut mine = vec![Tally::default(); slots];
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&j) = order.get(i) else { break };
+                    let (slot, _, case) = &cases[j];
+                    match check(case) {
+                        Ok(t) => mine[*slot] += t,
+                        Err(e) => failures.lock().unwrap().push(e),
+                    }
+                }
+                let mut totals = totals.lock().unwrap();
+                for (a, b) in totals.iter_mut().zip(mine) {
+                    *a += b;
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().unwrap();
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed; the first:\n{}",
+        failures.len(),
+        cases.len(),
+        failures
+            .iter()
+            .take(12)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    totals.into_inner().unwrap()
+}
+
+/// The algorithm was built and compared with at least one closed form (an exact one
+/// when `exact`) and with the lower bound: no check of the plan was vacuous.
+fn assert_covered(t: &Tally, what: &str, exact: bool) {
+    assert!(t.built > 0, "{what}: nothing built: {t:?}");
+    assert!(
+        t.exact + t.upper_bounds + t.lower_estimates > 0,
+        "{what}: no formula checked: {t:?}"
+    );
+    assert!(
+        !exact || t.exact > 0,
+        "{what}: no exact formula checked: {t:?}"
+    );
+    assert!(t.lower_bounds > 0, "{what}: no lower bound checked: {t:?}");
+}
+
+/// Which roots (sources) of each cube a plan covers.
+#[derive(Clone, Copy)]
+enum Roots {
+    /// Every root; point-to-point: every pair (`true`) or every source with a spread
+    /// of destinations (`false`).
+    Every { all_pairs: bool },
+    /// Root 0, root k − 1 and `count − 2` random ones (point-to-point: those sources,
+    /// each with the spread of destinations).
+    Sample { count: usize },
+}
+
+/// Which lengths × packet counts a plan covers.
+#[derive(Clone, Copy)]
+enum Combos {
+    /// Every length of [`lengths`] with each of its packet counts.
+    Every,
+    /// One: len 7, ν = 1 (the cheapest that moves data; pipelining is covered by
+    /// every root at n ≤ 7 and by the sampled roots at n ≥ 8).
+    One,
+}
+
+struct Plan {
+    /// Topologies, e.g. `hypercube:4` or `hypercube:2+host`.
+    topos: Vec<Topology>,
+    roots: Roots,
+    combos: Combos,
+    /// (β, τ, longest length run with them).
+    costs: &'static [(f64, f64, u64)],
+    /// JSON round trip for one instance in `json_every` (by index).
+    json_every: usize,
+    /// Whether every algorithm must meet an exact formula in this plan.
+    exact_per_algorithm: bool,
+    /// Work allowed per algorithm, in `common::units` (schedule size) summed over its
+    /// cases; `None` for no limit. Cases are taken cube by cube, smallest first, each
+    /// (length, packets) group whole while it fits, then a prefix of it (root 0 first).
+    budget: Option<u64>,
+    /// Whether every group gets at least one case, budget or not.
+    at_least_one: bool,
+    /// Port and duplex rules (each under rounds and async).
+    models: &'static [(Ports, Duplex)],
+    /// See `Case::both_entries`.
+    both_entries: bool,
+}
+
+/// Largest case (in `common::units`) run past the budget to give a group one case.
+const ONE_CASE_CAP: u64 = 5_000_000;
+
+fn cubes(dims: std::ops::RangeInclusive<u32>) -> Vec<Topology> {
+    dims.map(cube).collect()
+}
+
+fn parse(t: &str) -> Topology {
+    t.parse().unwrap_or_else(|e| panic!("{t}: {e}"))
+}
+
+/// `complete:k` for each k: the family of the algorithms that need every pair linked.
+fn completes(ks: &[u32]) -> Vec<Topology> {
+    ks.iter().map(|k| parse(&format!("complete:{k}"))).collect()
+}
+
+/// The cases of `algo` under `plan`, grouped by (topology, length, packets, β, τ):
+/// every instance of a group has the same size (roots are related by automorphisms).
+fn groups<'a>(algo: &'static Algorithm, plan: &'a Plan, rng: &mut Rng) -> Vec<Vec<Case<'a>>> {
+    let mut out = Vec::new();
+    for topo in &plan.topos {
+        let k = topo.nodes();
+        if algo.fits(topo).is_err() {
+            // One case: it must be refused (`check` asserts the error).
+            let c = collective(algo.op, k, 0, k - 1);
+            out.push(vec![Case {
+                algo,
+                topo,
+                collective: c,
+                len: 7,
+                packets: Packets::Count(1),
+                beta: BETA,
+                tau: TAU,
+                models: plan.models,
+                json: false,
+                both_entries: plan.both_entries,
+            }]);
+            continue;
+        }
+        let all = match plan.roots {
+            Roots::Every { all_pairs } => instances(algo.op, topo, all_pairs, rng),
+            Roots::Sample { count } => {
+                let mut roots = vec![0, k - 1];
+                roots.extend((2..count).map(|_| rng.below(k as u64) as u32));
+                instances(algo.op, topo, false, rng)
+                    .into_iter()
+                    .filter(|c| c.root().is_none() || roots.contains(&c.root().unwrap_or(0)))
+                    .collect()
+            }
+        };
+        let combos: Vec<(u64, Vec<Packets>)> = match plan.combos {
+            Combos::Every => lengths(),
+            Combos::One => vec![(7, vec![Packets::Count(1)])],
+        };
+        for (len, packets) in &combos {
+            for &p in packets {
+                for &(beta, tau, _) in plan.costs.iter().filter(|c| *len <= c.2) {
+                    let group = all
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &c)| Case {
+                            algo,
+                            topo,
+                            collective: c,
+                            len: *len,
+                            packets: p,
+                            beta,
+                            tau,
+                            models: plan.models,
+                            json: i % plan.json_every == 0,
+                            both_entries: plan.both_entries,
+                        })
+                        .collect();
+                    out.push(group);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Run `plan` for every registry algorithm (within its budget); each algorithm must
+/// have built cases and compared formulas and a lower bound with the simulator.
+fn matrix(plan: &Plan) -> Tally {
+    let mut rng = Rng(0x5eed_0000 + plan.topos.len() as u64);
+    let algos = algorithms::all();
+    let mut cases = Vec::new();
+    let mut notes = Vec::new();
+    for (slot, algo) in algos.iter().enumerate() {
+        let groups = groups(algo, plan, &mut rng);
+        let all: usize = groups.iter().map(Vec::len).sum();
+        let before = cases.len();
+        let mut left = plan.budget.unwrap_or(u64::MAX);
+        let mut smaller = 0;
+        for g in groups {
+            let Some(&first) = g.first() else { continue };
+            if plan.budget.is_none() {
+                // Size only orders the work: the first case's steps × nodes.
+                let each = (first.topo.nodes() as u64) * (first.len + 1);
+                cases.extend(g.into_iter().map(|c| (slot, each, c)));
+                continue;
+            }
+            let each = common::probe(&first, left.max(ONE_CASE_CAP)).max(1);
+            let fit = if each > left {
+                0
+            } else {
+                ((left / each) as usize).min(g.len())
+            };
+            left -= fit as u64 * each;
+            cases.extend(g.into_iter().take(fit).map(|c| (slot, each, c)));
+            if fit == 0 && plan.at_least_one {
+                // Past the budget: one case all the same, at len 1 if even that one
+                // is too large.
+                if each <= ONE_CASE_CAP {
+                    cases.push((slot, each, first));
+                } else {
+                    smaller += 1;
+                    let one = Case {
+                        len: 1,
+                        packets: Packets::Count(1),
+                        ..first
+                    };
+                    cases.push((slot, each, one));
+                }
+            }
+        }
+        notes.push((cases.len() - before, all, smaller));
+    }
+    let tallies = run(&cases, algos.len());
+    let mut total = Tally::default();
+    for ((algo, t), (ran, all, smaller)) in algos.iter().zip(tallies).zip(notes) {
+        eprintln!("{algo:?}: {ran} of {all} cases ({smaller} at len 1 for size): {t:?}");
+        assert_covered(&t, &format!("{algo:?}"), plan.exact_per_algorithm);
+        total += t;
+    }
+    total
+}
+
+/// β ≫ τ as the papers assume, and τ ≫ β, where `opt` means as many packets as
+/// elements (up to len 7 here: with len 1000 that is 1000-step schedules; the property
+/// tests draw β, τ and lengths up to 300 at random).
+const COSTS: &[(f64, f64, u64)] = &[(BETA, TAU, u64::MAX), (0.5, 2.0, 7)];
+const DEFAULT_COSTS: &[(f64, f64, u64)] = &[(BETA, TAU, u64::MAX)];
+
+#[test]
+fn matrix_n0_to_n5_exhaustive() {
+    let mut topos = cubes(0..=5);
+    topos.extend((0..=3).map(|n| parse(&format!("hypercube:{n}+host"))));
+    topos.extend(completes(&[
+        1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16, 17, 31, 32, 33,
+    ]));
+    let t = matrix(&Plan {
+        topos,
+        roots: Roots::Every { all_pairs: true },
+        combos: Combos::Every,
+        costs: COSTS,
+        json_every: 1,
+        exact_per_algorithm: true,
+        budget: None,
+        at_least_one: true,
+        models: &ALL_MODELS,
+        both_entries: true,
+    });
+    assert_eq!(t.json, t.built, "{t:?}");
+    assert!(
+        t.upper_bounds > 0 && t.lower_estimates > 0 && t.rejected > 0,
+        "{t:?}"
+    );
+}
+
+/// Every root (point-to-point: every source × destinations at distance 0, 1, the
+/// farthest and 2 random), every length × packet count × model, within a budget per
+/// algorithm: all of n = 6 and most of n = 7 for the tree algorithms, fewer cases for
+/// the Θ(k²) ones (all-gather, all-to-all)..
+#[test]
+fn matrix_n6_to_n7_every_root() {
+    let t = matrix(&Plan {
+        topos: [cubes(6..=7), completes(&[63, 100])].concat(),
+        roots: Roots::Every { all_pairs: false },
+        combos: Combos::Every,
+        costs: DEFAULT_COSTS,
+        json_every: 8,
+        exact_per_algorithm: false,
+        budget: Some(1_500_000),
+        at_least_one: true,
+        models: &ALL_MODELS,
+        both_entries: true,
+    });
+    assert!(t.json > 0, "{t:?}");
+}
+
+/// Every root of n = 8, 9, 10 (and of complete:255, 256) with one length/packet
+/// combination (len 7, ν = 1) under the papers' model (all ports, full duplex): the
+/// other combinations and models are for sampled roots, below. Every algorithm gets
+/// at least one case on every topology it fits, whatever its size.
+#[test]
+fn matrix_n8_to_n10_every_root_one_combination() {
+    let t = matrix(&Plan {
+        topos: [cubes(8..=10), completes(&[255, 256])].concat(),
+        roots: Roots::Every { all_pairs: false },
+        combos: Combos::One,
+        costs: DEFAULT_COSTS,
+        json_every: 256,
+        // multipath's form is an upper bound when ν does not divide the shares.
+        exact_per_algorithm: false,
+        budget: Some(12_000_000),
+        at_least_one: true,
+        models: &ALL_MODELS[..1],
+        // Both entry points are compared in the other plans.
+        both_entries: false,
+    });
+    assert!(t.json > 0, "{t:?}");
+}
+
+/// Roots 0, k − 1 and 2 random ones (point-to-point: those sources × the spread of
+/// destinations) × every length × packet count × model at n = 8, 9, 10 and on
+/// complete:257, within a small budget per algorithm (smallest cube first).
+#[test]
+fn matrix_n8_to_n10_sampled_roots_every_combination() {
+    let t = matrix(&Plan {
+        topos: [cubes(8..=10), completes(&[257])].concat(),
+        roots: Roots::Sample { count: 4 },
+        combos: Combos::Every,
+        costs: DEFAULT_COSTS,
+        json_every: 3,
+        exact_per_algorithm: false,
+        budget: Some(500_000),
+        at_least_one: false,
+        models: &ALL_MODELS,
+        both_entries: true,
+    });
+    assert!(t.json > 0, "{t:?}");
+}
+
+/// Registry: each (collective, name) once, found by `find` and `lookup`, described.
+#[test]
+fn registry_entries_are_unique_and_findable() {
+    let all = algorithms::all();
+    assert!(!all.is_empty());
+    let topos: Vec<Topology> = sample_topologies();
+    for (i, a) in all.iter().enumerate() {
+        for b in &all[i + 1..] {
+            assert!(
+                !(a.op == b.op && a.name.eq_ignore_ascii_case(b.name)),
+                "{a:?} is registered twice"
+            );
+        }
+        let found = algorithms::find(a.op, &a.name.to_ascii_uppercase()).expect("find by name");
+        assert!(
+            std::ptr::eq(found, a),
+            "find({}, {}) gave {found:?}",
+            a.op,
+            a.name
+        );
+        assert!(algorithms::for_op(a.op).any(|b| std::ptr::eq(b, a)));
+        assert!(!a.summary.is_empty() && !a.reference.is_empty() && !a.topologies.is_empty());
+        let fits: Vec<&Topology> = topos.iter().filter(|t| a.fits(t).is_ok()).collect();
+        assert!(!fits.is_empty(), "{a:?} fits none of {topos:?}");
+        for t in fits {
+            assert!(std::ptr::eq(
+                algorithms::lookup(t, a.op, a.name).unwrap(),
+                a
+            ));
+        }
+    }
+    for topo in &topos {
+        for op in OpKind::ALL {
+            match algorithms::lookup(topo, op, "no-such-algorithm") {
+                Err(Error::UnknownAlgorithm { valid, .. }) => {
+                    assert_eq!(
+                        valid,
+                        algorithms::names(algorithms::fitting(topo, op)),
+                        "{op}"
+                    );
+                    for a in algorithms::for_op(op).filter(|a| a.fits(topo).is_ok()) {
+                        assert!(
+                            valid.split(' ').any(|v| v == a.name),
+                            "{op} on {topo}: {valid} misses {a:?}"
+                        );
+                    }
+                }
+                other => panic!("{op}: lookup of an unknown name gave {other:?}"),
+            }
+        }
+    }
+}
+
+/// One topology of each family, for the registry tests.
+fn sample_topologies() -> Vec<Topology> {
+    [
+        "hypercube:3",
+        "hypercube:2+host",
+        "complete:8",
+        "complete:5",
+    ]
+    .iter()
+    .filter_map(|t| t.parse().ok())
+    .collect()
+}
+
+/// `build` refuses a collective of another kind, and ranks out of range, with the
+/// documented errors.
+#[test]
+fn build_rejects_other_collectives_and_ranks_out_of_range() {
+    let topos = sample_topologies();
+    for a in algorithms::all() {
+        let topo = *topos.iter().find(|t| a.fits(t).is_ok()).expect("fits one");
+        let k = topo.nodes();
+        for op in OpKind::ALL.into_iter().filter(|&op| op != a.op) {
+            let problem = Problem {
+                topology: &topo,
+                collective: collective(op, k, 1, 2),
+                len: 4,
+                commutative: true,
+            };
+            match a.build(&problem, &Params::default()) {
+                Err(Error::InvalidParameter { what: "--op", .. }) => {}
+                Err(e) => panic!("{a:?} given {op}: wrong error {e}"),
+                Ok(_) => panic!("{a:?} built a schedule for {op}"),
+            }
+        }
+        // A root (or source, or destination) that is not a node.
+        let bad = match collective(a.op, k, 1, 2) {
+            Collective::P2p { src, .. } => Collective::P2p { src, dst: k },
+            Collective::Broadcast { .. } => Collective::Broadcast { root: k },
+            Collective::Scatter { .. } => Collective::Scatter { root: k },
+            Collective::Gather { .. } => Collective::Gather { root: k },
+            Collective::Reduce { .. } => Collective::Reduce { root: k + 5 },
+            _ => continue,
+        };
+        let problem = Problem {
+            topology: &topo,
+            collective: bad,
+            len: 4,
+            commutative: true,
+        };
+        match a.build(&problem, &Params::default()) {
+            Err(Error::RankOutOfRange { nodes, .. }) => assert_eq!(nodes, k),
+            Err(e) => panic!("{a:?} given {bad}: wrong error {e}"),
+            Ok(_) => panic!("{a:?} built a schedule for {bad} on {topo}"),
+        }
+    }
+}
+
+/// BUG in `src/algorithms/p2p/multipath.rs`, `formulas`: the continuous optimum of
+/// Prop. 3.2, (√((m/n)τ) + √((L − 1)β))², is evaluated with ⌈m/n⌉ (`part`) in place of
+/// m/n, so when n does not divide m it exceeds the simulated time, although a
+/// `FormulaKind::Estimate` must be a lower estimate. hypercube:3, p2p 0 → 3, m = 100,
+/// `opt` (ν = 1), β = 1, τ = 0.01: shares 34, 33, 33 over paths of 2, 2 and 4 hops,
+/// simulated 4β + 134τ = 5.34, estimate (√0.34 + √3)² = 5.3599 (with m/n:
+/// (√(100/3 · 0.01) + √3)² = 5.3333). `common::known_bug_multipath_optimum` exempts
+/// exactly these cases from the matrix; remove it when this passes.
+#[test]
+#[ignore = "bug: multipath's continuous optimum uses ⌈m/n⌉ for the paper's m/n and exceeds the simulated time"]
+fn bug_multipath_continuous_optimum_exceeds_simulated_time() {
+    use hypercomm::algorithms::FormulaKind;
+    use hypercomm::cost::{model::Model, simulate};
+    let algo = algorithms::find(OpKind::P2p, "multipath").unwrap();
+    for (n, src, dst, m) in [(3, 0, 3, 100), (9, 1, 96, 1000)] {
+        let topo = cube(n);
+        let problem = Problem {
+            topology: &topo,
+            collective: collective(OpKind::P2p, topo.nodes(), src, dst),
+            len: m,
+            commutative: true,
+        };
+        let params = Params {
+            packets: Packets::Opt,
+            model: Model::new(1.0, 0.01).unwrap(),
+        };
+        let time = simulate(
+            &topo,
+            algo.build(&problem, &params).unwrap().as_ref(),
+            &params.model,
+        )
+        .time;
+        for f in algo.formulas(&problem, &params) {
+            if f.kind == FormulaKind::Estimate {
+                assert!(
+                    f.value <= time + 1e-9,
+                    "hypercube:{n} {src}→{dst} m = {m}: estimate {} = {} > simulated {time}",
+                    f.expr,
+                    f.value
+                );
+            }
+        }
+    }
+}
