@@ -1,0 +1,331 @@
+//! Choosing and building schedules: `Algo::Named` looks the algorithm up in the
+//! registry, `Algo::Auto` times every fitting algorithm with the cost simulator under a
+//! [`Calibration`] and takes the fastest. Choices and checked plans are cached per
+//! communicator, so a repeated call costs a hash lookup.
+//!
+//! **Invariant**: the choice depends only on the collective, the rank count, the length,
+//! the element size, the operator's commutativity and the calibration, never on the
+//! rank, so every rank picks the same algorithm without talking to the others.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use hypercomm::algorithms::{self, Algorithm, Packets, Params};
+use hypercomm::collective::{Collective, OpKind};
+use hypercomm::cost::{self, model::Model};
+use hypercomm::schedule::{Rank, Schedule};
+use hypercomm::topology::Topology;
+use hypercomm::verify::{self, Problem, Strictness};
+
+use crate::error::{Error, Result};
+use crate::exec::Plan;
+
+/// Environment variable naming the calibration file.
+pub const CALIBRATION_ENV: &str = "HYPERCOMM_CALIBRATION";
+
+/// The machine's start-up time β (seconds) and time per byte τ (seconds), which
+/// `Algo::Auto` gives the cost model (τ times the element size per element).
+///
+/// The file format is one `key = value` per line (`#` starts a comment), keys `beta` and
+/// `tau`; a JSON object `{"beta": 1e-6, "tau": 1e-9}` is read too.
+///
+/// ```
+/// use hypercomm_rt::Calibration;
+/// let c = Calibration::parse("beta = 2e-6  # seconds\ntau = 5e-10").unwrap();
+/// assert_eq!(c, Calibration { beta: 2e-6, tau: 5e-10 });
+/// assert_eq!(Calibration::parse(r#"{"beta": 1e-6, "tau": 1e-9}"#).unwrap(), Calibration::default());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Calibration {
+    /// Start-up time of a message, seconds.
+    pub beta: f64,
+    /// Time per byte, seconds.
+    pub tau: f64,
+}
+
+impl Default for Calibration {
+    /// β = 1 µs, τ = 1 ns per byte.
+    fn default() -> Self {
+        Calibration {
+            beta: 1e-6,
+            tau: 1e-9,
+        }
+    }
+}
+
+impl Calibration {
+    /// The file named by `HYPERCOMM_CALIBRATION`, or the defaults when it is unset.
+    pub fn from_env() -> Result<Self> {
+        match std::env::var_os(CALIBRATION_ENV) {
+            Some(path) => Self::load(std::path::Path::new(&path)),
+            None => Ok(Self::default()),
+        }
+    }
+
+    /// Read a calibration file.
+    pub fn load(path: &std::path::Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::Calibration(format!("{}: {e}", path.display())))?;
+        Self::parse(&text).map_err(|e| match e {
+            Error::Calibration(m) => Error::Calibration(format!("{}: {m}", path.display())),
+            other => other,
+        })
+    }
+
+    /// Parse the text of a calibration file (defaults for keys it omits).
+    pub fn parse(text: &str) -> Result<Self> {
+        let mut c = Self::default();
+        let bad = |m: String| Error::Calibration(m);
+        let cleaned: String = text
+            .lines()
+            .map(|l| l.split('#').next().unwrap_or(""))
+            .collect::<Vec<_>>()
+            .join("\n")
+            .replace(['{', '}', '"'], " ")
+            .replace(',', "\n");
+        for line in cleaned.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            let (key, value) = line
+                .split_once(['=', ':'])
+                .ok_or_else(|| bad(format!("`{line}` is not `key = value`")))?;
+            let v: f64 = value
+                .trim()
+                .parse()
+                .map_err(|_| bad(format!("`{}` is not a number", value.trim())))?;
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(bad(format!("{} = {v} must be finite and ≥ 0", key.trim())));
+            }
+            match key.trim() {
+                "beta" => c.beta = v,
+                "tau" => c.tau = v,
+                k => return Err(bad(format!("unknown key `{k}`; valid: beta, tau"))),
+            }
+        }
+        Ok(c)
+    }
+
+    /// The cost model for elements of `elem_bytes` bytes.
+    pub fn model(&self, elem_bytes: usize) -> Model {
+        Model::new(self.beta, self.tau * elem_bytes as f64).unwrap_or_default()
+    }
+}
+
+/// Which algorithm a collective runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Algo<'a> {
+    /// The registry's algorithm of this name (an error lists those that fit).
+    Named(&'a str),
+    /// The fastest fitting algorithm under the cost model and the calibration.
+    #[default]
+    Auto,
+}
+
+impl<'a> From<&'a str> for Algo<'a> {
+    /// `"auto"` is [`Algo::Auto`], anything else a name.
+    fn from(name: &'a str) -> Self {
+        if name.eq_ignore_ascii_case("auto") {
+            Algo::Auto
+        } else {
+            Algo::Named(name)
+        }
+    }
+}
+
+/// What one collective call ran.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ran {
+    /// The collective.
+    pub op: OpKind,
+    /// The registry name of the algorithm.
+    pub algorithm: &'static str,
+    /// Whether `Algo::Auto` chose it.
+    pub auto: bool,
+    /// Steps of the schedule.
+    pub steps: usize,
+    /// Whether it ran in place (`in` inside `out`) without a copy of the input.
+    pub in_place: bool,
+}
+
+/// One collective call, as the cache sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Call {
+    pub collective: Collective,
+    pub len: u64,
+    pub elem_bytes: usize,
+    pub commutative: bool,
+    /// `in` at this offset of `out` (in-place calls).
+    pub alias: Option<usize>,
+}
+
+impl Call {
+    fn problem<'t>(&self, topology: &'t Topology) -> Problem<'t> {
+        Problem {
+            topology,
+            collective: self.collective,
+            len: self.len,
+            commutative: self.commutative,
+        }
+    }
+    /// The same call with a commutative operator.
+    fn commutative(self) -> Self {
+        Call {
+            commutative: true,
+            ..self
+        }
+    }
+    fn needs_order(&self) -> bool {
+        self.collective.kind().is_reduction() && !self.commutative
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct ChoiceKey {
+    op: OpKind,
+    len: u64,
+    elem_bytes: usize,
+    commutative: bool,
+}
+
+/// A checked plan and what it came from.
+#[derive(Clone)]
+pub(crate) struct Chosen {
+    pub plan: Arc<Plan>,
+    pub algorithm: &'static str,
+    pub auto: bool,
+}
+
+/// Per-communicator caches of choices and plans.
+pub(crate) struct Selector {
+    pub calibration: Calibration,
+    topology: Topology,
+    rank: Rank,
+    choices: HashMap<ChoiceKey, &'static Algorithm>,
+    plans: HashMap<(Call, &'static str), Arc<Plan>>,
+}
+
+impl Selector {
+    pub fn new(topology: Topology, rank: Rank, calibration: Calibration) -> Self {
+        Selector {
+            calibration,
+            topology,
+            rank,
+            choices: HashMap::new(),
+            plans: HashMap::new(),
+        }
+    }
+
+    /// The plan of `call` with `algo`, built or cached.
+    pub fn plan(&mut self, call: Call, algo: Algo<'_>) -> Result<Chosen> {
+        let kind = call.collective.kind();
+        let (algorithm, auto) = match algo {
+            Algo::Named(name) => (algorithms::lookup(&self.topology, kind, name)?, false),
+            Algo::Auto => (self.auto(call)?, true),
+        };
+        let key = (call, algorithm.name);
+        if let Some(plan) = self.plans.get(&key) {
+            return Ok(Chosen {
+                plan: plan.clone(),
+                algorithm: algorithm.name,
+                auto,
+            });
+        }
+        let unordered = || Error::NotOrderPreserving {
+            algo: algorithm.name,
+            op: kind.to_string(),
+        };
+        let schedule = match self.build(algorithm, call) {
+            Ok(s) => s,
+            // The algorithm refuses non-commutative operators itself.
+            Err(_) if call.needs_order() && self.build(algorithm, call.commutative()).is_ok() => {
+                return Err(unordered())
+            }
+            Err(e) => return Err(e),
+        };
+        // `auto` only chooses among algorithms that keep rank order when they must.
+        if !auto && call.needs_order() && !self.keeps_order(call, schedule.as_ref()) {
+            return Err(unordered());
+        }
+        let plan = Arc::new(self.check(call, schedule.as_ref())?);
+        self.plans.insert(key, plan.clone());
+        Ok(Chosen {
+            plan,
+            algorithm: algorithm.name,
+            auto,
+        })
+    }
+
+    fn params(&self, call: Call) -> Params {
+        Params {
+            packets: Packets::Opt,
+            model: self.calibration.model(call.elem_bytes),
+        }
+    }
+
+    fn build(&self, algorithm: &Algorithm, call: Call) -> Result<Box<dyn Schedule>> {
+        let problem = call.problem(&self.topology);
+        Ok(algorithm.build(&problem, &self.params(call))?)
+    }
+
+    /// Whether `schedule` is correct for a non-commutative operator (the verifier
+    /// tracks the order of every combine).
+    fn keeps_order(&self, call: Call, schedule: &dyn Schedule) -> bool {
+        let problem = call.problem(&self.topology);
+        verify::verify(problem, schedule, Strictness::default()).is_ok()
+    }
+
+    fn auto(&mut self, call: Call) -> Result<&'static Algorithm> {
+        let key = ChoiceKey {
+            op: call.collective.kind(),
+            len: call.len,
+            elem_bytes: call.elem_bytes,
+            commutative: call.commutative,
+        };
+        if let Some(a) = self.choices.get(&key) {
+            return Ok(a);
+        }
+        let best = self.fastest(call)?;
+        self.choices.insert(key, best);
+        Ok(best)
+    }
+
+    /// The fitting algorithm of least simulated time (the first in registry order on a
+    /// tie), among those whose schedule builds (and keeps rank order if it must).
+    fn fastest(&self, call: Call) -> Result<&'static Algorithm> {
+        let model = self.calibration.model(call.elem_bytes);
+        let problem = call.problem(&self.topology);
+        let mut best: Option<(&'static Algorithm, f64)> = None;
+        for algorithm in algorithms::fitting(&self.topology, call.collective.kind()) {
+            let Ok(schedule) = algorithm.build(&problem, &self.params(call)) else {
+                continue;
+            };
+            if call.needs_order() && !self.keeps_order(call, schedule.as_ref()) {
+                continue;
+            }
+            let time = cost::simulate(&self.topology, schedule.as_ref(), &model).time;
+            if best.map_or(true, |(_, t)| time < t) {
+                best = Some((algorithm, time));
+            }
+        }
+        best.map(|(a, _)| a).ok_or_else(|| Error::NoAlgorithm {
+            op: call.collective.kind().to_string(),
+            ranks: self.topology.nodes(),
+            why: if call.needs_order() {
+                " that combines in rank order"
+            } else {
+                ""
+            },
+        })
+    }
+
+    /// This rank's program of `schedule`, checked for `call`'s buffers.
+    fn check(&self, call: Call, schedule: &dyn Schedule) -> Result<Plan> {
+        let (k, m, r) = (self.topology.nodes(), call.len, self.rank);
+        // Lengths fit in usize: the caller's buffers were checked against them.
+        let in_len = call.collective.in_len(k, m, r) as usize;
+        let out_len = call.collective.out_len(k, m, r) as usize;
+        let plan = Plan::new(schedule.program(r), k, in_len, out_len)?;
+        Ok(match call.alias {
+            Some(off) => plan.alias_safe(off),
+            None => plan,
+        })
+    }
+}

@@ -1,0 +1,489 @@
+//! The threads backend: k ranks as scoped threads of one process, moving data with a
+//! single copy from the sender's buffer to the receiver's.
+//!
+//! A send is a rendezvous: the sender publishes a description of its regions (pointer
+//! and length of each) in the queue of the pair (sender, receiver) and goes on posting;
+//! the receiver copies, or combines, straight from the sender's memory into its own, then
+//! decrements the sender's count of outstanding sends; the sender's `wait_all` waits for
+//! that count to reach zero before its memory may change. No intermediate buffer, no
+//! allocation per message, and every `unsafe` line sits in the small `rendezvous` module
+//! (plus the receive side of [`Threads`]).
+//!
+//! [`run`] starts the ranks, gives each a [`Comm`] and returns every rank's result in
+//! rank order; [`run_each`] returns each rank's outcome, failures included. A rank that
+//! panics or returns an error makes the other ranks' calls fail with
+//! [`Error::PeerFailed`] at once (they are woken); a rank that leaves early does the same
+//! to the ranks that wait for it; any other wait ends with [`Error::Timeout`] after
+//! [`Config::timeout`]. Waiting spins briefly (when every rank has a core), yields, then
+//! parks the thread.
+//!
+//! ```
+//! use hypercomm_rt::{threads, Algo, Op};
+//!
+//! let sums = threads::run(4, |comm| {
+//!     let mut out = [0u64];
+//!     comm.all_reduce_into(&[comm.rank() as u64], &mut out, &Op::sum(), Algo::Auto)?;
+//!     Ok::<_, hypercomm_rt::Error>(out[0])
+//! })
+//! .unwrap();
+//! assert_eq!(sums, vec![6; 4]);
+//! ```
+
+mod rendezvous;
+
+use std::collections::VecDeque;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::{Duration, Instant};
+
+use hypercomm::schedule::Rank;
+
+use crate::comm::Comm;
+use crate::error::{Error, Result};
+use crate::select::Calibration;
+use crate::transport::{Incoming, Part, PartMut, Tag, Transport};
+use rendezvous::{Claim, Shared};
+
+/// `yield_now` calls between spinning and parking (measured: more only delays the
+/// park when ranks share cores).
+const YIELDS: u32 = 4;
+
+/// How to start the ranks.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    /// Number of ranks (threads), at least 1.
+    pub ranks: u32,
+    /// How long a rank waits for a peer in one wait before [`Error::Timeout`]: longer
+    /// than any computation between two calls, since a peer still computing is not
+    /// told apart from a stuck one.
+    pub timeout: Duration,
+    /// Polls of a busy wait before the thread yields a few times, then parks. Spinning
+    /// pays when every rank has a core (a wake-up costs microseconds) and costs dearly
+    /// when ranks share cores (the spinner holds the core its peer needs).
+    pub spin: u32,
+    /// β and τ for `Algo::Auto`; `None` reads `HYPERCOMM_CALIBRATION` (or the defaults).
+    pub calibration: Option<Calibration>,
+}
+
+impl Config {
+    /// `ranks` ranks, a 60 s timeout, the calibration from the environment, and
+    /// spinning only if the machine has a core per rank.
+    pub fn new(ranks: u32) -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Config {
+            ranks,
+            timeout: Duration::from_secs(60),
+            spin: if ranks as usize <= cores { 2000 } else { 0 },
+            calibration: None,
+        }
+    }
+    /// The same with another timeout.
+    pub fn timeout(self, timeout: Duration) -> Self {
+        Config { timeout, ..self }
+    }
+    /// The same with another calibration.
+    pub fn calibration(self, calibration: Calibration) -> Self {
+        Config {
+            calibration: Some(calibration),
+            ..self
+        }
+    }
+}
+
+/// Why a rank did not produce its result.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Failure<E> {
+    /// The rank's closure returned this error.
+    Returned(E),
+    /// The rank's closure panicked with this message.
+    Panicked(String),
+}
+
+impl<E: std::fmt::Display> std::fmt::Display for Failure<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Returned(e) => write!(f, "returned an error: {e}"),
+            Failure::Panicked(m) => write!(f, "panicked: {m}"),
+        }
+    }
+}
+
+/// Why [`run`] failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RunError<E: std::fmt::Debug + std::fmt::Display> {
+    /// The ranks could not be started (no ranks, a bad calibration file).
+    #[error("cannot start the ranks: {0}")]
+    Setup(Error),
+    /// A rank failed: the first to fail, whose failure made the others fail.
+    #[error("rank {rank} {failure}")]
+    Rank {
+        /// The rank.
+        rank: Rank,
+        /// How it failed.
+        failure: Failure<E>,
+    },
+}
+
+/// Run `f` on `ranks` ranks and return their results in rank order, or the failure of
+/// the rank that failed first.
+pub fn run<T, E, F>(ranks: u32, f: F) -> Result<Vec<T>, RunError<E>>
+where
+    F: Fn(&mut Comm<Threads<'_>>) -> Result<T, E> + Sync,
+    T: Send,
+    E: Send + std::fmt::Debug + std::fmt::Display,
+{
+    run_with(&Config::new(ranks), f)
+}
+
+/// [`run`] with a [`Config`].
+pub fn run_with<T, E, F>(config: &Config, f: F) -> Result<Vec<T>, RunError<E>>
+where
+    F: Fn(&mut Comm<Threads<'_>>) -> Result<T, E> + Sync,
+    T: Send,
+    E: Send + std::fmt::Debug + std::fmt::Display,
+{
+    let (outcomes, first) = launch(config, f).map_err(RunError::Setup)?;
+    let culprit = first
+        .filter(|&r| outcomes[r as usize].is_err())
+        .or_else(|| outcomes.iter().position(|o| o.is_err()).map(|r| r as Rank));
+    let Some(rank) = culprit else {
+        return Ok(outcomes.into_iter().filter_map(|o| o.ok()).collect());
+    };
+    let failure = outcomes
+        .into_iter()
+        .nth(rank as usize)
+        .and_then(|o| o.err())
+        .expect("the culprit failed");
+    Err(RunError::Rank { rank, failure })
+}
+
+/// Run `f` on the ranks of `config` and return every rank's outcome in rank order.
+pub fn run_each<T, E, F>(config: &Config, f: F) -> Result<Vec<Result<T, Failure<E>>>>
+where
+    F: Fn(&mut Comm<Threads<'_>>) -> Result<T, E> + Sync,
+    T: Send,
+    E: Send,
+{
+    launch(config, f).map(|(outcomes, _)| outcomes)
+}
+
+type Outcomes<T, E> = (Vec<Result<T, Failure<E>>>, Option<Rank>);
+
+fn launch<T, E, F>(config: &Config, f: F) -> Result<Outcomes<T, E>>
+where
+    F: Fn(&mut Comm<Threads<'_>>) -> Result<T, E> + Sync,
+    T: Send,
+    E: Send,
+{
+    if config.ranks == 0 {
+        return Err(Error::BufferLength {
+            what: "the communicator",
+            expected: 1,
+            got: 0,
+        });
+    }
+    let calibration = match config.calibration {
+        Some(c) => c,
+        None => Calibration::from_env()?,
+    };
+    let shared = Shared::new(config.ranks);
+    let outcomes = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..config.ranks)
+            .map(|rank| {
+                let (shared, f) = (&shared, &f);
+                std::thread::Builder::new()
+                    .name(format!("hypercomm-rank-{rank}"))
+                    .spawn_scoped(scope, move || {
+                        rank_main(shared, config, calibration, rank, f)
+                    })
+                    .expect("spawn a rank thread")
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|p| Err(Failure::Panicked(message(&*p))))
+            })
+            .collect()
+    });
+    Ok((outcomes, shared.failed()))
+}
+
+/// One rank's thread: run `f`, then tell the others how it ended.
+fn rank_main<T, E, F>(
+    shared: &Shared,
+    config: &Config,
+    calibration: Calibration,
+    rank: Rank,
+    f: &F,
+) -> Result<T, Failure<E>>
+where
+    F: Fn(&mut Comm<Threads<'_>>) -> Result<T, E>,
+{
+    shared.register(rank);
+    let endpoint = Threads::new(shared, rank, config);
+    let mut comm = Comm::new(endpoint, calibration);
+    let outcome = match catch_unwind(AssertUnwindSafe(|| f(&mut comm))) {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(Failure::Returned(e)),
+        Err(p) => Err(Failure::Panicked(message(&*p))),
+    };
+    match outcome {
+        Ok(_) => shared.leave(rank),
+        Err(_) => shared.fail(rank),
+    }
+    outcome
+}
+
+fn message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".into())
+}
+
+/// A receive posted and not yet completed.
+struct PendingRecv {
+    from: Rank,
+    tag: Tag,
+    parts: *const PartMut,
+    count: usize,
+}
+
+/// One rank's end of the threads backend.
+pub struct Threads<'s> {
+    shared: &'s Shared,
+    rank: Rank,
+    timeout: Duration,
+    spin: u32,
+    /// Peers (and steps) with sends posted since the last `wait_all`.
+    sent_to: Vec<(Rank, u32)>,
+    recvs: VecDeque<PendingRecv>,
+}
+
+impl<'s> Threads<'s> {
+    fn new(shared: &'s Shared, rank: Rank, config: &Config) -> Self {
+        Threads {
+            shared,
+            rank,
+            timeout: config.timeout,
+            spin: config.spin,
+            sent_to: Vec::new(),
+            recvs: VecDeque::new(),
+        }
+    }
+
+    /// Block until `ready()`; `check()` reports failures (it runs once the spinning is
+    /// over, so the fast path never looks at other ranks' flags).
+    fn wait(
+        &self,
+        peer: Rank,
+        step: u32,
+        mut ready: impl FnMut() -> bool,
+        mut check: impl FnMut() -> Result<()>,
+    ) -> Result<()> {
+        for _ in 0..self.spin {
+            if ready() {
+                return Ok(());
+            }
+            std::hint::spin_loop();
+        }
+        let deadline = Instant::now() + self.timeout;
+        for _ in 0..YIELDS {
+            if ready() {
+                return Ok(());
+            }
+            std::thread::yield_now();
+        }
+        loop {
+            if ready() {
+                return Ok(());
+            }
+            check()?;
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(Error::Timeout {
+                    rank: self.rank,
+                    peer,
+                    step,
+                });
+            }
+            std::thread::park_timeout(deadline - now);
+        }
+    }
+
+    /// `PeerFailed` if any rank failed, or if `peer` left while we need it.
+    fn check_peer(&self, peer: Rank) -> Result<()> {
+        if let Some(rank) = self.shared.failed() {
+            return Err(Error::PeerFailed { rank });
+        }
+        if self.shared.is_gone(peer) {
+            return Err(Error::PeerFailed {
+                rank: self.shared.blame(peer),
+            });
+        }
+        Ok(())
+    }
+
+    /// Wait for the next message from `from` and check it is the one expected.
+    fn take(&self, from: Rank, tag: Tag, len: usize) -> Result<Claim<'s>> {
+        let (shared, me) = (self.shared, self.rank);
+        self.wait(
+            from,
+            tag.step,
+            || shared.has_message(from, me),
+            || self.check_peer(from),
+        )?;
+        let claim = match shared.take(from, me) {
+            Some(c) => c,
+            None => return Err(Error::PeerFailed { rank: from }),
+        };
+        if claim.tag() != tag {
+            return Err(Error::TagMismatch {
+                rank: me,
+                peer: from,
+                expected: tag,
+                got: claim.tag(),
+            });
+        }
+        if claim.len() != len {
+            return Err(Error::LengthMismatch {
+                rank: me,
+                peer: from,
+                step: tag.step,
+                expected: len,
+                got: claim.len(),
+            });
+        }
+        Ok(claim)
+    }
+
+    /// Complete the posted receives, in order.
+    fn finish_recvs(&mut self) -> Result<()> {
+        while let Some(r) = self.recvs.front() {
+            // SAFETY: `post_recv`'s contract keeps the parts list valid until `wait_all`.
+            let parts = unsafe { std::slice::from_raw_parts(r.parts, r.count) };
+            let len = parts.iter().map(PartMut::len).sum();
+            let claim = self.take(r.from, r.tag, len)?;
+            // SAFETY: the claim keeps the sender's memory readable; `post_recv`'s
+            // contract makes `parts` writable and used by no one else, so disjoint.
+            unsafe { claim.incoming().copy_to(parts) };
+            self.recvs.pop_front();
+        }
+        Ok(())
+    }
+
+    /// Wait until every send posted since the last wait was taken.
+    fn finish_sends(&mut self) -> Result<()> {
+        let (shared, me) = (self.shared, self.rank);
+        let (peer, step) = self.sent_to.first().copied().unwrap_or((me, 0));
+        let sent_to = &self.sent_to;
+        let waited = self.wait(
+            peer,
+            step,
+            || shared.outstanding(me) == 0,
+            || {
+                for &(q, _) in sent_to {
+                    if shared.has_message(me, q) {
+                        self.check_peer(q)?;
+                    }
+                }
+                match shared.failed() {
+                    Some(rank) => Err(Error::PeerFailed { rank }),
+                    None => Ok(()),
+                }
+            },
+        );
+        // A timeout names a peer that has not taken its message, if one is left.
+        let pending = sent_to.iter().find(|&&(q, _)| shared.has_message(me, q));
+        match (waited, pending) {
+            (Err(Error::Timeout { rank, .. }), Some(&(peer, step))) => {
+                Err(Error::Timeout { rank, peer, step })
+            }
+            (Err(e), _) => Err(e),
+            (Ok(()), _) => {
+                self.sent_to.clear();
+                Ok(())
+            }
+        }
+    }
+
+    fn check_rank(&self, peer: Rank) -> Result<()> {
+        let nodes = self.shared.size();
+        if peer == self.rank {
+            return Err(Error::SelfMessage { rank: peer });
+        }
+        if peer >= nodes {
+            let e = hypercomm::error::Error::RankOutOfRange {
+                what: "peer",
+                rank: peer.into(),
+                nodes,
+            };
+            return Err(e.into());
+        }
+        Ok(())
+    }
+}
+
+impl Transport for Threads<'_> {
+    fn rank(&self) -> Rank {
+        self.rank
+    }
+
+    fn size(&self) -> u32 {
+        self.shared.size()
+    }
+
+    unsafe fn post_send(&mut self, to: Rank, tag: Tag, parts: &[Part]) -> Result<()> {
+        self.check_rank(to)?;
+        // SAFETY: forwarded from this function's contract: the memory stays valid until
+        // `wait_all` or `cancel_all`, which both wait for `outstanding == 0`.
+        unsafe { self.shared.post(self.rank, to, tag, parts) };
+        self.sent_to.push((to, tag.step));
+        Ok(())
+    }
+
+    unsafe fn post_recv(&mut self, from: Rank, tag: Tag, parts: &[PartMut]) -> Result<()> {
+        self.check_rank(from)?;
+        self.recvs.push_back(PendingRecv {
+            from,
+            tag,
+            parts: parts.as_ptr(),
+            count: parts.len(),
+        });
+        Ok(())
+    }
+
+    fn recv_with(
+        &mut self,
+        from: Rank,
+        tag: Tag,
+        len: usize,
+        sink: &mut dyn FnMut(Incoming<'_>),
+    ) -> Result<()> {
+        self.check_rank(from)?;
+        self.finish_recvs()?;
+        let claim = self.take(from, tag, len)?;
+        sink(claim.incoming());
+        Ok(())
+    }
+
+    fn wait_all(&mut self) -> Result<()> {
+        self.finish_recvs()?;
+        self.finish_sends()
+    }
+
+    fn cancel_all(&mut self) {
+        self.recvs.clear();
+        for &(q, _) in &self.sent_to {
+            self.shared.withdraw(self.rank, q);
+        }
+        self.sent_to.clear();
+        // Receivers still copying hold claims; wait for them (no timeout: returning
+        // while they read our memory would be unsound, and a copy always ends).
+        while self.shared.outstanding(self.rank) != 0 {
+            std::thread::park_timeout(Duration::from_millis(1));
+        }
+    }
+}

@@ -1,0 +1,242 @@
+//! The transport: the only thing a backend implements (Gloo's rule: algorithms see a
+//! context and peers, never sockets).
+//!
+//! A step of a schedule maps onto it as *post every send, post every receive, wait for
+//! all*: [`Transport::post_send`] and [`Transport::post_recv`] return at once and
+//! [`Transport::wait_all`] blocks until every posted operation completed, which is what a
+//! non-blocking backend does with `MPI_Isend`/`MPI_Irecv` and `MPI_Waitall`. Combining
+//! receives use [`Transport::recv_with`], which hands the message to a sink piece by piece:
+//! the threads backend passes the sender's own memory (no intermediate copy), a network
+//! backend its receive buffer.
+//!
+//! Messages from one rank to another are matched in order and carry a [`Tag`] (the call
+//! and the step), so a receive that meets a message of another call or step is an error
+//! ([`crate::Error::TagMismatch`]) instead of silent corruption.
+//!
+//! Posting is `unsafe`: the memory a [`Part`] names is read (or, for [`PartMut`],
+//! written) by the transport, possibly from another thread, until `wait_all` or
+//! `cancel_all` returns; the caller must keep it alive and untouched until then.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use hypercomm::schedule::Rank;
+
+use crate::error::Result;
+
+/// What matches a message with its receive: the collective call and its step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Tag {
+    /// Sequence number of the collective call on this communicator ([`Tag::P2P`] for
+    /// point-to-point messages).
+    pub epoch: u32,
+    /// Step of the schedule.
+    pub step: u32,
+}
+
+impl Tag {
+    /// The epoch of point-to-point messages, outside every collective.
+    pub const P2P: u32 = u32::MAX;
+    /// The tag of point-to-point messages.
+    pub fn p2p() -> Self {
+        Tag {
+            epoch: Self::P2P,
+            step: 0,
+        }
+    }
+}
+
+impl fmt::Display for Tag {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.epoch == Self::P2P {
+            f.write_str("a point-to-point send")
+        } else {
+            write!(f, "call {} step {}", self.epoch, self.step)
+        }
+    }
+}
+
+/// A region of memory a send reads: a pointer and a length in bytes, without lifetime
+/// (the lifetime is the `unsafe` contract of [`Transport::post_send`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Part {
+    ptr: *const u8,
+    len: usize,
+}
+
+impl Part {
+    /// The bytes of `data`.
+    pub fn new(data: &[u8]) -> Self {
+        Part {
+            ptr: data.as_ptr(),
+            len: data.len(),
+        }
+    }
+    /// `len` bytes from `ptr`.
+    pub fn from_raw(ptr: *const u8, len: usize) -> Self {
+        Part { ptr, len }
+    }
+    /// Start of the region.
+    pub fn ptr(&self) -> *const u8 {
+        self.ptr
+    }
+    /// Length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    /// Whether the region is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// A region of memory a receive writes (see [`Part`]).
+#[derive(Clone, Copy, Debug)]
+pub struct PartMut {
+    ptr: *mut u8,
+    len: usize,
+}
+
+impl PartMut {
+    /// The bytes of `data`.
+    pub fn new(data: &mut [u8]) -> Self {
+        PartMut {
+            ptr: data.as_mut_ptr(),
+            len: data.len(),
+        }
+    }
+    /// `len` bytes from `ptr`.
+    pub fn from_raw(ptr: *mut u8, len: usize) -> Self {
+        PartMut { ptr, len }
+    }
+    /// Start of the region.
+    pub fn ptr(&self) -> *mut u8 {
+        self.ptr
+    }
+    /// Length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    /// Whether the region is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// Total bytes of a list of parts.
+pub fn total_len(parts: &[Part]) -> usize {
+    parts.iter().map(Part::len).sum()
+}
+
+/// A message in transit, seen by the receiver: the sender's parts in order.
+///
+/// Holds the borrow of the sender's memory for `'a`, which the backend guarantees.
+#[derive(Clone, Copy)]
+pub struct Incoming<'a> {
+    parts: &'a [Part],
+    _data: PhantomData<&'a [u8]>,
+}
+
+impl<'a> Incoming<'a> {
+    /// A message made of `parts`.
+    ///
+    /// # Safety
+    /// Every part must be readable for `'a` and not written by anyone during `'a`.
+    pub unsafe fn new(parts: &'a [Part]) -> Self {
+        Incoming {
+            parts,
+            _data: PhantomData,
+        }
+    }
+    /// The pieces of the message, in order.
+    pub fn pieces(&self) -> impl Iterator<Item = &'a [u8]> + 'a {
+        // SAFETY: `Incoming::new`'s contract makes every part readable for 'a.
+        self.parts
+            .iter()
+            .filter(|p| !p.is_empty())
+            .map(|p| unsafe { std::slice::from_raw_parts(p.ptr, p.len) })
+    }
+    /// Length in bytes.
+    pub fn len(&self) -> usize {
+        total_len(self.parts)
+    }
+    /// Whether the message is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Copy the message into the concatenation of `into` (as much as fits: the
+    /// backend checks that the lengths agree).
+    ///
+    /// # Safety
+    /// Every part of `into` must be writable, and disjoint from the message.
+    pub unsafe fn copy_to(&self, into: &[PartMut]) {
+        let mut dst = into.iter().filter(|p| !p.is_empty());
+        let mut cur: Option<(PartMut, usize)> = None;
+        for piece in self.pieces() {
+            let mut rest = piece;
+            while !rest.is_empty() {
+                let Some((part, off)) = cur.take().or_else(|| dst.next().map(|p| (*p, 0))) else {
+                    return;
+                };
+                let n = (part.len - off).min(rest.len());
+                // SAFETY: `part[off..off + n]` is writable and disjoint from the message
+                // (this function's contract).
+                unsafe { std::ptr::copy_nonoverlapping(rest.as_ptr(), part.ptr.add(off), n) };
+                rest = &rest[n..];
+                if off + n < part.len {
+                    cur = Some((part, off + n));
+                }
+            }
+        }
+    }
+}
+
+/// A communication backend, as seen by one rank.
+///
+/// Contract for every implementation:
+/// - messages from a rank to another are delivered in the order posted, each whole;
+/// - a send completes when the receiver has taken the data: memory may be reused after
+///   `wait_all` returns;
+/// - when a peer panics, returns an error or leaves, every wait of every other rank
+///   ends within the configured timeout with [`crate::Error::PeerFailed`], never hangs;
+/// - after an error (or on unwinding) the caller calls [`Transport::cancel_all`], after
+///   which no one reads or writes the memory of posted operations any more.
+pub trait Transport {
+    /// This rank.
+    fn rank(&self) -> Rank;
+    /// Number of ranks.
+    fn size(&self) -> u32;
+
+    /// Post a send of the concatenation of `parts` to `to`; returns at once.
+    ///
+    /// # Safety
+    /// `parts` (the slice itself) and the memory each part names must stay valid and
+    /// unmodified until `wait_all` or `cancel_all` returns.
+    unsafe fn post_send(&mut self, to: Rank, tag: Tag, parts: &[Part]) -> Result<()>;
+
+    /// Post a receive of the next message from `from` into the concatenation of `parts`;
+    /// it completes by the end of `wait_all`.
+    ///
+    /// # Safety
+    /// `parts` and the memory each part names must stay valid, and be neither read nor
+    /// written by anyone else, until `wait_all` or `cancel_all` returns.
+    unsafe fn post_recv(&mut self, from: Rank, tag: Tag, parts: &[PartMut]) -> Result<()>;
+
+    /// Receive the next message from `from`, of `len` bytes, and hand it to `sink`
+    /// before returning (for combining receives). Receives posted earlier from the same
+    /// peer are completed first.
+    fn recv_with(
+        &mut self,
+        from: Rank,
+        tag: Tag,
+        len: usize,
+        sink: &mut dyn FnMut(Incoming<'_>),
+    ) -> Result<()>;
+
+    /// Wait until every posted send and receive has completed.
+    fn wait_all(&mut self) -> Result<()>;
+
+    /// Withdraw everything posted and not completed, and wait until no one accesses
+    /// its memory any more. Called on errors and on unwinding; never fails.
+    fn cancel_all(&mut self);
+}

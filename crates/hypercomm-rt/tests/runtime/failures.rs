@@ -1,0 +1,173 @@
+//! A rank that panics, returns early, stalls or calls something else must make the
+//! others fail with a typed error, never hang. No test asserts a duration: the short
+//! timeout only bounds how long a broken runtime would take to fail the test.
+
+use std::time::Duration;
+
+use hypercomm_rt::threads::{self, Config, Failure};
+use hypercomm_rt::{Algo, Calibration, Error, Op};
+
+/// Failures are seen at once, without waiting for the timeout, which must outlast the
+/// printing of a panic's backtrace.
+fn config(k: u32) -> Config {
+    Config::new(k)
+        .timeout(Duration::from_secs(20))
+        .calibration(Calibration::default())
+}
+
+/// An all-reduce in which every rank needs every other rank's data.
+const ALL_REDUCE: Algo = Algo::Named("dimension-exchange");
+
+fn all_reduce(
+    comm: &mut hypercomm_rt::Comm<threads::Threads<'_>>,
+    op: &Op<u64>,
+) -> Result<u64, Error> {
+    let mut out = [0u64; 64];
+    comm.all_reduce_into(&[comm.rank() as u64; 64], &mut out, op, ALL_REDUCE)?;
+    Ok(out[0])
+}
+
+#[test]
+fn a_rank_that_panics_mid_collective_fails_the_others() {
+    let outcomes = threads::run_each(&config(4), |comm| {
+        let me = comm.rank();
+        // Rank 1 panics inside the collective, in its first combine. Ranks that no
+        // longer need it finish the call, and fail in the next one.
+        let op = Op::associative(move |a: &u64, b: &u64| {
+            assert!(me != 1, "injected failure");
+            a + b
+        });
+        all_reduce(comm, &op)?;
+        all_reduce(comm, &op)
+    })
+    .unwrap();
+    for (r, outcome) in outcomes.iter().enumerate() {
+        match (r, outcome) {
+            (1, Err(Failure::Panicked(m))) => assert!(m.contains("injected"), "{m}"),
+            (1, other) => panic!("rank 1 should have panicked: {other:?}"),
+            (_, Err(Failure::Returned(Error::PeerFailed { rank: 1 }))) => {}
+            (_, other) => panic!("rank {r} should have seen rank 1 fail: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_rank_that_returns_early_fails_the_others() {
+    for early_error in [false, true] {
+        let outcomes = threads::run_each(&config(4), |comm| {
+            if comm.rank() == 2 {
+                return match early_error {
+                    true => Err(Error::ZeroSized),
+                    false => Ok(0),
+                };
+            }
+            all_reduce(comm, &Op::sum())
+        })
+        .unwrap();
+        for (r, outcome) in outcomes.iter().enumerate() {
+            match (r, outcome) {
+                (2, Ok(0)) if !early_error => {}
+                (2, Err(Failure::Returned(Error::ZeroSized))) if early_error => {}
+                (_, Err(Failure::Returned(Error::PeerFailed { rank: 2 }))) if r != 2 => {}
+                (_, other) => panic!("early error {early_error}, rank {r}: {other:?}"),
+            }
+        }
+    }
+}
+
+#[test]
+fn a_stalled_rank_makes_the_others_time_out() {
+    let short = config(4).timeout(Duration::from_millis(300));
+    let outcomes = threads::run_each(&short, |comm| {
+        if comm.rank() == 3 {
+            std::thread::sleep(Duration::from_millis(1500));
+        }
+        all_reduce(comm, &Op::sum())
+    })
+    .unwrap();
+    let errors: Vec<&Error> = outcomes
+        .iter()
+        .map(|o| match o {
+            Err(Failure::Returned(e)) => e,
+            other => panic!("every rank must fail: {other:?}"),
+        })
+        .collect();
+    assert!(
+        errors.iter().any(|e| matches!(e, Error::Timeout { .. })),
+        "{errors:?}"
+    );
+    for e in &errors {
+        assert!(
+            matches!(e, Error::Timeout { .. } | Error::PeerFailed { .. }),
+            "{e}"
+        );
+    }
+    // The stalled rank arrives after the others failed and is told so.
+    assert!(
+        matches!(errors[3], Error::PeerFailed { .. }),
+        "{}",
+        errors[3]
+    );
+}
+
+#[test]
+fn ranks_that_call_different_collectives_get_an_error() {
+    let outcomes = threads::run_each(&config(2), |comm| {
+        let mut buf = [1u32; 4];
+        match comm.rank() {
+            0 => comm.send(1, &buf),
+            _ => comm.broadcast_into(0, &mut buf, Algo::Auto).map(|_| ()),
+        }
+    })
+    .unwrap();
+    match &outcomes[1] {
+        Err(Failure::Returned(Error::TagMismatch {
+            rank: 1, peer: 0, ..
+        })) => {}
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn ranks_that_disagree_on_the_length_get_an_error() {
+    let outcomes = threads::run_each(&config(4), |comm| {
+        let mut buf = vec![0u32; if comm.rank() == 0 { 10 } else { 20 }];
+        comm.broadcast_into(0, &mut buf, Algo::Named("sbt"))
+    })
+    .unwrap();
+    // Rank 1 receives 10 elements where it expects 20 (the root's sends complete: they
+    // were taken).
+    match &outcomes[1] {
+        Err(Failure::Returned(Error::LengthMismatch {
+            rank: 1,
+            peer: 0,
+            expected: 80,
+            got: 40,
+            ..
+        })) => {}
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_rank_that_goes_on_after_a_local_error_meets_a_tag_mismatch() {
+    let outcomes = threads::run_each(&config(2), |comm| {
+        let mut recv = [0u32; 2];
+        // The root forgets its data: its call fails before any message...
+        let first = comm.scatter_into(0, None, &mut recv, Algo::Auto);
+        if comm.rank() == 0 {
+            assert!(matches!(first, Err(Error::RootBuffer(_))));
+            // ...and it goes on with the next call, whose messages rank 1 must not
+            // take for the scatter's.
+            return comm.broadcast_into(0, &mut recv, Algo::Auto).map(|_| ());
+        }
+        first.map(|_| ())
+    })
+    .unwrap();
+    match &outcomes[1] {
+        Err(Failure::Returned(Error::TagMismatch { expected, got, .. })) => {
+            assert_eq!((expected.epoch, got.epoch), (0, 1))
+        }
+        other => panic!("{other:?}"),
+    }
+}
