@@ -539,21 +539,35 @@ fn build_rejects_other_collectives_and_ranks_out_of_range() {
     }
 }
 
-/// BUG in `src/algorithms/p2p/multipath.rs`, `formulas`: the continuous optimum of
-/// Prop. 3.2, (√((m/n)τ) + √((L − 1)β))², is evaluated with ⌈m/n⌉ (`part`) in place of
-/// m/n, so when n does not divide m it exceeds the simulated time, although a
-/// `FormulaKind::Estimate` must be a lower estimate. hypercube:3, p2p 0 → 3, m = 100,
+/// Multipath's continuous optimum (Prop. 3.2) must stay a lower estimate when n does
+/// not divide m. It used ⌈m/n⌉ for the paper's m/n: hypercube:3, p2p 0 → 3, m = 100,
 /// `opt` (ν = 1), β = 1, τ = 0.01: shares 34, 33, 33 over paths of 2, 2 and 4 hops,
-/// simulated 4β + 134τ = 5.34, estimate (√0.34 + √3)² = 5.3599 (with m/n:
-/// (√(100/3 · 0.01) + √3)² = 5.3333). `common::known_bug_multipath_optimum` exempts
-/// exactly these cases from the matrix; remove it when this passes.
+/// simulated 4β + 134τ = 5.34, estimate (√0.34 + √3)² = 5.3599. The real m/n is not
+/// a lower estimate either when the long paths carry only ⌊m/n⌋ (the m mod n extra
+/// elements all on short paths): m = 101 gives shares 34, 34, 33, simulated 5.34, but
+/// (√(101/3 · 0.01) + √3)² = 5.3466; hypercube:2, 0 → 1, m = 7, β = 0.5, τ = 2
+/// (shares 4 and 3 over 1 and 3 hops, ν = 4) simulates 12.5, with m/n 13.29. The
+/// estimate takes m/n when a path of length L carries at least m/n elements (the
+/// longest path's own pipeline then bounds the time), ⌊m/n⌋ otherwise
+/// (docs/errata.md, E6).
 #[test]
-#[ignore = "bug: multipath's continuous optimum uses ⌈m/n⌉ for the paper's m/n and exceeds the simulated time"]
-fn bug_multipath_continuous_optimum_exceeds_simulated_time() {
+fn multipath_continuous_optimum_is_a_lower_estimate() {
     use hypercomm::algorithms::FormulaKind;
     use hypercomm::cost::{model::Model, simulate};
     let algo = algorithms::find(OpKind::P2p, "multipath").unwrap();
-    for (n, src, dst, m) in [(3, 0, 3, 100), (9, 1, 96, 1000)] {
+    // (n, src, dst, m, β, τ, the share the estimate uses, L)
+    for (n, src, dst, m, beta, tau, share, l) in [
+        (3, 0, 3, 100, 1.0, 0.01, 33.0, 4.0),
+        (9, 1, 96, 1000, 1.0, 0.01, 111.0, 5.0),
+        (3, 0, 3, 101, 1.0, 0.01, 33.0, 4.0),
+        // H = 1 < m mod n = 2: a long path carries ⌈m/n⌉, so the paper's m/n holds.
+        (3, 0, 1, 101, 1.0, 0.01, 101.0 / 3.0, 3.0),
+        (3, 0, 1, 100, 1.0, 0.01, 33.0, 3.0),
+        // n | m, and m ≤ H (only short paths carry data, L = H): m/n.
+        (3, 0, 3, 99, 1.0, 0.01, 33.0, 4.0),
+        (3, 0, 7, 2, 1.0, 0.01, 2.0 / 3.0, 3.0),
+        (2, 0, 1, 7, 0.5, 2.0, 3.0, 3.0),
+    ] {
         let topo = cube(n);
         let problem = Problem {
             topology: &topo,
@@ -563,7 +577,7 @@ fn bug_multipath_continuous_optimum_exceeds_simulated_time() {
         };
         let params = Params {
             packets: Packets::Opt,
-            model: Model::new(1.0, 0.01).unwrap(),
+            model: Model::new(beta, tau).unwrap(),
         };
         let time = simulate(
             &topo,
@@ -571,8 +585,17 @@ fn bug_multipath_continuous_optimum_exceeds_simulated_time() {
             &params.model,
         )
         .time;
+        let want = ((share * tau).sqrt() + ((l - 1.0) * beta).sqrt()).powi(2);
+        let mut seen = false;
         for f in algo.formulas(&problem, &params) {
             if f.kind == FormulaKind::Estimate {
+                seen = true;
+                assert!(
+                    (f.value - want).abs() <= 1e-9 * want,
+                    "hypercube:{n} {src}→{dst} m = {m}: estimate {} = {}, want {want}",
+                    f.expr,
+                    f.value
+                );
                 assert!(
                     f.value <= time + 1e-9,
                     "hypercube:{n} {src}→{dst} m = {m}: estimate {} = {} > simulated {time}",
@@ -581,5 +604,6 @@ fn bug_multipath_continuous_optimum_exceeds_simulated_time() {
                 );
             }
         }
+        assert!(seen, "hypercube:{n} {src}→{dst} m = {m}: no estimate");
     }
 }

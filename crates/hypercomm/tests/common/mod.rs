@@ -72,8 +72,6 @@ pub struct Tally {
     pub slim: u64,
     /// Cases on a topology the algorithm does not fit, refused as they must be.
     pub unfit: u64,
-    /// Comparisons that failed in the way of a known bug (see [`known_bug_multipath_optimum`]).
-    pub known_bug: u64,
 }
 
 impl std::ops::AddAssign for Tally {
@@ -85,21 +83,10 @@ impl std::ops::AddAssign for Tally {
         self.upper_bounds += o.upper_bounds;
         self.lower_bounds += o.lower_bounds;
         self.json += o.json;
-        self.known_bug += o.known_bug;
         self.unfit += o.unfit;
         self.units += o.units;
         self.slim += o.slim;
     }
-}
-
-/// KNOWN BUG (the only exemption in this module; `harness.rs`'s ignored test
-/// `bug_multipath_continuous_optimum_exceeds_simulated_time` pins it): multipath's
-/// continuous optimum evaluates Prop. 3.2 with ⌈m/n⌉ where the paper has m/n, so when
-/// n does not divide m it can exceed the simulated time (the longest paths carry
-/// ⌊m/n⌋). Remove this exemption when that test passes.
-pub fn known_bug_multipath_optimum(algo: &Algorithm, topo: &Topology, m: u64) -> bool {
-    let n = topo.cube().map_or(1, |h| h.dim().max(1)) as u64;
-    algo.op == OpKind::P2p && algo.name == "multipath" && m / n * n != m
 }
 
 /// `hypercube:n`.
@@ -475,12 +462,7 @@ pub fn check(case: &Case<'_>) -> Result<Tally, String> {
                 }
                 FormulaKind::Estimate => {
                     tally.lower_estimates += 1;
-                    let ok = le(f.value, r.time);
-                    if !ok && known_bug_multipath_optimum(algo, topo, m) {
-                        tally.known_bug += 1;
-                        continue;
-                    }
-                    (ok, "lower estimate")
+                    (le(f.value, r.time), "lower estimate")
                 }
             };
             if !holds {

@@ -6,11 +6,13 @@
 //!
 //! Cost (rounds model, `--ports all`, full duplex: the source drives n links at once):
 //! ν + L − 1 steps of β + ⌈⌈m/n⌉/ν⌉τ, with L = H + 2 if H < n else L = n; volume
-//! H·m + 2·(n − H)·m/n. Optimum (Prop. 3.2): (√((m/n)τ) + √((L − 1)β))².
-//! Under `--ports one` the source's n sends serialise and the method loses its point.
+//! H·m + 2·(n − H)·m/n. Optimum (Prop. 3.2): (√((m/n)τ) + √((L − 1)β))², a lower
+//! estimate; ⌊m/n⌋ replaces m/n when the long paths carry only ⌊m/n⌋ (docs/errata.md,
+//! E6). Under `--ports one` the source's n sends serialise and the method loses its
+//! point.
 //!
-//! Constraints: hypercube; ν packets per path, 1 ≤ ν ≤ max(m, 1); with m < n some
-//! paths carry nothing.
+//! Constraints: hypercube; ν packets per path, 1 ≤ ν ≤ max(⌈m/n⌉, 1) (each packet of
+//! the largest share needs an element); with m < n some paths carry nothing.
 
 use crate::algorithms::pipeline::{self, PathPipeline};
 use crate::algorithms::{Formula, Packets, Params};
@@ -59,11 +61,29 @@ fn share(cube: &Hypercube, m: u64) -> u64 {
 /// Build the schedule.
 pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>, Error> {
     let (ref cube, src, dst) = endpoints(problem)?;
-    let nu = pipeline::resolve(
-        params,
-        share(cube, problem.len),
-        longest(cube, src, dst, problem.len),
-    )?;
+    let part = share(cube, problem.len);
+    // ν counts the packets of each path, so its limit is the largest share, ⌈m/n⌉,
+    // not m: say so rather than `resolve`'s "ν packets for ⌈m/n⌉ elements".
+    let nu = match pipeline::resolve(params, part, longest(cube, src, dst, problem.len)) {
+        Err(Error::InvalidParameter { what, .. }) => {
+            let nu = match params.packets {
+                Packets::Count(nu) => nu.to_string(),
+                Packets::Opt => "opt".into(),
+            };
+            return Err(Error::InvalidParameter {
+                what,
+                reason: format!(
+                    "{nu} packets per path, but the largest of the {} paths' shares is \
+                     ⌈m/n⌉ = {part} of m = {} elements; valid: 1..={} (each packet needs \
+                     an element) or `opt`",
+                    cube.dim(),
+                    problem.len,
+                    part.max(1)
+                ),
+            });
+        }
+        other => other?,
+    };
     Ok(Box::new(PathPipeline::new(
         cube.nodes(),
         src,
@@ -108,10 +128,27 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
         Formula::upper_bound(expr, reference, value)
     }];
     if params.packets == Packets::Opt {
+        // Prop. 3.2 takes the per-path share as the real m/n. The longest path's own
+        // pipeline bounds the time from below, so m/n is a lower estimate whenever
+        // some path of length L carries at least m/n elements; when the long paths
+        // carry only ⌊m/n⌋ (the m mod n extra elements all went to the H short
+        // paths), the estimate takes ⌊m/n⌋ instead (docs/errata.md, E6).
+        let h = Hypercube::hamming(src, dst) as u64;
+        let floor_only = l == h + 2 && problem.len % n <= h;
+        let (expr, s) = if floor_only {
+            ("(√(⌊m/n⌋τ) + √((L − 1)β))²", (problem.len / n) as f64)
+        } else {
+            ("(√((m/n)τ) + √((L − 1)β))²", problem.len as f64 / n as f64)
+        };
+        let value = if l == 0 || problem.len == 0 {
+            0.0
+        } else {
+            ((s * tau).sqrt() + ((l - 1) as f64 * beta).sqrt()).powi(2)
+        };
         v.push(Formula::estimate(
-            "(√((m/n)τ) + √((L − 1)β))²",
+            expr,
             "Saad & Schultz 1985, §3, Prop. 3.2",
-            pipeline::continuous_optimum(part, l, beta, tau),
+            value,
         ));
     }
     v
