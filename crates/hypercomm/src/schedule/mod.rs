@@ -224,11 +224,75 @@ impl Program {
     }
 }
 
+/// One rank's program produced step by step: the header (`rank`, `tmp_len`) at once,
+/// the steps as they are asked for (an [`Iterator`] of [`Step`]s).
+///
+/// A consumer that walks all ranks in lock-step (the verifier) holds one step of every
+/// rank instead of every rank's whole program.
+pub struct StepStream<'a> {
+    /// The rank whose program this is.
+    pub rank: Rank,
+    /// Length of the `tmp` buffer the program uses ([`Program::tmp_len`]).
+    pub tmp_len: u64,
+    steps: Box<dyn Iterator<Item = Step> + 'a>,
+}
+
+impl<'a> StepStream<'a> {
+    /// The program of `rank` whose steps `steps` yields, in order.
+    pub fn new(rank: Rank, tmp_len: u64, steps: impl Iterator<Item = Step> + 'a) -> Self {
+        StepStream {
+            rank,
+            tmp_len,
+            steps: Box::new(steps),
+        }
+    }
+    /// Collect the whole program.
+    pub fn into_program(self) -> Program {
+        Program {
+            rank: self.rank,
+            tmp_len: self.tmp_len,
+            steps: self.steps.collect(),
+        }
+    }
+}
+
+impl From<Program> for StepStream<'_> {
+    /// Stream a program already built.
+    fn from(p: Program) -> Self {
+        StepStream::new(p.rank, p.tmp_len, p.steps.into_iter())
+    }
+}
+
+impl Iterator for StepStream<'_> {
+    type Item = Step;
+    fn next(&mut self) -> Option<Step> {
+        self.steps.next()
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.steps.size_hint()
+    }
+}
+
+impl fmt::Debug for StepStream<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StepStream")
+            .field("rank", &self.rank)
+            .field("tmp_len", &self.tmp_len)
+            .finish_non_exhaustive()
+    }
+}
+
 /// A schedule: one program per rank, each computable on its own.
 ///
 /// Implementations must be pure (no I/O, no clocks, no threads) and `program(r)` must
 /// not build the other ranks' programs, so a runtime on one rank and a streaming
 /// simulator over a million ranks pay only for what they use.
+///
+/// [`stream`](Schedule::stream) is the same program step by step; the default builds
+/// `program(rank)` and streams it. A schedule with many steps or many messages
+/// overrides it (and usually defines `program` as `self.stream(rank).into_program()`),
+/// so that the verifier, which runs all ranks in lock-step, holds one step of every
+/// rank rather than every whole program.
 pub trait Schedule: Send + Sync {
     /// Number of ranks.
     fn nodes(&self) -> u32;
@@ -236,6 +300,16 @@ pub trait Schedule: Send + Sync {
     fn steps(&self) -> usize;
     /// The program of `rank` (`rank < nodes()`).
     fn program(&self, rank: Rank) -> Program;
+    /// The program of `rank`, step by step (`rank < nodes()`).
+    ///
+    /// Contract: `stream(rank).into_program() == program(rank)`: the header (`rank`,
+    /// `tmp_len`) is known before any step is generated, and the stream yields exactly
+    /// [`steps()`](Schedule::steps) steps, equal to `program(rank).steps`, in order.
+    /// Generating step s must cost about what step s holds, not the whole program (so a
+    /// lazy stream keeps only its own small state between steps).
+    fn stream(&self, rank: Rank) -> StepStream<'_> {
+        self.program(rank).into()
+    }
     /// Packets per message, for pipelined schedules (the resolved ν of `--packets opt`).
     fn packets(&self) -> Option<u64> {
         None

@@ -11,11 +11,13 @@
 //! rules of a model ([`Strictness`]); and at the end the collective's post-condition
 //! ([`Collective::expected`]).
 //!
-//! Memory holds the programs, the symbolic state (one entry per maximal run of a
-//! buffer, not one per element) and the messages of one step.
+//! Memory holds one step of every rank (the programs are streamed step by step, see
+//! [`verify`]), the symbolic state (one entry per maximal run of a buffer, not one per
+//! element) and the messages of one step.
 
 pub mod state;
 
+use std::borrow::Borrow;
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
 
@@ -23,7 +25,7 @@ use serde::Serialize;
 
 use crate::collective::Collective;
 use crate::cost::model::{Duplex, Ports};
-use crate::schedule::{Action, Buf, Op, Program, Rank, Region, Schedule};
+use crate::schedule::{Action, Buf, Op, Program, Rank, Region, Schedule, Step};
 use crate::topology::Topology;
 use state::{BufState, CombineError, Pattern, Piece};
 
@@ -308,11 +310,11 @@ impl<'a> Verifier<'a> {
 
     /// No receive may overlap a region the same step sends or another receive writes.
     /// Sort-and-sweep, O(R log R) in the regions R of the step.
-    fn races(&self, s: usize, prog: &Program) -> Check {
+    fn races(&self, s: usize, r: Rank, step: &Step) -> Check {
         // (region, is_recv, peer) sorted by (buf, off): an overlap involving a receive
         // shows against the furthest-reaching send or receive seen before it.
         let mut all: Vec<(Region, bool, Rank)> = Vec::new();
-        for o in &prog.steps[s].ops {
+        for o in &step.ops {
             match o {
                 Op::Send { from, .. } => {
                     all.extend(from.iter().filter(|r| r.len > 0).map(|r| (*r, false, 0)))
@@ -342,7 +344,7 @@ impl<'a> Verifier<'a> {
                 return Err(self.v(
                     ViolationKind::Race,
                     s,
-                    prog.rank,
+                    r,
                     peer,
                     Some(region),
                     format!("overlaps {other}, which this step also sends or receives"),
@@ -360,8 +362,8 @@ impl<'a> Verifier<'a> {
         Ok(())
     }
 
-    fn strict_rules(&self, s: usize, prog: &Program) -> Check {
-        let ops = &prog.steps[s].ops;
+    fn strict_rules(&self, s: usize, r: Rank, step: &Step) -> Check {
+        let ops = &step.ops;
         let mut sends: Vec<Rank> = Vec::new();
         let mut recvs: Vec<Rank> = Vec::new();
         for op in ops {
@@ -371,7 +373,6 @@ impl<'a> Verifier<'a> {
                 Op::Local { .. } => {}
             }
         }
-        let r = prog.rank;
         match self.strict.ports {
             Some(Ports::One) => {
                 if sends.len() > 1 {
@@ -432,14 +433,14 @@ impl<'a> Verifier<'a> {
         Ok(())
     }
 
-    fn step(&mut self, s: usize, progs: &[Program]) -> Check {
+    /// Execute step `s`; `cur[r]` is rank r's step s, for every rank.
+    fn step<T: Borrow<Step>>(&mut self, s: usize, cur: &[T]) -> Check {
         // 1. Sends read the state at the start of the step.
         let mut mail: HashMap<(Rank, Rank), VecDeque<Msg>> = HashMap::new();
-        for prog in progs {
-            let r = prog.rank;
-            self.races(s, prog)?;
-            self.strict_rules(s, prog)?;
-            for (i, op) in prog.steps[s].ops.iter().enumerate() {
+        for (r, step) in (0..).zip(cur.iter().map(Borrow::borrow)) {
+            self.races(s, r, step)?;
+            self.strict_rules(s, r, step)?;
+            for (i, op) in step.ops.iter().enumerate() {
                 if let Op::Send { to, from } = op {
                     for &q in to {
                         self.peer(s, r, q)?;
@@ -457,9 +458,8 @@ impl<'a> Verifier<'a> {
             }
         }
         // 2. Receives take their messages in order.
-        for prog in progs {
-            let r = prog.rank;
-            for op in &prog.steps[s].ops {
+        for (r, step) in (0..).zip(cur.iter().map(Borrow::borrow)) {
+            for op in &step.ops {
                 if let Op::Recv { from, into, action } = op {
                     self.peer(s, r, *from)?;
                     for reg in into {
@@ -505,10 +505,9 @@ impl<'a> Verifier<'a> {
             ));
         }
         // 3. Local operations.
-        for prog in progs {
-            for op in &prog.steps[s].ops {
+        for (r, step) in (0..).zip(cur.iter().map(Borrow::borrow)) {
+            for op in &step.ops {
                 if let Op::Local { from, into, action } = op {
-                    let r = prog.rank;
                     self.writable(s, r, None, into)?;
                     if from.len != into.len {
                         return Err(self.v(
@@ -593,18 +592,117 @@ fn ranges(r: &[(Rank, Rank)]) -> String {
         .join(",")
 }
 
+fn malformed(rank: Rank, detail: String) -> Violation {
+    Violation {
+        kind: ViolationKind::MalformedProgram,
+        step: None,
+        rank,
+        peer: None,
+        region: None,
+        detail,
+    }
+}
+
+fn step_count(rank: Rank, got: usize, steps: usize) -> Violation {
+    malformed(rank, format!("{got} steps, the schedule has {steps}"))
+}
+
+/// The checks of the programs' headers, before any step runs: one program per node,
+/// each labelled with its rank. `known_steps(i)` is program i's step count where it is
+/// known without generating the steps.
+fn check_headers(
+    k: u32,
+    ranks: &[Rank],
+    steps: usize,
+    known_steps: impl Fn(usize) -> Option<usize>,
+) -> Check {
+    if ranks.len() != k as usize {
+        return Err(malformed(
+            ranks.len().min(k as usize) as Rank,
+            format!("{} programs for {} nodes", ranks.len(), k),
+        ));
+    }
+    for (i, &rank) in ranks.iter().enumerate() {
+        if rank as usize != i {
+            return Err(malformed(
+                i as Rank,
+                format!("program {i} is labelled rank {rank}"),
+            ));
+        }
+        match known_steps(i) {
+            Some(n) if n != steps => return Err(step_count(rank, n, steps)),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+impl<'a> Verifier<'a> {
+    /// Every rank's input in `in`, nothing else held; `tmp_lens[r]` is rank r's `tmp`.
+    fn new(p: Problem<'a>, strict: Strictness, tmp_lens: impl Iterator<Item = u64>) -> Self {
+        let (k, m, c) = (p.topology.nodes(), p.len, p.collective);
+        Verifier {
+            p,
+            strict,
+            k,
+            bufs: (0..k)
+                .map(|r| {
+                    [
+                        BufState::input(r, c.in_len(k, m, r)),
+                        BufState::default(),
+                        BufState::default(),
+                    ]
+                })
+                .collect(),
+            lens: (0..k)
+                .zip(tmp_lens)
+                .map(|(r, t)| [c.in_len(k, m, r), c.out_len(k, m, r), t])
+                .collect(),
+        }
+    }
+}
+
 /// Verify `schedule` for `problem`: `Ok(())` when every rule holds and the post-condition
 /// is met, else the first [`Violation`].
+///
+/// The ranks' programs are generated step by step ([`Schedule::stream`]) and run in
+/// lock-step: memory holds the current step of every rank, the messages of that step
+/// and the symbolic state, never whole programs (for schedules that stream lazily).
+/// A stream that yields more or fewer than `schedule.steps()` steps is a
+/// `MalformedProgram`, reported before the first step when its length is known
+/// upfront (an exact `size_hint`), else where it is found out.
 pub fn verify(
     problem: Problem<'_>,
     schedule: &dyn Schedule,
     strict: Strictness,
 ) -> Result<(), Violation> {
     let k = problem.topology.nodes();
-    let progs: Vec<Program> = (0..schedule.nodes().min(k))
-        .map(|r| schedule.program(r))
+    let steps = schedule.steps();
+    let mut streams: Vec<_> = (0..schedule.nodes().min(k))
+        .map(|r| schedule.stream(r))
         .collect();
-    verify_programs(problem, &progs, schedule.steps(), strict)
+    let ranks: Vec<Rank> = streams.iter().map(|st| st.rank).collect();
+    check_headers(k, &ranks, steps, |i| match streams[i].size_hint() {
+        (lo, Some(hi)) if lo == hi => Some(lo),
+        _ => None,
+    })?;
+    let mut v = Verifier::new(problem, strict, streams.iter().map(|st| st.tmp_len));
+    // The current step of every rank, replaced in place from step to step.
+    let mut cur: Vec<Step> = vec![Step::default(); streams.len()];
+    for s in 0..steps {
+        for ((slot, st), &r) in cur.iter_mut().zip(&mut streams).zip(&ranks) {
+            *slot = st.next().ok_or_else(|| step_count(r, s, steps))?;
+        }
+        v.step(s, &cur)?;
+    }
+    drop(cur);
+    for (st, &r) in streams.iter_mut().zip(&ranks) {
+        if st.next().is_some() {
+            return Err(step_count(r, steps + 1 + st.count(), steps));
+        }
+    }
+    drop(streams);
+    v.post()
 }
 
 /// [`verify`] for programs already in memory (e.g. read from a file).
@@ -615,56 +713,14 @@ pub fn verify_programs(
     strict: Strictness,
 ) -> Result<(), Violation> {
     let k = problem.topology.nodes();
-    let m = problem.len;
-    let c = problem.collective;
-    let malformed = |rank: Rank, detail: String| Violation {
-        kind: ViolationKind::MalformedProgram,
-        step: None,
-        rank,
-        peer: None,
-        region: None,
-        detail,
-    };
-    if progs.len() != k as usize {
-        return Err(malformed(
-            progs.len().min(k as usize) as Rank,
-            format!("{} programs for {} nodes", progs.len(), k),
-        ));
-    }
-    for (i, p) in progs.iter().enumerate() {
-        if p.rank as usize != i {
-            return Err(malformed(
-                i as Rank,
-                format!("program {i} is labelled rank {}", p.rank),
-            ));
-        }
-        if p.steps.len() != steps {
-            return Err(malformed(
-                p.rank,
-                format!("{} steps, the schedule has {steps}", p.steps.len()),
-            ));
-        }
-    }
-    let mut v = Verifier {
-        p: problem,
-        strict,
-        k,
-        bufs: (0..k)
-            .map(|r| {
-                [
-                    BufState::input(r, c.in_len(k, m, r)),
-                    BufState::default(),
-                    BufState::default(),
-                ]
-            })
-            .collect(),
-        lens: progs
-            .iter()
-            .map(|p| [c.in_len(k, m, p.rank), c.out_len(k, m, p.rank), p.tmp_len])
-            .collect(),
-    };
+    let ranks: Vec<Rank> = progs.iter().map(|p| p.rank).collect();
+    check_headers(k, &ranks, steps, |i| Some(progs[i].steps.len()))?;
+    let mut v = Verifier::new(problem, strict, progs.iter().map(|p| p.tmp_len));
+    let mut cur: Vec<&Step> = Vec::with_capacity(progs.len());
     for s in 0..steps {
-        v.step(s, progs)?;
+        cur.clear();
+        cur.extend(progs.iter().map(|p| &p.steps[s]));
+        v.step(s, &cur)?;
     }
     v.post()
 }
