@@ -1,0 +1,588 @@
+//! `hypercomm-mpi`: run under `mpirun`.
+//!
+//! - `check`: every collective × every registry algorithm that fits the job's ranks ×
+//!   lengths × roots, ours on random integers against the native MPI collective
+//!   (`MPI_Bcast`, `MPI_Scatter`, …, `MPI_Reduce_scatter_block`); one line per case from
+//!   rank 0; exit 1 on any mismatch.
+//! - `fault --rank R [--panic]`: every rank runs all-reduces; rank R fails on purpose
+//!   (an error, or a panic) and every other rank must report `PeerFailed` naming it.
+//! - `bench`: OSU-style sizes, ours (auto or a named algorithm) against native MPI,
+//!   per collective, with the ratio.
+
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use clap::{Parser, Subcommand};
+use hypercomm::algorithms;
+use hypercomm::collective::OpKind;
+use hypercomm::schedule::Rank;
+use hypercomm::topology::Topology;
+use hypercomm_mpi::{exit_watchdog, Config, Failure, Mpi};
+use hypercomm_rt::{Algo, Comm, Error, Op};
+use mpi::collective::SystemOperation;
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+
+#[derive(Parser)]
+#[command(
+    name = "hypercomm-mpi",
+    about = "hypercomm's MPI backend: checks, fault injection, benchmarks (run under mpirun)"
+)]
+struct Args {
+    /// Seconds a wait may last before a timeout error.
+    #[arg(long, global = true, default_value_t = 60.0)]
+    timeout: f64,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Compare every fitting algorithm of every collective with native MPI.
+    Check {
+        /// Lengths (elements per block), comma-separated.
+        #[arg(long, value_delimiter = ',', default_values_t = vec![0usize, 1, 7, 1000])]
+        lengths: Vec<usize>,
+        /// Seed of the random data.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Only these collectives (names as in `hypercomm algorithms`).
+        #[arg(long, value_delimiter = ',')]
+        ops: Vec<String>,
+    },
+    /// Inject a failure on one rank; the others must report it.
+    Fault {
+        /// The rank that fails.
+        #[arg(long, default_value_t = 1)]
+        rank: Rank,
+        /// Panic instead of returning an error.
+        #[arg(long)]
+        panic: bool,
+        /// The iteration (all-reduce call) at which it fails.
+        #[arg(long, default_value_t = 5)]
+        at: u32,
+    },
+    /// Time ours against native MPI over OSU-style sizes.
+    Bench {
+        /// Collectives, comma-separated.
+        #[arg(long, value_delimiter = ',', default_values_t = vec!["broadcast".to_string(), "allgather".into(), "allreduce".into(), "alltoall".into()])]
+        ops: Vec<String>,
+        /// Algorithm (`auto` or a registry name).
+        #[arg(long, default_value = "auto")]
+        algo: String,
+        /// Largest message in bytes (sizes are powers of two from 8).
+        #[arg(long, default_value_t = 1 << 20)]
+        max_bytes: usize,
+        /// Timed iterations per size (fewer for large sizes).
+        #[arg(long, default_value_t = 200)]
+        iters: u32,
+    },
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let Some(universe) = mpi::initialize() else {
+        eprintln!("hypercomm-mpi: MPI was already initialized");
+        return ExitCode::from(2);
+    };
+    let world = universe.world();
+    let config = Config::new().timeout(Duration::from_secs_f64(args.timeout));
+    let me = world.rank();
+    let code = match &args.command {
+        Command::Check { lengths, seed, ops } => report(
+            me,
+            hypercomm_mpi::run(&world, &config, |comm| {
+                check(comm, &world, lengths, *seed, ops)
+            }),
+        ),
+        Command::Fault { rank, panic, at } => report(
+            me,
+            hypercomm_mpi::run(&world, &config, |comm| fault(comm, *rank, *panic, *at)),
+        ),
+        Command::Bench {
+            ops,
+            algo,
+            max_bytes,
+            iters,
+        } => report(
+            me,
+            hypercomm_mpi::run(&world, &config, |comm| {
+                bench(comm, &world, ops, algo, *max_bytes, *iters)
+            }),
+        ),
+    };
+    if code != 0 {
+        // MPI_Finalize waits for every rank: bound it.
+        exit_watchdog(config.cancel_grace + Duration::from_secs(10), code);
+    }
+    drop(world);
+    drop(universe);
+    ExitCode::from(code as u8)
+}
+
+/// A rank's failure, printed; the exit code.
+fn report<E: std::fmt::Display>(me: i32, outcome: Result<(), Failure<E>>) -> i32 {
+    match outcome {
+        Ok(()) => 0,
+        Err(f) => {
+            eprintln!("hypercomm-mpi: rank {me}: {f}");
+            1
+        }
+    }
+}
+
+/// Why a rank stops.
+#[derive(Debug)]
+enum Stop {
+    /// A transport or runtime error.
+    Hc(Error),
+    /// Rank 0 found mismatches.
+    Mismatches(u32),
+    /// Injected.
+    Injected,
+    Usage(String),
+}
+
+impl std::fmt::Display for Stop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Stop::Hc(e) => write!(f, "{e}"),
+            Stop::Mismatches(n) => write!(f, "{n} case(s) differ from native MPI"),
+            Stop::Injected => write!(f, "injected failure"),
+            Stop::Usage(m) => write!(f, "{m}"),
+        }
+    }
+}
+
+impl From<Error> for Stop {
+    fn from(e: Error) -> Self {
+        Stop::Hc(e)
+    }
+}
+
+/// splitmix64.
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64) -> Self {
+        Rng(seed)
+    }
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// `n` values below 2^32 (sums over ranks cannot overflow).
+    fn vec(&mut self, n: usize) -> Vec<u64> {
+        (0..n).map(|_| self.next() >> 32).collect()
+    }
+}
+
+const CHECKED: [OpKind; 10] = [
+    OpKind::Broadcast,
+    OpKind::Scatter,
+    OpKind::Gather,
+    OpKind::Allgather,
+    OpKind::Alltoall,
+    OpKind::Reduce,
+    OpKind::Allreduce,
+    OpKind::Scan,
+    OpKind::ExclusiveScan,
+    OpKind::ReduceScatter,
+];
+
+fn rooted(op: OpKind) -> bool {
+    matches!(
+        op,
+        OpKind::Broadcast | OpKind::Scatter | OpKind::Gather | OpKind::Reduce
+    )
+}
+
+/// Outcome of one case on one rank, ordered so that the maximum over ranks is the case's.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Verdict {
+    Ok = 0,
+    Skipped = 1,
+    Mismatch = 2,
+}
+
+/// Whether an error is the registry refusing the problem (the same on every rank), not
+/// a communication failure.
+fn refused(e: &Error) -> bool {
+    matches!(
+        e,
+        Error::Library(_) | Error::NoAlgorithm { .. } | Error::NotOrderPreserving { .. }
+    )
+}
+
+fn check(
+    comm: &mut Comm<Mpi>,
+    world: &SimpleCommunicator,
+    lengths: &[usize],
+    seed: u64,
+    only: &[String],
+) -> Result<(), Stop> {
+    let (me, k) = (comm.rank(), comm.size());
+    let topology = Topology::Complete(k);
+    let (mut cases, mut bad, mut skipped) = (0u32, 0u32, 0u32);
+    for op in CHECKED {
+        if !only.is_empty() && !only.iter().any(|o| o.eq_ignore_ascii_case(op.name())) {
+            continue;
+        }
+        let roots: Vec<Rank> = if rooted(op) && k > 1 {
+            vec![0, k - 1]
+        } else {
+            vec![0]
+        };
+        for algo in algorithms::fitting(&topology, op) {
+            for &m in lengths {
+                for &root in &roots {
+                    let case_seed = seed
+                        .wrapping_mul(1_000_003)
+                        .wrapping_add(cases as u64)
+                        .wrapping_mul(0x100)
+                        .wrapping_add(me as u64);
+                    let mut rng = Rng::new(case_seed);
+                    let verdict = match one_case(comm, world, op, algo.name, m, root, &mut rng) {
+                        Ok(true) => Verdict::Ok,
+                        Ok(false) => Verdict::Mismatch,
+                        Err(e) if refused(&e) => Verdict::Skipped,
+                        Err(e) => return Err(e.into()),
+                    };
+                    let mut worst = 0u32;
+                    world.all_reduce_into(&(verdict as u32), &mut worst, SystemOperation::max());
+                    cases += 1;
+                    let what = match worst {
+                        0 => "ok",
+                        1 => {
+                            skipped += 1;
+                            "skipped (the algorithm refuses this problem)"
+                        }
+                        _ => {
+                            bad += 1;
+                            "MISMATCH"
+                        }
+                    };
+                    if me == 0 {
+                        let r = if rooted(op) {
+                            format!(" root={root}")
+                        } else {
+                            String::new()
+                        };
+                        println!("{op} {} k={k} m={m}{r}: {what}", algo.name);
+                    }
+                }
+            }
+        }
+    }
+    if me == 0 {
+        println!(
+            "checked {cases} cases on {k} ranks: {} ok, {skipped} skipped, {bad} mismatched",
+            cases - skipped - bad
+        );
+    }
+    if bad > 0 {
+        return Err(Stop::Mismatches(bad));
+    }
+    Ok(())
+}
+
+/// Run one case, ours then native; whether this rank's results agree.
+fn one_case(
+    comm: &mut Comm<Mpi>,
+    world: &SimpleCommunicator,
+    op: OpKind,
+    name: &str,
+    m: usize,
+    root: Rank,
+    rng: &mut Rng,
+) -> Result<bool, Error> {
+    let (me, k) = (comm.rank(), comm.size() as usize);
+    let algo = Algo::Named(name);
+    let is_root = me == root;
+    let proc_root = world.process_at_rank(root as i32);
+    let sum = Op::<u64>::sum();
+    let native = SystemOperation::sum();
+    Ok(match op {
+        OpKind::Broadcast => {
+            let data = rng.vec(m);
+            let mut ours = if is_root { data.clone() } else { vec![0; m] };
+            comm.broadcast_into(root, &mut ours, algo)?;
+            let mut theirs = if is_root { data } else { vec![0; m] };
+            proc_root.broadcast_into(&mut theirs[..]);
+            ours == theirs
+        }
+        OpKind::Scatter => {
+            let data = rng.vec(k * m);
+            let mut ours = vec![0; m];
+            comm.scatter_into(root, is_root.then_some(&data[..]), &mut ours, algo)?;
+            let mut theirs = vec![0u64; m];
+            if is_root {
+                proc_root.scatter_into_root(&data[..], &mut theirs[..]);
+            } else {
+                proc_root.scatter_into(&mut theirs[..]);
+            }
+            ours == theirs
+        }
+        OpKind::Gather => {
+            let data = rng.vec(m);
+            let mut ours = vec![0; k * m];
+            comm.gather_into(root, &data, is_root.then_some(&mut ours[..]), algo)?;
+            let mut theirs = vec![0u64; k * m];
+            if is_root {
+                proc_root.gather_into_root(&data[..], &mut theirs[..]);
+            } else {
+                proc_root.gather_into(&data[..]);
+            }
+            !is_root || ours == theirs
+        }
+        OpKind::Allgather => {
+            let data = rng.vec(m);
+            let mut ours = vec![0; k * m];
+            comm.all_gather_into(&data, &mut ours, algo)?;
+            let mut theirs = vec![0u64; k * m];
+            world.all_gather_into(&data[..], &mut theirs[..]);
+            ours == theirs
+        }
+        OpKind::Alltoall => {
+            let data = rng.vec(k * m);
+            let mut ours = vec![0; k * m];
+            comm.all_to_all_into(&data, &mut ours, algo)?;
+            let mut theirs = vec![0u64; k * m];
+            world.all_to_all_into(&data[..], &mut theirs[..]);
+            ours == theirs
+        }
+        OpKind::Reduce => {
+            let data = rng.vec(m);
+            let mut ours = vec![0; m];
+            comm.reduce_into(root, &data, is_root.then_some(&mut ours[..]), &sum, algo)?;
+            let mut theirs = vec![0u64; m];
+            if is_root {
+                proc_root.reduce_into_root(&data[..], &mut theirs[..], native);
+            } else {
+                proc_root.reduce_into(&data[..], native);
+            }
+            !is_root || ours == theirs
+        }
+        OpKind::Allreduce => {
+            let data = rng.vec(m);
+            let mut ours = vec![0; m];
+            comm.all_reduce_into(&data, &mut ours, &sum, algo)?;
+            let mut theirs = vec![0u64; m];
+            world.all_reduce_into(&data[..], &mut theirs[..], native);
+            ours == theirs
+        }
+        OpKind::Scan => {
+            let data = rng.vec(m);
+            let mut ours = vec![0; m];
+            comm.scan_into(&data, &mut ours, &sum, algo)?;
+            let mut theirs = vec![0u64; m];
+            world.scan_into(&data[..], &mut theirs[..], native);
+            ours == theirs
+        }
+        OpKind::ExclusiveScan => {
+            let data = rng.vec(m);
+            let mut ours = vec![0; m];
+            comm.exclusive_scan_into(&data, &mut ours, &sum, algo)?;
+            let mut theirs = vec![0u64; m];
+            world.exclusive_scan_into(&data[..], &mut theirs[..], native);
+            // Rank 0's result is unspecified (MPI_Exscan and ours alike).
+            me == 0 || ours == theirs
+        }
+        OpKind::ReduceScatter => {
+            let data = rng.vec(k * m);
+            let mut ours = vec![0; m];
+            comm.reduce_scatter_block_into(&data, &mut ours, &sum, algo)?;
+            let mut theirs = vec![0u64; m];
+            world.reduce_scatter_block_into(&data[..], &mut theirs[..], native);
+            ours == theirs
+        }
+        OpKind::P2p => true,
+    })
+}
+
+fn fault(comm: &mut Comm<Mpi>, culprit: Rank, panic: bool, at: u32) -> Result<(), Stop> {
+    let (me, k) = (comm.rank(), comm.size());
+    if culprit >= k {
+        return Err(Stop::Usage(format!(
+            "--rank {culprit}: the job has {k} ranks"
+        )));
+    }
+    let data = vec![me as u64; 1000];
+    let mut out = vec![0u64; 1000];
+    for i in 0..1000 {
+        if me == culprit && i == at {
+            if panic {
+                panic!("injected panic on rank {me}");
+            }
+            return Err(Stop::Injected);
+        }
+        comm.all_reduce_into(&data, &mut out, &Op::sum(), Algo::Auto)?;
+    }
+    Ok(())
+}
+
+/// OSU-style: sizes in bytes, powers of two from 8 to `max_bytes`.
+fn sizes(max_bytes: usize) -> Vec<usize> {
+    let mut s = Vec::new();
+    let mut b = 8;
+    while b <= max_bytes {
+        s.push(b);
+        b *= 2;
+    }
+    s
+}
+
+fn bench(
+    comm: &mut Comm<Mpi>,
+    world: &SimpleCommunicator,
+    ops: &[String],
+    algo: &str,
+    max_bytes: usize,
+    iters: u32,
+) -> Result<(), Stop> {
+    let (me, k) = (comm.rank(), comm.size() as usize);
+    if me == 0 {
+        println!("# hypercomm over MPI vs native MPI, {k} ranks, u64 elements, algo {algo}");
+        println!("# times: mean µs per call (max over ranks)");
+        println!(
+            "{:<14}{:>10}{:>14}{:>12}{:>8}  algorithm",
+            "collective", "bytes", "native µs", "ours µs", "ratio"
+        );
+    }
+    for name in ops {
+        let op = OpKind::ALL
+            .into_iter()
+            .find(|o| o.name().eq_ignore_ascii_case(name))
+            .filter(|o| CHECKED.contains(o))
+            .ok_or_else(|| Stop::Usage(format!("unknown collective `{name}`")))?;
+        for bytes in sizes(max_bytes) {
+            let m = (bytes / 8).max(1);
+            let n = if bytes >= 1 << 18 {
+                (iters / 10).max(5)
+            } else {
+                iters
+            };
+            let warm = (n / 10).max(2);
+            let mut rng = Rng::new(me as u64 + 1);
+            // Buffers: `m` elements per rank or per block, as in OSU (per-rank message).
+            let (in_len, out_len) = match op {
+                OpKind::Scatter | OpKind::Alltoall | OpKind::ReduceScatter => (
+                    k * m,
+                    if op == OpKind::ReduceScatter {
+                        m
+                    } else if op == OpKind::Alltoall {
+                        k * m
+                    } else {
+                        m
+                    },
+                ),
+                OpKind::Gather | OpKind::Allgather => (m, k * m),
+                _ => (m, m),
+            };
+            let input = rng.vec(in_len);
+            let mut output = vec![0u64; out_len];
+            let hc_algo = Algo::from(algo);
+            let mut ran = "";
+            let mut time =
+                |native: bool, output: &mut Vec<u64>, comm: &mut Comm<Mpi>| -> Result<f64, Error> {
+                    let mut total = Duration::ZERO;
+                    for i in 0..warm + n {
+                        world.barrier();
+                        let t = Instant::now();
+                        if native {
+                            run_native(world, op, &input, output);
+                        } else {
+                            let r = run_ours(comm, op, &input, output, hc_algo)?;
+                            ran = r;
+                        }
+                        if i >= warm {
+                            total += t.elapsed();
+                        }
+                    }
+                    let mine = total.as_secs_f64() * 1e6 / n as f64;
+                    let mut worst = 0.0f64;
+                    world.all_reduce_into(&mine, &mut worst, SystemOperation::max());
+                    Ok(worst)
+                };
+            let native = time(true, &mut output, comm)?;
+            let ours = match time(false, &mut output, comm) {
+                Ok(t) => t,
+                Err(e) if refused(&e) => {
+                    if me == 0 {
+                        println!(
+                            "{:<14}{:>10}{:>14.2}{:>12}{:>8}  ({e})",
+                            op.name(),
+                            bytes,
+                            native,
+                            "-",
+                            "-"
+                        );
+                    }
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            };
+            if me == 0 {
+                println!(
+                    "{:<14}{:>10}{:>14.2}{:>12.2}{:>8.2}  {ran}",
+                    op.name(),
+                    bytes,
+                    native,
+                    ours,
+                    ours / native
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+fn run_native(world: &SimpleCommunicator, op: OpKind, input: &[u64], output: &mut [u64]) {
+    let root = world.process_at_rank(0);
+    let is_root = world.rank() == 0;
+    let sum = SystemOperation::sum();
+    match op {
+        OpKind::Broadcast => root.broadcast_into(output),
+        OpKind::Scatter if is_root => root.scatter_into_root(input, output),
+        OpKind::Scatter => root.scatter_into(output),
+        OpKind::Gather if is_root => root.gather_into_root(input, output),
+        OpKind::Gather => root.gather_into(input),
+        OpKind::Allgather => world.all_gather_into(input, output),
+        OpKind::Alltoall => world.all_to_all_into(input, output),
+        OpKind::Reduce if is_root => root.reduce_into_root(input, output, sum),
+        OpKind::Reduce => root.reduce_into(input, sum),
+        OpKind::Allreduce => world.all_reduce_into(input, output, sum),
+        OpKind::Scan => world.scan_into(input, output, sum),
+        OpKind::ExclusiveScan => world.exclusive_scan_into(input, output, sum),
+        OpKind::ReduceScatter => world.reduce_scatter_block_into(input, output, sum),
+        OpKind::P2p => {}
+    }
+}
+
+fn run_ours(
+    comm: &mut Comm<Mpi>,
+    op: OpKind,
+    input: &[u64],
+    output: &mut [u64],
+    algo: Algo,
+) -> Result<&'static str, Error> {
+    let is_root = comm.rank() == 0;
+    let sum = Op::<u64>::sum();
+    let ran = match op {
+        OpKind::Broadcast => comm.broadcast_into(0, output, algo)?,
+        OpKind::Scatter => comm.scatter_into(0, is_root.then_some(input), output, algo)?,
+        OpKind::Gather => comm.gather_into(0, input, is_root.then_some(output), algo)?,
+        OpKind::Allgather => comm.all_gather_into(input, output, algo)?,
+        OpKind::Alltoall => comm.all_to_all_into(input, output, algo)?,
+        OpKind::Reduce => comm.reduce_into(0, input, is_root.then_some(output), &sum, algo)?,
+        OpKind::Allreduce => comm.all_reduce_into(input, output, &sum, algo)?,
+        OpKind::Scan => comm.scan_into(input, output, &sum, algo)?,
+        OpKind::ExclusiveScan => comm.exclusive_scan_into(input, output, &sum, algo)?,
+        OpKind::ReduceScatter => comm.reduce_scatter_block_into(input, output, &sum, algo)?,
+        OpKind::P2p => return Ok("-"),
+    };
+    Ok(ran.algorithm)
+}

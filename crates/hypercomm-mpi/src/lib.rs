@@ -1,0 +1,874 @@
+//! # hypercomm-mpi
+//!
+//! The MPI backend of [`hypercomm_rt`]: the library's verified schedules run over
+//! non-blocking MPI point-to-point (`MPI_Isend`, `MPI_Irecv`, polled with `MPI_Test`),
+//! one schedule step at a time, exactly as over the threads backend.
+//!
+//! An rsmpi program switches one call at a time:
+//!
+//! ```no_run
+//! use hypercomm_mpi::HypercommExt;
+//! use hypercomm_rt::{Algo, Op};
+//! use mpi::traits::*;
+//!
+//! let universe = mpi::initialize().unwrap();
+//! let world = universe.world();
+//! let mut comm = world.hypercomm().unwrap(); // collective, like MPI_Comm_dup
+//! let mut sum = [0u64];
+//! comm.all_reduce_into(&[world.rank() as u64], &mut sum, &Op::sum(), Algo::Auto).unwrap();
+//! world.barrier(); // rsmpi's own calls keep working on `world`
+//! ```
+//!
+//! [`run`] wraps a rank's work so that a failure (an error or a panic) is announced to
+//! every peer, whose waits then end with [`Error::PeerFailed`] naming the failed rank.
+//!
+//! ## How messages map onto MPI
+//!
+//! - A hypercomm communicator owns two duplicates of the MPI communicator it was built
+//!   from (`MPI_Comm_dup`, so building one is collective): one for data, one for
+//!   failure notices. The user's own traffic on the original communicator never meets
+//!   ours, in either direction.
+//! - A [`Tag`] `{epoch, step}` becomes an MPI tag (the step in the low bits, the epoch
+//!   above, within `MPI_TAG_UB`). Receives are posted with `MPI_ANY_TAG` from the
+//!   sender, so they match the sender's messages in order, as the [`Transport`] contract
+//!   says, and a message of another call or step is reported as
+//!   [`Error::TagMismatch`], not waited for; a message of another length is
+//!   [`Error::LengthMismatch`].
+//! - A send or receive of several parts (a gather or scatter list of regions) is one
+//!   message described by an `MPI_Type_create_hindexed` datatype: no packing copy. A
+//!   part of one region is sent as bytes directly.
+//! - Combining receives ([`Transport::recv_with`]) land in a scratch buffer kept by the
+//!   transport, which is then handed to the executor's sink.
+//!
+//! ## Faults
+//!
+//! Every wait polls with a deadline ([`Config::timeout`], 60 s by default as for the
+//! threads backend) and checks a receive posted on the notice communicator. A rank that
+//! fails calls [`Mpi::notify_failure`] (done by [`run`], and by `Drop` when unwinding):
+//! it sends the failed rank's number to every peer. A peer that sees the notice returns
+//! [`Error::PeerFailed`] from its current and every later wait; a rank failing because
+//! of a peer forwards that peer's number, so every rank names the first failure it
+//! heard of. A wait that outlives the deadline returns [`Error::Timeout`]. An MPI error
+//! on a request (the error handler of our duplicates is `MPI_ERRORS_RETURN`) is
+//! reported as [`Error::PeerFailed`] naming the request's peer;
+//! [`Mpi::last_mpi_error`] keeps MPI's message.
+//!
+//! [`Transport::cancel_all`] cancels every pending receive (`MPI_Cancel`, then polls it to
+//! completion) and polls pending sends; Open MPI cannot cancel a send (MPI 4 deprecates
+//! it), so a send still pending after [`Config::cancel_grace`] (its receiver failed and
+//! never matched it) is released with `MPI_Request_free`. See [`Mpi`]'s safety notes.
+
+#![warn(missing_docs)]
+#![warn(unsafe_op_in_unsafe_fn)]
+
+use std::ffi::{c_int, c_void};
+use std::mem::MaybeUninit;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::{Duration, Instant};
+
+use hypercomm::schedule::Rank;
+use hypercomm_rt::transport::{Incoming, Part, PartMut, Tag};
+use hypercomm_rt::{Calibration, Comm, Error, Result, Transport};
+use mpi::ffi;
+use mpi::raw::AsRaw;
+use mpi::traits::Communicator;
+
+pub use hypercomm_rt;
+pub use mpi;
+
+/// The tag of failure notices (on the notice communicator, which carries nothing else).
+const NOTICE_TAG: c_int = 7;
+/// Largest block of a datatype (MPI counts are `int`).
+const MAX_BLOCK: usize = 1 << 30;
+
+/// How a hypercomm communicator over MPI behaves.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    /// How long a wait may last before [`Error::Timeout`]: longer than any computation
+    /// between two calls, since a peer still computing is not told apart from a stuck one.
+    pub timeout: Duration,
+    /// How long [`Transport::cancel_all`] and `Drop` poll requests that cannot be
+    /// cancelled (sends) before releasing them.
+    pub cancel_grace: Duration,
+    /// Polls of a wait before it starts yielding the core (then sleeping). Spinning pays
+    /// when every rank of the node has a core, and costs dearly when they share cores.
+    pub spin: u32,
+    /// β and τ for `Algo::Auto`; `None` reads `HYPERCOMM_CALIBRATION` (or the defaults).
+    pub calibration: Option<Calibration>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config::new()
+    }
+}
+
+impl Config {
+    /// A 60 s timeout, a 1 s cancel grace, the calibration from the environment, and
+    /// spinning only if the node has a core for each of its ranks (Open MPI's
+    /// `OMPI_COMM_WORLD_LOCAL_SIZE`; no spinning when unknown).
+    pub fn new() -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let local = std::env::var("OMPI_COMM_WORLD_LOCAL_SIZE")
+            .or_else(|_| std::env::var("MPI_LOCALNRANKS"))
+            .ok()
+            .and_then(|s| s.parse::<usize>().ok());
+        Config {
+            timeout: Duration::from_secs(60),
+            cancel_grace: Duration::from_secs(1),
+            spin: match local {
+                Some(n) if n <= cores => 2000,
+                _ => 0,
+            },
+            calibration: None,
+        }
+    }
+    /// The same with another timeout.
+    pub fn timeout(self, timeout: Duration) -> Self {
+        Config { timeout, ..self }
+    }
+    /// The same with another calibration.
+    pub fn calibration(self, calibration: Calibration) -> Self {
+        Config {
+            calibration: Some(calibration),
+            ..self
+        }
+    }
+}
+
+/// Build hypercomm communicators from rsmpi communicators.
+///
+/// Both methods are collective over the communicator (they duplicate it).
+pub trait HypercommExt {
+    /// A hypercomm communicator over the same processes, with [`Config::new`].
+    fn hypercomm(&self) -> Result<Comm<Mpi>> {
+        self.hypercomm_with(&Config::new())
+    }
+    /// A hypercomm communicator over the same processes, with `config`.
+    fn hypercomm_with(&self, config: &Config) -> Result<Comm<Mpi>>;
+}
+
+impl<C> HypercommExt for C
+where
+    C: Communicator + AsRaw<Raw = ffi::MPI_Comm>,
+{
+    fn hypercomm_with(&self, config: &Config) -> Result<Comm<Mpi>> {
+        let calibration = match config.calibration {
+            Some(c) => c,
+            None => Calibration::from_env()?,
+        };
+        Ok(Comm::new(Mpi::new(self, config), calibration))
+    }
+}
+
+/// A request in flight.
+struct Pending {
+    req: ffi::MPI_Request,
+    peer: Rank,
+    tag: Tag,
+    /// `Some(bytes)` for receives.
+    recv: Option<usize>,
+    /// Identifies the request of `recv_with`.
+    id: u64,
+}
+
+/// One rank's end of the MPI backend: a [`Transport`] over two duplicates of an MPI
+/// communicator.
+///
+/// # Safety notes
+///
+/// Every MPI call goes through `mpi::ffi`, since rsmpi's scoped requests tie buffers to
+/// a Rust scope, while the [`Transport`] contract hands raw parts that stay valid until
+/// `wait_all` or `cancel_all` returns. Requests are completed (or cancelled and
+/// completed) by then, with one exception, documented on `cancel_all`: a send that Open
+/// MPI cannot cancel and that its (failed) receiver never matched is released with
+/// `MPI_Request_free` after [`Config::cancel_grace`]. MPI moves a rendezvous message's
+/// data only once its receive matched, so unmatched, its memory is not read again; the
+/// caller of `cancel_all` is failing in any case.
+///
+/// `Mpi` holds raw MPI handles: it is neither `Send` nor `Sync` (MPI is initialized with
+/// one thread by rsmpi's `initialize`). It must be dropped before MPI is finalized
+/// (before rsmpi's `Universe`); if MPI was finalized first, `Drop` frees nothing.
+pub struct Mpi {
+    data: ffi::MPI_Comm,
+    notices: ffi::MPI_Comm,
+    rank: Rank,
+    size: u32,
+    /// Bits of an MPI tag the step uses, and the mask of all tag bits.
+    step_bits: u32,
+    tag_mask: u32,
+    timeout: Duration,
+    grace: Duration,
+    spin: u32,
+    pending: Vec<Pending>,
+    next_id: u64,
+    scratch: Vec<u64>,
+    /// The posted receive of a failure notice, and where it lands.
+    notice_req: ffi::MPI_Request,
+    notice_in: Box<c_int>,
+    /// Notices this rank sent.
+    notice_out: Box<c_int>,
+    notice_reqs: Vec<ffi::MPI_Request>,
+    failed: Option<Rank>,
+    last_error: Option<String>,
+    blocks: Vec<c_int>,
+    displs: Vec<ffi::MPI_Aint>,
+}
+
+fn success() -> c_int {
+    ffi::MPI_SUCCESS as c_int
+}
+
+/// MPI's message for an error code.
+fn error_string(code: c_int) -> String {
+    let mut buf = vec![0u8; ffi::MPI_MAX_ERROR_STRING as usize + 1];
+    let mut len: c_int = 0;
+    // SAFETY: `buf` holds MPI_MAX_ERROR_STRING bytes, as MPI_Error_string requires.
+    let rc = unsafe { ffi::MPI_Error_string(code, buf.as_mut_ptr().cast(), &mut len) };
+    if rc != success() {
+        return format!("MPI error {code}");
+    }
+    buf.truncate(len.max(0) as usize);
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+fn is_truncation(code: c_int) -> bool {
+    let mut class: c_int = 0;
+    // SAFETY: plain query.
+    unsafe { ffi::MPI_Error_class(code, &mut class) };
+    class == ffi::MPI_ERR_TRUNCATE as c_int
+}
+
+fn mpi_finalized() -> bool {
+    let mut flag: c_int = 0;
+    // SAFETY: MPI_Finalized may be called at any time.
+    unsafe { ffi::MPI_Finalized(&mut flag) };
+    flag != 0
+}
+
+fn request_null() -> ffi::MPI_Request {
+    // SAFETY: reading an extern constant of the MPI library.
+    unsafe { ffi::RSMPI_REQUEST_NULL }
+}
+
+fn bytes_type() -> ffi::MPI_Datatype {
+    // SAFETY: reading an extern constant of the MPI library.
+    unsafe { ffi::RSMPI_UINT8_T }
+}
+
+/// One message as MPI sees it: a base address, a count, a datatype (to free after
+/// posting when `derived`).
+struct Described {
+    base: *mut c_void,
+    count: c_int,
+    datatype: ffi::MPI_Datatype,
+    derived: bool,
+}
+
+impl Mpi {
+    /// Duplicate `comm` (twice: data and failure notices) and post the notice receive.
+    /// Collective over `comm`.
+    pub fn new<C>(comm: &C, config: &Config) -> Mpi
+    where
+        C: Communicator + AsRaw<Raw = ffi::MPI_Comm>,
+    {
+        let raw = comm.as_raw();
+        let null = unsafe { ffi::RSMPI_COMM_NULL };
+        let (mut data, mut notices) = (null, null);
+        // SAFETY: `raw` is a live communicator (rsmpi's); the duplicates are ours and
+        // freed in `Drop`. Errors on the original are fatal under its error handler.
+        unsafe {
+            ffi::MPI_Comm_dup(raw, &mut data);
+            ffi::MPI_Comm_dup(raw, &mut notices);
+            ffi::MPI_Comm_set_errhandler(data, ffi::RSMPI_ERRORS_RETURN);
+            ffi::MPI_Comm_set_errhandler(notices, ffi::RSMPI_ERRORS_RETURN);
+        }
+        let tag_ub = Self::tag_ub(data);
+        let bits = 31 - tag_ub.saturating_add(1).leading_zeros().min(31);
+        let bits = if (1u64 << bits) > tag_ub as u64 + 1 {
+            bits - 1
+        } else {
+            bits
+        };
+        let mut mpi = Mpi {
+            data,
+            notices,
+            rank: comm.rank() as Rank,
+            size: comm.size() as u32,
+            step_bits: (bits / 2).min(16),
+            tag_mask: if bits >= 32 {
+                u32::MAX
+            } else {
+                (1u32 << bits) - 1
+            },
+            timeout: config.timeout,
+            grace: config.cancel_grace,
+            spin: config.spin,
+            pending: Vec::new(),
+            next_id: 0,
+            scratch: Vec::new(),
+            notice_req: request_null(),
+            notice_in: Box::new(-1),
+            notice_out: Box::new(-1),
+            notice_reqs: Vec::new(),
+            failed: None,
+            last_error: None,
+            blocks: Vec::new(),
+            displs: Vec::new(),
+        };
+        if mpi.size > 1 {
+            // SAFETY: `notice_in` is boxed, so it does not move; the receive is completed
+            // or cancelled in `Drop` before the box is freed.
+            unsafe {
+                ffi::MPI_Irecv(
+                    (&mut *mpi.notice_in as *mut c_int).cast(),
+                    1,
+                    ffi::RSMPI_INT32_T,
+                    ffi::RSMPI_ANY_SOURCE,
+                    NOTICE_TAG,
+                    mpi.notices,
+                    &mut mpi.notice_req,
+                )
+            };
+        }
+        mpi
+    }
+
+    /// `MPI_TAG_UB` (at least 32767 by the standard).
+    fn tag_ub(comm: ffi::MPI_Comm) -> u32 {
+        let mut value: *mut c_int = std::ptr::null_mut();
+        let mut flag: c_int = 0;
+        // SAFETY: MPI_TAG_UB's attribute value is a pointer to an int owned by MPI.
+        unsafe {
+            ffi::MPI_Comm_get_attr(
+                comm,
+                ffi::MPI_TAG_UB as c_int,
+                (&mut value as *mut *mut c_int).cast(),
+                &mut flag,
+            );
+            if flag != 0 && !value.is_null() && *value >= 32767 {
+                *value as u32
+            } else {
+                32767
+            }
+        }
+    }
+
+    /// The rank whose failure this rank heard of (or caused), if any.
+    pub fn failed_peer(&self) -> Option<Rank> {
+        self.failed
+    }
+
+    /// MPI's message for the last MPI error a request reported.
+    pub fn last_mpi_error(&self) -> Option<&str> {
+        self.last_error.as_deref()
+    }
+
+    /// Tell every peer that this rank fails: the notice names the rank whose failure
+    /// caused ours if we heard of one, else this rank. Sent once; never blocks.
+    pub fn notify_failure(&mut self) {
+        if !self.notice_reqs.is_empty() || self.size <= 1 || mpi_finalized() {
+            return;
+        }
+        let culprit = self.failed.unwrap_or(self.rank);
+        self.failed.get_or_insert(self.rank);
+        *self.notice_out = culprit as c_int;
+        for q in (0..self.size).filter(|&q| q != self.rank) {
+            let mut req = request_null();
+            // SAFETY: `notice_out` is boxed and outlives the request (see `Drop`).
+            let rc = unsafe {
+                ffi::MPI_Isend(
+                    (&*self.notice_out as *const c_int).cast(),
+                    1,
+                    ffi::RSMPI_INT32_T,
+                    q as c_int,
+                    NOTICE_TAG,
+                    self.notices,
+                    &mut req,
+                )
+            };
+            if rc == success() {
+                self.notice_reqs.push(req);
+            }
+        }
+    }
+
+    /// The MPI tag of `tag`: the step in the low bits, the epoch above.
+    fn mpi_tag(&self, tag: Tag) -> c_int {
+        let step_mask = (1u32 << self.step_bits) - 1;
+        let t = (tag.epoch << self.step_bits) | (tag.step & step_mask);
+        (t & self.tag_mask) as c_int
+    }
+
+    /// The tag a received MPI tag stands for, as close to `expected` as its bits say.
+    fn decode_tag(&self, mpi_tag: c_int, expected: Tag) -> Tag {
+        let t = mpi_tag as u32;
+        let step_mask = (1u32 << self.step_bits) - 1;
+        let epoch_mask = self.tag_mask >> self.step_bits;
+        Tag {
+            epoch: (expected.epoch & !epoch_mask) | ((t >> self.step_bits) & epoch_mask),
+            step: (expected.step & !step_mask) | (t & step_mask),
+        }
+    }
+
+    fn check_rank(&self, peer: Rank) -> Result<()> {
+        if peer == self.rank {
+            return Err(Error::SelfMessage { rank: peer });
+        }
+        if peer >= self.size {
+            let e = hypercomm::error::Error::RankOutOfRange {
+                what: "peer",
+                rank: peer.into(),
+                nodes: self.size,
+            };
+            return Err(e.into());
+        }
+        if let Some(rank) = self.failed {
+            return Err(Error::PeerFailed { rank });
+        }
+        Ok(())
+    }
+
+    /// Describe the concatenation of `parts` (pointer, length) for MPI.
+    ///
+    /// # Safety
+    /// The parts must be valid memory (the transport's posting contract).
+    unsafe fn describe(&mut self, parts: impl Iterator<Item = (*mut u8, usize)>) -> Described {
+        self.blocks.clear();
+        self.displs.clear();
+        let mut base: Option<*mut u8> = None;
+        let mut single: Option<(*mut u8, usize)> = None;
+        let mut count = 0;
+        for (ptr, len) in parts.filter(|&(_, len)| len > 0) {
+            count += 1;
+            single = Some((ptr, len));
+            let b = *base.get_or_insert(ptr);
+            let mut off = 0;
+            while off < len {
+                let n = (len - off).min(MAX_BLOCK);
+                self.blocks.push(n as c_int);
+                self.displs
+                    .push((ptr as isize).wrapping_sub(b as isize) + off as isize);
+                off += n;
+            }
+        }
+        match (count, single) {
+            (0, _) => Described {
+                base: std::ptr::NonNull::<u64>::dangling().as_ptr().cast(),
+                count: 0,
+                datatype: bytes_type(),
+                derived: false,
+            },
+            (1, Some((ptr, len))) if len <= MAX_BLOCK => Described {
+                base: ptr.cast(),
+                count: len as c_int,
+                datatype: bytes_type(),
+                derived: false,
+            },
+            _ => {
+                let mut datatype = MaybeUninit::<ffi::MPI_Datatype>::uninit();
+                // SAFETY: the arrays hold `blocks.len()` entries each.
+                unsafe {
+                    ffi::MPI_Type_create_hindexed(
+                        self.blocks.len() as c_int,
+                        self.blocks.as_ptr(),
+                        self.displs.as_ptr(),
+                        bytes_type(),
+                        datatype.as_mut_ptr(),
+                    );
+                    let mut datatype = datatype.assume_init();
+                    ffi::MPI_Type_commit(&mut datatype);
+                    Described {
+                        base: base.unwrap_or(std::ptr::null_mut()).cast(),
+                        count: 1,
+                        datatype,
+                        derived: true,
+                    }
+                }
+            }
+        }
+    }
+
+    fn release(d: Described) {
+        if d.derived {
+            let mut t = d.datatype;
+            // SAFETY: freeing a datatype in use by pending requests is allowed: MPI frees
+            // it when they complete.
+            unsafe { ffi::MPI_Type_free(&mut t) };
+        }
+    }
+
+    /// The error an MPI call on a request with `peer` reported.
+    fn mpi_error(&mut self, peer: Rank, code: c_int) -> Error {
+        self.last_error = Some(error_string(code));
+        Error::PeerFailed { rank: peer }
+    }
+
+    /// Post a receive of `len` bytes into the scratch buffer; returns its id.
+    fn post_scratch_recv(&mut self, from: Rank, tag: Tag, len: usize) -> Result<u64> {
+        let words = len.div_ceil(8);
+        if self.scratch.len() < words {
+            self.scratch.resize(words, 0);
+        }
+        let ptr = self.scratch.as_mut_ptr().cast::<u8>();
+        // SAFETY: the scratch buffer is not resized while the receive is pending:
+        // `recv_with` completes it before returning, and `cancel_all` (or `Drop`)
+        // completes or releases it before any other `recv_with`.
+        unsafe { self.post(from, tag, std::iter::once((ptr, len)), Some(len)) }
+    }
+
+    /// Post a send (`recv == None`) or a receive of `parts`; returns the request's id.
+    ///
+    /// # Safety
+    /// The transport's posting contract for `parts`.
+    unsafe fn post(
+        &mut self,
+        peer: Rank,
+        tag: Tag,
+        parts: impl Iterator<Item = (*mut u8, usize)>,
+        recv: Option<usize>,
+    ) -> Result<u64> {
+        self.check_rank(peer)?;
+        // SAFETY: forwarded.
+        let d = unsafe { self.describe(parts) };
+        let mut req = request_null();
+        // SAFETY: `d` describes memory valid until `wait_all`/`cancel_all` (the caller's
+        // contract); the request is tracked in `pending` until complete.
+        let rc = unsafe {
+            match recv {
+                None => ffi::MPI_Isend(
+                    d.base,
+                    d.count,
+                    d.datatype,
+                    peer as c_int,
+                    self.mpi_tag(tag),
+                    self.data,
+                    &mut req,
+                ),
+                Some(_) => ffi::MPI_Irecv(
+                    d.base,
+                    d.count,
+                    d.datatype,
+                    peer as c_int,
+                    ffi::RSMPI_ANY_TAG,
+                    self.data,
+                    &mut req,
+                ),
+            }
+        };
+        Self::release(d);
+        if rc != success() {
+            return Err(self.mpi_error(peer, rc));
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        self.pending.push(Pending {
+            req,
+            peer,
+            tag,
+            recv,
+            id,
+        });
+        Ok(id)
+    }
+
+    /// Test every pending request once, in posting order; drop the completed ones.
+    fn progress(&mut self) -> Result<()> {
+        let mut i = 0;
+        while i < self.pending.len() {
+            let mut flag: c_int = 0;
+            // SAFETY: MPI_Status is plain data, written by MPI_Test.
+            let mut status: ffi::MPI_Status = unsafe { std::mem::zeroed() };
+            // SAFETY: the request is live (not yet completed).
+            let rc = unsafe { ffi::MPI_Test(&mut self.pending[i].req, &mut flag, &mut status) };
+            if rc != success() {
+                let p = self.pending.remove(i);
+                if let (Some(len), true) = (p.recv, is_truncation(rc)) {
+                    self.last_error = Some(error_string(rc));
+                    return Err(Error::LengthMismatch {
+                        rank: self.rank,
+                        peer: p.peer,
+                        step: p.tag.step,
+                        expected: len,
+                        // Longer: MPI does not say by how much.
+                        got: len + 1,
+                    });
+                }
+                return Err(self.mpi_error(p.peer, rc));
+            }
+            if flag == 0 {
+                i += 1;
+                continue;
+            }
+            let p = self.pending.remove(i);
+            if let Some(len) = p.recv {
+                self.check_received(&p, len, &status)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn check_received(&self, p: &Pending, len: usize, status: &ffi::MPI_Status) -> Result<()> {
+        let expected = self.mpi_tag(p.tag);
+        if status.MPI_TAG != expected {
+            return Err(Error::TagMismatch {
+                rank: self.rank,
+                peer: p.peer,
+                expected: p.tag,
+                got: self.decode_tag(status.MPI_TAG, p.tag),
+            });
+        }
+        let mut count: c_int = 0;
+        // SAFETY: `status` was filled by MPI_Test for a completed receive.
+        unsafe { ffi::MPI_Get_count(status, bytes_type(), &mut count) };
+        if count as usize != len {
+            return Err(Error::LengthMismatch {
+                rank: self.rank,
+                peer: p.peer,
+                step: p.tag.step,
+                expected: len,
+                got: count.max(0) as usize,
+            });
+        }
+        Ok(())
+    }
+
+    /// `PeerFailed` if a failure notice arrived (now or before).
+    fn check_notices(&mut self) -> Result<()> {
+        if let Some(rank) = self.failed {
+            return Err(Error::PeerFailed { rank });
+        }
+        if self.size <= 1 {
+            return Ok(());
+        }
+        let mut flag: c_int = 0;
+        // SAFETY: the notice receive is live until it completes (then it is not reposted).
+        let rc =
+            unsafe { ffi::MPI_Test(&mut self.notice_req, &mut flag, ffi::RSMPI_STATUS_IGNORE) };
+        if rc == success() && flag != 0 {
+            let rank = (*self.notice_in).clamp(0, self.size as c_int - 1) as Rank;
+            self.failed = Some(rank);
+            return Err(Error::PeerFailed { rank });
+        }
+        Ok(())
+    }
+
+    /// Poll until `done(self)`, checking notices and the deadline.
+    fn wait_until(&mut self, done: impl Fn(&Self) -> bool) -> Result<()> {
+        let start = Instant::now();
+        let mut polls: u32 = 0;
+        let mut nap = Duration::from_micros(20);
+        loop {
+            self.progress()?;
+            if done(self) {
+                return Ok(());
+            }
+            self.check_notices()?;
+            polls = polls.saturating_add(1);
+            if polls <= self.spin {
+                std::hint::spin_loop();
+                continue;
+            }
+            if start.elapsed() >= self.timeout {
+                let (peer, step) = self
+                    .pending
+                    .first()
+                    .map_or((self.rank, 0), |p| (p.peer, p.tag.step));
+                return Err(Error::Timeout {
+                    rank: self.rank,
+                    peer,
+                    step,
+                });
+            }
+            if polls <= self.spin + 200 {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(nap);
+                nap = (nap * 2).min(Duration::from_millis(1));
+            }
+        }
+    }
+
+    /// Poll `reqs` to completion for at most the grace period; release the rest with
+    /// `MPI_Request_free`. Returns whether all completed.
+    fn drain(reqs: &mut [ffi::MPI_Request], grace: Duration) -> bool {
+        let start = Instant::now();
+        loop {
+            let mut left = 0;
+            for r in reqs.iter_mut() {
+                if *r == request_null() {
+                    continue;
+                }
+                let mut flag: c_int = 0;
+                // SAFETY: a live request; MPI sets it to MPI_REQUEST_NULL on completion.
+                let rc = unsafe { ffi::MPI_Test(r, &mut flag, ffi::RSMPI_STATUS_IGNORE) };
+                if rc != success() || flag != 0 {
+                    *r = request_null();
+                } else {
+                    left += 1;
+                }
+            }
+            if left == 0 {
+                return true;
+            }
+            if start.elapsed() >= grace {
+                for r in reqs.iter_mut().filter(|r| **r != request_null()) {
+                    // SAFETY: releasing a live request; see `Mpi`'s safety notes.
+                    unsafe { ffi::MPI_Request_free(r) };
+                }
+                return false;
+            }
+            std::thread::sleep(Duration::from_micros(50));
+        }
+    }
+}
+
+impl Transport for Mpi {
+    fn rank(&self) -> Rank {
+        self.rank
+    }
+
+    fn size(&self) -> u32 {
+        self.size
+    }
+
+    unsafe fn post_send(&mut self, to: Rank, tag: Tag, parts: &[Part]) -> Result<()> {
+        let parts = parts.iter().map(|p| (p.ptr() as *mut u8, p.len()));
+        // SAFETY: forwarded from this function's contract; MPI only reads a send's
+        // memory, whatever the pointer's mutability.
+        unsafe { self.post(to, tag, parts, None) }.map(drop)
+    }
+
+    unsafe fn post_recv(&mut self, from: Rank, tag: Tag, parts: &[PartMut]) -> Result<()> {
+        let len = parts.iter().map(PartMut::len).sum();
+        let parts = parts.iter().map(|p| (p.ptr(), p.len()));
+        // SAFETY: forwarded from this function's contract.
+        unsafe { self.post(from, tag, parts, Some(len)) }.map(drop)
+    }
+
+    fn recv_with(
+        &mut self,
+        from: Rank,
+        tag: Tag,
+        len: usize,
+        sink: &mut dyn FnMut(Incoming<'_>),
+    ) -> Result<()> {
+        // Receives from `from` posted earlier match earlier messages (MPI's order).
+        let id = self.post_scratch_recv(from, tag, len)?;
+        self.wait_until(|me| me.pending.iter().all(|p| p.id != id))?;
+        let part = [Part::from_raw(self.scratch.as_ptr().cast(), len)];
+        // SAFETY: the receive completed into `scratch`, which nothing writes until the
+        // next `recv_with`; `part` lives for the sink's call.
+        sink(unsafe { Incoming::new(&part) });
+        Ok(())
+    }
+
+    fn wait_all(&mut self) -> Result<()> {
+        self.wait_until(|me| me.pending.is_empty())
+    }
+
+    fn cancel_all(&mut self) {
+        if self.pending.is_empty() || mpi_finalized() {
+            self.pending.clear();
+            return;
+        }
+        let mut reqs: Vec<ffi::MPI_Request> = Vec::with_capacity(self.pending.len());
+        for p in self.pending.drain(..) {
+            let mut req = p.req;
+            if p.recv.is_some() {
+                // SAFETY: cancelling a live receive; it completes (cancelled or not).
+                unsafe { ffi::MPI_Cancel(&mut req) };
+            }
+            reqs.push(req);
+        }
+        Self::drain(&mut reqs, self.grace);
+    }
+}
+
+impl Drop for Mpi {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.notify_failure();
+        }
+        if mpi_finalized() {
+            // Too late to free anything; keep the boxes MPI may still name.
+            std::mem::forget(std::mem::take(&mut self.notice_reqs));
+            std::mem::forget(std::mem::replace(&mut self.notice_in, Box::new(0)));
+            std::mem::forget(std::mem::replace(&mut self.notice_out, Box::new(0)));
+            return;
+        }
+        self.cancel_all();
+        let mut own = vec![self.notice_req];
+        if self.notice_req != request_null() {
+            // SAFETY: cancelling our live notice receive.
+            unsafe { ffi::MPI_Cancel(&mut own[0]) };
+        }
+        if !Self::drain(&mut own, self.grace) {
+            std::mem::forget(std::mem::replace(&mut self.notice_in, Box::new(0)));
+        }
+        let mut sent = std::mem::take(&mut self.notice_reqs);
+        if !Self::drain(&mut sent, self.grace) {
+            std::mem::forget(std::mem::replace(&mut self.notice_out, Box::new(0)));
+        }
+        // SAFETY: our duplicates; nothing is pending on them any more.
+        unsafe {
+            ffi::MPI_Comm_free(&mut self.data);
+            ffi::MPI_Comm_free(&mut self.notices);
+        }
+    }
+}
+
+/// Why [`run`] failed on this rank.
+#[derive(Debug)]
+pub enum Failure<E> {
+    /// The communicator could not be built (a bad calibration file).
+    Setup(Error),
+    /// The closure returned this error.
+    Returned(E),
+    /// The closure panicked with this message.
+    Panicked(String),
+}
+
+impl<E: std::fmt::Display> std::fmt::Display for Failure<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Setup(e) => write!(f, "cannot build the communicator: {e}"),
+            Failure::Returned(e) => write!(f, "{e}"),
+            Failure::Panicked(m) => write!(f, "panicked: {m}"),
+        }
+    }
+}
+
+/// Run this rank's part with a hypercomm communicator over `comm` (collective): if `f`
+/// returns an error or panics, every peer is notified before `run` returns, so their
+/// waits end with [`Error::PeerFailed`] naming this rank (or the rank whose failure
+/// caused this one). The caller then exits non-zero.
+pub fn run<C, T, E, F>(comm: &C, config: &Config, f: F) -> std::result::Result<T, Failure<E>>
+where
+    C: Communicator + AsRaw<Raw = ffi::MPI_Comm>,
+    F: FnOnce(&mut Comm<Mpi>) -> std::result::Result<T, E>,
+{
+    let mut hc = comm.hypercomm_with(config).map_err(Failure::Setup)?;
+    let outcome = match catch_unwind(AssertUnwindSafe(|| f(&mut hc))) {
+        Ok(Ok(v)) => return Ok(v),
+        Ok(Err(e)) => Failure::Returned(e),
+        Err(p) => Failure::Panicked(
+            p.downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "(no message)".into()),
+        ),
+    };
+    hc.transport().notify_failure();
+    Err(outcome)
+}
+
+/// After a failure, end the process with `code` if it is still alive `after` from now
+/// (e.g. blocked in `MPI_Finalize`, which waits for every rank, behind a peer that never
+/// reaches it). `mpirun` then ends the job with a non-zero status.
+pub fn exit_watchdog(after: Duration, code: i32) {
+    std::thread::spawn(move || {
+        std::thread::sleep(after);
+        std::process::exit(code);
+    });
+}
