@@ -22,8 +22,9 @@
 //! collectives; seed 001 is the prefix-sum (scan) seed.
 //!
 //! The `algo` argument of a kernel chooses the algorithm of its main collective (the
-//! first column above: all-gather, all-gather, broadcast, all-gather, all-to-all, both
-//! scans); the other collectives of the kernel run with `Algo::Auto`.
+//! first one listed above: the all-gathers of power iteration, CG and N-body, the
+//! broadcasts of Gaussian elimination, the all-to-all of the transpose, both scans of the
+//! prefix sums); its other collectives run with `Algo::Auto`.
 //!
 //! Data are deterministic: entry `i` of a data set with seed `s` is [`unit`]`(s, i)`, a
 //! SplitMix64 hash, so a rank generates only its own rows and the serial check generates
@@ -516,8 +517,9 @@ pub fn conjugate_gradient<X: Transport>(
     let kappa = (2.0 - 2.0 * (n as f64 * theta).cos()) / (2.0 - 2.0 * theta.cos());
     let (res_cg, delta_cg) = laplacian_residual(x_all, &b);
     let (res_direct, delta_direct) = laplacian_residual(&x_direct, &b);
-    // The recurrence's residual and the true one drift apart by rounding (of order
-    // u·κ·iterations): allow the true residual that much above the stopping tolerance.
+    // The recurrence's residual and the true one drift apart by rounding:
+    // ‖(b − Ax_j) − r_j‖ ≤ c·u·j·‖A‖·max‖x_i‖ with a modest c (Greenbaum, SIMAX 18(3),
+    // 1997), and ‖A‖‖x‖/‖b‖ ≤ κ: allow the true residual 10·u·κ·j above the tolerance.
     let drift = 10.0 * U * kappa * iterations.max(1) as f64;
     log.check(r, "true residual ‖b − Ax‖/‖b‖", res_cg, CG_RTOL + drift)?;
     let (rho_cg, rho_direct) = (res_cg + delta_cg, res_direct + delta_direct);
@@ -697,9 +699,10 @@ pub fn gaussian_elimination<X: Transport>(
     let (x_serial, growth) = ge_serial(n)?;
     log.check_exact(r, "x vs serial elimination", &x, &x_serial)?;
     // Backward error η = ‖b − Ax‖∞/(‖A‖∞‖x‖∞ + ‖b‖∞). Partial pivoting is backward stable:
-    // the computed x solves (A + ΔA)x = b with |ΔA| ≤ γ₃ₙ|L||U| (Higham, Thm 9.4), and
-    // ‖|L||U|‖∞ ≤ n·ρ‖A‖∞·n (|l| ≤ 1, |u| ≤ ρ max|a| ≤ ρ‖A‖∞), so η ≤ γ₃ₙ·n²ρ, plus the
-    // residual's own rounding, ≤ γ_{n+1}.
+    // the computed x solves (A + ΔA)x = b with |ΔA| ≤ γ₃ₙ|L||U| (Higham, *Accuracy and
+    // Stability of Numerical Algorithms*, Thm 9.4); |l| ≤ 1 and |u| ≤ ρ·max|a| (ρ the
+    // growth factor over every intermediate entry) give ‖|L||U|‖∞ ≤ n²ρ‖A‖∞, so
+    // η ≤ γ₃ₙ·n²ρ; computing the residual adds at most γₙ₊₁.
     let full: Vec<Vec<f64>> = (0..n)
         .map(|i| (0..=n).map(|j| ge_entry(n, i, j)).collect())
         .collect();
@@ -1057,7 +1060,8 @@ where
 }
 
 /// Run `kernel` (size `n`) on 1, 3, 4 and 5 ranks, with `Algo::Auto` and with every
-/// algorithm of `main` that fits the rank count; panics with the failure.
+/// algorithm of `main` that fits the rank count, then with `Algo::Auto` at size k − 1
+/// (a rank with nothing of its own); panics with the failure.
 pub fn test_kernel<F>(kernel: F, main: OpKind, n: usize)
 where
     F: Fn(&mut Comm<Threads<'_>>, usize, Algo) -> Result<Summary, String> + Sync,
@@ -1075,6 +1079,11 @@ where
             if name != "auto" {
                 assert_eq!(s.main.algorithm, name, "{k} ranks: asked for {name}");
             }
+        }
+        if k > 1 {
+            let small = k as usize - 1;
+            threads::run(k, |comm| kernel(comm, small, Algo::Auto))
+                .unwrap_or_else(|e| panic!("{k} ranks, n = {small}: {e}"));
         }
     }
 }
