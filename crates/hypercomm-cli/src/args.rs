@@ -39,6 +39,15 @@ pub enum Command {
     /// Run algorithms over a range of lengths or hypercube dimensions; print CSV or
     /// JSON, optionally an SVG chart.
     Sweep(SweepArgs),
+    /// Execute one collective on random data on a runtime backend, check it against a
+    /// serial reference, and time it.
+    Run(RtRunArgs),
+    /// Benchmark collectives on a runtime backend over message sizes (OSU and
+    /// nccl-tests conventions), beside the cost model and memcpy.
+    Bench(BenchArgs),
+    /// Measure the backend's start-up time β and time per byte τ by ping-pong and save
+    /// them for `Algo::Auto`, `run` and `bench`.
+    Calibrate(CalibrateArgs),
 }
 
 /// Output format of the reporting commands.
@@ -291,4 +300,127 @@ pub struct SweepArgs {
     /// Also draw the sweep as an SVG line chart into FILE.
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
+}
+
+/// The runtime problem shared by `run` and `bench`: backend, ranks, collective.
+#[derive(Debug, Args)]
+pub struct RtProblemArgs {
+    /// Runtime backend: threads (MPI runs through its own binary, hypercomm-mpi).
+    #[arg(long, value_name = "B", default_value = "threads")]
+    pub backend: String,
+    /// Number of ranks.
+    #[arg(long, value_name = "K")]
+    pub ranks: u64,
+    /// Collective: p2p, broadcast, scatter, gather, allgather, alltoall, reduce, ...
+    #[arg(long, value_name = "OP")]
+    pub op: String,
+    /// The root of a rooted collective [default: 0].
+    #[arg(long, value_name = "R")]
+    pub root: Option<u64>,
+    /// Source rank of p2p.
+    #[arg(long, value_name = "A")]
+    pub src: Option<u64>,
+    /// Destination rank of p2p.
+    #[arg(long, value_name = "B")]
+    pub dst: Option<u64>,
+    /// Reduction operator of reductions: sum, prod, min, max, band, bor, bxor
+    /// (integers wrap) [default: sum].
+    #[arg(long, value_name = "OP")]
+    pub reduce_op: Option<String>,
+    /// Seconds a rank waits for a peer before giving up.
+    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    pub timeout: f64,
+}
+
+/// Arguments of `hypercomm run`.
+#[derive(Debug, Args)]
+pub struct RtRunArgs {
+    /// Backend, ranks, collective.
+    #[command(flatten)]
+    pub problem: RtProblemArgs,
+    /// Algorithm name, or `auto` (the fastest under the cost model and the calibration).
+    #[arg(long, value_name = "NAME|auto", default_value = "auto")]
+    pub algo: String,
+    /// Elements (u64) per message (per block for scatter, gather, all-gather,
+    /// all-to-all and reduce-scatter).
+    #[arg(long, value_name = "M")]
+    pub len: u64,
+    /// Packets per message for pipelined algorithms: a count (named algorithms only) or
+    /// `opt`.
+    #[arg(long, value_name = "N|opt", default_value = "opt")]
+    pub packets: String,
+    /// Seed of the random input [default: from the clock; the report prints it].
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+    /// Corrupt one element of the result before the check (tests the checker).
+    #[arg(long, hide = true)]
+    pub inject_error: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+/// Output format of `hypercomm bench`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BenchFormat {
+    /// An aligned table, one row per algorithm and size.
+    Text,
+    /// A JSON object with the run's parameters and its rows.
+    Json,
+    /// Comma-separated values, one header line and one line per algorithm and size.
+    Csv,
+}
+
+/// Arguments of `hypercomm bench`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Backend, ranks, collective.
+    #[command(flatten)]
+    pub problem: RtProblemArgs,
+    /// Algorithms, comma-separated, `all` (every one that fits) or `auto`.
+    #[arg(long, value_name = "A,B,..|all|auto", default_value = "auto")]
+    pub algo: String,
+    /// Smallest message size in bytes (per rank, per block; OSU's convention).
+    #[arg(long, value_name = "B", default_value_t = 1)]
+    pub min_size: u64,
+    /// Largest message size in bytes; sizes double from --min-size.
+    #[arg(long, value_name = "B", default_value_t = 1 << 20)]
+    pub max_size: u64,
+    /// Timed iterations per size [default: OSU's, 1000 up to 8 KiB, 100 above].
+    #[arg(long, value_name = "N")]
+    pub iters: Option<u64>,
+    /// Untimed warm-up iterations per size [default: OSU's, 200 up to 8 KiB, 10 above].
+    #[arg(long, value_name = "N")]
+    pub warmup: Option<u64>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = BenchFormat::Text)]
+    pub format: BenchFormat,
+}
+
+/// Arguments of `hypercomm calibrate`.
+#[derive(Debug, Args)]
+pub struct CalibrateArgs {
+    /// Runtime backend: threads.
+    #[arg(long, value_name = "B", default_value = "threads")]
+    pub backend: String,
+    /// Ranks; pairs (0, 1), (2, 3), … ping-pong at once.
+    #[arg(long, value_name = "K", default_value_t = 2)]
+    pub ranks: u64,
+    /// Where to save [default: $HYPERCOMM_CALIBRATION, else
+    /// $XDG_CONFIG_HOME/hypercomm/calibration.conf, else
+    /// ~/.config/hypercomm/calibration.conf].
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Largest ping-pong size in bytes (sizes are powers of 4 from 1 B).
+    #[arg(long, value_name = "B", default_value_t = 4 << 20)]
+    pub max_size: u64,
+    /// Round trips per size [default: 2000 for small sizes down to 20 for the largest].
+    #[arg(long, value_name = "N")]
+    pub reps: Option<u64>,
+    /// Seconds a rank waits for a peer before giving up.
+    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    pub timeout: f64,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
 }

@@ -261,3 +261,234 @@ pub fn check_size(nodes: u32, steps: usize, limit: u64, hint: &str) -> Result<()
     }
     Ok(())
 }
+
+/// Backends this binary runs (`run`, `bench`, `calibrate`).
+pub const BACKENDS: &[&str] = &["threads"];
+
+/// Largest `--ranks` of the runtime commands (threads of one process).
+pub const MAX_RANKS: u64 = 4096;
+
+/// Largest bytes a runtime command may allocate over all ranks' buffers (64 GiB).
+pub const MAX_RT_BYTES: u64 = 1 << 36;
+
+/// Check `--backend` against the backends this binary runs.
+pub fn backend(name: &str) -> Result<String, Error> {
+    let b = name.trim().to_ascii_lowercase();
+    if BACKENDS.contains(&b.as_str()) {
+        return Ok(b);
+    }
+    Err(Error::InvalidParameter {
+        what: "--backend",
+        reason: format!(
+            "`{name}`; valid: {} (MPI runs through the hypercomm-mpi binary)",
+            BACKENDS.join(" ")
+        ),
+    })
+}
+
+/// Check `--ranks`: 1 to [`MAX_RANKS`].
+pub fn ranks(k: u64) -> Result<u32, Error> {
+    if (1..=MAX_RANKS).contains(&k) {
+        return Ok(k as u32);
+    }
+    Err(Error::InvalidParameter {
+        what: "--ranks",
+        reason: format!("{k}; valid: 1..={MAX_RANKS}"),
+    })
+}
+
+/// Check `--timeout`: a positive number of seconds.
+pub fn timeout(secs: f64) -> Result<std::time::Duration, Error> {
+    if secs.is_finite() && secs > 0.0 && secs < 1e9 {
+        return Ok(std::time::Duration::from_secs_f64(secs));
+    }
+    Err(Error::InvalidParameter {
+        what: "--timeout",
+        reason: format!("{secs}; valid: a number of seconds > 0"),
+    })
+}
+
+/// A validated runtime problem: the collective on `complete:ranks`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RtProblem {
+    /// Number of ranks.
+    pub ranks: u32,
+    /// The collective with its root, source and destination.
+    pub collective: Collective,
+    /// The reduction operator.
+    pub reduce: crate::runtime::ReduceOp,
+    /// How long a rank waits for a peer.
+    pub timeout: std::time::Duration,
+}
+
+/// Validate the problem of `run` and `bench` (the backend is checked by the caller,
+/// which knows which backends it runs).
+pub fn rt_problem(args: &crate::args::RtProblemArgs) -> Result<RtProblem, Error> {
+    let k = ranks(args.ranks)?;
+    let kind: OpKind = args.op.parse()?;
+    check_rank_flags(
+        kind,
+        args.root.is_some(),
+        args.src.is_some() || args.dst.is_some(),
+    )?;
+    let collective = Collective::new(kind, k, args.root, args.src, args.dst)?;
+    let reduce = match &args.reduce_op {
+        None => crate::runtime::ReduceOp::Sum,
+        Some(_) if !kind.is_reduction() => {
+            let reductions: Vec<&str> = OpKind::ALL
+                .iter()
+                .filter(|k| k.is_reduction())
+                .map(|k| k.name())
+                .collect();
+            return Err(Error::InvalidParameter {
+                what: "--reduce-op",
+                reason: format!(
+                    "{kind} is not a reduction; --reduce-op applies to: {}",
+                    reductions.join(" ")
+                ),
+            });
+        }
+        Some(s) => s.parse()?,
+    };
+    Ok(RtProblem {
+        ranks: k,
+        collective,
+        reduce,
+        timeout: timeout(args.timeout)?,
+    })
+}
+
+/// `auto`, or the registry algorithm `name` of `kind` if it fits `complete:k` (the
+/// error names the algorithms that fit).
+pub fn rt_algo(k: u32, kind: OpKind, name: &str) -> Result<crate::runtime::AlgoChoice, Error> {
+    use crate::runtime::AlgoChoice;
+    if name.trim().eq_ignore_ascii_case("auto") {
+        return Ok(AlgoChoice::Auto);
+    }
+    let topology = Topology::Complete(k);
+    let algo = algorithms::lookup(&topology, kind, name)?;
+    algo.fits(&topology)
+        .map_err(|reason| Error::AlgorithmDoesNotFit {
+            algo: algo.name.to_string(),
+            topology: topology.to_string(),
+            reason,
+            valid: algorithms::names(algorithms::fitting(&topology, kind)),
+        })?;
+    Ok(AlgoChoice::Named(algo))
+}
+
+/// Refuse buffers over all ranks beyond [`MAX_RT_BYTES`] (`elems`: elements of every
+/// rank's `in` and `out` together).
+fn check_rt_bytes(elems: u64, elem_bytes: u64, what: &'static str) -> Result<(), Error> {
+    let bytes = elems.saturating_mul(elem_bytes);
+    if bytes > MAX_RT_BYTES {
+        return Err(Error::InvalidParameter {
+            what,
+            reason: format!(
+                "the ranks' buffers would take {bytes} bytes; the limit is {MAX_RT_BYTES}"
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Elements of every rank's `in` and `out` buffers together.
+fn total_elems(c: Collective, k: u32, m: u64) -> u64 {
+    (0..k)
+        .map(|r| c.in_len(k, m, r).saturating_add(c.out_len(k, m, r)))
+        .fold(0u64, u64::saturating_add)
+}
+
+/// Validate `hypercomm run`.
+pub fn rt_run(args: &crate::args::RtRunArgs) -> Result<crate::runtime::RunConfig, Error> {
+    let p = rt_problem(&args.problem)?;
+    let kind = p.collective.kind();
+    let algo = rt_algo(p.ranks, kind, &args.algo)?;
+    let packets: Packets = args.packets.parse()?;
+    if let (crate::runtime::AlgoChoice::Auto, Packets::Count(_)) = (algo, packets) {
+        return Err(Error::InvalidParameter {
+            what: "--packets",
+            reason: "a count needs a named --algo (auto plans with `opt`); valid with auto: opt"
+                .into(),
+        });
+    }
+    check_len(&Topology::Complete(p.ranks), kind, args.len)?;
+    check_rt_bytes(total_elems(p.collective, p.ranks, args.len), 8, "--len")?;
+    let seed = args.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64)
+    });
+    Ok(crate::runtime::RunConfig {
+        collective: p.collective,
+        ranks: p.ranks,
+        len: args.len as usize,
+        algo,
+        packets,
+        reduce: p.reduce,
+        seed,
+        inject_error: args.inject_error,
+    })
+}
+
+/// Message sizes from `min` to `max` bytes, doubling (`0` is followed by 1).
+pub fn bench_sizes(min: u64, max: u64) -> Result<Vec<usize>, Error> {
+    if min > max {
+        return Err(Error::InvalidParameter {
+            what: "--min-size",
+            reason: format!("{min} is above --max-size {max}; valid: 0..={max}"),
+        });
+    }
+    let mut sizes = vec![];
+    let mut s = min;
+    loop {
+        sizes.push(s as usize);
+        s = if s == 0 { 1 } else { s.saturating_mul(2) };
+        if s > max {
+            break;
+        }
+    }
+    Ok(sizes)
+}
+
+/// Validate `hypercomm bench`.
+pub fn rt_bench(args: &crate::args::BenchArgs) -> Result<crate::runtime::BenchConfig, Error> {
+    let p = rt_problem(&args.problem)?;
+    let kind = p.collective.kind();
+    let topology = Topology::Complete(p.ranks);
+    let algos = match args.algo.trim() {
+        a if a.eq_ignore_ascii_case("all") => algorithms::fitting(&topology, kind)
+            .into_iter()
+            .map(crate::runtime::AlgoChoice::Named)
+            .collect(),
+        list => list
+            .split(',')
+            .map(|name| rt_algo(p.ranks, kind, name))
+            .collect::<Result<Vec<_>, _>>()?,
+    };
+    if algos.is_empty() {
+        return Err(Error::InvalidParameter {
+            what: "--algo",
+            reason: format!("no algorithm performs {kind} on {topology}"),
+        });
+    }
+    if args.iters == Some(0) {
+        return Err(Error::InvalidParameter {
+            what: "--iters",
+            reason: "0; valid: a whole number ≥ 1".into(),
+        });
+    }
+    let sizes = bench_sizes(args.min_size, args.max_size)?;
+    let largest = *sizes.last().expect("at least one size") as u64;
+    check_len(&topology, kind, largest)?;
+    check_rt_bytes(total_elems(p.collective, p.ranks, largest), 1, "--max-size")?;
+    Ok(crate::runtime::BenchConfig {
+        collective: p.collective,
+        ranks: p.ranks,
+        algos,
+        sizes,
+        iters: args.iters,
+        warmup: args.warmup,
+        reduce: p.reduce,
+    })
+}

@@ -6,9 +6,15 @@
 //! [`schedule`], [`verify`], [`sweep`]); [`report`] holds the facts of one run,
 //! [`output`] renders them and [`plot`] draws a sweep as an SVG chart.
 //!
-//! Exit codes: 0 when everything verified (or verification was skipped), 1 when a
-//! schedule failed verification, 2 on bad input (the message on stderr names the
-//! problem and the valid choices).
+//! `run`, `bench` and `calibrate` execute collectives on the runtime
+//! ([`hypercomm_rt`]): [`runtime`] holds their per-rank work, generic over the
+//! transport (so another backend, e.g. MPI, reuses it and prints identical reports),
+//! and [`threads`] drives it on the threads backend.
+//!
+//! Exit codes: 0 when everything verified (or verification was skipped) or a run was
+//! correct, 1 when a schedule failed verification or a run gave a wrong result (or a
+//! rank failed), 2 on bad input (the message on stderr names the problem and the
+//! valid choices).
 //!
 //! ```
 //! let mut out = Vec::new();
@@ -35,9 +41,11 @@ pub mod output;
 pub mod parallel;
 pub mod plot;
 pub mod report;
+pub mod runtime;
 pub mod schedule;
 pub mod simulate;
 pub mod sweep;
+pub mod threads;
 pub mod verify;
 
 use std::ffi::OsString;
@@ -79,6 +87,8 @@ pub enum CliError {
     },
     /// `compare`: no algorithm could run; (algorithm, why) for each.
     NothingRan(Vec<(String, String)>),
+    /// The runtime refused the input (an algorithm, a buffer, the calibration file).
+    Runtime(hypercomm_rt::Error),
 }
 
 impl fmt::Display for CliError {
@@ -92,6 +102,7 @@ impl fmt::Display for CliError {
             CliError::WriteFile { path, source } => {
                 write!(f, "cannot write `{}`: {source}", path.display())
             }
+            CliError::Runtime(e) => e.fmt(f),
             CliError::NothingRan(rows) => {
                 f.write_str("no algorithm could run")?;
                 for (algo, why) in rows {
@@ -170,6 +181,9 @@ fn dispatch(command: Command, io: &mut Io<'_>) -> Result<Outcome, CliError> {
         Command::Schedule(a) => schedule::run(&a, io),
         Command::Verify(a) => verify::run(&a, io),
         Command::Sweep(a) => sweep::run(&a, io),
+        Command::Run(a) => threads::run(&a, io),
+        Command::Bench(a) => threads::bench(&a, io),
+        Command::Calibrate(a) => threads::calibrate(&a, io),
     }
 }
 

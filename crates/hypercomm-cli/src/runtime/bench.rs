@@ -1,0 +1,334 @@
+//! `hypercomm bench`: latency and bandwidth over message sizes.
+//!
+//! **OSU micro-benchmark conventions.** The size is the bytes of one message as OSU
+//! counts it: a rank's contribution for all-gather and gather, a block for scatter,
+//! all-to-all and reduce-scatter, the whole vector otherwise. Sizes double from
+//! `--min-size` to `--max-size` (1 B to 1 MiB by default). For every size each rank
+//! runs `warmup` untimed calls, then `iters` timed calls, each followed by a barrier
+//! (outside the timing); a rank's latency is its mean; the table gives the average,
+//! minimum and maximum of the ranks' latencies. Default iterations are OSU's: 1000
+//! (200 warm-up) up to 8 KiB, 100 (10) above. Elements are bytes (`u8`), reductions sum
+//! them (wrapping).
+//!
+//! **nccl-tests columns.** `algbw = S / t` with `t` the average latency and `S` the
+//! bytes nccl-tests counts: the whole buffer, `k · size` for all-gather, all-to-all,
+//! reduce-scatter, gather and scatter, `size` for the others; `busbw = algbw · f` with
+//! nccl-tests' factors: all-reduce `2(k−1)/k`; all-gather, reduce-scatter, all-to-all,
+//! gather, scatter `(k−1)/k`; broadcast, reduce, p2p 1 (scans, which nccl-tests lacks,
+//! 1).
+//!
+//! **Model and reference.** `predicted` is the cost simulator's time for the algorithm
+//! that ran at that size under the calibration in use (β, τ per byte), and the ratio
+//! measured / predicted. `memcpy` is measured in the same run, right after each size,
+//! by rank 0 alone while the others wait: one thread copying `S` bytes between two
+//! buffers, repeated; `busbw / memcpy` says how close the collective comes to moving
+//! every byte once at memory speed.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use hypercomm::collective::{Collective, OpKind};
+use hypercomm::schedule::Rank;
+use hypercomm_rt::{Comm, Transport};
+use serde::Serialize;
+
+use super::{barrier, buffer_lens, invoke, predict, AlgoChoice, CalibrationInfo, ReduceOp};
+
+/// Sizes above this many bytes take OSU's "large" iteration counts.
+pub const LARGE: usize = 8192;
+
+/// A validated `bench`.
+#[derive(Clone, Debug)]
+pub struct BenchConfig {
+    /// The collective with its root, source and destination.
+    pub collective: Collective,
+    /// Number of ranks.
+    pub ranks: u32,
+    /// The algorithms to time, side by side at each size.
+    pub algos: Vec<AlgoChoice>,
+    /// Message sizes in bytes, ascending.
+    pub sizes: Vec<usize>,
+    /// Timed iterations per size (`None`: OSU's defaults).
+    pub iters: Option<u64>,
+    /// Warm-up iterations per size (`None`: OSU's defaults).
+    pub warmup: Option<u64>,
+    /// The operator of reductions.
+    pub reduce: ReduceOp,
+}
+
+impl BenchConfig {
+    /// (timed, warm-up) iterations at `size` bytes.
+    pub fn iterations(&self, size: usize) -> (u64, u64) {
+        let (iters, warmup) = if size > LARGE { (100, 10) } else { (1000, 200) };
+        (self.iters.unwrap_or(iters), self.warmup.unwrap_or(warmup))
+    }
+
+    /// Number of (size, algorithm) points.
+    pub fn points(&self) -> usize {
+        self.sizes.len() * self.algos.len()
+    }
+}
+
+/// One rank's measurement of one (size, algorithm).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RankPoint {
+    /// Message size in bytes.
+    pub size: usize,
+    /// Index into [`BenchConfig::algos`].
+    pub algo: usize,
+    /// The algorithm that ran (auto's choice).
+    pub algorithm: &'static str,
+    /// Timed iterations.
+    pub iters: u64,
+    /// This rank's mean latency, seconds.
+    pub latency: f64,
+    /// memcpy bandwidth in bytes/s at this size (rank 0, on the size's first point).
+    pub memcpy: Option<f64>,
+}
+
+/// nccl-tests' (bytes counted by algbw, busbw factor) for `kind` at `size` bytes.
+pub fn nccl(kind: OpKind, k: u32, size: usize) -> (usize, f64) {
+    let kf = f64::from(k);
+    let whole = size * k as usize;
+    match kind {
+        OpKind::Allreduce => (size, 2.0 * (kf - 1.0) / kf),
+        OpKind::Allgather
+        | OpKind::ReduceScatter
+        | OpKind::Alltoall
+        | OpKind::Gather
+        | OpKind::Scatter => (whole, (kf - 1.0) / kf),
+        OpKind::Broadcast | OpKind::Reduce | OpKind::P2p | OpKind::Scan | OpKind::ExclusiveScan => {
+            (size, 1.0)
+        }
+    }
+}
+
+/// Bytes per second of one thread copying `bytes` bytes, for at least `budget`.
+pub fn memcpy_bandwidth(bytes: usize, budget: Duration) -> Option<f64> {
+    if bytes == 0 {
+        return None;
+    }
+    let src = vec![1u8; bytes];
+    let mut dst = vec![0u8; bytes];
+    dst.copy_from_slice(&src); // fault the pages in
+    let batch = (1 << 16) / bytes + 1;
+    let start = Instant::now();
+    let mut copies = 0u64;
+    while copies < 3 || start.elapsed() < budget {
+        for _ in 0..batch {
+            dst.copy_from_slice(black_box(&src));
+            black_box(&mut dst);
+        }
+        copies += batch as u64;
+    }
+    Some(bytes as f64 * copies as f64 / start.elapsed().as_secs_f64())
+}
+
+/// Rank `comm.rank()`'s part of `cfg`; `progress` is called after each point.
+pub fn bench_rank<X: Transport>(
+    comm: &mut Comm<X>,
+    cfg: &BenchConfig,
+    progress: &dyn Fn(),
+) -> hypercomm_rt::Result<Vec<RankPoint>> {
+    let (k, r, c) = (comm.size(), comm.rank(), cfg.collective);
+    let op = cfg.reduce.op::<u8>();
+    let mut points = Vec::with_capacity(cfg.points());
+    for &size in &cfg.sizes {
+        let (in_len, out_len) = buffer_lens(c, k, size, r);
+        let input = vec![(r % 251) as u8 + 1; in_len];
+        let mut output = vec![0u8; out_len];
+        if matches!(c, Collective::Broadcast { root } if root == r) {
+            output.copy_from_slice(&input);
+        }
+        let (iters, warmup) = cfg.iterations(size);
+        for (index, choice) in cfg.algos.iter().enumerate() {
+            let mut total = Duration::ZERO;
+            let mut algorithm = choice.name();
+            for i in 0..warmup + iters {
+                let start = Instant::now();
+                let ran = invoke(comm, c, size, &input, &mut output, &op, choice.algo())?;
+                let t = start.elapsed();
+                if i >= warmup {
+                    total += t;
+                }
+                algorithm = ran.algorithm;
+                barrier(comm)?;
+            }
+            points.push(RankPoint {
+                size,
+                algo: index,
+                algorithm,
+                iters,
+                latency: total.as_secs_f64() / iters.max(1) as f64,
+                memcpy: None,
+            });
+            progress();
+        }
+        // The reference, measured while the other ranks wait.
+        if r == 0 {
+            let (bytes, _) = nccl(c.kind(), k, size);
+            let bw = memcpy_bandwidth(bytes, Duration::from_millis(2));
+            let first = points.len() - cfg.algos.len();
+            points[first].memcpy = bw;
+        }
+        barrier(comm)?;
+    }
+    Ok(points)
+}
+
+/// Every rank's points on every rank, in rank order, by an all-gather over `comm` (for
+/// backends whose ranks share no memory). Each rank must pass the points of the same
+/// `cfg`; rank 0's memcpy figures are kept.
+pub fn gather_bench<X: Transport>(
+    comm: &mut Comm<X>,
+    local: Vec<RankPoint>,
+) -> hypercomm_rt::Result<Vec<Vec<RankPoint>>> {
+    let k = comm.size() as usize;
+    let words: Vec<u64> = local
+        .iter()
+        .flat_map(|p| [p.latency.to_bits(), p.memcpy.unwrap_or(f64::NAN).to_bits()])
+        .collect();
+    let mut all = vec![0u64; words.len() * k];
+    comm.all_gather_into(&words, &mut all, hypercomm_rt::Algo::Auto)?;
+    Ok((0..k)
+        .map(|rank| {
+            let w = &all[rank * words.len()..(rank + 1) * words.len()];
+            local
+                .iter()
+                .zip(w.chunks(2))
+                .map(|(p, w)| RankPoint {
+                    latency: f64::from_bits(w[0]),
+                    memcpy: Some(f64::from_bits(w[1])).filter(|x| !x.is_nan()),
+                    ..p.clone()
+                })
+                .collect()
+        })
+        .collect())
+}
+
+/// One row of the table.
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchRow {
+    /// The algorithm that ran.
+    pub algo: String,
+    /// Whether auto chose it.
+    pub auto: bool,
+    /// Message size in bytes (OSU's).
+    pub size: usize,
+    /// Bytes algbw counts (nccl-tests' S).
+    pub bytes: usize,
+    /// Timed iterations.
+    pub iters: u64,
+    /// Average over ranks of the mean latency, µs.
+    pub avg_us: f64,
+    /// Minimum over ranks, µs.
+    pub min_us: f64,
+    /// Maximum over ranks, µs.
+    pub max_us: f64,
+    /// S / avg, GB/s (10^9 B/s).
+    pub algbw_gbps: f64,
+    /// algbw × nccl-tests' factor, GB/s.
+    pub busbw_gbps: f64,
+    /// The cost model's time, µs.
+    pub predicted_us: Option<f64>,
+    /// avg / predicted.
+    pub measured_over_predicted: Option<f64>,
+    /// memcpy of S bytes on one thread, GB/s.
+    pub memcpy_gbps: Option<f64>,
+    /// busbw / memcpy.
+    pub busbw_over_memcpy: Option<f64>,
+}
+
+/// What `hypercomm bench` prints.
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchReport {
+    /// The backend.
+    pub backend: String,
+    /// The collective.
+    pub op: String,
+    /// The root of a rooted collective.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub root: Option<Rank>,
+    /// Number of ranks.
+    pub ranks: u32,
+    /// The reduction operator (reductions only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reduce_op: Option<ReduceOp>,
+    /// nccl-tests' bus-bandwidth factor.
+    pub busbw_factor: f64,
+    /// The calibration the predictions (and auto) use.
+    pub calibration: CalibrationInfo,
+    /// One row per size and algorithm, sizes ascending.
+    pub rows: Vec<BenchRow>,
+}
+
+impl BenchReport {
+    /// Combine every rank's points (`ranks[r]` is rank r's).
+    pub fn new(
+        cfg: &BenchConfig,
+        backend: &str,
+        calibration: &CalibrationInfo,
+        ranks: &[Vec<RankPoint>],
+    ) -> Self {
+        let (c, k) = (cfg.collective, cfg.ranks);
+        let kind = c.kind();
+        let mut memcpy = None;
+        let rows = ranks[0]
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let lat: Vec<f64> = ranks.iter().map(|pts| pts[i].latency).collect();
+                let avg = lat.iter().sum::<f64>() / lat.len() as f64;
+                let min = lat.iter().copied().fold(f64::INFINITY, f64::min);
+                let max = lat.iter().copied().fold(0.0, f64::max);
+                let (bytes, factor) = nccl(kind, k, p.size);
+                let algbw = if avg > 0.0 {
+                    bytes as f64 / avg / 1e9
+                } else {
+                    0.0
+                };
+                let busbw = algbw * factor;
+                if p.algo == 0 {
+                    memcpy = p.memcpy.map(|b| b / 1e9);
+                }
+                let predicted = super::registry_entry(kind, p.algorithm).and_then(|a| {
+                    predict(
+                        c,
+                        k,
+                        p.size as u64,
+                        1,
+                        a,
+                        hypercomm::algorithms::Packets::Opt,
+                        calibration.calibration(),
+                    )
+                });
+                BenchRow {
+                    algo: p.algorithm.to_string(),
+                    auto: cfg.algos[p.algo] == AlgoChoice::Auto,
+                    size: p.size,
+                    bytes,
+                    iters: p.iters,
+                    avg_us: avg * 1e6,
+                    min_us: min * 1e6,
+                    max_us: max * 1e6,
+                    algbw_gbps: algbw,
+                    busbw_gbps: busbw,
+                    predicted_us: predicted.map(|t| t * 1e6),
+                    measured_over_predicted: predicted.filter(|&t| t > 0.0).map(|t| avg / t),
+                    memcpy_gbps: memcpy,
+                    busbw_over_memcpy: memcpy.filter(|&m| m > 0.0).map(|m| busbw / m),
+                }
+            })
+            .collect();
+        BenchReport {
+            backend: backend.to_string(),
+            op: kind.to_string(),
+            root: c.root().filter(|_| kind.has_root()),
+            ranks: k,
+            reduce_op: kind.is_reduction().then_some(cfg.reduce),
+            busbw_factor: nccl(kind, k, 1).1,
+            calibration: calibration.clone(),
+            rows,
+        }
+    }
+}

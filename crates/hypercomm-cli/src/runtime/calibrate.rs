@@ -1,0 +1,232 @@
+//! `hypercomm calibrate`: β and τ of a backend from point-to-point ping-pong.
+//!
+//! Ranks pair up, (0, 1), (2, 3), …, and every pair ping-pongs at once at sizes 1 B,
+//! 4 B, 16 B, … (powers of 4): the even rank sends, the odd rank receives and sends the
+//! message back; a one-way time is half a round trip, averaged over the repetitions and
+//! over the pairs. [`fit`] fits `t(n) = β + τ·n` by least squares on the relative error
+//! (each point weighted by 1/t², so the small sizes, which fix β, count as much as the
+//! large ones, which fix τ).
+//!
+//! The file is the runtime's format ([`hypercomm_rt::Calibration::parse`]):
+//! `beta = …` and `tau = …` lines with `#` comments. Where it goes and where `run` and
+//! `bench` read it is [`CalibrationSource`].
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use hypercomm_rt::select::CALIBRATION_ENV;
+use hypercomm_rt::{Calibration, Comm, Transport};
+use serde::Serialize;
+
+use super::{barrier, CalibrationInfo};
+
+/// One ping-pong size: bytes and the one-way time in seconds.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct PingPong {
+    /// Message size, bytes.
+    pub bytes: usize,
+    /// Half the mean round trip, seconds.
+    pub time: f64,
+}
+
+/// Ping-pong sizes: powers of 4 from 1 B up to `max` bytes.
+pub fn sizes(max: usize) -> Vec<usize> {
+    std::iter::successors(Some(1usize), |&s| s.checked_mul(4))
+        .take_while(|&s| s <= max.max(1))
+        .collect()
+}
+
+/// Round trips at `bytes` when the user gave none: about 64 MiB moved, 20 to 2000.
+pub fn default_reps(bytes: usize) -> u64 {
+    ((64usize << 20) / bytes.max(1)).clamp(20, 2000) as u64
+}
+
+/// Rank `comm.rank()`'s part: ping-pong with its partner at every size, `reps(size)`
+/// round trips each after two untimed ones. The even rank of each pair returns its
+/// one-way times; odd ranks, and the last rank of an odd count, return none.
+pub fn calibrate_rank<X: Transport>(
+    comm: &mut Comm<X>,
+    sizes: &[usize],
+    reps: &dyn Fn(usize) -> u64,
+) -> hypercomm_rt::Result<Vec<PingPong>> {
+    let (r, k) = (comm.rank(), comm.size());
+    let partner = if r % 2 == 0 { r + 1 } else { r - 1 };
+    let active = partner < k;
+    let mut points = Vec::new();
+    for &bytes in sizes {
+        let mut buf = vec![(r % 251) as u8; bytes];
+        let n = reps(bytes);
+        barrier(comm)?;
+        let mut start = Instant::now();
+        if active {
+            for i in 0..n + 2 {
+                if i == 2 {
+                    start = Instant::now();
+                }
+                if r % 2 == 0 {
+                    comm.send(partner, &buf)?;
+                    comm.receive_into(partner, &mut buf)?;
+                } else {
+                    comm.receive_into(partner, &mut buf)?;
+                    comm.send(partner, &buf)?;
+                }
+            }
+        }
+        if active && r % 2 == 0 {
+            let time = start.elapsed().as_secs_f64() / (2 * n) as f64;
+            points.push(PingPong { bytes, time });
+        }
+    }
+    barrier(comm)?;
+    Ok(points)
+}
+
+/// The mean over pairs of each size's time (`per_rank` holds each rank's points).
+pub fn average(per_rank: &[Vec<PingPong>]) -> Vec<PingPong> {
+    let pairs: Vec<&Vec<PingPong>> = per_rank.iter().filter(|p| !p.is_empty()).collect();
+    let Some(first) = pairs.first() else {
+        return vec![];
+    };
+    (0..first.len())
+        .map(|i| PingPong {
+            bytes: first[i].bytes,
+            time: pairs.iter().map(|p| p[i].time).sum::<f64>() / pairs.len() as f64,
+        })
+        .collect()
+}
+
+/// β and τ of `t = β + τ·n` by weighted least squares (weights 1/t²: relative error);
+/// a negative estimate is clamped to 0 (the runtime refuses negative values).
+pub fn fit(points: &[PingPong]) -> Calibration {
+    let (mut sw, mut sx, mut sy, mut sxx, mut sxy) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    for p in points.iter().filter(|p| p.time > 0.0) {
+        let (x, y) = (p.bytes as f64, p.time);
+        let w = 1.0 / (y * y);
+        sw += w;
+        sx += w * x;
+        sy += w * y;
+        sxx += w * x * x;
+        sxy += w * x * y;
+    }
+    let det = sw * sxx - sx * sx;
+    if sw == 0.0 {
+        return Calibration::default();
+    }
+    if det.abs() <= f64::EPSILON * sw * sxx {
+        // One size: all of it is start-up.
+        return Calibration {
+            beta: sy / sw,
+            tau: 0.0,
+        };
+    }
+    let tau = (sw * sxy - sx * sy) / det;
+    let beta = (sy - tau * sx) / sw;
+    Calibration {
+        beta: beta.max(0.0),
+        tau: tau.max(0.0),
+    }
+}
+
+/// The text of a calibration file.
+pub fn file_text(c: Calibration, backend: &str, ranks: u32, points: &[PingPong]) -> String {
+    let mut s = format!(
+        "# hypercomm calibration of the {backend} backend: {ranks} ranks, ping-pong at {} sizes\n\
+         # one-way time t(n) = beta + tau * n (seconds, n in bytes), least squares on the relative error\n",
+        points.len()
+    );
+    for p in points {
+        s.push_str(&format!("#   {:>10} B  {:.4e} s\n", p.bytes, p.time));
+    }
+    s.push_str(&format!("beta = {:e}\ntau = {:e}\n", c.beta, c.tau));
+    s
+}
+
+/// Where the calibration lives: the file `HYPERCOMM_CALIBRATION` names (the runtime
+/// reads it there), else `$XDG_CONFIG_HOME/hypercomm/calibration.conf`, else
+/// `$HOME/.config/hypercomm/calibration.conf`. `calibrate` writes there by default;
+/// `run`, `bench` and their `auto` read it when it exists, the runtime's defaults
+/// otherwise.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CalibrationSource {
+    /// The path, if one can be named.
+    pub path: Option<PathBuf>,
+    /// Whether it came from `HYPERCOMM_CALIBRATION` (then it must exist).
+    pub from_env: bool,
+}
+
+impl CalibrationSource {
+    /// The source from the environment.
+    pub fn from_env() -> Self {
+        if let Some(p) = std::env::var_os(CALIBRATION_ENV).filter(|p| !p.is_empty()) {
+            return CalibrationSource {
+                path: Some(PathBuf::from(p)),
+                from_env: true,
+            };
+        }
+        let dir = std::env::var_os("XDG_CONFIG_HOME")
+            .filter(|p| !p.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| {
+                std::env::var_os("HOME")
+                    .filter(|p| !p.is_empty())
+                    .map(|h| Path::new(&h).join(".config"))
+            });
+        CalibrationSource {
+            path: dir.map(|d| d.join("hypercomm").join("calibration.conf")),
+            from_env: false,
+        }
+    }
+
+    /// The calibration to use: the file if it exists (or was named by the
+    /// environment, which makes a missing file an error), the defaults otherwise.
+    pub fn load(&self) -> hypercomm_rt::Result<CalibrationInfo> {
+        match &self.path {
+            Some(p) if self.from_env || p.exists() => Ok(CalibrationInfo::new(
+                Calibration::load(p)?,
+                Some(p.display().to_string()),
+            )),
+            _ => Ok(CalibrationInfo::new(Calibration::default(), None)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fit_recovers_a_line() {
+        let pts: Vec<PingPong> = sizes(1 << 20)
+            .into_iter()
+            .map(|b| PingPong {
+                bytes: b,
+                time: 2e-6 + 5e-10 * b as f64,
+            })
+            .collect();
+        let c = fit(&pts);
+        assert!((c.beta - 2e-6).abs() < 1e-12, "{c:?}");
+        assert!((c.tau - 5e-10).abs() < 1e-16, "{c:?}");
+    }
+
+    #[test]
+    fn file_text_parses_back() {
+        let c = Calibration {
+            beta: 1.5e-6,
+            tau: 2.5e-10,
+        };
+        let pts = [PingPong {
+            bytes: 4,
+            time: 1e-6,
+        }];
+        assert_eq!(
+            Calibration::parse(&file_text(c, "threads", 2, &pts)).unwrap(),
+            c
+        );
+    }
+
+    #[test]
+    fn sizes_are_powers_of_four() {
+        assert_eq!(sizes(100), vec![1, 4, 16, 64]);
+        assert_eq!(sizes(0), vec![1]);
+    }
+}

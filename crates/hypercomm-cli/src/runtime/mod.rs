@@ -1,0 +1,331 @@
+//! Running collectives on a runtime backend: the per-rank work of `hypercomm run`,
+//! `hypercomm bench` and `hypercomm calibrate`, generic over the transport, and the
+//! reports they print.
+//!
+//! # Reuse by another backend
+//!
+//! Nothing in this module knows threads exist. Each command is split in three parts:
+//!
+//! 1. **per rank**, generic over [`hypercomm_rt::Transport`]: [`run_rank`],
+//!    [`bench_rank`], [`calibrate_rank`] take a rank's `&mut Comm<X>` and the validated
+//!    configuration ([`RunConfig`], [`BenchConfig`]) and return that rank's measurements
+//!    ([`RankResult`], a `Vec<`[`RankPoint`]`>`, ping-pong points);
+//! 2. **gathering**: a backend whose ranks share no memory calls [`gather_run`] or
+//!    [`gather_bench`] (an all-gather over the same `Comm`) so that rank 0 holds every
+//!    rank's measurements; the threads backend gets them straight from
+//!    `hypercomm_rt::threads::run`;
+//! 3. **reporting**, on one rank: [`RunReport::new`] and [`BenchReport::new`] combine the
+//!    ranks' measurements (max time, avg/min/max latency, bandwidths, the cost model's
+//!    prediction), and [`output`] renders them as text, JSON or CSV.
+//!
+//! An MPI binary therefore parses the same arguments ([`crate::args::RtRunArgs`],
+//! [`crate::args::BenchArgs`]), validates them with [`crate::config::rt_run`] and
+//! [`crate::config::rt_bench`] (passing its own backend name), and on every rank does
+//!
+//! ```ignore
+//! let local = run_rank(&mut comm, &cfg)?;
+//! let all = gather_run(&mut comm, local)?;
+//! if comm.rank() == 0 {
+//!     let report = RunReport::new(&cfg, "mpi", &calibration, &all);
+//!     print!("{}", output::run(&report, format));
+//! }
+//! ```
+//!
+//! which prints exactly what `hypercomm run --backend threads` prints.
+//!
+//! # Conventions
+//!
+//! `run` moves `u64` elements of random data (a seed, printed, makes it reproducible)
+//! and checks every rank's result against a serial reference computed here from the
+//! same seed ([`data`]), independently of the library's post-conditions. `bench`
+//! moves bytes (`u8`), as the OSU micro-benchmarks do: see [`bench`] for the columns.
+
+pub mod bench;
+pub mod calibrate;
+pub mod data;
+pub mod output;
+pub mod run;
+
+use std::fmt;
+use std::str::FromStr;
+
+use bytemuck::Pod;
+use hypercomm::algorithms::{self, Algorithm, Packets, Params};
+use hypercomm::collective::{Collective, OpKind};
+use hypercomm::cost;
+use hypercomm::error::Error;
+use hypercomm::schedule::Rank;
+use hypercomm::topology::Topology;
+use hypercomm::verify::Problem;
+use hypercomm_rt::op::{Arith, Bits};
+use hypercomm_rt::{Algo, Calibration, Comm, Op, Ran, Transport};
+use serde::Serialize;
+
+pub use bench::{bench_rank, gather_bench, BenchConfig, BenchReport, BenchRow, RankPoint};
+pub use calibrate::{calibrate_rank, fit, CalibrationSource, PingPong};
+pub use run::{gather_run, run_rank, RankResult, RunConfig, RunReport};
+
+/// Which algorithm a call runs: a registry entry, or `auto`.
+#[derive(Clone, Copy, Debug)]
+pub enum AlgoChoice {
+    /// The runtime's choice (`Algo::Auto`).
+    Auto,
+    /// This registry algorithm (checked to fit the ranks).
+    Named(&'static Algorithm),
+}
+
+impl PartialEq for AlgoChoice {
+    fn eq(&self, other: &Self) -> bool {
+        self.name() == other.name()
+    }
+}
+
+impl AlgoChoice {
+    /// The runtime's [`Algo`].
+    pub fn algo(self) -> Algo<'static> {
+        match self {
+            AlgoChoice::Auto => Algo::Auto,
+            AlgoChoice::Named(a) => Algo::Named(a.name),
+        }
+    }
+    /// `auto` or the algorithm's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            AlgoChoice::Auto => "auto",
+            AlgoChoice::Named(a) => a.name,
+        }
+    }
+}
+
+/// The reduction operator of `--reduce-op` (integers wrap).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReduceOp {
+    /// Wrapping sum.
+    #[default]
+    Sum,
+    /// Wrapping product.
+    Prod,
+    /// Minimum.
+    Min,
+    /// Maximum.
+    Max,
+    /// Bitwise and.
+    Band,
+    /// Bitwise or.
+    Bor,
+    /// Bitwise exclusive or.
+    Bxor,
+}
+
+impl ReduceOp {
+    /// Every operator, in the order of `--help`.
+    pub const ALL: [ReduceOp; 7] = [
+        ReduceOp::Sum,
+        ReduceOp::Prod,
+        ReduceOp::Min,
+        ReduceOp::Max,
+        ReduceOp::Band,
+        ReduceOp::Bor,
+        ReduceOp::Bxor,
+    ];
+
+    /// The name `--reduce-op` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "sum",
+            ReduceOp::Prod => "prod",
+            ReduceOp::Min => "min",
+            ReduceOp::Max => "max",
+            ReduceOp::Band => "band",
+            ReduceOp::Bor => "bor",
+            ReduceOp::Bxor => "bxor",
+        }
+    }
+
+    /// The runtime's operator.
+    pub fn op<T: Arith + Bits>(self) -> Op<'static, T> {
+        match self {
+            ReduceOp::Sum => Op::sum(),
+            ReduceOp::Prod => Op::product(),
+            ReduceOp::Min => Op::min(),
+            ReduceOp::Max => Op::max(),
+            ReduceOp::Band => Op::bit_and(),
+            ReduceOp::Bor => Op::bit_or(),
+            ReduceOp::Bxor => Op::bit_xor(),
+        }
+    }
+
+    /// `a ⊕ b`, computed here (the serial reference does not use the runtime's
+    /// operators).
+    pub fn apply(self, a: u64, b: u64) -> u64 {
+        match self {
+            ReduceOp::Sum => a.wrapping_add(b),
+            ReduceOp::Prod => a.wrapping_mul(b),
+            ReduceOp::Min => a.min(b),
+            ReduceOp::Max => a.max(b),
+            ReduceOp::Band => a & b,
+            ReduceOp::Bor => a | b,
+            ReduceOp::Bxor => a ^ b,
+        }
+    }
+}
+
+impl fmt::Display for ReduceOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for ReduceOp {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        let t = s.trim().to_ascii_lowercase();
+        let alias = match t.as_str() {
+            "product" => "prod",
+            "and" => "band",
+            "or" => "bor",
+            "xor" => "bxor",
+            other => other,
+        };
+        ReduceOp::ALL
+            .into_iter()
+            .find(|o| o.name() == alias)
+            .ok_or_else(|| Error::InvalidParameter {
+                what: "--reduce-op",
+                reason: format!(
+                    "`{s}`; valid: {}",
+                    ReduceOp::ALL.map(|o| o.name()).join(" ")
+                ),
+            })
+    }
+}
+
+/// The calibration a run uses and where it came from.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CalibrationInfo {
+    /// Start-up time β, seconds.
+    pub beta: f64,
+    /// Time per byte τ, seconds.
+    pub tau: f64,
+    /// The file it was read from; `None` for the runtime's defaults.
+    pub source: Option<String>,
+}
+
+impl CalibrationInfo {
+    /// The runtime's calibration.
+    pub fn calibration(&self) -> Calibration {
+        Calibration {
+            beta: self.beta,
+            tau: self.tau,
+        }
+    }
+    /// From a calibration and its file.
+    pub fn new(c: Calibration, source: Option<String>) -> Self {
+        CalibrationInfo {
+            beta: c.beta,
+            tau: c.tau,
+            source,
+        }
+    }
+}
+
+/// Lengths of rank `r`'s `in` and `out` buffers (elements).
+pub fn buffer_lens(c: Collective, k: u32, m: usize, r: Rank) -> (usize, usize) {
+    let m = m as u64;
+    (c.in_len(k, m, r) as usize, c.out_len(k, m, r) as usize)
+}
+
+/// Execute `c` through the collective API of `comm`: `input` and `output` are rank
+/// `comm.rank()`'s `in` and `out` buffers (of [`buffer_lens`]); `m` is the length.
+/// A broadcast runs in place in `output`, which on the root must hold the data.
+pub fn invoke<T: Pod, X: Transport>(
+    comm: &mut Comm<X>,
+    c: Collective,
+    m: usize,
+    input: &[T],
+    output: &mut [T],
+    op: &Op<'_, T>,
+    algo: Algo<'_>,
+) -> hypercomm_rt::Result<Ran> {
+    let me = comm.rank();
+    match c {
+        Collective::P2p { src, dst } => comm.p2p_into(
+            src,
+            dst,
+            m,
+            (me == src).then_some(input),
+            (me == dst).then_some(output),
+            algo,
+        ),
+        Collective::Broadcast { root } => comm.broadcast_into(root, output, algo),
+        Collective::Scatter { root } => {
+            comm.scatter_into(root, (me == root).then_some(input), output, algo)
+        }
+        Collective::Gather { root } => {
+            comm.gather_into(root, input, (me == root).then_some(output), algo)
+        }
+        Collective::Allgather => comm.all_gather_into(input, output, algo),
+        Collective::Alltoall => comm.all_to_all_into(input, output, algo),
+        Collective::Reduce { root } => {
+            comm.reduce_into(root, input, (me == root).then_some(output), op, algo)
+        }
+        Collective::Allreduce => comm.all_reduce_into(input, output, op, algo),
+        Collective::Scan => comm.scan_into(input, output, op, algo),
+        Collective::ExclusiveScan => comm.exclusive_scan_into(input, output, op, algo),
+        Collective::ReduceScatter => comm.reduce_scatter_block_into(input, output, op, algo),
+    }
+}
+
+/// A barrier: an all-reduce of one byte (no rank leaves before every rank entered).
+pub fn barrier<X: Transport>(comm: &mut Comm<X>) -> hypercomm_rt::Result<()> {
+    let mut out = [0u8];
+    comm.all_reduce_into(&[0u8], &mut out, &Op::bit_or(), Algo::Auto)?;
+    Ok(())
+}
+
+/// The cost model's time (seconds) of `algo` for `c` on `k` ranks with `len` elements
+/// of `elem_bytes` bytes, under `calibration` (as `Algo::Auto` prices it); `None` if the
+/// schedule does not build.
+pub fn predict(
+    c: Collective,
+    k: u32,
+    len: u64,
+    elem_bytes: usize,
+    algo: &Algorithm,
+    packets: Packets,
+    calibration: Calibration,
+) -> Option<f64> {
+    let topology = Topology::Complete(k);
+    let problem = Problem {
+        topology: &topology,
+        collective: c,
+        len,
+        commutative: true,
+    };
+    let model = calibration.model(elem_bytes);
+    let schedule = algo.build(&problem, &Params { packets, model }).ok()?;
+    let t = cost::simulate(&topology, schedule.as_ref(), &model).time;
+    Some(if t == 0.0 { 0.0 } else { t })
+}
+
+/// The registry entry of a name the runtime reported.
+pub fn registry_entry(kind: OpKind, name: &str) -> Option<&'static Algorithm> {
+    algorithms::find(kind, name)
+}
+
+/// Whether a runtime error means bad input (exit 2) rather than a failed run (exit 1):
+/// the algorithm, the buffers or the calibration were refused before any data moved.
+pub fn is_input_error(e: &hypercomm_rt::Error) -> bool {
+    use hypercomm_rt::Error as E;
+    matches!(
+        e,
+        E::Library(_)
+            | E::NoAlgorithm { .. }
+            | E::NotOrderPreserving { .. }
+            | E::BufferLength { .. }
+            | E::RootBuffer(_)
+            | E::Calibration(_)
+            | E::ZeroSized
+    )
+}

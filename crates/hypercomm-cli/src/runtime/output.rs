@@ -1,0 +1,290 @@
+//! Rendering of the runtime commands' reports: text, JSON and CSV. Every backend prints
+//! through these functions, so their output is identical.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::bench::{BenchReport, BenchRow};
+use super::calibrate::PingPong;
+use super::run::RunReport;
+use super::CalibrationInfo;
+use crate::output::{block, json, num, table};
+
+/// A duration in seconds, in the unit that suits it (ns, µs, ms, s).
+pub fn secs(t: f64) -> String {
+    let (v, unit) = if t < 1e-6 {
+        (t * 1e9, "ns")
+    } else if t < 1e-3 {
+        (t * 1e6, "µs")
+    } else if t < 1.0 {
+        (t * 1e3, "ms")
+    } else {
+        (t, "s")
+    };
+    format!("{v:.3} {unit}")
+}
+
+/// `x` with `digits` significant digits, or `-`.
+fn sig(x: Option<f64>, digits: usize) -> String {
+    match x {
+        None => "-".into(),
+        Some(v) if v == 0.0 || !v.is_finite() => num(v),
+        Some(v) => {
+            let mag = v.abs().log10().floor() as i32;
+            let decimals = (digits as i32 - 1 - mag).max(0) as usize;
+            format!("{v:.decimals$}")
+        }
+    }
+}
+
+/// The calibration in one line.
+pub fn calibration_line(c: &CalibrationInfo) -> String {
+    format!(
+        "β = {}, τ = {:.4e} s/B ({})",
+        secs(c.beta),
+        c.tau,
+        c.source
+            .as_deref()
+            .unwrap_or("defaults: no calibration file")
+    )
+}
+
+/// `hypercomm run`'s report as text.
+pub fn run_text(r: &RunReport) -> String {
+    let op = match (r.root, r.src, r.dst, r.reduce_op) {
+        (_, Some(s), Some(d), _) => format!("{}, {s} → {d}", r.op),
+        (Some(root), _, _, Some(o)) => format!("{}, root {root}, {o}", r.op),
+        (Some(root), _, _, None) => format!("{}, root {root}", r.op),
+        (None, _, _, Some(o)) => format!("{}, {o}", r.op),
+        _ => r.op.clone(),
+    };
+    let algo = if r.auto {
+        format!("{} (chosen by auto)", r.algo)
+    } else {
+        r.algo.clone()
+    };
+    let correct = match &r.mismatch {
+        None => format!(
+            "yes ({} elements checked against the serial reference)",
+            r.checked
+        ),
+        Some(m) => format!(
+            "NO: rank {} element {} is {}, expected {}",
+            m.rank, m.index, m.got, m.expected
+        ),
+    };
+    let predicted = match (r.predicted, r.measured_over_predicted) {
+        (Some(p), Some(ratio)) => format!(
+            "{} (measured / predicted = {})",
+            secs(p),
+            sig(Some(ratio), 3)
+        ),
+        (Some(p), None) => secs(p),
+        _ => "-".into(),
+    };
+    block(&[
+        ("backend", r.backend.clone()),
+        ("op", op),
+        ("algorithm", algo),
+        ("ranks", r.ranks.to_string()),
+        (
+            "len",
+            format!(
+                "{} elements of {} bytes ({} bytes)",
+                r.len, r.elem_bytes, r.bytes
+            ),
+        ),
+        ("packets", r.packets.clone()),
+        ("seed", r.seed.to_string()),
+        (
+            "time",
+            format!(
+                "{} (max over ranks; min {})",
+                secs(r.time),
+                secs(r.time_min)
+            ),
+        ),
+        ("predicted", predicted),
+        ("calibration", calibration_line(&r.calibration)),
+        ("correct", correct),
+    ])
+}
+
+/// `hypercomm run`'s report in `format` (`json` or text).
+pub fn run(r: &RunReport, as_json: bool) -> String {
+    if as_json {
+        json(r)
+    } else {
+        run_text(r)
+    }
+}
+
+/// The columns of `bench`'s CSV, in order.
+pub const BENCH_CSV_HEADER: &str = "algo,auto,size,bytes,iters,avg_us,min_us,max_us,\
+algbw_gbps,busbw_gbps,predicted_us,measured_over_predicted,memcpy_gbps,busbw_over_memcpy";
+
+fn csv_opt(x: Option<f64>) -> String {
+    x.map_or_else(String::new, |v| format!("{v}"))
+}
+
+/// `hypercomm bench`'s rows as CSV.
+pub fn bench_csv(r: &BenchReport) -> String {
+    let mut s = String::from(BENCH_CSV_HEADER);
+    s.push('\n');
+    for row in &r.rows {
+        let _ = writeln!(
+            s,
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            row.algo,
+            row.auto,
+            row.size,
+            row.bytes,
+            row.iters,
+            row.avg_us,
+            row.min_us,
+            row.max_us,
+            row.algbw_gbps,
+            row.busbw_gbps,
+            csv_opt(row.predicted_us),
+            csv_opt(row.measured_over_predicted),
+            csv_opt(row.memcpy_gbps),
+            csv_opt(row.busbw_over_memcpy),
+        );
+    }
+    s
+}
+
+/// A size in bytes with a binary prefix when it is a whole number of them.
+pub fn size(b: usize) -> String {
+    for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
+        if b >= 1 << shift && b & ((1 << shift) - 1) == 0 {
+            return format!("{} {unit}", b >> shift);
+        }
+    }
+    format!("{b} B")
+}
+
+fn text_row(row: &BenchRow) -> Vec<String> {
+    vec![
+        size(row.size),
+        if row.auto {
+            format!("{} (auto)", row.algo)
+        } else {
+            row.algo.clone()
+        },
+        row.iters.to_string(),
+        sig(Some(row.avg_us), 4),
+        sig(Some(row.min_us), 4),
+        sig(Some(row.max_us), 4),
+        sig(Some(row.algbw_gbps), 3),
+        sig(Some(row.busbw_gbps), 3),
+        sig(row.predicted_us, 4),
+        sig(row.measured_over_predicted, 3),
+        sig(row.memcpy_gbps, 3),
+        sig(row.busbw_over_memcpy, 3),
+    ]
+}
+
+/// `hypercomm bench`'s report as a text table with a header naming the conventions.
+pub fn bench_text(r: &BenchReport) -> String {
+    let mut s = String::new();
+    let rooted = r
+        .root
+        .map_or(String::new(), |root| format!(", root {root}"));
+    let reduce = r.reduce_op.map_or(String::new(), |o| format!(", {o}"));
+    let _ = writeln!(
+        s,
+        "# {}{rooted}{reduce} on {} ranks, {} backend",
+        r.op, r.ranks, r.backend
+    );
+    let _ = writeln!(
+        s,
+        "# latency over ranks (µs); algbw = bytes/avg, busbw = algbw × {} (nccl-tests), GB/s",
+        sig(Some(r.busbw_factor), 4)
+    );
+    let _ = writeln!(
+        s,
+        "# predicted: cost model, {}",
+        calibration_line(&r.calibration)
+    );
+    let _ = writeln!(s, "# memcpy: one thread copying `bytes` bytes, same run");
+    let header = [
+        "size",
+        "algo",
+        "iters",
+        "avg_us",
+        "min_us",
+        "max_us",
+        "algbw",
+        "busbw",
+        "pred_us",
+        "meas/pred",
+        "memcpy",
+        "busbw/memcpy",
+    ];
+    let rows: Vec<Vec<String>> = r.rows.iter().map(text_row).collect();
+    s.push_str(&table(&header, &rows));
+    s
+}
+
+/// `hypercomm bench`'s report: text, JSON or CSV.
+pub fn bench(r: &BenchReport, format: crate::args::BenchFormat) -> String {
+    match format {
+        crate::args::BenchFormat::Text => bench_text(r),
+        crate::args::BenchFormat::Json => json(r),
+        crate::args::BenchFormat::Csv => bench_csv(r),
+    }
+}
+
+/// What `hypercomm calibrate` prints as JSON.
+#[derive(Clone, Debug, Serialize)]
+pub struct CalibrationReport {
+    /// The backend.
+    pub backend: String,
+    /// Ranks that took part.
+    pub ranks: u32,
+    /// One-way times per size (mean over pairs).
+    pub points: Vec<PingPong>,
+    /// Fitted start-up time, seconds.
+    pub beta: f64,
+    /// Fitted time per byte, seconds.
+    pub tau: f64,
+    /// Where it was saved.
+    pub saved: String,
+}
+
+/// `hypercomm calibrate`'s report as text.
+pub fn calibration_text(r: &CalibrationReport) -> String {
+    let mut s = format!(
+        "# ping-pong on the {} backend, {} ranks (one-way time, mean over pairs)\n",
+        r.backend, r.ranks
+    );
+    let rows: Vec<Vec<String>> = r
+        .points
+        .iter()
+        .map(|p| {
+            let fitted = r.beta + r.tau * p.bytes as f64;
+            vec![
+                size(p.bytes),
+                secs(p.time),
+                secs(fitted),
+                sig(Some(p.time / fitted), 3),
+            ]
+        })
+        .collect();
+    s.push_str(&table(&["size", "measured", "fitted", "ratio"], &rows));
+    s.push_str(&block(&[
+        ("beta", format!("{:e} s ({})", r.beta, secs(r.beta))),
+        (
+            "tau",
+            format!(
+                "{:e} s/B ({} GB/s)",
+                r.tau,
+                sig(Some(1e-9 / r.tau.max(1e-300)), 3)
+            ),
+        ),
+        ("saved", r.saved.clone()),
+    ]));
+    s
+}

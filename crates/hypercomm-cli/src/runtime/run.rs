@@ -1,0 +1,330 @@
+//! `hypercomm run`: one collective on random data, checked and timed.
+//!
+//! Each rank makes the call once untimed (the runtime chooses and plans the algorithm
+//! then, as a real application's first call does), poisons its output, meets the others
+//! at a barrier, and times the second call; then it checks its output against the
+//! serial reference ([`super::data`]). The reported time is the maximum over ranks.
+
+use std::time::Instant;
+
+use hypercomm::algorithms::Packets;
+use hypercomm::collective::Collective;
+use hypercomm::schedule::Rank;
+use hypercomm::topology::Topology;
+use hypercomm::verify::Problem;
+use hypercomm_rt::exec::{Buffers, Plan};
+use hypercomm_rt::{Comm, Ran, Transport};
+use serde::Serialize;
+
+use super::{barrier, buffer_lens, data, invoke, predict, AlgoChoice, CalibrationInfo, ReduceOp};
+
+/// Size of a `run` element in bytes (`u64`).
+pub const ELEM_BYTES: usize = 8;
+
+/// A validated `run`: what every rank executes.
+#[derive(Clone, Debug)]
+pub struct RunConfig {
+    /// The collective with its root, source and destination.
+    pub collective: Collective,
+    /// Number of ranks.
+    pub ranks: u32,
+    /// Elements per message (per block for blocked collectives).
+    pub len: usize,
+    /// The algorithm, or auto.
+    pub algo: AlgoChoice,
+    /// `opt` goes through the collective API; a count (named algorithms only) builds
+    /// that schedule and runs it with `Comm::execute`.
+    pub packets: Packets,
+    /// The operator of reductions.
+    pub reduce: ReduceOp,
+    /// Seed of the random input.
+    pub seed: u64,
+    /// Corrupt one element of one rank's result before the check.
+    pub inject_error: bool,
+}
+
+/// The first element of a rank's output that differs from the reference.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Mismatch {
+    /// The rank.
+    pub rank: Rank,
+    /// The element's index in the rank's output buffer.
+    pub index: usize,
+    /// The reference's value.
+    pub expected: u64,
+    /// The value found.
+    pub got: u64,
+}
+
+/// One rank's outcome of a run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RankResult {
+    /// The rank.
+    pub rank: Rank,
+    /// Seconds of the timed call on this rank.
+    pub time: f64,
+    /// The algorithm that ran.
+    pub algorithm: &'static str,
+    /// Whether `auto` chose it.
+    pub auto: bool,
+    /// Elements compared with the reference.
+    pub checked: usize,
+    /// The first wrong element, if any.
+    pub mismatch: Option<Mismatch>,
+}
+
+/// The rank whose result `--inject-error` corrupts: the last rank with a checked,
+/// non-empty output (or none).
+fn victim(cfg: &RunConfig) -> Option<Rank> {
+    (0..cfg.ranks).rev().find(|&r| {
+        let (_, out) = buffer_lens(cfg.collective, cfg.ranks, cfg.len, r);
+        out > 0 && !(r == 0 && cfg.collective == Collective::ExclusiveScan)
+    })
+}
+
+/// Rank `comm.rank()`'s part of `cfg`: run, time and check the collective.
+pub fn run_rank<X: Transport>(
+    comm: &mut Comm<X>,
+    cfg: &RunConfig,
+) -> hypercomm_rt::Result<RankResult> {
+    let (k, r, m) = (comm.size(), comm.rank(), cfg.len);
+    let c = cfg.collective;
+    let (in_len, out_len) = buffer_lens(c, k, m, r);
+    let input = data::input(cfg.seed, r, in_len);
+    let mut output = vec![0u64; out_len];
+    let bcast_root = matches!(c, Collective::Broadcast { root } if root == r);
+    if bcast_root {
+        output.copy_from_slice(&input);
+    }
+    let op = cfg.reduce.op::<u64>();
+    let plan = match (cfg.algo, cfg.packets) {
+        (AlgoChoice::Named(algo), Packets::Count(_)) => Some(own_plan(cfg, algo, k, r)?),
+        _ => None,
+    };
+    let call = |comm: &mut Comm<X>, output: &mut [u64]| -> hypercomm_rt::Result<Ran> {
+        match &plan {
+            Some((plan, ran)) => {
+                let op = plan.needs_op().then_some(&op);
+                comm.execute(plan, Buffers::new(&input, output), op)?;
+                Ok(*ran)
+            }
+            None => invoke(comm, c, m, &input, output, &op, cfg.algo.algo()),
+        }
+    };
+    // Untimed: the choice and the plan are made (and cached) here.
+    call(comm, &mut output)?;
+    if !bcast_root {
+        output.fill(0xDEAD_BEEF_DEAD_BEEF);
+    }
+    barrier(comm)?;
+    let start = Instant::now();
+    let ran = call(comm, &mut output)?;
+    let time = start.elapsed().as_secs_f64();
+    if cfg.inject_error && victim(cfg) == Some(r) {
+        output[0] ^= 1;
+    }
+    let want = data::expected(c, k, m, r, cfg.seed, cfg.reduce);
+    let mismatch = want.as_ref().and_then(|w| {
+        data::first_mismatch(w, &output).map(|(index, expected, got)| Mismatch {
+            rank: r,
+            index,
+            expected,
+            got,
+        })
+    });
+    Ok(RankResult {
+        rank: r,
+        time,
+        algorithm: ran.algorithm,
+        auto: ran.auto,
+        checked: want.map_or(0, |w| w.len()),
+        mismatch,
+    })
+}
+
+/// The plan of `algo` with an explicit packet count, and what it runs.
+fn own_plan(
+    cfg: &RunConfig,
+    algo: &'static hypercomm::algorithms::Algorithm,
+    k: u32,
+    r: Rank,
+) -> hypercomm_rt::Result<(Plan, Ran)> {
+    let topology = Topology::Complete(k);
+    let problem = Problem {
+        topology: &topology,
+        collective: cfg.collective,
+        len: cfg.len as u64,
+        commutative: true,
+    };
+    let params = hypercomm::algorithms::Params {
+        packets: cfg.packets,
+        model: comm_model(),
+    };
+    let schedule = algo.build(&problem, &params)?;
+    let (in_len, out_len) = buffer_lens(cfg.collective, k, cfg.len, r);
+    let plan = Plan::new(schedule.program(r), k, in_len, out_len)?;
+    let ran = Ran {
+        op: cfg.collective.kind(),
+        algorithm: algo.name,
+        auto: false,
+        steps: plan.program().steps.len(),
+        in_place: false,
+    };
+    Ok((plan, ran))
+}
+
+/// The model an explicit packet count is built under (the count does not depend on it).
+fn comm_model() -> hypercomm::cost::model::Model {
+    hypercomm::cost::model::Model::default()
+}
+
+/// Every rank's [`RankResult`] on every rank, in rank order, by an all-gather over
+/// `comm`: for backends whose ranks share no memory (the threads backend returns them
+/// from `threads::run`).
+pub fn gather_run<X: Transport>(
+    comm: &mut Comm<X>,
+    local: RankResult,
+) -> hypercomm_rt::Result<Vec<RankResult>> {
+    let k = comm.size() as usize;
+    let m = local.mismatch;
+    let words = [
+        local.time.to_bits(),
+        local.checked as u64,
+        u64::from(m.is_some()),
+        m.map_or(0, |m| m.index as u64),
+        m.map_or(0, |m| m.expected),
+        m.map_or(0, |m| m.got),
+    ];
+    let mut all = vec![0u64; words.len() * k];
+    comm.all_gather_into(&words, &mut all, hypercomm_rt::Algo::Auto)?;
+    Ok(all
+        .chunks(words.len())
+        .enumerate()
+        .map(|(rank, w)| RankResult {
+            rank: rank as Rank,
+            time: f64::from_bits(w[0]),
+            algorithm: local.algorithm,
+            auto: local.auto,
+            checked: w[1] as usize,
+            mismatch: (w[2] != 0).then_some(Mismatch {
+                rank: rank as Rank,
+                index: w[3] as usize,
+                expected: w[4],
+                got: w[5],
+            }),
+        })
+        .collect())
+}
+
+/// What `hypercomm run` prints (the JSON object, field for field).
+#[derive(Clone, Debug, Serialize)]
+pub struct RunReport {
+    /// The backend, e.g. `threads`.
+    pub backend: String,
+    /// The collective.
+    pub op: String,
+    /// The algorithm that ran (for auto: the one chosen).
+    pub algo: String,
+    /// Whether auto chose it.
+    pub auto: bool,
+    /// Number of ranks.
+    pub ranks: u32,
+    /// Elements per message.
+    pub len: usize,
+    /// Bytes per element.
+    pub elem_bytes: usize,
+    /// Bytes per message.
+    pub bytes: usize,
+    /// The root of a rooted collective.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub root: Option<Rank>,
+    /// Source of p2p.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub src: Option<Rank>,
+    /// Destination of p2p.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dst: Option<Rank>,
+    /// The reduction operator (reductions only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reduce_op: Option<ReduceOp>,
+    /// `opt` or the count asked for.
+    pub packets: String,
+    /// Seed of the random input.
+    pub seed: u64,
+    /// Whether every rank's output equals the reference.
+    pub correct: bool,
+    /// Elements compared, over all ranks.
+    pub checked: usize,
+    /// The first wrong element (of the lowest rank with one).
+    pub mismatch: Option<Mismatch>,
+    /// Seconds of the call: the maximum over ranks.
+    pub time: f64,
+    /// The minimum over ranks.
+    pub time_min: f64,
+    /// The cost model's time under the calibration, seconds.
+    pub predicted: Option<f64>,
+    /// `time / predicted`.
+    pub measured_over_predicted: Option<f64>,
+    /// The calibration used by auto and the prediction.
+    pub calibration: CalibrationInfo,
+}
+
+impl RunReport {
+    /// Combine every rank's result (`results` in any order, at least one).
+    pub fn new(
+        cfg: &RunConfig,
+        backend: &str,
+        calibration: &CalibrationInfo,
+        results: &[RankResult],
+    ) -> Self {
+        let c = cfg.collective;
+        let kind = c.kind();
+        let first = &results[0];
+        let time = results.iter().map(|r| r.time).fold(0.0, f64::max);
+        let time_min = results.iter().map(|r| r.time).fold(f64::INFINITY, f64::min);
+        let mut mismatches: Vec<Mismatch> = results.iter().filter_map(|r| r.mismatch).collect();
+        mismatches.sort_by_key(|m| m.rank);
+        let predicted = super::registry_entry(kind, first.algorithm).and_then(|a| {
+            predict(
+                c,
+                cfg.ranks,
+                cfg.len as u64,
+                ELEM_BYTES,
+                a,
+                cfg.packets,
+                calibration.calibration(),
+            )
+        });
+        let (root, src, dst) = match c {
+            Collective::P2p { src, dst } => (None, Some(src), Some(dst)),
+            _ => (c.root(), None, None),
+        };
+        RunReport {
+            backend: backend.to_string(),
+            op: kind.to_string(),
+            algo: first.algorithm.to_string(),
+            auto: first.auto,
+            ranks: cfg.ranks,
+            len: cfg.len,
+            elem_bytes: ELEM_BYTES,
+            bytes: cfg.len * ELEM_BYTES,
+            root,
+            src,
+            dst,
+            reduce_op: kind.is_reduction().then_some(cfg.reduce),
+            packets: match cfg.packets {
+                Packets::Opt => "opt".into(),
+                Packets::Count(n) => n.to_string(),
+            },
+            seed: cfg.seed,
+            correct: mismatches.is_empty(),
+            checked: results.iter().map(|r| r.checked).sum(),
+            mismatch: mismatches.first().copied(),
+            time,
+            time_min,
+            predicted,
+            measured_over_predicted: predicted.filter(|&p| p > 0.0).map(|p| time / p),
+            calibration: calibration.clone(),
+        }
+    }
+}

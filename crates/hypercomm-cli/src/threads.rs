@@ -1,0 +1,194 @@
+//! `run`, `bench` and `calibrate` on the threads backend: the ranks are threads of this
+//! process ([`hypercomm_rt::threads`]); each runs the transport-generic per-rank work of
+//! [`crate::runtime`], and the results come back in rank order for the report.
+//!
+//! Exit codes: 0 when the run is correct (or the benchmark and calibration complete),
+//! 1 when a result is wrong or a rank failed (timeout, a failed peer), 2 on bad input,
+//! including what the runtime refuses before moving data.
+
+use std::io::IsTerminal;
+
+use hypercomm_rt::threads::{self, Failure, RunError};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::args::{BenchArgs, BenchFormat, CalibrateArgs, Format, RtRunArgs};
+use crate::runtime::calibrate::{self, CalibrationSource};
+use crate::runtime::output::{self, CalibrationReport};
+use crate::runtime::{self, BenchReport, CalibrationInfo, RunReport};
+use crate::{config, CliError, Io, Outcome};
+
+/// The name reports give this backend.
+pub const BACKEND: &str = "threads";
+
+/// The calibration in use: `HYPERCOMM_CALIBRATION`'s file, the default file if it
+/// exists, the runtime's defaults otherwise.
+pub fn calibration() -> Result<CalibrationInfo, CliError> {
+    CalibrationSource::from_env()
+        .load()
+        .map_err(CliError::Runtime)
+}
+
+/// Turn a failed launch into the command's result: input errors exit 2, a rank that
+/// failed while running exits 1 with its failure on stderr.
+fn failed<E>(e: RunError<hypercomm_rt::Error>, io: &mut Io<'_>) -> Result<E, CliError>
+where
+    E: From<Outcome>,
+{
+    match e {
+        RunError::Setup(e) => Err(CliError::Runtime(e)),
+        RunError::Rank {
+            failure: Failure::Returned(e),
+            ..
+        } if runtime::is_input_error(&e) => Err(CliError::Runtime(e)),
+        RunError::Rank { rank, failure } => {
+            writeln!(io.err, "error: rank {rank} {failure}")?;
+            Ok(E::from(Outcome::Failed))
+        }
+    }
+}
+
+fn config_of(k: u32, timeout: std::time::Duration, c: &CalibrationInfo) -> threads::Config {
+    threads::Config::new(k)
+        .timeout(timeout)
+        .calibration(c.calibration())
+}
+
+/// `hypercomm run`.
+pub fn run(args: &RtRunArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
+    config::backend(&args.problem.backend)?;
+    let cfg = config::rt_run(args)?;
+    let timeout = config::timeout(args.problem.timeout)?;
+    let cal = calibration()?;
+    let results = match threads::run_with(&config_of(cfg.ranks, timeout, &cal), |comm| {
+        runtime::run_rank(comm, &cfg)
+    }) {
+        Ok(r) => r,
+        Err(e) => return failed(e, io),
+    };
+    let report = RunReport::new(&cfg, BACKEND, &cal, &results);
+    io.out
+        .write_all(output::run(&report, args.format == Format::Json).as_bytes())?;
+    io.out.flush()?;
+    if let Some(m) = &report.mismatch {
+        writeln!(
+            io.err,
+            "error: wrong result: rank {} element {} is {}, expected {}",
+            m.rank, m.index, m.got, m.expected
+        )?;
+        return Ok(Outcome::Failed);
+    }
+    Ok(Outcome::Ok)
+}
+
+/// A progress bar on stderr, hidden when stderr is no terminal or `hidden`.
+fn progress_bar(len: usize, hidden: bool) -> ProgressBar {
+    if hidden || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(len as u64), ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template("{bar:40} {pos}/{len} points, {elapsed}") {
+        bar.set_style(style);
+    }
+    bar
+}
+
+/// `hypercomm bench`.
+pub fn bench(args: &BenchArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
+    config::backend(&args.problem.backend)?;
+    let cfg = config::rt_bench(args)?;
+    let timeout = config::timeout(args.problem.timeout)?;
+    let cal = calibration()?;
+    let bar = progress_bar(cfg.points(), args.format != BenchFormat::Text);
+    let results = threads::run_with(&config_of(cfg.ranks, timeout, &cal), |comm| {
+        let leader = comm.rank() == 0;
+        let tick = || {
+            if leader {
+                bar.inc(1);
+            }
+        };
+        runtime::bench_rank(comm, &cfg, &tick)
+    });
+    bar.finish_and_clear();
+    let results = match results {
+        Ok(r) => r,
+        Err(e) => return failed(e, io),
+    };
+    let report = BenchReport::new(&cfg, BACKEND, &cal, &results);
+    io.out
+        .write_all(output::bench(&report, args.format).as_bytes())?;
+    io.out.flush()?;
+    Ok(Outcome::Ok)
+}
+
+/// `hypercomm calibrate`.
+pub fn calibrate(args: &CalibrateArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
+    config::backend(&args.backend)?;
+    let k = config::ranks(args.ranks)?;
+    if k < 2 {
+        return Err(hypercomm::error::Error::InvalidParameter {
+            what: "--ranks",
+            reason: format!(
+                "{k}; ping-pong needs a pair; valid: 2..={}",
+                config::MAX_RANKS
+            ),
+        }
+        .into());
+    }
+    if args.reps == Some(0) {
+        return Err(hypercomm::error::Error::InvalidParameter {
+            what: "--reps",
+            reason: "0; valid: a whole number ≥ 1".into(),
+        }
+        .into());
+    }
+    let timeout = config::timeout(args.timeout)?;
+    let path = match (args.output.clone(), CalibrationSource::from_env().path) {
+        (Some(p), _) | (None, Some(p)) => p,
+        (None, None) => {
+            return Err(hypercomm::error::Error::MissingParameter(
+                "no default calibration path (neither HYPERCOMM_CALIBRATION, XDG_CONFIG_HOME \
+                 nor HOME is set): pass --output FILE"
+                    .into(),
+            )
+            .into())
+        }
+    };
+    let sizes = calibrate::sizes(usize::try_from(args.max_size).unwrap_or(usize::MAX));
+    let reps = |bytes: usize| args.reps.unwrap_or_else(|| calibrate::default_reps(bytes));
+    let tcfg = threads::Config::new(k)
+        .timeout(timeout)
+        .calibration(hypercomm_rt::Calibration::default());
+    let per_rank =
+        match threads::run_with(&tcfg, |comm| calibrate::calibrate_rank(comm, &sizes, &reps)) {
+            Ok(r) => r,
+            Err(e) => return failed(e, io),
+        };
+    let points = calibrate::average(&per_rank);
+    let fitted = calibrate::fit(&points);
+    let text = calibrate::file_text(fitted, BACKEND, k, &points);
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|source| CliError::WriteFile {
+            path: path.clone(),
+            source,
+        })?;
+    }
+    std::fs::write(&path, text).map_err(|source| CliError::WriteFile {
+        path: path.clone(),
+        source,
+    })?;
+    let report = CalibrationReport {
+        backend: BACKEND.into(),
+        ranks: k,
+        points,
+        beta: fitted.beta,
+        tau: fitted.tau,
+        saved: path.display().to_string(),
+    };
+    let out = match args.format {
+        Format::Json => crate::output::json(&report),
+        Format::Text => output::calibration_text(&report),
+    };
+    io.out.write_all(out.as_bytes())?;
+    io.out.flush()?;
+    Ok(Outcome::Ok)
+}
