@@ -20,7 +20,7 @@ use crate::algorithms::allgather::dimension_exchange::allgather_cube;
 use crate::algorithms::{Formula, Params};
 use crate::cost::model::Duplex;
 use crate::error::Error;
-use crate::schedule::{Buf, Op, Program, Rank, Region, Schedule};
+use crate::schedule::{Buf, Op, Program, Rank, Region, Schedule, Step, StepStream};
 use crate::topology::Hypercube;
 use crate::verify::Problem;
 
@@ -52,28 +52,41 @@ impl Schedule for DaisyChain {
         }
     }
     fn program(&self, rank: Rank) -> Program {
+        self.stream(rank).into_program()
+    }
+    fn stream(&self, rank: Rank) -> StepStream<'_> {
+        let steps = (0..self.steps()).map(move |s| self.step(rank, s as u32));
+        StepStream::new(rank, 0, steps)
+    }
+}
+
+impl DaisyChain {
+    /// Step `s` of `rank`: the copy of `in` (step 0), the send of the block received in
+    /// step s − 1 and the receive of the block s + 1 places back on the ring.
+    fn step(&self, rank: Rank, s: u32) -> Step {
         let (c, m) = (&self.cube, self.m);
-        let mut prog = Program::new(rank, self.steps());
-        if m == 0 {
-            return prog;
-        }
         let block = |node: Rank| Region::new(Buf::Out, node as u64 * m, m);
-        prog.push(0, Op::copy(Region::new(Buf::In, 0, m), block(rank)));
+        let mut step = Step::default();
+        if s == 0 {
+            step.ops
+                .push(Op::copy(Region::new(Buf::In, 0, m), block(rank)));
+        }
         let k = c.nodes();
+        if k < 2 {
+            return step;
+        }
         let (next, prev) = (c.ring_next(rank), c.ring_prev(rank));
         let pos = Hypercube::gray_rank(rank);
         // The node `back` places before this one on the ring.
         let before = |back: u32| Hypercube::gray(pos.wrapping_sub(back) & (k - 1));
-        for s in 0..k.saturating_sub(1) {
-            let from = if s == 0 {
-                Region::new(Buf::In, 0, m)
-            } else {
-                block(before(s))
-            };
-            prog.push(s as usize, Op::send(next, from));
-            prog.push(s as usize, Op::recv(prev, block(before(s + 1))));
-        }
-        prog
+        let from = if s == 0 {
+            Region::new(Buf::In, 0, m)
+        } else {
+            block(before(s))
+        };
+        step.ops.push(Op::send(next, from));
+        step.ops.push(Op::recv(prev, block(before(s + 1))));
+        step
     }
 }
 

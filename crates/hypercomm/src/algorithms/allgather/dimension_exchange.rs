@@ -25,7 +25,9 @@ use crate::algorithms::{Formula, Params};
 use crate::collective::Collective;
 use crate::cost::model::{Duplex, Model};
 use crate::error::Error;
-use crate::schedule::{Action, Buf, Op, Program, Rank, Region, Regions, Schedule};
+use crate::schedule::{
+    Action, Buf, Op, Program, Rank, Region, Regions, Schedule, Step, StepStream,
+};
 use crate::topology::{DimOrder, Hypercube};
 use crate::verify::Problem;
 
@@ -126,40 +128,46 @@ impl Schedule for DimensionExchange {
         }
     }
     fn program(&self, rank: Rank) -> Program {
+        self.stream(rank).into_program()
+    }
+    fn stream(&self, rank: Rank) -> StepStream<'_> {
+        let steps = (0..self.steps()).map(move |t| self.step(rank, t as u32));
+        StepStream::new(rank, 0, steps)
+    }
+}
+
+impl DimensionExchange {
+    /// Step `t` of `rank`: the copy of `in` in step 0, then the exchange across the
+    /// step's dimension of everything held.
+    fn step(&self, rank: Rank, t: u32) -> Step {
         let m = self.m;
-        let mut prog = Program::new(rank, self.steps());
-        if m == 0 {
-            return prog;
+        let mut step = Step::default();
+        if t == 0 {
+            let own = Region::new(Buf::Out, rank as u64 * m, m);
+            step.ops.push(Op::copy(Region::new(Buf::In, 0, m), own));
         }
-        let own = Region::new(Buf::Out, rank as u64 * m, m);
-        prog.push(0, Op::copy(Region::new(Buf::In, 0, m), own));
-        for t in 0..self.cube.dim() {
-            let peer = self.cube.neighbor(rank, self.dim(t));
-            let held = self.crossed(t);
-            // Send what this node holds (its own block in step 0, not yet in `out`) …
-            let from = if t == 0 {
-                smallvec![Region::new(Buf::In, 0, m)]
-            } else {
-                subcube_regions(rank, held, m)
-            };
-            prog.push(
-                t as usize,
-                Op::Send {
-                    to: smallvec![peer],
-                    from,
-                },
-            );
-            // … and receive what the peer holds, in the peer's (increasing) order.
-            prog.push(
-                t as usize,
-                Op::Recv {
-                    from: peer,
-                    into: subcube_regions(peer, held, m),
-                    action: Action::Place,
-                },
-            );
+        if t >= self.cube.dim() {
+            return step;
         }
-        prog
+        let peer = self.cube.neighbor(rank, self.dim(t));
+        let held = self.crossed(t);
+        // Send what this node holds (its own block in step 0, not yet in `out`) …
+        let from = if t == 0 {
+            smallvec![Region::new(Buf::In, 0, m)]
+        } else {
+            subcube_regions(rank, held, m)
+        };
+        step.ops.push(Op::Send {
+            to: smallvec![peer],
+            from,
+        });
+        // … and receive what the peer holds, in the peer's (increasing) order.
+        step.ops.push(Op::Recv {
+            from: peer,
+            into: subcube_regions(peer, held, m),
+            action: Action::Place,
+        });
+        step
     }
 }
 

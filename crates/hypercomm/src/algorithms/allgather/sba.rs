@@ -27,7 +27,7 @@ use crate::algorithms::pipeline;
 use crate::algorithms::{Formula, Packets, Params};
 use crate::cost::model::{Duplex, Ports};
 use crate::error::Error;
-use crate::schedule::{Buf, Op, Program, Rank, Region, Schedule};
+use crate::schedule::{Buf, Op, Program, Rank, Region, Schedule, Step, StepStream};
 use crate::topology::Hypercube;
 use crate::verify::Problem;
 
@@ -85,46 +85,58 @@ impl Schedule for Sba {
         }
     }
     fn program(&self, rank: Rank) -> Program {
+        self.stream(rank).into_program()
+    }
+    /// Broadcast after broadcast: only the current broadcast's S steps are held.
+    fn stream(&self, rank: Rank) -> StepStream<'_> {
         let m = self.m;
-        let mut prog = Program::new(rank, self.steps());
         if m == 0 {
-            return prog;
+            return StepStream::new(rank, 0, std::iter::empty());
         }
-        prog.push(
-            0,
-            Op::copy(
-                Region::new(Buf::In, 0, m),
-                Region::new(Buf::Out, rank as u64 * m, m),
-            ),
-        );
+        let mut copy = Some(Op::copy(
+            Region::new(Buf::In, 0, m),
+            Region::new(Buf::Out, rank as u64 * m, m),
+        ));
         if self.cube.dim() == 0 {
-            return prog;
+            let step = Step {
+                ops: copy.into_iter().collect(),
+            };
+            return StepStream::new(rank, 0, std::iter::once(step));
         }
-        let per = self.per_broadcast();
-        for root in 0..self.cube.nodes() {
-            let bcast = SbtBroadcast::new(self.cube, root, m, self.nu);
-            debug_assert_eq!(bcast.steps(), per);
-            let first = root as usize * per;
-            for (s, step) in bcast.program(rank).steps.into_iter().enumerate() {
-                for op in step.ops {
-                    let op = match op {
-                        // The root's copy: done for every node in step 0.
-                        Op::Local { .. } => continue,
-                        Op::Send { to, from } => Op::Send {
-                            to,
-                            from: from.into_iter().map(|r| self.relocate(root, r)).collect(),
-                        },
-                        Op::Recv { from, into, action } => Op::Recv {
-                            from,
-                            into: into.into_iter().map(|r| self.relocate(root, r)).collect(),
-                            action,
-                        },
-                    };
-                    prog.push(first + s, op);
+        let steps = (0..self.cube.nodes())
+            .flat_map(move |root| self.broadcast(rank, root))
+            .map(move |mut step| {
+                // Every node's copy, first in step 0.
+                if let Some(op) = copy.take() {
+                    step.ops.insert(0, op);
+                }
+                step
+            });
+        StepStream::new(rank, 0, steps)
+    }
+}
+
+impl Sba {
+    /// The S steps of broadcast `root` at `rank`, relocated into block `root` of `out`
+    /// (without the root's copy, which step 0 does for every node).
+    fn broadcast(&self, rank: Rank, root: Rank) -> Vec<Step> {
+        let bcast = SbtBroadcast::new(self.cube, root, self.m, self.nu);
+        debug_assert_eq!(bcast.steps(), self.per_broadcast());
+        let mut steps = bcast.program(rank).steps;
+        for step in &mut steps {
+            step.ops.retain(|op| !matches!(op, Op::Local { .. }));
+            for op in &mut step.ops {
+                match op {
+                    Op::Send { from: regs, .. } | Op::Recv { into: regs, .. } => {
+                        for r in regs.iter_mut() {
+                            *r = self.relocate(root, *r);
+                        }
+                    }
+                    Op::Local { .. } => {}
                 }
             }
         }
-        prog
+        steps
     }
 }
 

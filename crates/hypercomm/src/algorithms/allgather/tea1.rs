@@ -40,7 +40,9 @@ use crate::algorithms::allgather::dimension_exchange::allgather_cube;
 use crate::algorithms::{Formula, Params};
 use crate::cost::model::{Duplex, Model, Ports};
 use crate::error::Error;
-use crate::schedule::{Action, Buf, Op, Program, Rank, Region, Regions, Schedule};
+use crate::schedule::{
+    Action, Buf, Op, Program, Rank, Region, Regions, Schedule, Step, StepStream,
+};
 use crate::topology::Hypercube;
 use crate::verify::Problem;
 
@@ -144,65 +146,66 @@ impl Schedule for Tea1 {
         }
     }
     fn program(&self, rank: Rank) -> Program {
+        self.stream(rank).into_program()
+    }
+    fn stream(&self, rank: Rank) -> StepStream<'_> {
+        let steps = (0..self.steps()).map(move |s| self.step(rank, s as u32 + 1));
+        StepStream::new(rank, self.tmp_blocks() * self.m, steps)
+    }
+}
+
+impl Tea1 {
+    /// Step i − 1 of `rank` (i = 1..=max(n, 1)): the exchange of the tokens at
+    /// distance i on every link, after the copy of `in` in the first step.
+    fn step(&self, rank: Rank, i: u32) -> Step {
         let (n, m) = (self.cube.dim(), self.m);
-        let mut prog = Program::new(rank, self.steps());
-        if m == 0 {
-            return prog;
-        }
-        prog.push(
-            0,
-            Op::copy(
+        let mut step = Step::default();
+        if i == 1 {
+            step.ops.push(Op::copy(
                 Region::new(Buf::In, 0, m),
                 Region::new(Buf::Out, rank as u64 * m, m),
-            ),
-        );
-        prog.tmp_len = self.tmp_blocks() * m;
-        for i in 1..=n {
-            let step = i as usize - 1;
-            // Next free scratch block of this step.
-            let mut slot = 0u64;
-            for d in 0..n {
-                let peer = rank ^ (1 << d);
-                // u: the offsets (relative to the sender) with i − 1 ones and bit d clear.
-                let us: Vec<u32> = words_with_ones(n - 1, i - 1)
-                    .map(|x| spread(x, d))
-                    .collect();
-                // Send to the peer every held token at distance i from it …
-                let mut mine: Vec<Rank> = us.iter().map(|&u| rank ^ u).collect();
-                prog.push(
-                    step,
-                    Op::Send {
-                        to: smallvec![peer],
-                        from: token_regions(&mut mine, m, Some(rank)),
-                    },
-                );
-                // … and receive the peer's, in the same (increasing token) order: into
-                // `out` when d is the lowest dimension in which the token differs from
-                // this node, else into a scratch block.
-                let mut theirs: Vec<(Rank, u32)> = us.iter().map(|&u| (peer ^ u, u)).collect();
-                theirs.sort_unstable();
-                let below_d = (1u32 << d) - 1;
-                let mut into = Regions::new();
-                for (t, u) in theirs {
-                    let r = if u & below_d == 0 {
-                        Region::new(Buf::Out, t as u64 * m, m)
-                    } else {
-                        slot += 1;
-                        Region::new(Buf::Tmp, (slot - 1) * m, m)
-                    };
-                    push_merged(&mut into, r);
-                }
-                prog.push(
-                    step,
-                    Op::Recv {
-                        from: peer,
-                        into,
-                        action: Action::Place,
-                    },
-                );
-            }
+            ));
         }
-        prog
+        if i > n {
+            return step;
+        }
+        // Next free scratch block of this step.
+        let mut slot = 0u64;
+        for d in 0..n {
+            let peer = rank ^ (1 << d);
+            // u: the offsets (relative to the sender) with i − 1 ones and bit d clear.
+            let us: Vec<u32> = words_with_ones(n - 1, i - 1)
+                .map(|x| spread(x, d))
+                .collect();
+            // Send to the peer every held token at distance i from it …
+            let mut mine: Vec<Rank> = us.iter().map(|&u| rank ^ u).collect();
+            step.ops.push(Op::Send {
+                to: smallvec![peer],
+                from: token_regions(&mut mine, m, Some(rank)),
+            });
+            // … and receive the peer's, in the same (increasing token) order: into
+            // `out` when d is the lowest dimension in which the token differs from
+            // this node, else into a scratch block.
+            let mut theirs: Vec<(Rank, u32)> = us.iter().map(|&u| (peer ^ u, u)).collect();
+            theirs.sort_unstable();
+            let below_d = (1u32 << d) - 1;
+            let mut into = Regions::new();
+            for (t, u) in theirs {
+                let r = if u & below_d == 0 {
+                    Region::new(Buf::Out, t as u64 * m, m)
+                } else {
+                    slot += 1;
+                    Region::new(Buf::Tmp, (slot - 1) * m, m)
+                };
+                push_merged(&mut into, r);
+            }
+            step.ops.push(Op::Recv {
+                from: peer,
+                into,
+                action: Action::Place,
+            });
+        }
+        step
     }
 }
 

@@ -92,7 +92,7 @@ use crate::algorithms::allgather::tea1::{binomial, token_regions};
 use crate::algorithms::{Formula, Params};
 use crate::cost::model::{Duplex, Model, Ports};
 use crate::error::Error;
-use crate::schedule::{Action, Buf, Op, Program, Rank, Region, Schedule};
+use crate::schedule::{Action, Buf, Op, Program, Rank, Region, Schedule, Step, StepStream};
 use crate::topology::Hypercube;
 use crate::verify::Problem;
 
@@ -251,64 +251,62 @@ impl Schedule for Tea2 {
         }
     }
     fn program(&self, rank: Rank) -> Program {
+        self.stream(rank).into_program()
+    }
+    fn stream(&self, rank: Rank) -> StepStream<'_> {
+        let steps = (0..self.steps()).map(move |s| self.step(rank, s as u32));
+        StepStream::new(rank, 0, steps)
+    }
+}
+
+impl Tea2 {
+    /// Step `s` of `rank`: the copy of `in` in step 0, then on every link the tokens
+    /// of the step's levels that the link's dimension forwards.
+    fn step(&self, rank: Rank, s: u32) -> Step {
         let (n, m) = (self.cube.dim(), self.m);
-        let steps = self.steps();
-        let mut prog = Program::new(rank, steps);
-        if m == 0 {
-            return prog;
-        }
-        prog.push(
-            0,
-            Op::copy(
+        let mut step = Step::default();
+        if s == 0 {
+            step.ops.push(Op::copy(
                 Region::new(Buf::In, 0, m),
                 Region::new(Buf::Out, rank as u64 * m, m),
-            ),
-        );
+            ));
+        }
         if n == 0 {
-            return prog;
+            return step;
         }
         let parity = rank.count_ones() % 2;
-        for step in 0..steps {
-            let s = step as u32;
-            // Levels moved (relative to the receiver) and this node's role.
-            let (levels, sends, recvs) = if self.grouped {
-                let sender = parity == s % 2;
-                ([s, s + 1], sender, !sender)
-            } else {
-                ([s + 1, 0], true, true)
-            };
-            for d in 0..n {
-                let peer = rank ^ (1 << d);
-                let words: Vec<u32> = levels.iter().flat_map(|&l| self.plan.words(l, d)).collect();
-                if words.is_empty() {
-                    continue;
-                }
-                // The tokens at these distances from the peer that d forwards …
-                if sends {
-                    let mut tokens: Vec<Rank> = words.iter().map(|&w| peer ^ w).collect();
-                    prog.push(
-                        step,
-                        Op::Send {
-                            to: smallvec![peer],
-                            from: token_regions(&mut tokens, m, Some(rank)),
-                        },
-                    );
-                }
-                // … and those at these distances from this node, from the peer.
-                if recvs {
-                    let mut tokens: Vec<Rank> = words.iter().map(|&w| rank ^ w).collect();
-                    prog.push(
-                        step,
-                        Op::Recv {
-                            from: peer,
-                            into: token_regions(&mut tokens, m, None),
-                            action: Action::Place,
-                        },
-                    );
-                }
+        // Levels moved (relative to the receiver) and this node's role.
+        let (levels, sends, recvs) = if self.grouped {
+            let sender = parity == s % 2;
+            ([s, s + 1], sender, !sender)
+        } else {
+            ([s + 1, 0], true, true)
+        };
+        for d in 0..n {
+            let peer = rank ^ (1 << d);
+            let words: Vec<u32> = levels.iter().flat_map(|&l| self.plan.words(l, d)).collect();
+            if words.is_empty() {
+                continue;
+            }
+            // The tokens at these distances from the peer that d forwards …
+            if sends {
+                let mut tokens: Vec<Rank> = words.iter().map(|&w| peer ^ w).collect();
+                step.ops.push(Op::Send {
+                    to: smallvec![peer],
+                    from: token_regions(&mut tokens, m, Some(rank)),
+                });
+            }
+            // … and those at these distances from this node, from the peer.
+            if recvs {
+                let mut tokens: Vec<Rank> = words.iter().map(|&w| rank ^ w).collect();
+                step.ops.push(Op::Recv {
+                    from: peer,
+                    into: token_regions(&mut tokens, m, None),
+                    action: Action::Place,
+                });
             }
         }
-        prog
+        step
     }
 }
 

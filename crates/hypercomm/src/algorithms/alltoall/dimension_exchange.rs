@@ -41,7 +41,9 @@ use crate::algorithms::{Formula, Params};
 use crate::collective::Collective;
 use crate::cost::model::{Duplex, Model};
 use crate::error::Error;
-use crate::schedule::{Action, Buf, Op, Program, Rank, Region, Regions, Schedule};
+use crate::schedule::{
+    Action, Buf, Op, Program, Rank, Region, Regions, Schedule, Step, StepStream,
+};
 use crate::topology::{DimOrder, Hypercube};
 use crate::verify::Problem;
 
@@ -116,62 +118,68 @@ impl Schedule for DimensionExchange {
         }
     }
     fn program(&self, rank: Rank) -> Program {
+        self.stream(rank).into_program()
+    }
+    fn stream(&self, rank: Rank) -> StepStream<'_> {
+        let n = self.cube.dim();
+        let tmp_len = if self.m == 0 || n == 0 {
+            0
+        } else {
+            (1u64 << (n - 1)) * self.m
+        };
+        let steps = (0..self.steps()).map(move |t| self.step(rank, t as u32));
+        StepStream::new(rank, tmp_len, steps)
+    }
+}
+
+impl DimensionExchange {
+    /// Step `t` of `rank`: the exchange across the step's dimension of the columns
+    /// bound across it (a plain copy when n = 0).
+    fn step(&self, rank: Rank, t: u32) -> Step {
         let (n, m) = (self.cube.dim(), self.m);
-        let mut prog = Program::new(rank, self.steps());
-        if m == 0 {
-            return prog;
-        }
+        let mut step = Step::default();
         if n == 0 {
-            prog.push(
-                0,
-                Op::copy(Region::new(Buf::In, 0, m), Region::new(Buf::Out, 0, m)),
-            );
-            return prog;
+            step.ops.push(Op::copy(
+                Region::new(Buf::In, 0, m),
+                Region::new(Buf::Out, 0, m),
+            ));
+            return step;
         }
         let half = 1u64 << (n - 1);
-        prog.tmp_len = half * m;
         let cols = |buf: Buf, first: u64, count: u64| Region::new(buf, first * m, count * m);
-        for t in 0..n {
-            let s = t as usize;
-            let d = self.dim(t);
-            let peer = self.cube.neighbor(rank, d);
-            let mine = (rank >> d) & 1;
-            // The row is still `in` before the first step, `out` afterwards.
-            let row = if t == 0 { Buf::In } else { Buf::Out };
-            // Send the columns bound across dimension d …
-            let from: Regions = runs(n, d, 1 - mine)
-                .map(|(c, len)| cols(row, c, len))
-                .collect();
-            prog.push(
-                s,
-                Op::Send {
-                    to: smallvec![peer],
-                    from,
-                },
-            );
-            // … receive the partner's, which belong in the same columns, into `tmp` …
-            prog.push(s, Op::recv(peer, cols(Buf::Tmp, 0, half)));
-            // … then keep the other columns (moving them out of `in` in step 0) and put
-            // the received ones in place.
-            if t == 0 {
-                for (c, len) in runs(n, d, mine) {
-                    prog.push(s, Op::copy(cols(Buf::In, c, len), cols(Buf::Out, c, len)));
-                }
-            }
-            let mut at = 0;
-            for (c, len) in runs(n, d, 1 - mine) {
-                prog.push(
-                    s,
-                    Op::Local {
-                        from: cols(Buf::Tmp, at, len),
-                        into: cols(Buf::Out, c, len),
-                        action: Action::Place,
-                    },
-                );
-                at += len;
+        let d = self.dim(t);
+        let peer = self.cube.neighbor(rank, d);
+        let mine = (rank >> d) & 1;
+        // The row is still `in` before the first step, `out` afterwards.
+        let row = if t == 0 { Buf::In } else { Buf::Out };
+        // Send the columns bound across dimension d …
+        let from: Regions = runs(n, d, 1 - mine)
+            .map(|(c, len)| cols(row, c, len))
+            .collect();
+        step.ops.push(Op::Send {
+            to: smallvec![peer],
+            from,
+        });
+        // … receive the partner's, which belong in the same columns, into `tmp` …
+        step.ops.push(Op::recv(peer, cols(Buf::Tmp, 0, half)));
+        // … then keep the other columns (moving them out of `in` in step 0) and put
+        // the received ones in place.
+        if t == 0 {
+            for (c, len) in runs(n, d, mine) {
+                step.ops
+                    .push(Op::copy(cols(Buf::In, c, len), cols(Buf::Out, c, len)));
             }
         }
-        prog
+        let mut at = 0;
+        for (c, len) in runs(n, d, 1 - mine) {
+            step.ops.push(Op::Local {
+                from: cols(Buf::Tmp, at, len),
+                into: cols(Buf::Out, c, len),
+                action: Action::Place,
+            });
+            at += len;
+        }
+        step
     }
 }
 

@@ -23,11 +23,11 @@
 //! Constraints: hypercube.
 
 use crate::algorithms::alltoall::dimension_exchange::alltoall_cube;
-use crate::algorithms::gather::sbt::push_gather;
+use crate::algorithms::gather::sbt::{push_gather, tmp_len as gather_tmp_len};
 use crate::algorithms::scatter::sbt::steps;
 use crate::algorithms::{Formula, Params};
 use crate::error::Error;
-use crate::schedule::{Program, Rank, Schedule};
+use crate::schedule::{Program, Rank, Schedule, StepStream};
 use crate::topology::Hypercube;
 use crate::verify::Problem;
 
@@ -55,15 +55,23 @@ impl Schedule for Smg {
         self.cube.nodes() as usize * steps(&self.cube, self.m)
     }
     fn program(&self, rank: Rank) -> Program {
-        let (c, m) = (&self.cube, self.m);
-        let mut prog = Program::new(rank, self.steps());
-        let per = steps(c, m);
-        for j in 0..c.nodes() {
+        self.stream(rank).into_program()
+    }
+    /// Gather after gather: only the current gather's steps are held.
+    fn stream(&self, rank: Rank) -> StepStream<'_> {
+        let (c, m) = (self.cube, self.m);
+        let tmp = (0..c.nodes())
+            .map(|j| gather_tmp_len(&c, rank, j, m))
+            .max()
+            .unwrap_or(0);
+        let per = steps(&c, m);
+        let steps = (0..c.nodes()).flat_map(move |j| {
             // Gather j: block j of every `in` to rank j, in steps j·per ..
-            let tmp = push_gather(&mut prog, c, j, m, j as usize * per, j as u64 * m);
-            prog.tmp_len = prog.tmp_len.max(tmp);
-        }
-        prog
+            let mut prog = Program::new(rank, per);
+            push_gather(&mut prog, &c, j, m, 0, j as u64 * m);
+            prog.steps
+        });
+        StepStream::new(rank, tmp, steps)
     }
 }
 

@@ -122,10 +122,17 @@ pub(crate) fn push_gather(
             Op::send(parent, at(base, size)),
         );
     }
-    if held == Buf::Tmp {
-        size * m
-    } else {
+    tmp_len(c, rank, root, m)
+}
+
+/// The `tmp` length [`push_gather`] needs at `rank` for a gather to `root`: an inner
+/// node other than the root collects its subtree's blocks there.
+pub(crate) fn tmp_len(c: &Hypercube, rank: Rank, root: Rank, m: u64) -> u64 {
+    let (_, size) = subtree(c, rank, root);
+    if m == 0 || rank == root || size == 1 {
         0
+    } else {
+        size * m
     }
 }
 
