@@ -61,6 +61,9 @@ enum Command {
         /// The iteration (all-reduce call) at which it fails.
         #[arg(long, default_value_t = 5)]
         at: u32,
+        /// Instead of failing, stall this many seconds (then go on): the others time out.
+        #[arg(long)]
+        stall: Option<f64>,
     },
     /// Time ours against native MPI over OSU-style sizes.
     Bench {
@@ -95,9 +98,16 @@ fn main() -> ExitCode {
                 check(comm, &world, lengths, *seed, ops)
             }),
         ),
-        Command::Fault { rank, panic, at } => report(
+        Command::Fault {
+            rank,
+            panic,
+            at,
+            stall,
+        } => report(
             me,
-            hypercomm_mpi::run(&world, &config, |comm| fault(comm, *rank, *panic, *at)),
+            hypercomm_mpi::run(&world, &config, |comm| {
+                fault(comm, *rank, *panic, *at, *stall)
+            }),
         ),
         Command::Bench {
             ops,
@@ -125,7 +135,9 @@ fn report<E: std::fmt::Display>(me: i32, outcome: Result<(), Failure<E>>) -> i32
     match outcome {
         Ok(()) => 0,
         Err(f) => {
-            eprintln!("hypercomm-mpi: rank {me}: {f}");
+            // One write, so that lines of ranks sharing the terminal do not interleave.
+            let line = format!("hypercomm-mpi: rank {me}: {f}\n");
+            std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes()).ok();
             1
         }
     }
@@ -403,7 +415,13 @@ fn one_case(
     })
 }
 
-fn fault(comm: &mut Comm<Mpi>, culprit: Rank, panic: bool, at: u32) -> Result<(), Stop> {
+fn fault(
+    comm: &mut Comm<Mpi>,
+    culprit: Rank,
+    panic: bool,
+    at: u32,
+    stall: Option<f64>,
+) -> Result<(), Stop> {
     let (me, k) = (comm.rank(), comm.size());
     if culprit >= k {
         return Err(Stop::Usage(format!(
@@ -414,10 +432,13 @@ fn fault(comm: &mut Comm<Mpi>, culprit: Rank, panic: bool, at: u32) -> Result<()
     let mut out = vec![0u64; 1000];
     for i in 0..1000 {
         if me == culprit && i == at {
-            if panic {
+            if let Some(secs) = stall {
+                std::thread::sleep(Duration::from_secs_f64(secs));
+            } else if panic {
                 panic!("injected panic on rank {me}");
+            } else {
+                return Err(Stop::Injected);
             }
-            return Err(Stop::Injected);
         }
         comm.all_reduce_into(&data, &mut out, &Op::sum(), Algo::Auto)?;
     }

@@ -1,0 +1,222 @@
+//! Runs the `hypercomm-mpi` binary under `mpirun` (Open MPI): every collective and
+//! algorithm against native MPI on 1, 2, 3, 4, 5 and 8 ranks, and injected failures
+//! that must end the job, non-zero, with every other rank naming the failed one.
+//!
+//! Jobs run one at a time (a lock), oversubscribed, with `mpi_yield_when_idle`, so the
+//! suite fits a 2-core machine; each has a wall-clock bound and is killed past it.
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+static ONE_JOB_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+struct Job {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+    elapsed: Duration,
+}
+
+/// `mpirun -n ranks hypercomm-mpi args…`, killed after `limit`.
+fn mpirun(ranks: u32, args: &[&str], limit: Duration) -> Job {
+    let _one = ONE_JOB_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let start = Instant::now();
+    let mut child = Command::new("mpirun")
+        .args(["--oversubscribe", "--mca", "mpi_yield_when_idle", "1"])
+        .args([
+            "-n",
+            &ranks.to_string(),
+            env!("CARGO_BIN_EXE_hypercomm-mpi"),
+        ])
+        .args(args)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("RUST_BACKTRACE", "0")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run mpirun (install openmpi-bin)");
+    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        out.read_to_string(&mut s).ok();
+        s
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        err.read_to_string(&mut s).ok();
+        s
+    });
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for mpirun") {
+            break status;
+        }
+        if start.elapsed() > limit {
+            child.kill().ok();
+            child.wait().ok();
+            panic!(
+                "mpirun -n {ranks} {args:?} still running after {limit:?}: hung; stderr so far:\n{}",
+                err_reader.join().unwrap_or_default()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Job {
+        code: status.code(),
+        stdout: reader.join().unwrap_or_default(),
+        stderr: err_reader.join().unwrap_or_default(),
+        elapsed: start.elapsed(),
+    }
+}
+
+fn check(ranks: u32) {
+    let job = mpirun(
+        ranks,
+        &["--timeout", "30", "check"],
+        Duration::from_secs(120),
+    );
+    assert_eq!(
+        job.code,
+        Some(0),
+        "check on {ranks} ranks failed:\n{}\n{}",
+        job.stdout,
+        job.stderr
+    );
+    let summary = job.stdout.lines().last().unwrap_or("");
+    assert!(
+        summary.contains(&format!("on {ranks} ranks")) && summary.contains(" 0 mismatched"),
+        "{}",
+        job.stdout
+    );
+    let cases = job.stdout.lines().filter(|l| l.ends_with(": ok")).count();
+    assert!(cases > 40, "only {cases} cases ran:\n{}", job.stdout);
+    for op in [
+        "broadcast",
+        "scatter",
+        "gather",
+        "allgather",
+        "alltoall",
+        "reduce",
+        "allreduce",
+        "scan",
+        "exclusive-scan",
+        "reduce-scatter",
+    ] {
+        assert!(
+            job.stdout.lines().any(|l| l.starts_with(&format!("{op} "))),
+            "no case of {op} on {ranks} ranks:\n{}",
+            job.stdout
+        );
+    }
+}
+
+#[test]
+fn matches_native_mpi_on_1_rank() {
+    check(1);
+}
+
+#[test]
+fn matches_native_mpi_on_2_ranks() {
+    check(2);
+}
+
+#[test]
+fn matches_native_mpi_on_3_ranks() {
+    check(3);
+}
+
+#[test]
+fn matches_native_mpi_on_4_ranks() {
+    check(4);
+}
+
+#[test]
+fn matches_native_mpi_on_5_ranks() {
+    check(5);
+}
+
+#[test]
+fn matches_native_mpi_on_8_ranks() {
+    check(8);
+}
+
+/// Every rank but `culprit` reports that `culprit` failed; the job ends non-zero, fast.
+fn expect_peer_failed(ranks: u32, culprit: u32, extra: &[&str]) {
+    let culprit_arg = culprit.to_string();
+    let mut args = vec!["--timeout", "20", "fault", "--rank", &culprit_arg];
+    args.extend_from_slice(extra);
+    let job = mpirun(ranks, &args, Duration::from_secs(60));
+    assert!(
+        job.code.is_some_and(|c| c != 0),
+        "mpirun exited with {:?}:\n{}",
+        job.code,
+        job.stderr
+    );
+    for r in (0..ranks).filter(|&r| r != culprit) {
+        let line = format!("rank {r}: rank {culprit} failed or left the communicator");
+        assert!(
+            job.stderr.contains(&line),
+            "missing `{line}`:\n{}",
+            job.stderr
+        );
+    }
+    // Far below the 20 s timeout: peers learn of the failure from its notice.
+    assert!(
+        job.elapsed < Duration::from_secs(15),
+        "took {:?}",
+        job.elapsed
+    );
+}
+
+#[test]
+fn a_rank_that_returns_an_error_fails_its_peers() {
+    expect_peer_failed(4, 1, &[]);
+}
+
+#[test]
+fn a_rank_that_panics_fails_its_peers() {
+    expect_peer_failed(3, 2, &["--panic"]);
+    expect_peer_failed(5, 0, &["--panic", "--at", "0"]);
+}
+
+#[test]
+fn a_silent_rank_makes_its_peers_time_out() {
+    // Rank 1 stalls longer than the 2 s timeout without failing.
+    let job = mpirun(
+        3,
+        &["--timeout", "2", "fault", "--rank", "1", "--stall", "6"],
+        Duration::from_secs(60),
+    );
+    assert!(job.code.is_some_and(|c| c != 0), "{}", job.stderr);
+    assert!(
+        job.stderr.contains("timed out waiting for rank"),
+        "{}",
+        job.stderr
+    );
+    assert!(
+        job.elapsed < Duration::from_secs(30),
+        "took {:?}",
+        job.elapsed
+    );
+}
+
+#[test]
+fn bench_runs() {
+    let job = mpirun(
+        2,
+        &[
+            "bench",
+            "--ops",
+            "broadcast,allreduce",
+            "--max-bytes",
+            "64",
+            "--iters",
+            "4",
+        ],
+        Duration::from_secs(60),
+    );
+    assert_eq!(job.code, Some(0), "{}\n{}", job.stdout, job.stderr);
+    assert!(job.stdout.contains("allreduce"), "{}", job.stdout);
+}
