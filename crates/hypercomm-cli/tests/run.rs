@@ -1,0 +1,762 @@
+//! End-to-end tests of `hypercomm run`, `bench` and `calibrate` on the threads backend:
+//! correctness on every collective and several rank counts, the JSON contract, exit
+//! codes, bench's columns and the calibration file's round trip. No timing assertions.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use hypercomm::algorithms;
+use hypercomm::collective::OpKind;
+use hypercomm::topology::Topology;
+use hypercomm_rt::Calibration;
+use serde_json::Value;
+
+/// What one run of the binary produced.
+struct Run {
+    code: i32,
+    out: String,
+    err: String,
+}
+
+impl Run {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.out)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}\n{}", self.out, self.err))
+    }
+}
+
+/// A fresh directory for one test's files.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("run-tests")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Run the binary with `args` and extra environment; no calibration leaks in from the
+/// user's environment (`XDG_CONFIG_HOME` points to an empty directory unless `env` sets
+/// it).
+fn hc_env(args: &[&str], env: &[(&str, &Path)]) -> Run {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_hypercomm"));
+    cmd.args(args)
+        .env_remove("HYPERCOMM_CALIBRATION")
+        .env("XDG_CONFIG_HOME", scratch_empty());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let o = cmd.output().expect("the binary starts");
+    let run = Run {
+        code: o.status.code().expect("exited, not killed"),
+        out: String::from_utf8(o.stdout).unwrap(),
+        err: String::from_utf8(o.stderr).unwrap(),
+    };
+    assert!(
+        !run.err.contains("panicked"),
+        "{args:?} panicked:\n{}",
+        run.err
+    );
+    run
+}
+
+/// An empty configuration directory shared by the tests that set none.
+fn scratch_empty() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("run-tests")
+        .join("no-config");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn hc(args: &[&str]) -> Run {
+    hc_env(args, &[])
+}
+
+/// `run … --format json`, expecting exit 0.
+fn run_json(args: &[&str]) -> Value {
+    let mut a = vec!["run", "--backend", "threads"];
+    a.extend(args);
+    a.extend(["--format", "json"]);
+    let r = hc(&a);
+    assert_eq!(r.code, 0, "{a:?}\nstdout:\n{}\nstderr:\n{}", r.out, r.err);
+    r.json()
+}
+
+/// Expect exit 2 with every needle on stderr.
+fn bad(args: &[&str], needles: &[&str]) {
+    let r = hc(args);
+    assert_eq!(
+        r.code, 2,
+        "{args:?} should exit 2\nstdout:\n{}\nstderr:\n{}",
+        r.out, r.err
+    );
+    for n in needles {
+        assert!(
+            r.err.contains(n),
+            "{args:?}: stderr lacks `{n}`:\n{}",
+            r.err
+        );
+    }
+}
+
+/// Elements every rank's output holds together (exclusive scan: rank 0's is not
+/// checked).
+fn checked_elements(op: OpKind, k: u64, m: u64) -> u64 {
+    match op {
+        OpKind::Allgather | OpKind::Alltoall => k * k * m,
+        OpKind::Gather => k * m,
+        OpKind::Reduce | OpKind::P2p => m,
+        OpKind::ExclusiveScan => (k - 1) * m,
+        _ => k * m,
+    }
+}
+
+const OPS: [&str; 10] = [
+    "broadcast",
+    "scatter",
+    "gather",
+    "allgather",
+    "alltoall",
+    "reduce",
+    "allreduce",
+    "scan",
+    "exclusive-scan",
+    "reduce-scatter",
+];
+
+#[test]
+fn every_collective_on_1_3_4_5_ranks_is_correct_with_the_contract_fields() {
+    for op in OPS {
+        let kind: OpKind = op.parse().unwrap();
+        for k in [1u64, 3, 4, 5] {
+            let ks = k.to_string();
+            let j = run_json(&["--ranks", &ks, "--op", op, "--len", "13"]);
+            for field in ["op", "algo", "ranks", "len", "correct", "time", "backend"] {
+                assert!(j.get(field).is_some(), "{op} k={k}: no `{field}` in {j}");
+            }
+            assert_eq!(j["op"], op);
+            assert_eq!(j["backend"], "threads");
+            assert_eq!(j["ranks"], k);
+            assert_eq!(j["len"], 13);
+            assert_eq!(j["correct"], true, "{op} k={k}: {j}");
+            assert_eq!(j["mismatch"], Value::Null);
+            assert_eq!(j["checked"], checked_elements(kind, k, 13), "{op} k={k}");
+            assert!(j["time"].as_f64().unwrap() > 0.0);
+            assert!(j["time"].as_f64() >= j["time_min"].as_f64());
+            let fitting = algorithms::fitting(&Topology::Complete(k as u32), kind);
+            let algo = j["algo"].as_str().unwrap();
+            assert!(fitting.iter().any(|a| a.name == algo), "{op} k={k}: {algo}");
+        }
+    }
+}
+
+#[test]
+fn every_fitting_algorithm_runs_correctly_by_name() {
+    for op in OPS {
+        let kind: OpKind = op.parse().unwrap();
+        for k in [4u32, 5] {
+            for a in algorithms::fitting(&Topology::Complete(k), kind) {
+                let ks = k.to_string();
+                let j = run_json(&["--ranks", &ks, "--op", op, "--algo", a.name, "--len", "9"]);
+                assert_eq!(j["algo"], a.name);
+                assert_eq!(j["auto"], false);
+                assert_eq!(j["correct"], true, "{op} {} k={k}: {j}", a.name);
+            }
+        }
+    }
+}
+
+#[test]
+fn rooted_collectives_honour_the_root_and_p2p_its_ends() {
+    for op in ["broadcast", "scatter", "gather", "reduce"] {
+        let j = run_json(&["--ranks", "5", "--op", op, "--root", "3", "--len", "7"]);
+        assert_eq!(j["root"], 3);
+        assert_eq!(j["correct"], true, "{op}: {j}");
+    }
+    let j = run_json(&[
+        "--ranks", "4", "--op", "p2p", "--src", "1", "--dst", "2", "--len", "7",
+    ]);
+    assert_eq!((j["src"].as_u64(), j["dst"].as_u64()), (Some(1), Some(2)));
+    assert_eq!(j["correct"], true);
+    assert_eq!(j["checked"], 7);
+}
+
+#[test]
+fn every_reduction_operator_is_correct() {
+    for o in ["sum", "prod", "min", "max", "band", "bor", "bxor"] {
+        for op in ["allreduce", "reduce-scatter", "scan"] {
+            let j = run_json(&["--ranks", "5", "--op", op, "--len", "11", "--reduce-op", o]);
+            assert_eq!(j["reduce_op"], o);
+            assert_eq!(j["correct"], true, "{op} {o}: {j}");
+        }
+    }
+}
+
+#[test]
+fn explicit_packets_run_the_pipelined_schedule() {
+    let pipelined = algorithms::fitting(&Topology::Complete(4), OpKind::Broadcast)
+        .into_iter()
+        .find(|a| a.pipelined)
+        .expect("a pipelined broadcast fits 4 ranks");
+    let j = run_json(&[
+        "--ranks",
+        "4",
+        "--op",
+        "broadcast",
+        "--algo",
+        pipelined.name,
+        "--len",
+        "100",
+        "--packets",
+        "7",
+    ]);
+    assert_eq!(j["packets"], "7");
+    assert_eq!(j["correct"], true, "{j}");
+    bad(
+        &[
+            "run",
+            "--ranks",
+            "4",
+            "--op",
+            "broadcast",
+            "--len",
+            "10",
+            "--packets",
+            "3",
+        ],
+        &["--packets", "opt"],
+    );
+}
+
+#[test]
+fn auto_reports_the_algorithm_it_chose() {
+    let j = run_json(&[
+        "--ranks",
+        "4",
+        "--op",
+        "allgather",
+        "--len",
+        "100",
+        "--algo",
+        "auto",
+    ]);
+    assert_eq!(j["auto"], true);
+    let algo = j["algo"].as_str().unwrap();
+    assert_ne!(algo, "auto");
+    let fitting = algorithms::fitting(&Topology::Complete(4), OpKind::Allgather);
+    assert!(fitting.iter().any(|a| a.name == algo), "{algo}");
+    let r = hc(&["run", "--ranks", "4", "--op", "allgather", "--len", "100"]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(
+        r.out.contains(&format!("{algo} (chosen by auto)")),
+        "{}",
+        r.out
+    );
+    assert!(
+        r.out.contains("correct") && r.out.contains("yes"),
+        "{}",
+        r.out
+    );
+}
+
+#[test]
+fn the_same_seed_gives_the_same_data_and_a_wrong_result_exits_1() {
+    let args = [
+        "--ranks", "3", "--op", "alltoall", "--len", "5", "--seed", "42",
+    ];
+    assert_eq!(run_json(&args)["seed"], 42);
+    let r = hc(&[
+        "run",
+        "--ranks",
+        "3",
+        "--op",
+        "alltoall",
+        "--len",
+        "5",
+        "--seed",
+        "42",
+        "--format",
+        "json",
+        "--inject-error",
+    ]);
+    assert_eq!(r.code, 1, "{}\n{}", r.out, r.err);
+    let j = r.json();
+    assert_eq!(j["correct"], false);
+    assert_eq!(j["mismatch"]["rank"], 2);
+    assert_eq!(j["mismatch"]["index"], 0);
+    let (want, got) = (
+        j["mismatch"]["expected"].as_u64().unwrap(),
+        j["mismatch"]["got"].as_u64().unwrap(),
+    );
+    assert_eq!(want ^ got, 1);
+    assert!(r.err.contains("wrong result"), "{}", r.err);
+}
+
+#[test]
+fn bad_input_exits_2_naming_the_valid_choices() {
+    // An algorithm that does not fit 3 ranks: the message names those that do.
+    let fitting = algorithms::fitting(&Topology::Complete(3), OpKind::Broadcast);
+    let names: Vec<&str> = fitting.iter().map(|a| a.name).collect();
+    assert!(!names.contains(&"esbt"));
+    let mut needles = vec!["esbt", "complete:3"];
+    needles.extend(&names);
+    bad(
+        &[
+            "run",
+            "--ranks",
+            "3",
+            "--op",
+            "broadcast",
+            "--algo",
+            "esbt",
+            "--len",
+            "4",
+        ],
+        &needles,
+    );
+    let mut needles = vec!["no-such"];
+    needles.extend(&names);
+    bad(
+        &[
+            "run",
+            "--ranks",
+            "3",
+            "--op",
+            "broadcast",
+            "--algo",
+            "no-such",
+            "--len",
+            "4",
+        ],
+        &needles,
+    );
+    bad(
+        &["run", "--ranks", "0", "--op", "broadcast", "--len", "4"],
+        &["--ranks", "1..="],
+    );
+    bad(
+        &[
+            "run",
+            "--ranks",
+            "4",
+            "--op",
+            "broadcast",
+            "--root",
+            "4",
+            "--len",
+            "4",
+        ],
+        &["root 4", "0..=3"],
+    );
+    bad(
+        &["run", "--ranks", "4", "--op", "frobnicate", "--len", "4"],
+        &["frobnicate", "allgather"],
+    );
+    bad(
+        &[
+            "run",
+            "--backend",
+            "tcp",
+            "--ranks",
+            "4",
+            "--op",
+            "allgather",
+            "--len",
+            "4",
+        ],
+        &["tcp", "threads"],
+    );
+    bad(
+        &[
+            "run",
+            "--ranks",
+            "4",
+            "--op",
+            "allreduce",
+            "--len",
+            "4",
+            "--reduce-op",
+            "avg",
+        ],
+        &["avg", "bxor"],
+    );
+    bad(
+        &[
+            "run",
+            "--ranks",
+            "4",
+            "--op",
+            "allgather",
+            "--len",
+            "4",
+            "--reduce-op",
+            "sum",
+        ],
+        &["not a reduction"],
+    );
+    bad(
+        &[
+            "run",
+            "--ranks",
+            "4",
+            "--op",
+            "allgather",
+            "--len",
+            "4",
+            "--timeout",
+            "0",
+        ],
+        &["--timeout"],
+    );
+    bad(
+        &["run", "--ranks", "4", "--op", "p2p", "--len", "4"],
+        &["--src"],
+    );
+    bad(
+        &["bench", "--ranks", "0", "--op", "allgather"],
+        &["--ranks"],
+    );
+    bad(
+        &[
+            "bench",
+            "--ranks",
+            "3",
+            "--op",
+            "broadcast",
+            "--algo",
+            "binomial,esbt",
+        ],
+        &["esbt", "binomial"],
+    );
+    bad(
+        &[
+            "bench",
+            "--ranks",
+            "3",
+            "--op",
+            "broadcast",
+            "--min-size",
+            "8",
+            "--max-size",
+            "4",
+        ],
+        &["--min-size"],
+    );
+    bad(
+        &["bench", "--ranks", "3", "--op", "broadcast", "--iters", "0"],
+        &["--iters"],
+    );
+    bad(&["calibrate", "--ranks", "1"], &["--ranks", "2..="]);
+}
+
+const CSV_HEADER: &str = "algo,auto,size,bytes,iters,avg_us,min_us,max_us,algbw_gbps,busbw_gbps,\
+predicted_us,measured_over_predicted,memcpy_gbps,busbw_over_memcpy";
+
+fn bench(args: &[&str]) -> String {
+    let mut a = vec!["bench", "--backend", "threads"];
+    a.extend(args);
+    let r = hc(&a);
+    assert_eq!(r.code, 0, "{a:?}\nstdout:\n{}\nstderr:\n{}", r.out, r.err);
+    assert!(
+        r.err.is_empty(),
+        "no progress bar off a terminal:\n{}",
+        r.err
+    );
+    r.out
+}
+
+#[test]
+fn bench_csv_has_every_column_and_nccl_bandwidths() {
+    for (op, k, factor, whole) in [
+        ("allgather", 4u32, 0.75, true),
+        ("alltoall", 3, 2.0 / 3.0, true),
+        ("allreduce", 5, 1.6, false),
+        ("broadcast", 3, 1.0, false),
+    ] {
+        let ks = k.to_string();
+        let out = bench(&[
+            "--ranks",
+            &ks,
+            "--op",
+            op,
+            "--min-size",
+            "1",
+            "--max-size",
+            "4",
+            "--iters",
+            "2",
+            "--warmup",
+            "1",
+            "--format",
+            "csv",
+        ]);
+        let mut lines = out.lines();
+        assert_eq!(lines.next(), Some(CSV_HEADER));
+        let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+        assert_eq!(rows.len(), 3, "{op}: sizes 1, 2, 4:\n{out}");
+        for (row, size) in rows.iter().zip([1u64, 2, 4]) {
+            assert_eq!(row.len(), 14, "{op}: {row:?}");
+            assert_eq!(row[1], "true");
+            assert_eq!(row[2], size.to_string());
+            let bytes = if whole { size * u64::from(k) } else { size };
+            assert_eq!(row[3], bytes.to_string(), "{op}");
+            assert_eq!(row[4], "2");
+            let f = |i: usize| -> f64 {
+                row[i]
+                    .parse()
+                    .unwrap_or_else(|_| panic!("{op} column {i}: {row:?}"))
+            };
+            let (avg, min, max) = (f(5), f(6), f(7));
+            assert!(min <= avg && avg <= max && min > 0.0, "{row:?}");
+            let algbw = f(8);
+            assert!((algbw - bytes as f64 / (avg * 1e-6) / 1e9).abs() <= 1e-9 * algbw.max(1.0));
+            assert!(
+                (f(9) - algbw * factor).abs() <= 1e-9 * algbw.max(1.0),
+                "{op}: busbw factor"
+            );
+            assert!(f(10) > 0.0, "predicted");
+            assert!(
+                (f(11) - avg / f(10)).abs() <= 1e-9 * f(11),
+                "measured/predicted"
+            );
+            assert!(f(12) > 0.0, "memcpy");
+            assert!(
+                (f(13) - f(9) / f(12)).abs() <= 1e-9 * f(13).max(1.0),
+                "busbw/memcpy"
+            );
+        }
+    }
+}
+
+#[test]
+fn bench_all_algorithms_and_the_json_and_text_forms() {
+    let fitting = algorithms::fitting(&Topology::Complete(4), OpKind::Alltoall);
+    let out = bench(&[
+        "--ranks",
+        "4",
+        "--op",
+        "alltoall",
+        "--algo",
+        "all",
+        "--min-size",
+        "8",
+        "--max-size",
+        "16",
+        "--iters",
+        "1",
+        "--warmup",
+        "0",
+        "--format",
+        "json",
+    ]);
+    let j: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(j["ranks"], 4);
+    assert_eq!(j["busbw_factor"], 0.75);
+    let rows = j["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2 * fitting.len());
+    for (row, (size, a)) in rows.iter().zip(
+        [8, 16]
+            .iter()
+            .flat_map(|s| fitting.iter().map(move |a| (*s, a))),
+    ) {
+        assert_eq!(row["size"], size);
+        assert_eq!(row["algo"], a.name);
+        assert_eq!(row["auto"], false);
+        for field in [
+            "avg_us",
+            "min_us",
+            "max_us",
+            "algbw_gbps",
+            "busbw_gbps",
+            "predicted_us",
+            "memcpy_gbps",
+        ] {
+            assert!(row[field].as_f64().is_some(), "{field} in {row}");
+        }
+    }
+    let text = bench(&[
+        "--ranks",
+        "3",
+        "--op",
+        "reduce",
+        "--algo",
+        "binomial,auto",
+        "--max-size",
+        "2",
+        "--iters",
+        "1",
+    ]);
+    for col in [
+        "size",
+        "algo",
+        "avg_us",
+        "min_us",
+        "max_us",
+        "algbw",
+        "busbw",
+        "pred_us",
+        "meas/pred",
+        "memcpy",
+        "busbw/memcpy",
+    ] {
+        assert!(text.contains(col), "no `{col}`:\n{text}");
+    }
+    assert_eq!(
+        text.lines().filter(|l| l.contains("(auto)")).count(),
+        2,
+        "{text}"
+    );
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.starts_with("1 B") || l.starts_with("2 B"))
+            .count(),
+        4,
+        "{text}"
+    );
+}
+
+/// The β and τ of a calibration file.
+fn read_calibration(path: &Path) -> Calibration {
+    Calibration::load(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn calibrate_writes_a_file_that_run_then_loads() {
+    let dir = scratch("calibrate-env");
+    let file = dir.join("cal.conf");
+    let env = [("HYPERCOMM_CALIBRATION", file.as_path())];
+    let r = hc_env(
+        &[
+            "calibrate",
+            "--ranks",
+            "2",
+            "--max-size",
+            "4096",
+            "--reps",
+            "20",
+            "--format",
+            "json",
+        ],
+        &env,
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.out, r.err);
+    let j = r.json();
+    assert_eq!(j["saved"], file.display().to_string());
+    assert_eq!(
+        j["points"].as_array().unwrap().len(),
+        7,
+        "1 B to 4 KiB by powers of 4"
+    );
+    let c = read_calibration(&file);
+    assert_eq!(
+        (j["beta"].as_f64().unwrap(), j["tau"].as_f64().unwrap()),
+        (c.beta, c.tau)
+    );
+    assert!(c.beta > 0.0 || c.tau > 0.0, "{c:?}");
+    // run and bench load it.
+    let r = hc_env(
+        &[
+            "run",
+            "--ranks",
+            "3",
+            "--op",
+            "allgather",
+            "--len",
+            "8",
+            "--format",
+            "json",
+        ],
+        &env,
+    );
+    assert_eq!(r.code, 0, "{}", r.err);
+    let j = r.json();
+    assert_eq!(j["calibration"]["source"], file.display().to_string());
+    assert_eq!(j["calibration"]["beta"].as_f64(), Some(c.beta));
+    assert_eq!(j["calibration"]["tau"].as_f64(), Some(c.tau));
+    let r = hc_env(
+        &[
+            "bench",
+            "--ranks",
+            "2",
+            "--op",
+            "broadcast",
+            "--max-size",
+            "1",
+            "--iters",
+            "1",
+            "--format",
+            "json",
+        ],
+        &env,
+    );
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert_eq!(r.json()["calibration"]["beta"].as_f64(), Some(c.beta));
+    // A file the runtime cannot read is bad input.
+    std::fs::write(&file, "beta = fast\n").unwrap();
+    let r = hc_env(
+        &["run", "--ranks", "2", "--op", "allgather", "--len", "8"],
+        &env,
+    );
+    assert_eq!(r.code, 2, "{}", r.err);
+    assert!(r.err.contains("fast"), "{}", r.err);
+}
+
+#[test]
+fn calibrate_saves_to_the_default_path_and_output_flag() {
+    let dir = scratch("calibrate-default");
+    let env = [("XDG_CONFIG_HOME", dir.as_path())];
+    let r = hc_env(&["calibrate", "--max-size", "64", "--reps", "10"], &env);
+    assert_eq!(r.code, 0, "{}\n{}", r.out, r.err);
+    let file = dir.join("hypercomm").join("calibration.conf");
+    assert!(
+        r.out.contains(&file.display().to_string()),
+        "prints where it saved:\n{}",
+        r.out
+    );
+    let c = read_calibration(&file);
+    let r = hc_env(
+        &[
+            "run",
+            "--ranks",
+            "2",
+            "--op",
+            "allreduce",
+            "--len",
+            "8",
+            "--format",
+            "json",
+        ],
+        &env,
+    );
+    assert_eq!(r.code, 0, "{}", r.err);
+    let j = r.json();
+    assert_eq!(j["calibration"]["source"], file.display().to_string());
+    assert_eq!(j["calibration"]["beta"].as_f64(), Some(c.beta));
+    // Without a file: the defaults, said so.
+    let j = run_json(&["--ranks", "2", "--op", "allreduce", "--len", "8"]);
+    assert_eq!(j["calibration"]["source"], Value::Null);
+    assert_eq!(
+        j["calibration"]["beta"].as_f64(),
+        Some(Calibration::default().beta)
+    );
+    // --output wins.
+    let out = dir.join("elsewhere").join("c.conf");
+    let outs = out.display().to_string();
+    let r = hc_env(
+        &[
+            "calibrate",
+            "--ranks",
+            "3",
+            "--max-size",
+            "16",
+            "--reps",
+            "5",
+            "--output",
+            &outs,
+        ],
+        &env,
+    );
+    assert_eq!(r.code, 0, "{}", r.err);
+    read_calibration(&out);
+}
