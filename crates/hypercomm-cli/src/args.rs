@@ -414,7 +414,7 @@ pub struct CalibrateArgs {
     /// Largest ping-pong size in bytes (sizes are powers of 4 from 1 B).
     #[arg(long, value_name = "B", default_value_t = 4 << 20)]
     pub max_size: u64,
-    /// Round trips per size [default: 2000 for small sizes down to 20 for the largest].
+    /// Round trips per size [default: 5000 for small sizes down to 50 for the largest].
     #[arg(long, value_name = "N")]
     pub reps: Option<u64>,
     /// Seconds a rank waits for a peer before giving up.

@@ -2,8 +2,9 @@
 //!
 //! Ranks pair up, (0, 1), (2, 3), …, and every pair ping-pongs at once at sizes 1 B,
 //! 4 B, 16 B, … (powers of 4): the even rank sends, the odd rank receives and sends the
-//! message back; a one-way time is half a round trip, averaged over the repetitions and
-//! over the pairs. [`fit`] fits `t(n) = β + τ·n` by least squares on the relative error
+//! message back; a one-way time is half the median round trip (the median, not the mean,
+//! so that a rank descheduled on a shared machine does not skew a size), averaged over
+//! the pairs. [`fit`] fits `t(n) = β + τ·n` by least squares on the relative error
 //! (each point weighted by 1/t², so the small sizes, which fix β, count as much as the
 //! large ones, which fix τ).
 //!
@@ -20,12 +21,12 @@ use serde::Serialize;
 
 use super::{barrier, CalibrationInfo};
 
-/// One ping-pong size: bytes and the one-way time in seconds.
+/// One ping-pong size: bytes and the one-way time (half the median round trip), seconds.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct PingPong {
     /// Message size, bytes.
     pub bytes: usize,
-    /// Half the mean round trip, seconds.
+    /// Half the median round trip, seconds.
     pub time: f64,
 }
 
@@ -36,13 +37,13 @@ pub fn sizes(max: usize) -> Vec<usize> {
         .collect()
 }
 
-/// Round trips at `bytes` when the user gave none: about 64 MiB moved, 20 to 2000.
+/// Round trips at `bytes` when the user gave none: about 256 MiB moved, 50 to 5000.
 pub fn default_reps(bytes: usize) -> u64 {
-    ((64usize << 20) / bytes.max(1)).clamp(20, 2000) as u64
+    ((256usize << 20) / bytes.max(1)).clamp(50, 5000) as u64
 }
 
 /// Rank `comm.rank()`'s part: ping-pong with its partner at every size, `reps(size)`
-/// round trips each after two untimed ones. The even rank of each pair returns its
+/// round trips each after two untimed ones, each timed. The even rank of each pair returns its
 /// one-way times; odd ranks, and the last rank of an odd count, return none.
 pub fn calibrate_rank<X: Transport>(
     comm: &mut Comm<X>,
@@ -56,13 +57,11 @@ pub fn calibrate_rank<X: Transport>(
     for &bytes in sizes {
         let mut buf = vec![(r % 251) as u8; bytes];
         let n = reps(bytes);
+        let mut trips = Vec::with_capacity(n as usize);
         barrier(comm)?;
-        let mut start = Instant::now();
         if active {
             for i in 0..n + 2 {
-                if i == 2 {
-                    start = Instant::now();
-                }
+                let start = Instant::now();
                 if r % 2 == 0 {
                     comm.send(partner, &buf)?;
                     comm.receive_into(partner, &mut buf)?;
@@ -70,10 +69,14 @@ pub fn calibrate_rank<X: Transport>(
                     comm.receive_into(partner, &mut buf)?;
                     comm.send(partner, &buf)?;
                 }
+                if i >= 2 {
+                    trips.push(start.elapsed().as_secs_f64());
+                }
             }
         }
         if active && r % 2 == 0 {
-            let time = start.elapsed().as_secs_f64() / (2 * n) as f64;
+            trips.sort_by(f64::total_cmp);
+            let time = trips[trips.len() / 2] / 2.0;
             points.push(PingPong { bytes, time });
         }
     }

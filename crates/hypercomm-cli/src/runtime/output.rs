@@ -257,7 +257,7 @@ pub struct CalibrationReport {
 /// `hypercomm calibrate`'s report as text.
 pub fn calibration_text(r: &CalibrationReport) -> String {
     let mut s = format!(
-        "# ping-pong on the {} backend, {} ranks (one-way time, mean over pairs)\n",
+        "# ping-pong on the {} backend, {} ranks (one-way time: half the median round trip, mean over pairs)\n",
         r.backend, r.ranks
     );
     let rows: Vec<Vec<String>> = r
