@@ -5,9 +5,10 @@
 //! diverges from the program would verify something other than what runs.)
 
 use hypercomm::algorithms::{self, Packets, Params};
-use hypercomm::collective::Collective;
+use hypercomm::collective::{Collective, OpKind};
+use hypercomm::schedule::{materialize, Program, Rank, Schedule, Step, StepStream};
 use hypercomm::topology::Topology;
-use hypercomm::verify::Problem;
+use hypercomm::verify::{verify, verify_programs, Problem, Strictness, ViolationKind};
 
 #[test]
 fn every_stream_equals_its_program() {
@@ -91,4 +92,70 @@ fn every_stream_equals_its_program() {
         }
     }
     assert!(compared > 10_000, "only {compared} programs compared");
+}
+
+/// A registry schedule whose rank `bad` streams `delta` steps too many (> 0) or too
+/// few (< 0), with an exact length hint or none.
+struct WrongLength {
+    inner: Box<dyn Schedule>,
+    bad: Rank,
+    delta: i64,
+    exact_hint: bool,
+}
+
+impl Schedule for WrongLength {
+    fn nodes(&self) -> u32 {
+        self.inner.nodes()
+    }
+    fn steps(&self) -> usize {
+        self.inner.steps()
+    }
+    fn program(&self, rank: Rank) -> Program {
+        self.stream(rank).into_program()
+    }
+    fn stream(&self, rank: Rank) -> StepStream<'_> {
+        let s = self.inner.stream(rank);
+        let (r, tmp) = (s.rank, s.tmp_len);
+        let steps = self.steps() as i64 + if rank == self.bad { self.delta } else { 0 };
+        let extra = (steps - self.steps() as i64).max(0) as usize;
+        let it = s
+            .chain(std::iter::repeat(Step::default()).take(extra))
+            .take(steps as usize);
+        if self.exact_hint {
+            StepStream::new(r, tmp, it.collect::<Vec<_>>().into_iter())
+        } else {
+            StepStream::new(r, tmp, it.filter(|_| true))
+        }
+    }
+}
+
+/// `verify` reports a stream of the wrong length as `MalformedProgram` with the same
+/// words as `verify_programs`, whether its length is known upfront or found out.
+#[test]
+fn a_stream_of_the_wrong_length_is_malformed() {
+    let topo: Topology = "hypercube:3".parse().unwrap();
+    let problem = Problem {
+        topology: &topo,
+        collective: Collective::Allgather,
+        len: 7,
+        commutative: true,
+    };
+    let algo = algorithms::find(OpKind::Allgather, "sba").unwrap();
+    for (delta, exact_hint) in [(-1, true), (-1, false), (2, true), (2, false)] {
+        let s = WrongLength {
+            inner: algo.build(&problem, &Params::packets(1)).unwrap(),
+            bad: 5,
+            delta,
+            exact_hint,
+        };
+        let steps = s.steps();
+        let v = verify(problem, &s, Strictness::default()).unwrap_err();
+        assert_eq!(v.kind, ViolationKind::MalformedProgram, "{v}");
+        assert_eq!(v.rank, 5);
+        let got = (steps as i64 + delta) as usize;
+        assert_eq!(v.detail, format!("{got} steps, the schedule has {steps}"));
+        let progs = materialize(&s).programs;
+        let w = verify_programs(problem, &progs, steps, Strictness::default()).unwrap_err();
+        assert_eq!(v, w);
+    }
 }
