@@ -177,17 +177,14 @@ fn local_only_rounds_are_free() {
     );
 }
 
-/// BUG in `src/cost/mod.rs` (`side` / `node_step_time`, async timing): the two ends of
-/// a transfer are timed separately, and the receiving end ignores the sender's port.
-/// Under `--ports one` node 0 sends 100 elements to node 1 and then 1 element to node
-/// 2 (its port is busy until c(100) + c(1)), but node 2's receive is timed as
-/// finishing at c(1) — before node 0 has sent it — and node 2 forwards to node 3 from
-/// then on. The forward cannot end before c(100) + 2·c(1) = 4.02 (which is also the
-/// rounds time); the simulator says max(c(100) + c(1), 2·c(1)) = 3.01, less than any
-/// real execution.
+/// Async timing couples the two ends of a transfer (it was a bug that the receiving
+/// end ignored the sender's port). Under `--ports one` node 0 sends 100 elements to
+/// node 1 and then 1 element to node 2 (its port is busy until c(100) + c(1)), so
+/// node 2's receive cannot finish before c(100) + c(1), and its forward to node 3 not
+/// before c(100) + 2·c(1) = 4.02 (which is also the rounds time). The simulator said
+/// max(c(100) + c(1), 2·c(1)) = 3.01, less than any real execution.
 #[test]
-#[ignore = "bug: async timing lets a receive finish before the sender's port sends it (ports one)"]
-fn bug_async_receive_cannot_finish_before_the_sender_sends() {
+fn async_receive_cannot_finish_before_the_sender_sends() {
     let mut p: Vec<Program> = (0..4).map(|r| Program::new(r, 2)).collect();
     p[0].push(0, Op::send(1, out(0, 100)));
     p[0].push(0, Op::send(2, out(0, 1)));
@@ -211,4 +208,27 @@ fn bug_async_receive_cannot_finish_before_the_sender_sends() {
         asynch >= causal - 1e-9,
         "async {asynch}: node 3 gets its element before node 0 has sent it to node 2 (earliest {causal})"
     );
+    assert_time(asynch, causal, "async");
+}
+
+/// The receiving end occupies the sender too. Under `--ports one` nodes 1 and 2 both
+/// send 10 elements to node 0 in step 0; node 0's one receive port takes node 1's
+/// first (the lower sender), so node 2's send ends at 2·c(10), and its step-1 send of
+/// 1 element to node 3 ends at 2·c(10) + c(1), as in rounds. Under `--ports all` the
+/// two messages use different links: c(10) + c(1).
+#[test]
+fn async_sender_waits_for_the_receivers_port() {
+    let mut p: Vec<Program> = (0..4).map(|r| Program::new(r, 2)).collect();
+    for r in [1u32, 2] {
+        p[r as usize].push(0, Op::send(0, out(0, 10)));
+        p[0].push(0, Op::recv(r, out(10 * r as u64, 10)));
+    }
+    p[2].push(1, Op::send(3, out(0, 1)));
+    p[3].push(1, Op::recv(2, out(0, 1)));
+    for timing in [Timing::Rounds, Timing::Async] {
+        let one = time("hypercube:2", &p, &model(Ports::One, Duplex::Full, timing));
+        assert_time(one, 2.0 * c(10) + c(1), &format!("ports one, {timing}"));
+        let all = time("hypercube:2", &p, &model(Ports::All, Duplex::Full, timing));
+        assert_time(all, c(10) + c(1), &format!("ports all, {timing}"));
+    }
 }

@@ -13,8 +13,23 @@
 //! `rounds` timing: a round costs its slowest node; the total is the sum over rounds.
 //! This needs only one program at a time: [`simulate`] streams the ranks, so memory
 //! grows with the number of steps, not with the number of nodes.
-//! `async` timing: a node's transfer in step s begins once both it and its peer have
-//! finished step s − 1; it keeps one finish time per node and all programs.
+//! `async` timing: each transfer of step s occupies both its ends. It begins at the
+//! latest of: its sender and its receiver having finished step s − 1 (the data is
+//! there, the buffers are free), the sender's port being free and the receiver's port
+//! being free; it then keeps both ports busy for β + mτ. Ports: under `ports = one` a
+//! node has one send port, which sends its step's messages in op order (a multicast
+//! to p peers in the order of its peers), and one receive port, which takes the
+//! messages in the order they can start; under `ports = all` each directed link
+//! carries its messages in op order, different links overlap. Among the transfers
+//! that could go next the one that can start earliest goes first (ties: the lower
+//! sender, then its op order). A node finishes step s when its last transfer of the
+//! step ends, and no earlier than its start plus its own step time as above (so
+//! under `duplex = half` its sends' and receives' times add up, as in `rounds`; the
+//! transfers themselves are placed as under full duplex: making a node's sends and
+//! receives exclude each other would exceed the rounds time, e.g. on an odd ring,
+//! where one step needs 3(β + mτ) instead of the 2(β + mτ) the rules above count).
+//! A node without transfers in step s finishes it when it finished s − 1. This keeps
+//! one finish time per node and all programs.
 
 pub mod model;
 
@@ -223,29 +238,24 @@ pub fn simulate_programs(
     let mut ready = vec![0.0f64; progs.len()];
     let mut next = vec![0.0f64; progs.len()];
     let mut clock = 0.0f64;
-    for s in 0..steps {
+    for (s, busy) in busy.iter_mut().enumerate() {
         let mut round = 0.0f64;
-        for (i, p) in progs.iter().enumerate() {
+        for p in progs {
             let step = &p.steps[s];
             if step.ops.iter().all(|o| matches!(o, Op::Local { .. })) {
-                next[i] = ready[i];
                 continue;
             }
-            busy[s] = true;
-            match model.timing {
-                Timing::Rounds => {
-                    round = round.max(node_step_time(topo, model, p.rank, step, 0.0, |_| 0.0));
-                }
-                Timing::Async => {
-                    next[i] = node_step_time(topo, model, p.rank, step, ready[i], |q| {
-                        ready.get(q as usize).copied().unwrap_or(0.0)
-                    });
-                }
+            *busy = true;
+            if model.timing == Timing::Rounds {
+                round = round.max(node_step_time(topo, model, p.rank, step, 0.0, |_| 0.0));
             }
         }
         match model.timing {
             Timing::Rounds => clock += round,
-            Timing::Async => std::mem::swap(&mut ready, &mut next),
+            Timing::Async => {
+                async_step(topo, model, progs, s, &ready, &mut next);
+                std::mem::swap(&mut ready, &mut next);
+            }
         }
     }
     report.time = match model.timing {
@@ -254,4 +264,115 @@ pub fn simulate_programs(
     };
     report.rounds = busy.iter().filter(|b| **b).count();
     report
+}
+
+/// One queue of transfers of an async step: a node's sends (`ports = one`) or one
+/// directed link's messages (`ports = all`), in op order.
+struct Queue {
+    from: Rank,
+    /// (receiver, cost) in op order; `head` is the next to go.
+    transfers: Vec<(Rank, f64)>,
+    head: usize,
+    /// When the queue's previous transfer ends.
+    free: f64,
+}
+
+/// Time step `s` of every program under async timing (see the module doc): `ready[r]`
+/// is when rank r finished step s − 1; `next[r]` becomes when it finishes step s.
+fn async_step(
+    topo: &Topology,
+    model: &Model,
+    progs: &[Program],
+    s: usize,
+    ready: &[f64],
+    next: &mut [f64],
+) {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+
+    next.copy_from_slice(ready);
+    let at = |r: Rank| ready.get(r as usize).copied().unwrap_or(0.0);
+    let mut queues: Vec<Queue> = Vec::new();
+    for (i, p) in progs.iter().enumerate() {
+        let first = queues.len();
+        for op in &p.steps[s].ops {
+            let Op::Send { to, .. } = op else { continue };
+            let len = op.message_len();
+            for &q in to {
+                let cost = model.link(topo.link_class(p.rank, q)).transfer(len);
+                let queue = match model.ports {
+                    Ports::One => first,
+                    Ports::All => (first..queues.len())
+                        .find(|&j| queues[j].transfers[0].0 == q)
+                        .unwrap_or(queues.len()),
+                };
+                if queue == queues.len() {
+                    queues.push(Queue {
+                        from: i as Rank,
+                        transfers: Vec::new(),
+                        head: 0,
+                        free: 0.0,
+                    });
+                }
+                queues[queue].transfers.push((q, cost));
+            }
+        }
+    }
+    // Busy-until of each node's send and receive port (`ports = one`; under
+    // `ports = all` a link's queue is its only user).
+    let nodes = progs.len();
+    let mut send_until = vec![0.0f64; nodes];
+    let mut recv_until = vec![0.0f64; nodes];
+    let get = |v: &[f64], r: Rank| v.get(r as usize).copied().unwrap_or(0.0);
+    let earliest = |queue: &Queue, send_until: &[f64], recv_until: &[f64]| -> f64 {
+        let (p, (q, _)) = (queue.from, queue.transfers[queue.head]);
+        let start = at(p).max(at(q)).max(queue.free);
+        match model.ports {
+            Ports::One => start.max(get(send_until, p)).max(get(recv_until, q)),
+            Ports::All => start,
+        }
+    };
+    // Lazy list scheduling: a queue's key only grows as ports fill up, so a popped
+    // key that is still its queue's earliest start is the least of all.
+    let key = |t: f64| t.to_bits(); // t ≥ 0: the bits order like the values
+    let mut heap: BinaryHeap<Reverse<(u64, usize)>> = queues
+        .iter()
+        .enumerate()
+        .map(|(j, queue)| Reverse((key(earliest(queue, &send_until, &recv_until)), j)))
+        .collect();
+    while let Some(Reverse((k, j))) = heap.pop() {
+        let start = earliest(&queues[j], &send_until, &recv_until);
+        if key(start) > k {
+            heap.push(Reverse((key(start), j)));
+            continue;
+        }
+        let queue = &mut queues[j];
+        let (p, (q, cost)) = (queue.from, queue.transfers[queue.head]);
+        let end = start + cost;
+        queue.free = end;
+        queue.head += 1;
+        for (v, r) in [(&mut send_until, p), (&mut recv_until, q)] {
+            if let Some(t) = v.get_mut(r as usize) {
+                *t = t.max(end);
+            }
+        }
+        for r in [p, q] {
+            if let Some(t) = next.get_mut(r as usize) {
+                *t = t.max(end);
+            }
+        }
+        if queue.head < queue.transfers.len() {
+            let again = earliest(&queues[j], &send_until, &recv_until);
+            heap.push(Reverse((key(again), j)));
+        }
+    }
+    // A node's step lasts at least its own step time (under half duplex, the sum of
+    // its two sides).
+    for (i, p) in progs.iter().enumerate() {
+        let step = &p.steps[s];
+        if step.ops.iter().any(|o| !matches!(o, Op::Local { .. })) {
+            let own = node_step_time(topo, model, p.rank, step, ready[i], |_| 0.0);
+            next[i] = next[i].max(own);
+        }
+    }
 }
