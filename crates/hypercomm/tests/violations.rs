@@ -404,15 +404,12 @@ fn race_receive_overwrites_a_region_sent_in_the_same_step() {
     );
 }
 
-/// BUG in `src/verify/mod.rs`, `Verifier::races`: when the overlap is found at the
-/// send (the send sorts after the receive: same buffer and offset, `sort_unstable`),
-/// the violation reports the receive's region but `peer: None` instead of the
-/// receive's source. Here node 2 receives out[0..4] from 0 and sends out[0..4] to 6 in
-/// step 1: expected peer Some(0) (as when the receive sorts second, and as the
-/// verifier reported before the sort-and-sweep rewrite), got None.
+/// A race names the receive's source whether the overlap is found at the receive or
+/// at the send (it was a bug that a send sorting after the receive, same buffer and
+/// offset, reported `peer: None`). Here node 2 receives out[0..4] from 0 and sends
+/// out[0..4] to 6 in step 1: peer Some(0).
 #[test]
-#[ignore = "bug: a Race found at the send reports peer None instead of the receive's source"]
-fn bug_race_names_the_peer_of_the_receive() {
+fn race_names_the_peer_of_the_receive() {
     assert_violation(
         send_moved_into_the_step_of_its_receive(),
         ViolationKind::Race,

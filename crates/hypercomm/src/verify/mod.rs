@@ -312,7 +312,9 @@ impl<'a> Verifier<'a> {
     /// Sort-and-sweep, O(R log R) in the regions R of the step.
     fn races(&self, s: usize, r: Rank, step: &Step) -> Check {
         // (region, is_recv, peer) sorted by (buf, off): an overlap involving a receive
-        // shows against the furthest-reaching send or receive seen before it.
+        // shows against the furthest-reaching send or receive seen before it. The
+        // violation names the receive's region and source, whichever of the two
+        // sorts first.
         let mut all: Vec<(Region, bool, Rank)> = Vec::new();
         for o in &step.ops {
             match o {
@@ -326,26 +328,30 @@ impl<'a> Verifier<'a> {
             }
         }
         all.sort_unstable_by_key(|(r, _, _)| (r.buf, r.off));
-        let mut send_reach: Option<Region> = None;
-        let mut recv_reach: Option<Region> = None;
+        // The furthest-reaching send and receive so far, each with its peer (the
+        // send's is unused).
+        let mut send_reach: Option<(Region, Rank)> = None;
+        let mut recv_reach: Option<(Region, Rank)> = None;
         for &(reg, is_recv, peer) in &all {
-            let hit = |x: &Option<Region>| x.filter(|x| x.buf == reg.buf && x.end() > reg.off);
+            let hit = |x: &Option<(Region, Rank)>| {
+                x.filter(|(x, _)| x.buf == reg.buf && x.end() > reg.off)
+            };
             let clash = if is_recv {
                 hit(&send_reach).or(hit(&recv_reach))
             } else {
                 hit(&recv_reach)
             };
-            if let Some(x) = clash {
+            if let Some((x, x_peer)) = clash {
                 let (region, other, peer) = if is_recv {
-                    (reg, x, Some(peer))
+                    (reg, x, peer)
                 } else {
-                    (x, reg, None)
+                    (x, reg, x_peer)
                 };
                 return Err(self.v(
                     ViolationKind::Race,
                     s,
                     r,
-                    peer,
+                    Some(peer),
                     Some(region),
                     format!("overlaps {other}, which this step also sends or receives"),
                 ));
@@ -355,8 +361,8 @@ impl<'a> Verifier<'a> {
             } else {
                 &mut send_reach
             };
-            if !matches!(slot, Some(x) if x.buf == reg.buf && x.end() >= reg.end()) {
-                *slot = Some(reg);
+            if !matches!(slot, Some((x, _)) if x.buf == reg.buf && x.end() >= reg.end()) {
+                *slot = Some((reg, peer));
             }
         }
         Ok(())
