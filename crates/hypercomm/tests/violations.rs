@@ -849,6 +849,32 @@ fn malformed_program_missing() {
     );
 }
 
+/// A malformed program is a fault of the whole program, found in the headers before
+/// any step runs: its message names the program (it said "after the last step").
+#[test]
+fn malformed_program_messages_name_the_program() {
+    let (topo, c, progs, steps) = broadcast();
+    let message = |edit: &dyn Fn(&mut Vec<Program>)| {
+        let mut p = progs.clone();
+        edit(&mut p);
+        check_broadcast(&topo, c, &p, steps)
+            .expect_err("malformed")
+            .to_string()
+    };
+    assert_eq!(
+        message(&|p| drop(p[5].steps.pop())),
+        "program 5: MalformedProgram: 2 steps, the schedule has 3"
+    );
+    assert_eq!(
+        message(&|p| p.swap(2, 3)),
+        "program 2: MalformedProgram: program 2 is labelled rank 3"
+    );
+    assert_eq!(
+        message(&|p| drop(p.pop())),
+        "program 7: MalformedProgram: 7 programs for 8 nodes"
+    );
+}
+
 /// What does not parse is an error with the JSON path, not a violation.
 #[test]
 fn unparsable_document_names_the_json_path() {

@@ -68,7 +68,8 @@ pub enum ViolationKind {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Violation {
     pub kind: ViolationKind,
-    /// Step (0-based); `None` for the post-condition.
+    /// Step (0-based); `None` for the post-condition and for a malformed program (a
+    /// fault of the program as a whole: `rank` is then the index of the program).
     pub step: Option<usize>,
     pub rank: Rank,
     pub peer: Option<Rank>,
@@ -79,9 +80,12 @@ pub struct Violation {
 
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.step {
-            Some(s) => write!(f, "step {s}, node {}", self.rank)?,
-            None => write!(f, "after the last step, node {}", self.rank)?,
+        match (self.step, self.kind) {
+            (Some(s), _) => write!(f, "step {s}, node {}", self.rank)?,
+            // Found in the programs' headers before any step runs (or, for a stream,
+            // wherever its length is found out): a fault of the whole program.
+            (None, ViolationKind::MalformedProgram) => write!(f, "program {}", self.rank)?,
+            (None, _) => write!(f, "after the last step, node {}", self.rank)?,
         }
         if let Some(p) = self.peer {
             write!(f, ", peer {p}")?;
