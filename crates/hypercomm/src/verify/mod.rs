@@ -27,7 +27,7 @@ use crate::collective::Collective;
 use crate::cost::model::{Duplex, Ports};
 use crate::schedule::{Action, Buf, Op, Program, Rank, Region, Schedule, Step};
 use crate::topology::Topology;
-use state::{BufState, CombineError, Pattern, Piece};
+use state::{push_merged, BufState, CombineError, Pattern, Piece};
 
 /// What kind of rule a schedule broke.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -186,11 +186,33 @@ impl<'a> Verifier<'a> {
     }
 
     fn read(&self, s: usize, r: Rank, peer: Option<Rank>, regs: &[Region]) -> Check<Vec<Piece>> {
+        // Equal regions at a constant stride (ADEA's gather lists), all in bounds (the
+        // last ends furthest): one strided read.
+        if let (Some((seg, stride)), Some(last)) = (strided(regs), regs.last()) {
+            if last.end() <= self.lens[r as usize][last.buf.index()] {
+                let (buf, start) = (regs[0].buf, regs[0].off);
+                let count = regs.len() as u64;
+                return self.bufs[r as usize][buf.index()]
+                    .read_strided(start, seg, stride, count)
+                    .map_err(|at| {
+                        let reg = regs[((at - start) / stride) as usize];
+                        self.v(
+                            ViolationKind::NotHeld,
+                            s,
+                            r,
+                            peer,
+                            Some(reg),
+                            format!("element {}[{at}] is not held yet", buf.name()),
+                        )
+                    });
+            }
+        }
         let mut out = Vec::new();
         for reg in regs {
             self.bounds(s, r, peer, reg)?;
             match self.bufs[r as usize][reg.buf.index()].read(reg.off, reg.len) {
-                Ok(p) => out.extend(p),
+                Ok(p) if out.is_empty() => out = p,
+                Ok(p) => p.into_iter().for_each(|p| push_merged(&mut out, p)),
                 Err(at) => {
                     return Err(self.v(
                         ViolationKind::NotHeld,
@@ -203,6 +225,8 @@ impl<'a> Verifier<'a> {
                 }
             }
         }
+        // Messages wait in the mail for the whole step: no spare capacity.
+        out.shrink_to_fit();
         Ok(out)
     }
 
@@ -240,6 +264,13 @@ impl<'a> Verifier<'a> {
         pieces: &[Piece],
         action: Action,
     ) -> Check {
+        // A message that is one piece, placed into equal regions at a constant stride
+        // (ADEA's gather lists): one strided write.
+        if let (Action::Place, [p], Some((seg, stride))) = (action, pieces, strided(into)) {
+            let buf = &mut self.bufs[r as usize][into[0].buf.index()];
+            buf.place_strided(into[0].off, seg, stride, p);
+            return Ok(());
+        }
         let mut rest: &[Piece] = pieces;
         let mut carry: Option<Piece> = None;
         for reg in into {
@@ -587,6 +618,19 @@ impl<'a> Verifier<'a> {
         }
         Ok(())
     }
+}
+
+/// `(len, stride)` when `regs` are at least two regions of one buffer, all of the same
+/// non-zero length, at a constant stride of at least that length.
+fn strided(regs: &[Region]) -> Option<(u64, u64)> {
+    let [a, b, ..] = regs else { return None };
+    let (seg, stride) = (a.len, b.off.checked_sub(a.off)?);
+    (seg > 0
+        && stride >= seg
+        && regs
+            .windows(2)
+            .all(|w| w[1].buf == a.buf && w[1].len == seg && w[1].off == w[0].off + stride))
+    .then_some((seg, stride))
 }
 
 fn ranges(r: &[(Rank, Rank)]) -> String {

@@ -4,13 +4,25 @@
 //! - [`Pattern::Seq`]: element i is the combination over `src` of input element
 //!   `off + i` (a plain copy of rank r's input has `src = [r, r+1)`);
 //! - [`Pattern::Blocks`]: element i is input element `off + (phase + i) mod block` of
-//!   rank `rank + ⌊(phase + i) / block⌋`: consecutive ranks' blocks side by side, the
-//!   shape of an all-gather's or a gather's result.
+//!   rank `rank + ⌊(phase + i) / block⌋ · step`: the blocks of ranks `rank`,
+//!   `rank + step`, `rank + 2·step`, … side by side, the shape of an all-gather's or a
+//!   gather's result (`step = 1`) and of the messages of an exchange that gathers a
+//!   subcube across its high dimensions (`step` a power of two).
+//!
+//! A buffer is a map of disjoint runs. A run is either flat (a piece at consecutive
+//! positions) or strided: a piece of `count · seg` elements cut into `count` segments of
+//! `seg` elements, segment j at `start + j·stride` (`stride > seg`). The holes between
+//! the segments belong to the run's span and are unset; writing into a hole splits the
+//! run. Two strided runs of the same segment length and stride, one in the middle of the
+//! other's holes, merge into one run of half the stride (the data a node holds in ADEA,
+//! Saad & Schultz's exchange that crosses the leading dimension first: after each step
+//! the blocks of a subcube spread over `out` at a constant stride, and the next step
+//! fills the middle of every hole), so such a node costs one entry, not one per block.
 //!
 //! So a buffer holding one contiguous copy costs one entry whatever its length, and a
-//! buffer holding the blocks of a range of ranks in rank order (a subcube's, in the
-//! hypercube algorithms) costs one entry whatever the number of ranks: memory grows
-//! with the number of irregularities, not with nodes × blocks.
+//! buffer holding the blocks of a subcube in rank order costs one entry whatever the
+//! number of ranks: memory grows with the number of irregularities, not with
+//! nodes × blocks.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -27,11 +39,16 @@ pub enum Pattern {
     /// Element i: combination over `src` of input element `off + i`.
     Seq { src: Contrib },
     /// Element i: input element `off + (phase + i) % block` of rank
-    /// `rank + (phase + i) / block`; `phase < block`.
-    Blocks { rank: Rank, block: u64, phase: u64 },
+    /// `rank + ⌊(phase + i) / block⌋ · step`; `phase < block`, `step ≥ 1`.
+    Blocks {
+        rank: Rank,
+        block: u64,
+        phase: u64,
+        step: Rank,
+    },
 }
 
-/// A maximal run of a buffer.
+/// A maximal run of a buffer (or of a message).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Piece {
     pub len: u64,
@@ -50,6 +67,12 @@ pub enum CombineError {
     Twice { at: u64, rank: Rank },
 }
 
+/// The rank of block `i` of a `Blocks` pattern (computed wide: a slice may end one
+/// block past the last rank).
+fn nth_rank(rank: Rank, i: u64, step: Rank) -> Rank {
+    (rank as u64 + i * step as u64) as Rank
+}
+
 impl Piece {
     /// `len` elements that are rank `r`'s input from `off`.
     pub fn copy(r: Rank, off: u64, len: u64) -> Piece {
@@ -64,6 +87,16 @@ impl Piece {
 
     /// Ranks `rank..` side by side, `block` elements each from input offset `off`.
     pub fn blocks(rank: Rank, block: u64, off: u64, len: u64) -> Piece {
+        Piece::blocks_step(rank, step_one(), block, off, len)
+    }
+
+    /// Ranks `rank`, `rank + step`, … side by side, `block` elements each from input
+    /// offset `off`.
+    pub fn blocks_step(rank: Rank, step: Rank, block: u64, off: u64, len: u64) -> Piece {
+        assert!(
+            step >= 1 && block >= 1,
+            "a Blocks pattern needs step, block ≥ 1"
+        );
         Piece {
             len,
             off,
@@ -71,6 +104,7 @@ impl Piece {
                 rank,
                 block,
                 phase: 0,
+                step,
             },
         }
     }
@@ -83,15 +117,21 @@ impl Piece {
                 off: self.off + d,
                 pat: Pattern::Seq { src: src.clone() },
             },
-            &Pattern::Blocks { rank, block, phase } => {
+            &Pattern::Blocks {
+                rank,
+                block,
+                phase,
+                step,
+            } => {
                 let p = phase + d;
                 Piece {
                     len,
                     off: self.off,
                     pat: Pattern::Blocks {
-                        rank: rank + (p / block) as Rank,
+                        rank: nth_rank(rank, p / block, step),
                         block,
                         phase: p % block,
+                        step,
                     },
                 }
             }
@@ -110,8 +150,13 @@ impl Piece {
     pub fn at(&self, i: u64) -> (Contrib, u64) {
         match &self.pat {
             Pattern::Seq { src } => (src.clone(), self.off + i),
-            &Pattern::Blocks { rank, block, phase } => {
-                let r = rank + ((phase + i) / block) as Rank;
+            &Pattern::Blocks {
+                rank,
+                block,
+                phase,
+                step,
+            } => {
+                let r = nth_rank(rank, (phase + i) / block, step);
                 (Arc::from(vec![(r, r + 1)]), self.off + (phase + i) % block)
             }
         }
@@ -126,19 +171,23 @@ impl Piece {
     }
 
     /// This piece as `Blocks` of size `block` with base offset `base`, if it is one.
-    /// Returns (rank, phase) with phase < block.
-    fn as_blocks(&self, block: u64, base: u64) -> Option<(Rank, u64)> {
+    /// Returns (rank, phase, step) with phase < block; the step is `None` when the piece
+    /// lies inside one block (any step describes it).
+    fn as_blocks(&self, block: u64, base: u64) -> Option<(Rank, u64, Option<Rank>)> {
         match self.pat {
             Pattern::Blocks {
                 rank,
                 block: b,
                 phase,
-            } if b == block && self.off == base => Some((rank, phase)),
+                step,
+            } if b == block && self.off == base => {
+                Some((rank, phase, (phase + self.len > block).then_some(step)))
+            }
             Pattern::Blocks { .. } => None,
             Pattern::Seq { .. } => {
                 let r = self.single_rank()?;
                 let ph = self.off.checked_sub(base)?;
-                (ph + self.len <= block).then_some((r, ph))
+                (ph + self.len <= block).then_some((r, ph, None))
             }
         }
     }
@@ -156,22 +205,46 @@ impl Piece {
             (&Pattern::Blocks { block, .. }, _) => (block, self.off),
             (_, &Pattern::Blocks { block, .. }) => (block, next.off),
             _ => match (self.single_rank(), next.single_rank()) {
-                (Some(r), Some(q)) if q == r + 1 && next.off <= self.off => {
+                (Some(r), Some(q)) if q > r && next.off <= self.off => {
                     (self.off - next.off + self.len, next.off)
                 }
                 _ => return false,
             },
         };
-        let (Some((ra, pa)), Some((rb, pb))) =
+        let (Some((ra, pa, sa)), Some((rb, pb, sb))) =
             (self.as_blocks(block, base), next.as_blocks(block, base))
         else {
             return false;
         };
-        let start_a = ra as u128 * block as u128 + pa as u128;
-        let start_b = rb as u128 * block as u128 + pb as u128;
-        if start_b != start_a + self.len as u128 {
+        // `self` ends `blocks` whole blocks after its first one, at phase `phase`.
+        let end = pa + self.len;
+        let (blocks, phase) = (end / block, end % block);
+        if pb != phase {
             return false;
         }
+        let step = if blocks == 0 {
+            // `next` continues the same block.
+            if rb != ra {
+                return false;
+            }
+            match (sa, sb) {
+                (Some(a), Some(b)) if a != b => return false,
+                (Some(s), _) | (None, Some(s)) => s,
+                (None, None) => step_one(),
+            }
+        } else {
+            let Some(diff) = (rb as u64).checked_sub(ra as u64) else {
+                return false;
+            };
+            if diff == 0 || diff % blocks != 0 {
+                return false;
+            }
+            let s = diff / blocks;
+            if [sa, sb].iter().flatten().any(|&x| x as u64 != s) {
+                return false;
+            }
+            s as Rank
+        };
         *self = Piece {
             len: self.len + next.len,
             off: base,
@@ -179,6 +252,7 @@ impl Piece {
                 rank: ra,
                 block,
                 phase: pa,
+                step,
             },
         };
         true
@@ -189,11 +263,17 @@ impl Piece {
     pub fn common_prefix(&self, other: &Piece) -> Option<u64> {
         let n = self.len.min(other.len);
         if let Pattern::Blocks { block, .. } = self.pat {
-            if let (Some(a), Some(b)) = (
+            if let (Some((ra, pa, sa)), Some((rb, pb, sb))) = (
                 self.as_blocks(block, self.off),
                 other.as_blocks(block, self.off),
             ) {
-                return (a == b).then_some(n);
+                if (ra, pa) != (rb, pb) {
+                    return None;
+                }
+                return Some(match (sa, sb) {
+                    (Some(a), Some(b)) if a != b => n.min(block - pa),
+                    _ => n,
+                });
             }
         }
         let k = self.run_len(0).min(other.run_len(0));
@@ -201,10 +281,71 @@ impl Piece {
     }
 }
 
-/// One buffer's contents: runs keyed by their start.
+/// The step of ranks side by side.
+const fn step_one() -> Rank {
+    1
+}
+
+/// A piece laid out in `piece.len / seg` segments of `seg` elements, segment j at
+/// `start + j·stride` (`stride > seg`, at least two segments).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Strided {
+    pub piece: Piece,
+    pub seg: u64,
+    pub stride: u64,
+}
+
+impl Strided {
+    fn count(&self) -> u64 {
+        self.piece.len / self.seg
+    }
+    fn span(&self) -> u64 {
+        (self.count() - 1) * self.stride + self.seg
+    }
+}
+
+/// One entry of a buffer: a flat piece, or a strided one whose holes are unset.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Run {
+    Flat(Piece),
+    Strided(Box<Strided>),
+}
+
+impl Run {
+    /// `piece` in segments of `seg` at `stride`: flat when that leaves no hole.
+    fn new(piece: Piece, seg: u64, stride: u64) -> Run {
+        if stride == seg || piece.len <= seg {
+            Run::Flat(piece)
+        } else {
+            debug_assert!(stride > seg && piece.len % seg == 0);
+            Run::Strided(Box::new(Strided { piece, seg, stride }))
+        }
+    }
+
+    /// Positions from the start to one past the last element held.
+    fn span(&self) -> u64 {
+        match self {
+            Run::Flat(p) => p.len,
+            Run::Strided(s) => s.span(),
+        }
+    }
+}
+
+impl Strided {
+    /// Segments `a..b` as a run (starting `a·stride` after this one).
+    fn segments(&self, a: u64, b: u64) -> Run {
+        Run::new(
+            self.piece.slice(a * self.seg, (b - a) * self.seg),
+            self.seg,
+            self.stride,
+        )
+    }
+}
+
+/// One buffer's contents: disjoint runs keyed by their start.
 #[derive(Clone, Debug, Default)]
 pub struct BufState {
-    runs: BTreeMap<u64, Piece>,
+    runs: BTreeMap<u64, Run>,
 }
 
 impl BufState {
@@ -212,24 +353,62 @@ impl BufState {
     pub fn input(r: Rank, len: u64) -> Self {
         let mut s = BufState::default();
         if len > 0 {
-            s.runs.insert(0, Piece::copy(r, 0, len));
+            s.runs.insert(0, Run::Flat(Piece::copy(r, 0, len)));
         }
         s
     }
 
-    /// Make `pos` a run boundary.
+    /// Whether no run holds a position of `a..b` in its span.
+    fn is_free(&self, a: u64, b: u64) -> bool {
+        self.runs
+            .range(..b)
+            .next_back()
+            .is_none_or(|(&k, r)| k + r.span() <= a)
+    }
+
+    /// Make `pos` a run boundary: no run's span contains both `pos - 1` and `pos`.
     fn split_at(&mut self, pos: u64) {
-        let Some((&start, p)) = self.runs.range(..pos).next_back() else {
+        let Some((&start, run)) = self.runs.range(..pos).next_back() else {
             return;
         };
-        if start + p.len <= pos {
+        if start + run.span() <= pos {
             return;
         }
         let cut = pos - start;
-        let tail = p.slice(cut, p.len - cut);
-        let head = p.slice(0, cut);
-        self.runs.insert(start, head);
-        self.runs.insert(pos, tail);
+        match run {
+            Run::Flat(p) => {
+                let tail = p.slice(cut, p.len - cut);
+                let head = p.slice(0, cut);
+                self.runs.insert(start, Run::Flat(head));
+                self.runs.insert(pos, Run::Flat(tail));
+            }
+            Run::Strided(s) => {
+                let s = (**s).clone();
+                self.runs.remove(&start);
+                let (j, d) = (cut / s.stride, cut % s.stride);
+                let at = |i: u64| start + i * s.stride;
+                if d >= s.seg {
+                    // In the hole after segment j.
+                    self.runs.insert(start, s.segments(0, j + 1));
+                    self.runs.insert(at(j + 1), s.segments(j + 1, s.count()));
+                } else if d == 0 {
+                    // At the start of segment j ≥ 1.
+                    self.runs.insert(start, s.segments(0, j));
+                    self.runs.insert(pos, s.segments(j, s.count()));
+                } else {
+                    // Inside segment j.
+                    if j > 0 {
+                        self.runs.insert(start, s.segments(0, j));
+                    }
+                    let seg = s.piece.slice(j * s.seg, s.seg);
+                    self.runs.insert(at(j), Run::Flat(seg.slice(0, d)));
+                    self.runs.insert(pos, Run::Flat(seg.slice(d, s.seg - d)));
+                    if j + 1 < s.count() {
+                        self.runs.insert(at(j + 1), s.segments(j + 1, s.count()));
+                    }
+                }
+            }
+        }
     }
 
     /// The pieces covering `start..start+len`, or the first unset element.
@@ -243,17 +422,33 @@ impl BufState {
             .next_back()
             .map(|(&s, _)| s)
             .unwrap_or(start);
-        for (&s, p) in self.runs.range(first..end) {
-            let e = s + p.len;
+        for (&s, run) in self.runs.range(first..end) {
+            let e = s + run.span();
             if e <= pos {
                 continue;
             }
             if s > pos {
                 return Err(pos);
             }
-            let take = e.min(end) - pos;
-            push_merged(&mut out, p.slice(pos - s, take));
-            pos += take;
+            match run {
+                Run::Flat(p) => {
+                    let take = e.min(end) - pos;
+                    push_merged(&mut out, p.slice(pos - s, take));
+                    pos += take;
+                }
+                Run::Strided(st) => {
+                    let stop = e.min(end);
+                    while pos < stop {
+                        let (j, d) = ((pos - s) / st.stride, (pos - s) % st.stride);
+                        if d >= st.seg {
+                            return Err(pos);
+                        }
+                        let take = (st.seg - d).min(stop - pos);
+                        push_merged(&mut out, st.piece.slice(j * st.seg + d, take));
+                        pos += take;
+                    }
+                }
+            }
             if pos >= end {
                 break;
             }
@@ -261,6 +456,36 @@ impl BufState {
         if pos < end {
             return Err(pos);
         }
+        Ok(out)
+    }
+
+    /// The pieces of `count` segments of `seg` elements, segment j at `start + j·stride`,
+    /// concatenated, or the first unset element: the same as reading the segments one by
+    /// one, in one step when they are consecutive segments of one strided run.
+    pub fn read_strided(
+        &self,
+        start: u64,
+        seg: u64,
+        stride: u64,
+        count: u64,
+    ) -> Result<Vec<Piece>, u64> {
+        if let Some((&s, Run::Strided(st))) = self.runs.range(..=start).next_back() {
+            let j = (start - s) / stride;
+            if st.seg == seg
+                && st.stride == stride
+                && (start - s) % stride == 0
+                && j + count <= st.count()
+            {
+                return Ok(vec![st.piece.slice(j * seg, count * seg)]);
+            }
+        }
+        let mut out = Vec::new();
+        for j in 0..count {
+            for p in self.read(start + j * stride, seg)? {
+                push_merged(&mut out, p);
+            }
+        }
+        out.shrink_to_fit();
         Ok(out)
     }
 
@@ -272,12 +497,7 @@ impl BufState {
         }
         let end = start + len;
         // Fast path: nothing there yet (a first delivery), no run to split or remove.
-        let free = self
-            .runs
-            .range(..end)
-            .next_back()
-            .is_none_or(|(&k, p)| k + p.len <= start);
-        if !free {
+        if !self.is_free(start, end) {
             self.split_at(start);
             self.split_at(end);
             while let Some((&k, _)) = self.runs.range(start..end).next() {
@@ -289,20 +509,184 @@ impl BufState {
             self.merge_into_previous(pos, p.clone());
             pos += p.len;
         }
-        if let Some(next) = self.runs.remove(&end) {
+        self.merge_next(end);
+    }
+
+    /// Append the flat run starting at `end`, if any, to the one ending there.
+    fn merge_next(&mut self, end: u64) {
+        if let Some(Run::Flat(_)) = self.runs.get(&end) {
+            let Some(Run::Flat(next)) = self.runs.remove(&end) else {
+                unreachable!()
+            };
             self.merge_into_previous(end, next);
         }
     }
 
-    /// Insert `piece` at `pos`, appending it to the run that ends at `pos` if it
+    /// Insert `piece` at `pos`, appending it to the flat run that ends at `pos` if it
     /// continues that run's rule.
     fn merge_into_previous(&mut self, pos: u64, piece: Piece) {
-        if let Some((&k, prev)) = self.runs.range_mut(..pos).next_back() {
+        if let Some((&k, Run::Flat(prev))) = self.runs.range_mut(..pos).next_back() {
             if k + prev.len == pos && prev.try_append(&piece) {
                 return;
             }
         }
-        self.runs.insert(pos, piece);
+        self.runs.insert(pos, Run::Flat(piece));
+    }
+
+    /// Overwrite `count = piece.len / seg` segments of `seg` elements, segment j at
+    /// `start + j·stride` (`stride ≥ seg`), with the consecutive parts of `piece`: the
+    /// same as placing each segment, in one entry when they land in free space or in the
+    /// middle of the holes of a strided run of the same shape.
+    pub fn place_strided(&mut self, start: u64, seg: u64, stride: u64, piece: &Piece) {
+        assert!(
+            seg > 0 && stride >= seg && piece.len % seg == 0,
+            "place_strided: {} elements in segments of {seg} at stride {stride}",
+            piece.len
+        );
+        let count = piece.len / seg;
+        if count <= 1 || stride == seg {
+            return self.place(start, std::slice::from_ref(piece));
+        }
+        let end = start + (count - 1) * stride + seg;
+        if self.is_free(start, end) {
+            self.runs
+                .insert(start, Run::new(piece.clone(), seg, stride));
+            return;
+        }
+        if self.try_interleave(start, seg, stride, piece) {
+            return;
+        }
+        for j in 0..count {
+            self.place(start + j * stride, &[piece.slice(j * seg, seg)]);
+        }
+    }
+
+    /// The `count` segments of `seg` elements at `at + j·stride`, if they are exactly the
+    /// strided run at `at` or `count` flat runs: (their keys, their pieces: one piece
+    /// holding them all, or one per segment).
+    fn held_segments(
+        &self,
+        at: u64,
+        seg: u64,
+        stride: u64,
+        count: u64,
+    ) -> Option<(Vec<u64>, Vec<Piece>)> {
+        match self.runs.get(&at)? {
+            Run::Strided(s) => (s.seg == seg && s.stride == stride && s.count() == count)
+                .then(|| (vec![at], vec![s.piece.clone()])),
+            Run::Flat(_) => {
+                let mut keys = Vec::with_capacity(count as usize);
+                let mut pieces = Vec::with_capacity(count as usize);
+                for j in 0..count {
+                    let k = at + j * stride;
+                    match self.runs.get(&k)? {
+                        Run::Flat(p) if p.len == seg => {
+                            keys.push(k);
+                            pieces.push(p.clone());
+                        }
+                        _ => return None,
+                    }
+                }
+                Some((keys, pieces))
+            }
+        }
+    }
+
+    /// Place `piece` at `start` in segments of `seg` at `stride` when the buffer holds,
+    /// and holds only, the same number of segments half a stride before or after: the
+    /// union is one run of stride `stride / 2`. Returns whether it did.
+    fn try_interleave(&mut self, start: u64, seg: u64, stride: u64, piece: &Piece) -> bool {
+        let half = stride / 2;
+        if stride % 2 != 0 || half < seg {
+            return false;
+        }
+        let count = piece.len / seg;
+        let body = (count - 1) * stride + seg;
+        for held in [start.checked_sub(half), start.checked_add(half)] {
+            let Some(held) = held else { continue };
+            let Some((keys, old)) = self.held_segments(held, seg, stride, count) else {
+                continue;
+            };
+            // Nothing else in the window of the union.
+            let (lo, hi) = (held.min(start), held.max(start) + body);
+            let before_free = self
+                .runs
+                .range(..lo)
+                .next_back()
+                .is_none_or(|(&k, r)| k + r.span() <= lo);
+            if !before_free || self.runs.range(lo..hi).take(keys.len() + 1).count() != keys.len() {
+                return false;
+            }
+            let old_seg = |j: u64| match old.len() {
+                1 => old[0].slice(j * seg, seg),
+                _ => old[j as usize].clone(),
+            };
+            let new_seg = |j: u64| piece.slice(j * seg, seg);
+            let (first, second) = if held < start {
+                (&old[0], piece)
+            } else {
+                (piece, &old[0])
+            };
+            // Blocks of ranks a, a + 2s, … and a + s, a + 3s, …: ranks a, a + s, … at once.
+            let fast = match (old.len(), &first.pat, &second.pat) {
+                (
+                    1,
+                    &Pattern::Blocks {
+                        rank: a,
+                        block: ba,
+                        phase: 0,
+                        step: sa,
+                    },
+                    &Pattern::Blocks {
+                        rank: b,
+                        block: bb,
+                        phase: 0,
+                        step: sb,
+                    },
+                ) if ba == seg
+                    && bb == seg
+                    && sa == sb
+                    && sa % 2 == 0
+                    && first.off == second.off
+                    && b as u64 == a as u64 + sa as u64 / 2 =>
+                {
+                    Some(Piece::blocks_step(a, sa / 2, seg, first.off, 2 * piece.len))
+                }
+                _ => None,
+            };
+            let all = match fast {
+                Some(p) => p,
+                None => {
+                    // Segment by segment, alternating: it must stay one piece.
+                    let mut all = first.slice(0, seg);
+                    for j in 0..count {
+                        let (a, b) = if held < start {
+                            (old_seg(j), new_seg(j))
+                        } else {
+                            (new_seg(j), old_seg(j))
+                        };
+                        if (j > 0 && !all.try_append(&a)) || !all.try_append(&b) {
+                            return false;
+                        }
+                    }
+                    all
+                }
+            };
+            for k in keys {
+                self.runs.remove(&k);
+            }
+            match Run::new(all, seg, half) {
+                Run::Flat(p) => {
+                    self.merge_into_previous(lo, p);
+                    self.merge_next(hi);
+                }
+                run => {
+                    self.runs.insert(lo, run);
+                }
+            }
+            return true;
+        }
+        false
     }
 
     /// Combine `pieces` into `start..`: the received data is the left operand when
@@ -363,9 +747,9 @@ impl BufState {
         Ok(())
     }
 
-    /// All runs, in order: (start, piece).
-    pub fn runs(&self) -> impl Iterator<Item = (u64, &Piece)> {
-        self.runs.iter().map(|(&s, p)| (s, p))
+    /// All runs, in order: (start, run).
+    pub fn runs(&self) -> impl Iterator<Item = (u64, &Run)> {
+        self.runs.iter().map(|(&s, r)| (s, r))
     }
 }
 
@@ -522,5 +906,434 @@ mod tests {
         ));
         assert_eq!(b.read(0, 2).unwrap()[0].at(0).0[..], [(0, 1), (4, 5)]);
         assert_eq!(b.read(2, 2).unwrap()[0].at(0).0[..], [(0, 1), (5, 6)]);
+    }
+
+    // --- Strided runs and Blocks with a step -------------------------------------------
+
+    /// An element's value, for comparing with a plain element-by-element model.
+    type Val = (Vec<(Rank, Rank)>, u64);
+
+    fn expand(ps: &[Piece]) -> Vec<Val> {
+        ps.iter()
+            .flat_map(|p| (0..p.len).map(move |i| p.at(i)))
+            .map(|(c, o)| (c.to_vec(), o))
+            .collect()
+    }
+
+    /// The reference: one optional value per element.
+    #[derive(Clone)]
+    struct Model(Vec<Option<Val>>);
+
+    impl Model {
+        fn place(&mut self, start: u64, ps: &[Piece]) {
+            for (i, v) in expand(ps).into_iter().enumerate() {
+                self.0[start as usize + i] = Some(v);
+            }
+        }
+        fn place_strided(&mut self, start: u64, seg: u64, stride: u64, p: &Piece) {
+            for j in 0..p.len / seg {
+                self.place(start + j * stride, &[p.slice(j * seg, seg)]);
+            }
+        }
+        fn read(&self, start: u64, len: u64) -> Result<Vec<Val>, u64> {
+            (start..start + len)
+                .map(|i| self.0[i as usize].clone().ok_or(i))
+                .collect()
+        }
+    }
+
+    /// Every window of `b` reads as the model says, and the runs are well formed.
+    fn check(b: &BufState, m: &Model) {
+        let n = m.0.len() as u64;
+        let mut end = 0;
+        for (s, r) in b.runs() {
+            assert!(s >= end, "runs overlap at {s}: {:?}", b.runs);
+            match r {
+                Run::Flat(p) => assert!(p.len > 0),
+                Run::Strided(st) => {
+                    assert!(
+                        st.stride > st.seg && st.seg > 0 && st.count() >= 2,
+                        "{st:?}"
+                    );
+                    assert_eq!(st.piece.len % st.seg, 0);
+                }
+            }
+            end = s + r.span();
+        }
+        for a in 0..n {
+            for len in 1..=(n - a).min(9) {
+                let got = b.read(a, len).map(|ps| expand(&ps));
+                assert_eq!(got, m.read(a, len), "read({a}, {len}) of {:?}", b.runs);
+            }
+        }
+        assert_eq!(b.read(0, n).map(|ps| expand(&ps)), m.read(0, n));
+    }
+
+    /// Deterministic pseudo-random numbers (xorshift).
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % n
+        }
+    }
+
+    /// A strided run: ranks 1, 3, 5, 7 (step 2), 3 elements each from input offset 4,
+    /// at positions 2, 9, 16, 23 (stride 7).
+    fn strided_fixture() -> (BufState, Model) {
+        let mut b = BufState::default();
+        let mut m = Model(vec![None; 30]);
+        let p = Piece::blocks_step(1, 2, 3, 4, 12);
+        b.place_strided(2, 3, 7, &p);
+        m.place_strided(2, 3, 7, &p);
+        assert_eq!(b.runs().count(), 1);
+        (b, m)
+    }
+
+    #[test]
+    fn strided_run_reads_segments_and_reports_holes_as_unset() {
+        let (b, m) = strided_fixture();
+        check(&b, &m);
+        assert_eq!(expand(&b.read(9, 3).unwrap()), expand(&[one(3, 4, 3)]));
+        assert_eq!(expand(&b.read(10, 2).unwrap()), expand(&[one(3, 5, 2)]));
+        // The holes, inside the run's span, are unset.
+        assert_eq!(b.read(5, 1), Err(5));
+        assert_eq!(b.read(9, 4), Err(12));
+        assert_eq!(b.read(2, 22), Err(5));
+        assert_eq!(b.read(0, 3), Err(0));
+        assert_eq!(b.read(26, 1), Err(26));
+    }
+
+    #[test]
+    fn strided_reads_equal_reads_segment_by_segment() {
+        let (b, m) = strided_fixture();
+        let by_segments = |start: u64, seg: u64, stride: u64, count: u64| {
+            (0..count)
+                .map(|j| m.read(start + j * stride, seg))
+                .collect::<Result<Vec<_>, _>>()
+                .map(|v| v.concat())
+        };
+        for start in 0..12 {
+            for seg in 1..=4 {
+                for stride in seg..=9 {
+                    for count in 1..=4 {
+                        if start + (count - 1) * stride + seg > 30 {
+                            continue;
+                        }
+                        let got = b.read_strided(start, seg, stride, count);
+                        assert_eq!(
+                            got.clone().map(|ps| expand(&ps)),
+                            by_segments(start, seg, stride, count),
+                            "{start} {seg} {stride} {count}"
+                        );
+                    }
+                }
+            }
+        }
+        // The whole run, or consecutive segments of it: one piece.
+        assert_eq!(
+            b.read_strided(2, 3, 7, 4).unwrap(),
+            vec![Piece::blocks_step(1, 2, 3, 4, 12)]
+        );
+        assert_eq!(
+            b.read_strided(9, 3, 7, 2).unwrap(),
+            vec![Piece::blocks_step(3, 2, 3, 4, 6)]
+        );
+        assert_eq!(b.read_strided(9, 3, 7, 3).unwrap().len(), 1);
+        assert_eq!(b.read_strided(3, 3, 7, 2), Err(5));
+    }
+
+    #[test]
+    fn splitting_a_strided_run_at_every_position_keeps_every_element() {
+        let (b0, m) = strided_fixture();
+        for pos in 0..30 {
+            let mut b = b0.clone();
+            b.split_at(pos);
+            check(&b, &m);
+            // Every run boundary is respected: nothing spans `pos`.
+            for (s, r) in b.runs() {
+                assert!(!(s < pos && pos < s + r.span()), "{pos}: {:?}", b.runs);
+            }
+        }
+    }
+
+    #[test]
+    fn writes_at_every_position_and_length_into_a_strided_run() {
+        let (b0, m0) = strided_fixture();
+        for start in 0..29 {
+            for len in 1..=(30 - start).min(10) {
+                let (mut b, mut m) = (b0.clone(), m0.clone());
+                let w = [one(99, start, len)];
+                b.place(start, &w);
+                m.place(start, &w);
+                check(&b, &m);
+            }
+        }
+    }
+
+    #[test]
+    fn combining_into_a_strided_run_hits_segments_and_stops_at_holes() {
+        let (mut b, mut m) = strided_fixture();
+        b.combine(9, &[one(0, 4, 3)], false, true).unwrap();
+        m.0[9..12]
+            .iter_mut()
+            .enumerate()
+            .for_each(|(i, v)| *v = Some((vec![(0, 1), (3, 4)], 4 + i as u64)));
+        check(&b, &m);
+        assert_eq!(b.read(9, 3).unwrap()[0].at(0).0[..], [(0, 1), (3, 4)]);
+        // Across a hole: the first unset element.
+        assert_eq!(
+            b.combine(16, &[one(0, 4, 4)], false, true),
+            Err(CombineError::Unset(19))
+        );
+        assert_eq!(
+            b.combine(17, &[one(5, 5, 1)], false, true),
+            Err(CombineError::Twice { at: 17, rank: 5 })
+        );
+        assert!(matches!(
+            b.combine(23, &[one(0, 0, 1)], false, true),
+            Err(CombineError::Misaligned { .. })
+        ));
+    }
+
+    #[test]
+    fn blocks_with_a_step_merge_slice_and_compare() {
+        let mut v = Vec::new();
+        for r in [4u32, 6, 8, 10] {
+            push_merged(&mut v, one(r, 2, 3));
+        }
+        assert_eq!(v, vec![Piece::blocks_step(4, 2, 3, 2, 12)]);
+        // A rank off the step, or a different block offset, starts a new piece.
+        push_merged(&mut v, one(13, 2, 3));
+        push_merged(&mut v, one(16, 3, 2));
+        assert_eq!(v.len(), 3);
+        let p = &v[0];
+        assert_eq!(p.at(7), (Arc::from(vec![(8, 9)]), 3));
+        assert_eq!(p.slice(5, 4).at(0), (Arc::from(vec![(6, 7)]), 4));
+        assert_eq!(p.slice(5, 4).at(1), (Arc::from(vec![(8, 9)]), 2));
+        // Same first block, different steps: equal up to the end of that block only.
+        let q = Piece::blocks_step(4, 1, 3, 2, 12);
+        assert_eq!(p.common_prefix(&q), Some(3));
+        assert_eq!(p.slice(1, 5).common_prefix(&q.slice(1, 5)), Some(2));
+        assert_eq!(p.common_prefix(p), Some(12));
+        assert_eq!(p.common_prefix(&Piece::blocks_step(6, 2, 3, 2, 12)), None);
+        // A step-2 piece does not continue a step-1 piece.
+        let mut a = Piece::blocks(0, 3, 2, 6);
+        assert!(!a.try_append(&Piece::blocks_step(2, 2, 3, 2, 6)));
+        assert!(a.try_append(&Piece::blocks(2, 3, 2, 6)));
+        assert_eq!(a, Piece::blocks(0, 3, 2, 12));
+    }
+
+    /// One node's `out` under ADEA (blocks of m elements, the dimensions crossed from the
+    /// leading one down): after each step it is a single run, and at the end the
+    /// all-gather's single `Blocks` piece.
+    #[test]
+    fn interleaving_halves_the_stride_down_to_one_flat_run() {
+        for n in 1..=6u32 {
+            for m in 1..=3u64 {
+                for x in [0u32, 1, (1 << n) - 1, (1 << n) / 3] {
+                    let k = 1u64 << n;
+                    let mut b = BufState::default();
+                    let mut md = Model(vec![None; (k * m) as usize]);
+                    // The blocks held: those agreeing with x on the low bits.
+                    let held = |x: u32, t: u32| -> Vec<u32> {
+                        let mask = ((1u64 << n) - (1u64 << (n - t))) as u32;
+                        (0..k as u32).filter(|&r| r & !mask == x & !mask).collect()
+                    };
+                    let own = [one(x, 0, m)];
+                    b.place(x as u64 * m, &own);
+                    md.place(x as u64 * m, &own);
+                    for t in 0..n {
+                        let peer = x ^ (1 << (n - 1 - t));
+                        let blocks = held(peer, t);
+                        let mut msg = Vec::new();
+                        for &r in &blocks {
+                            push_merged(&mut msg, one(r, 0, m));
+                        }
+                        assert_eq!(msg.len(), 1);
+                        let stride = if blocks.len() > 1 {
+                            (blocks[1] - blocks[0]) as u64 * m
+                        } else {
+                            m
+                        };
+                        let at = blocks[0] as u64 * m;
+                        b.place_strided(at, m, stride, &msg[0]);
+                        md.place_strided(at, m, stride, &msg[0]);
+                        assert!(
+                            b.runs().count() <= 2,
+                            "n {n} m {m} x {x} t {t}: {:?}",
+                            b.runs
+                        );
+                        if t > 0 {
+                            assert_eq!(b.runs().count(), 1, "n {n} m {m} x {x} t {t}");
+                        }
+                        if n <= 4 {
+                            check(&b, &md);
+                        }
+                    }
+                    assert_eq!(
+                        b.read(0, k * m).unwrap(),
+                        vec![Piece::blocks(0, m, 0, k * m)]
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn interleaving_refuses_what_is_not_exactly_the_middle_of_the_holes() {
+        // Held: ranks 0, 4 at stride 8 (blocks of 2). Writes of other shapes fall back
+        // to segment-by-segment placement, with the same result as the model.
+        let cases: Vec<(u64, u64, u64, Piece)> = vec![
+            (4, 2, 8, Piece::blocks_step(2, 4, 2, 0, 4)), // the middle: merges
+            (2, 2, 8, Piece::blocks_step(1, 4, 2, 0, 4)), // a quarter off
+            (4, 2, 8, Piece::blocks_step(3, 4, 2, 0, 4)), // wrong ranks
+            (4, 2, 8, Piece::blocks_step(2, 4, 2, 1, 4)), // wrong input offset
+            (4, 2, 8, one(2, 0, 4)),                      // not blocks
+            (12, 2, 8, Piece::blocks_step(6, 4, 2, 0, 4)), // past the end
+            (4, 1, 8, Piece::blocks_step(2, 4, 1, 0, 2)), // shorter segments
+            (4, 2, 4, Piece::blocks_step(2, 4, 2, 0, 8)), // more segments, other stride
+        ];
+        for (i, (at, seg, stride, p)) in cases.into_iter().enumerate() {
+            let mut b = BufState::default();
+            let mut m = Model(vec![None; 40]);
+            let held = Piece::blocks_step(0, 4, 2, 0, 4);
+            b.place_strided(0, 2, 8, &held);
+            m.place_strided(0, 2, 8, &held);
+            b.place_strided(at, seg, stride, &p);
+            m.place_strided(at, seg, stride, &p);
+            check(&b, &m);
+            if i == 0 {
+                assert_eq!(b.runs().count(), 1);
+                assert_eq!(expand(&b.read(0, 2).unwrap()), expand(&[one(0, 0, 2)]));
+                assert_eq!(expand(&b.read(4, 2).unwrap()), expand(&[one(2, 0, 2)]));
+            }
+        }
+        // A run sticking into the window blocks the merge.
+        let mut b = BufState::default();
+        let mut m = Model(vec![None; 40]);
+        for (at, seg, stride, p) in [
+            (4u64, 2u64, 8u64, Piece::blocks_step(0, 4, 2, 0, 4)),
+            (0, 2, 2, one(9, 0, 2)),
+            (1, 2, 8, one(7, 0, 4)),
+            (8, 2, 8, Piece::blocks_step(2, 4, 2, 0, 4)),
+        ] {
+            b.place_strided(at, seg, stride, &p);
+            m.place_strided(at, seg, stride, &p);
+            check(&b, &m);
+        }
+    }
+
+    #[test]
+    fn random_writes_match_the_element_model() {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        const N: u64 = 48;
+        let piece = |rng: &mut Rng, len: u64| -> Piece {
+            let r = rng.next(6) as Rank;
+            match rng.next(3) {
+                0 => one(r, rng.next(4), len),
+                1 => {
+                    let block = 1 + rng.next(3);
+                    Piece::blocks_step(r, 1 + rng.next(3) as Rank, block, rng.next(3), len + block)
+                        .slice(rng.next(block), len)
+                }
+                _ => Piece {
+                    len,
+                    off: rng.next(4),
+                    pat: Pattern::Seq {
+                        src: Arc::from(vec![(r, r + 2)]),
+                    },
+                },
+            }
+        };
+        for _ in 0..2000 {
+            let mut b = BufState::default();
+            let mut m = Model(vec![None; N as usize]);
+            for _ in 0..12 {
+                match rng.next(3) {
+                    0 => {
+                        let start = rng.next(N);
+                        let mut ps = Vec::new();
+                        let mut room = N - start;
+                        for _ in 0..1 + rng.next(3) {
+                            if room == 0 {
+                                break;
+                            }
+                            let len = 1 + rng.next(room.min(6));
+                            ps.push(piece(&mut rng, len));
+                            room -= len;
+                        }
+                        b.place(start, &ps);
+                        m.place(start, &ps);
+                    }
+                    1 => {
+                        let seg = 1 + rng.next(3);
+                        let stride = seg * (1 + rng.next(4)) + rng.next(2);
+                        let count = 2 + rng.next(4);
+                        let span = (count - 1) * stride + seg;
+                        if span > N {
+                            continue;
+                        }
+                        let start = rng.next(N - span + 1);
+                        let p = if rng.next(2) == 0 {
+                            piece(&mut rng, count * seg)
+                        } else {
+                            Piece::blocks_step(
+                                rng.next(4) as Rank,
+                                1 + rng.next(4) as Rank,
+                                seg,
+                                0,
+                                count * seg,
+                            )
+                        };
+                        b.place_strided(start, seg, stride, &p);
+                        m.place_strided(start, seg, stride, &p);
+                    }
+                    _ => {
+                        // The middle of the holes of the last strided run, when there is one.
+                        let Some((s, st)) = b.runs().find_map(|(s, r)| match r {
+                            Run::Strided(st) => Some((s, (**st).clone())),
+                            Run::Flat(_) => None,
+                        }) else {
+                            continue;
+                        };
+                        let at = if rng.next(2) == 0 {
+                            s + st.stride / 2
+                        } else {
+                            s.saturating_sub(st.stride / 2)
+                        };
+                        let before = at < s;
+                        // Often exactly the interleaving blocks, else anything.
+                        let p = match st.piece.pat {
+                            Pattern::Blocks {
+                                rank,
+                                block,
+                                phase: 0,
+                                step,
+                            } if block == st.seg
+                                && step % 2 == 0
+                                && (!before || rank >= step / 2)
+                                && rng.next(4) != 0 =>
+                            {
+                                let r = if before {
+                                    rank - step / 2
+                                } else {
+                                    rank + step / 2
+                                };
+                                Piece::blocks_step(r, step, block, st.piece.off, st.piece.len)
+                            }
+                            _ => piece(&mut rng, st.piece.len),
+                        };
+                        if at + st.span() <= N {
+                            b.place_strided(at, st.seg, st.stride, &p);
+                            m.place_strided(at, st.seg, st.stride, &p);
+                        }
+                    }
+                }
+                check(&b, &m);
+            }
+        }
     }
 }
