@@ -78,6 +78,8 @@ pub use mpi;
 
 /// The tag of failure notices (on the notice communicator, which carries nothing else).
 const NOTICE_TAG: c_int = 7;
+/// How long a wait yields the core between polls before it starts sleeping.
+const YIELD_FOR: Duration = Duration::from_millis(5);
 /// Largest block of a datatype (MPI counts are `int`).
 const MAX_BLOCK: usize = 1 << 30;
 
@@ -680,11 +682,13 @@ impl Mpi {
                     step,
                 });
             }
-            if polls <= self.spin + 200 {
+            // Yield for the first few milliseconds (the peer is likely about to send
+            // and may need this core), then sleep in short, growing naps.
+            if start.elapsed() < YIELD_FOR {
                 std::thread::yield_now();
             } else {
                 std::thread::sleep(nap);
-                nap = (nap * 2).min(Duration::from_millis(1));
+                nap = (nap * 2).min(Duration::from_micros(500));
             }
         }
     }

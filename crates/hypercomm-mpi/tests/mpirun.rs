@@ -74,7 +74,7 @@ fn mpirun(ranks: u32, args: &[&str], limit: Duration) -> Job {
 fn check(ranks: u32) {
     let job = mpirun(
         ranks,
-        &["--timeout", "30", "check"],
+        &["check", "--timeout", "30"],
         Duration::from_secs(120),
     );
     assert_eq!(
@@ -145,7 +145,7 @@ fn matches_native_mpi_on_8_ranks() {
 /// Every rank but `culprit` reports that `culprit` failed; the job ends non-zero, fast.
 fn expect_peer_failed(ranks: u32, culprit: u32, extra: &[&str]) {
     let culprit_arg = culprit.to_string();
-    let mut args = vec!["--timeout", "20", "fault", "--rank", &culprit_arg];
+    let mut args = vec!["fault", "--timeout", "20", "--rank", &culprit_arg];
     args.extend_from_slice(extra);
     let job = mpirun(ranks, &args, Duration::from_secs(60));
     assert!(
@@ -186,7 +186,7 @@ fn a_silent_rank_makes_its_peers_time_out() {
     // Rank 1 stalls longer than the 2 s timeout without failing.
     let job = mpirun(
         3,
-        &["--timeout", "2", "fault", "--rank", "1", "--stall", "6"],
+        &["fault", "--timeout", "2", "--rank", "1", "--stall", "6"],
         Duration::from_secs(60),
     );
     assert!(job.code.is_some_and(|c| c != 0), "{}", job.stderr);
@@ -203,11 +203,11 @@ fn a_silent_rank_makes_its_peers_time_out() {
 }
 
 #[test]
-fn bench_runs() {
+fn vs_native_prints_a_ratio_per_size() {
     let job = mpirun(
         2,
         &[
-            "bench",
+            "vs-native",
             "--ops",
             "broadcast,allreduce",
             "--max-bytes",
@@ -218,5 +218,57 @@ fn bench_runs() {
         Duration::from_secs(60),
     );
     assert_eq!(job.code, Some(0), "{}\n{}", job.stdout, job.stderr);
-    assert!(job.stdout.contains("allreduce"), "{}", job.stdout);
+    let rows = job
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("allreduce") || l.starts_with("broadcast"))
+        .count();
+    assert_eq!(rows, 2 * 4, "{}", job.stdout);
+}
+
+/// The CLI's `run`, on MPI: the same report as `hypercomm run --backend threads`.
+#[test]
+fn cli_run_on_mpi() {
+    let job = mpirun(
+        4,
+        &["run", "--op", "allreduce", "--len", "1000", "--seed", "3"],
+        Duration::from_secs(60),
+    );
+    assert_eq!(job.code, Some(0), "{}\n{}", job.stdout, job.stderr);
+    assert!(job.stdout.contains("mpi"), "{}", job.stdout);
+    // A --ranks other than the job's size is bad input (exit 2), said once.
+    let job = mpirun(
+        2,
+        &["run", "--ranks", "3", "--op", "allreduce", "--len", "10"],
+        Duration::from_secs(60),
+    );
+    assert_eq!(job.code, Some(2), "{}\n{}", job.stdout, job.stderr);
+    assert_eq!(
+        job.stderr.matches("invalid --ranks").count(),
+        1,
+        "{}",
+        job.stderr
+    );
+}
+
+/// The CLI's `bench`, on MPI.
+#[test]
+fn cli_bench_on_mpi() {
+    let job = mpirun(
+        3,
+        &[
+            "bench",
+            "--op",
+            "broadcast",
+            "--max-size",
+            "256",
+            "--iters",
+            "5",
+            "--warmup",
+            "1",
+        ],
+        Duration::from_secs(60),
+    );
+    assert_eq!(job.code, Some(0), "{}\n{}", job.stdout, job.stderr);
+    assert!(job.stdout.contains("256"), "{}", job.stdout);
 }

@@ -1,13 +1,17 @@
 //! `hypercomm-mpi`: run under `mpirun`.
 //!
+//! - `run`, `bench`: the `hypercomm` CLI's commands of the same names, on MPI (same
+//!   arguments, same output; `--ranks` defaults to the job's size).
 //! - `check`: every collective × every registry algorithm that fits the job's ranks ×
 //!   lengths × roots, ours on random integers against the native MPI collective
 //!   (`MPI_Bcast`, `MPI_Scatter`, …, `MPI_Reduce_scatter_block`); one line per case from
 //!   rank 0; exit 1 on any mismatch.
-//! - `fault --rank R [--panic]`: every rank runs all-reduces; rank R fails on purpose
-//!   (an error, or a panic) and every other rank must report `PeerFailed` naming it.
-//! - `bench`: OSU-style sizes, ours (auto or a named algorithm) against native MPI,
+//! - `fault --rank R [--panic | --stall S]`: every rank runs all-reduces; rank R fails on
+//!   purpose and every other rank must report `PeerFailed` naming it (or time out).
+//! - `vs-native`: OSU-style sizes, ours (auto or a named algorithm) against native MPI,
 //!   per collective, with the ratio.
+
+mod cli;
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -17,6 +21,7 @@ use hypercomm::algorithms;
 use hypercomm::collective::OpKind;
 use hypercomm::schedule::Rank;
 use hypercomm::topology::Topology;
+use hypercomm_cli::args::{BenchArgs, RtRunArgs};
 use hypercomm_mpi::{exit_watchdog, Config, Failure, Mpi};
 use hypercomm_rt::{Algo, Comm, Error, Op};
 use mpi::collective::SystemOperation;
@@ -26,20 +31,30 @@ use mpi::traits::*;
 #[derive(Parser)]
 #[command(
     name = "hypercomm-mpi",
-    about = "hypercomm's MPI backend: checks, fault injection, benchmarks (run under mpirun)"
+    about = "hypercomm on MPI: run, bench, checks against native MPI, fault injection (under mpirun)"
 )]
 struct Args {
-    /// Seconds a wait may last before a timeout error.
-    #[arg(long, global = true, default_value_t = 60.0)]
-    timeout: f64,
     #[command(subcommand)]
     command: Command,
 }
 
+#[derive(clap::Args)]
+struct Common {
+    /// Seconds a wait may last before a timeout error.
+    #[arg(long, default_value_t = 60.0)]
+    timeout: f64,
+}
+
 #[derive(Subcommand)]
 enum Command {
+    /// `hypercomm run` on MPI: one collective on random data, checked, timed.
+    Run(RtRunArgs),
+    /// `hypercomm bench` on MPI: latency and bandwidth over message sizes.
+    Bench(BenchArgs),
     /// Compare every fitting algorithm of every collective with native MPI.
     Check {
+        #[command(flatten)]
+        common: Common,
         /// Lengths (elements per block), comma-separated.
         #[arg(long, value_delimiter = ',', default_values_t = vec![0usize, 1, 7, 1000])]
         lengths: Vec<usize>,
@@ -52,6 +67,8 @@ enum Command {
     },
     /// Inject a failure on one rank; the others must report it.
     Fault {
+        #[command(flatten)]
+        common: Common,
         /// The rank that fails.
         #[arg(long, default_value_t = 1)]
         rank: Rank,
@@ -66,7 +83,9 @@ enum Command {
         stall: Option<f64>,
     },
     /// Time ours against native MPI over OSU-style sizes.
-    Bench {
+    VsNative {
+        #[command(flatten)]
+        common: Common,
         /// Collectives, comma-separated.
         #[arg(long, value_delimiter = ',', default_values_t = vec!["broadcast".to_string(), "allgather".into(), "allreduce".into(), "alltoall".into()])]
         ops: Vec<String>,
@@ -82,52 +101,104 @@ enum Command {
     },
 }
 
+/// The arguments, with `--ranks <job size>` added to `run` and `bench` when absent.
+fn arguments(size: i32) -> Vec<String> {
+    let mut argv: Vec<String> = std::env::args().collect();
+    let command = argv.get(1).map(String::as_str);
+    let has_ranks = argv
+        .iter()
+        .any(|a| a == "--ranks" || a.starts_with("--ranks="));
+    if matches!(command, Some("run" | "bench")) && !has_ranks {
+        argv.push("--ranks".into());
+        argv.push(size.to_string());
+    }
+    argv
+}
+
 fn main() -> ExitCode {
-    let args = Args::parse();
     let Some(universe) = mpi::initialize() else {
         eprintln!("hypercomm-mpi: MPI was already initialized");
         return ExitCode::from(2);
     };
     let world = universe.world();
-    let config = Config::new().timeout(Duration::from_secs_f64(args.timeout));
     let me = world.rank();
+    let args = match Args::try_parse_from(arguments(world.size())) {
+        Ok(a) => a,
+        Err(e) => {
+            if me == 0 {
+                e.print().ok();
+            }
+            let code = e.exit_code();
+            drop(world);
+            drop(universe);
+            return ExitCode::from(code as u8);
+        }
+    };
+    let config = |c: &Common| Config::new().timeout(Duration::from_secs_f64(c.timeout));
     let code = match &args.command {
-        Command::Check { lengths, seed, ops } => report(
+        Command::Run(a) => {
+            ranks_match(&world, a.problem.ranks).unwrap_or_else(|| cli::run(&world, a))
+        }
+        Command::Bench(a) => {
+            ranks_match(&world, a.problem.ranks).unwrap_or_else(|| cli::bench(&world, a))
+        }
+        Command::Check {
+            common,
+            lengths,
+            seed,
+            ops,
+        } => report(
             me,
-            hypercomm_mpi::run(&world, &config, |comm| {
+            hypercomm_mpi::run(&world, &config(common), |comm| {
                 check(comm, &world, lengths, *seed, ops)
             }),
         ),
         Command::Fault {
+            common,
             rank,
             panic,
             at,
             stall,
         } => report(
             me,
-            hypercomm_mpi::run(&world, &config, |comm| {
+            hypercomm_mpi::run(&world, &config(common), |comm| {
                 fault(comm, *rank, *panic, *at, *stall)
             }),
         ),
-        Command::Bench {
+        Command::VsNative {
+            common,
             ops,
             algo,
             max_bytes,
             iters,
         } => report(
             me,
-            hypercomm_mpi::run(&world, &config, |comm| {
-                bench(comm, &world, ops, algo, *max_bytes, *iters)
+            hypercomm_mpi::run(&world, &config(common), |comm| {
+                vs_native(comm, &world, ops, algo, *max_bytes, *iters)
             }),
         ),
     };
     if code != 0 {
         // MPI_Finalize waits for every rank: bound it.
-        exit_watchdog(config.cancel_grace + Duration::from_secs(10), code);
+        exit_watchdog(Duration::from_secs(15), code);
     }
     drop(world);
     drop(universe);
     ExitCode::from(code as u8)
+}
+
+/// Exit code 2 (from rank 0's message) when `--ranks` is not the job's size.
+fn ranks_match(world: &SimpleCommunicator, ranks: u64) -> Option<i32> {
+    if ranks == world.size() as u64 {
+        return None;
+    }
+    if world.rank() == 0 {
+        cli::say(format!(
+            "error: invalid --ranks: {ranks}; the MPI job has {} ranks (mpirun -n); omit --ranks\n",
+            world.size()
+        ));
+    }
+    Some(i32::from(hypercomm_cli::EXIT_BAD_INPUT))
 }
 
 /// A rank's failure, printed; the exit code.
@@ -136,8 +207,7 @@ fn report<E: std::fmt::Display>(me: i32, outcome: Result<(), Failure<E>>) -> i32
         Ok(()) => 0,
         Err(f) => {
             // One write, so that lines of ranks sharing the terminal do not interleave.
-            let line = format!("hypercomm-mpi: rank {me}: {f}\n");
-            std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes()).ok();
+            cli::say(format!("hypercomm-mpi: rank {me}: {f}\n"));
             1
         }
     }
@@ -456,7 +526,7 @@ fn sizes(max_bytes: usize) -> Vec<usize> {
     s
 }
 
-fn bench(
+fn vs_native(
     comm: &mut Comm<Mpi>,
     world: &SimpleCommunicator,
     ops: &[String],

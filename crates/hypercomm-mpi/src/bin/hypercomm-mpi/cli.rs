@@ -1,0 +1,136 @@
+//! `run` and `bench` as the `hypercomm` CLI has them, on the MPI backend: the same
+//! arguments, the CLI's transport-generic per-rank work
+//! ([`hypercomm_cli::runtime::run_rank`], [`hypercomm_cli::runtime::bench_rank`]),
+//! gathered to every rank, reported by rank 0 with the CLI's renderers, so
+//! `mpirun -n K hypercomm-mpi run …` prints what `hypercomm run --backend threads
+//! --ranks K …` prints (the backend's name aside).
+//!
+//! `--ranks` defaults to the job's size (`mpirun -n`); a different value is refused.
+//! `--backend` is ignored (this binary is the MPI backend). Exit codes as the CLI's: 0
+//! correct, 1 a wrong result or a failed rank, 2 bad input (printed by rank 0).
+
+use std::io::Write;
+use std::time::Duration;
+
+use hypercomm_cli::args::{BenchArgs, Format, RtRunArgs};
+use hypercomm_cli::runtime::{self, output, BenchReport, CalibrationInfo, RunReport};
+use hypercomm_cli::{config, CliError};
+use hypercomm_mpi::{Config, Failure};
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+
+/// The name reports give this backend.
+pub const BACKEND: &str = "mpi";
+
+/// Print `text` to stderr in one write (ranks share the terminal).
+pub fn say(text: String) {
+    std::io::stderr().write_all(text.as_bytes()).ok();
+}
+
+/// Validate on every rank (all reach the same verdict); rank 0 prints the error.
+fn prepare<T>(
+    me: i32,
+    f: impl FnOnce() -> Result<T, CliError>,
+) -> Result<(T, CalibrationInfo), i32> {
+    let got = f().and_then(|t| Ok((t, hypercomm_cli::threads::calibration()?)));
+    got.map_err(|e| {
+        if me == 0 {
+            say(format!("error: {e}\n"));
+        }
+        i32::from(hypercomm_cli::EXIT_BAD_INPUT)
+    })
+}
+
+/// A rank's failure as the command's exit code.
+fn failed(me: i32, f: Failure<hypercomm_rt::Error>) -> i32 {
+    match f {
+        Failure::Returned(e) | Failure::Setup(e) if runtime::is_input_error(&e) => {
+            if me == 0 {
+                say(format!("error: {e}\n"));
+            }
+            i32::from(hypercomm_cli::EXIT_BAD_INPUT)
+        }
+        f => {
+            say(format!("error: rank {me} {f}\n"));
+            i32::from(hypercomm_cli::EXIT_FAILED)
+        }
+    }
+}
+
+fn mpi_config(timeout: Duration, cal: &CalibrationInfo) -> Config {
+    Config::new()
+        .timeout(timeout)
+        .calibration(cal.calibration())
+}
+
+/// `hypercomm-mpi run`.
+pub fn run(world: &SimpleCommunicator, args: &RtRunArgs) -> i32 {
+    let me = world.rank();
+    let ((cfg, timeout), cal) = match prepare(me, || {
+        Ok((
+            config::rt_run(args)?,
+            config::timeout(args.problem.timeout)?,
+        ))
+    }) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let outcome = hypercomm_mpi::run(world, &mpi_config(timeout, &cal), |comm| {
+        let local = runtime::run_rank(comm, &cfg)?;
+        runtime::gather_run(comm, local)
+    });
+    let all = match outcome {
+        Ok(all) => all,
+        Err(f) => return failed(me, f),
+    };
+    // Every rank holds every result: all reach the same exit code.
+    let report = RunReport::new(&cfg, BACKEND, &cal, &all);
+    if me == 0 {
+        let mut out = std::io::stdout().lock();
+        out.write_all(output::run(&report, args.format == Format::Json).as_bytes())
+            .ok();
+        out.flush().ok();
+    }
+    match &report.mismatch {
+        Some(m) => {
+            if me == 0 {
+                say(format!(
+                    "error: wrong result: rank {} element {} is {}, expected {}\n",
+                    m.rank, m.index, m.got, m.expected
+                ));
+            }
+            i32::from(hypercomm_cli::EXIT_FAILED)
+        }
+        None => 0,
+    }
+}
+
+/// `hypercomm-mpi bench`.
+pub fn bench(world: &SimpleCommunicator, args: &BenchArgs) -> i32 {
+    let me = world.rank();
+    let ((cfg, timeout), cal) = match prepare(me, || {
+        Ok((
+            config::rt_bench(args)?,
+            config::timeout(args.problem.timeout)?,
+        ))
+    }) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let outcome = hypercomm_mpi::run(world, &mpi_config(timeout, &cal), |comm| {
+        let local = runtime::bench_rank(comm, &cfg, &|| {})?;
+        runtime::gather_bench(comm, local)
+    });
+    let all = match outcome {
+        Ok(all) => all,
+        Err(f) => return failed(me, f),
+    };
+    if me == 0 {
+        let report = BenchReport::new(&cfg, BACKEND, &cal, &all);
+        let mut out = std::io::stdout().lock();
+        out.write_all(output::bench(&report, args.format).as_bytes())
+            .ok();
+        out.flush().ok();
+    }
+    0
+}
