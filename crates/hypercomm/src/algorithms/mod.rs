@@ -143,7 +143,10 @@ pub enum FormulaKind {
 }
 
 /// A closed form of an algorithm's time, evaluated for one problem and model.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+///
+/// It serialises as `{expr, reference, value, kind, exact}`, `exact` being
+/// [`is_exact`](Formula::is_exact) (kept for JSON consumers).
+#[derive(Clone, Debug, PartialEq)]
 pub struct Formula {
     /// The formula in the papers' notation.
     pub expr: String,
@@ -153,8 +156,19 @@ pub struct Formula {
     pub value: f64,
     /// How the simulated time relates to `value`.
     pub kind: FormulaKind,
-    /// `kind == Exact` (kept for JSON consumers).
-    pub exact: bool,
+}
+
+impl Serialize for Formula {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("Formula", 5)?;
+        st.serialize_field("expr", &self.expr)?;
+        st.serialize_field("reference", self.reference)?;
+        st.serialize_field("value", &self.value)?;
+        st.serialize_field("kind", &self.kind)?;
+        st.serialize_field("exact", &self.is_exact())?;
+        st.end()
+    }
 }
 
 impl Formula {
@@ -164,8 +178,11 @@ impl Formula {
             reference,
             value,
             kind,
-            exact: kind == FormulaKind::Exact,
         }
+    }
+    /// Whether the simulator must match this form exactly (`kind == Exact`).
+    pub fn is_exact(&self) -> bool {
+        self.kind == FormulaKind::Exact
     }
     /// A form the simulator must match exactly.
     pub fn exact(expr: impl Into<String>, reference: &'static str, value: f64) -> Self {
@@ -731,4 +748,37 @@ pub fn lookup(topo: &Topology, op: OpKind, name: &str) -> Result<&'static Algori
         topology: topo.to_string(),
         valid: names(fitting(topo, op)),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `exact` is no field any more, but JSON consumers still get it, from `kind`.
+    #[test]
+    fn formula_json_keeps_exact() {
+        for (f, exact) in [
+            (Formula::exact("a", "r", 1.5), true),
+            (Formula::upper_bound("b", "r", 2.0), false),
+            (Formula::estimate("c", "r", 0.5), false),
+        ] {
+            assert_eq!(f.is_exact(), exact);
+            let kind = serde_json::to_value(f.kind).unwrap();
+            assert_eq!(
+                serde_json::to_value(&f).unwrap(),
+                serde_json::json!({
+                    "expr": f.expr,
+                    "reference": "r",
+                    "value": f.value,
+                    "kind": kind,
+                    "exact": exact,
+                })
+            );
+        }
+        let text = serde_json::to_string(&Formula::exact("e", "r", 1.0)).unwrap();
+        assert_eq!(
+            text,
+            r#"{"expr":"e","reference":"r","value":1.0,"kind":"exact","exact":true}"#
+        );
+    }
 }

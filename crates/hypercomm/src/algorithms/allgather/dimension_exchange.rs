@@ -301,7 +301,7 @@ pub(crate) mod test_support {
     pub fn exact<'a>(t: &'a Timed, expr: &str) -> &'a Formula {
         t.formulas
             .iter()
-            .find(|f| f.exact && f.expr == expr)
+            .find(|f| f.is_exact() && f.expr == expr)
             .unwrap_or_else(|| {
                 panic!(
                     "no exact form `{expr}` under ports {}, duplex {}",

@@ -218,7 +218,7 @@ mod tests {
                             let f = exact(t, "2^n·n(β + mτ)");
                             assert!(Formula::exact("", "", want).holds_for(f.value));
                         } else if all_full {
-                            assert!(t.formulas.iter().any(|f| f.exact));
+                            assert!(t.formulas.iter().any(Formula::is_exact));
                         }
                         let estimate = t.formulas.iter().any(|f| f.kind == FormulaKind::Estimate);
                         assert_eq!(estimate, all_full && packets == Packets::Opt);
