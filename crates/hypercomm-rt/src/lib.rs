@@ -146,6 +146,15 @@
 //!     Ok::<_, Error>(())
 //! }).unwrap();
 //! ```
+//!
+//! ## Application examples
+//!
+//! `crates/hypercomm-rt/examples` holds the seeds' motivating programs, each checking its
+//! result against a serial computation on every rank: `power_iteration` (all-gather),
+//! `conjugate_gradient` (all-gather, all-reduce), `gaussian_elimination` (pivot-row
+//! broadcast), `nbody` (all-gather), `transpose` (all-to-all) and `prefix_sums` (scans).
+//! Their kernels (`examples/apps/mod.rs`) are generic over [`Transport`], so the MPI
+//! backend runs the same code. `cargo run --release -p hypercomm-rt --example nbody -- 5`.
 
 #![warn(missing_docs)]
 #![warn(unsafe_op_in_unsafe_fn)]
