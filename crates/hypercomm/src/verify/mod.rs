@@ -225,8 +225,6 @@ impl<'a> Verifier<'a> {
                 }
             }
         }
-        // Messages wait in the mail for the whole step: no spare capacity.
-        out.shrink_to_fit();
         Ok(out)
     }
 

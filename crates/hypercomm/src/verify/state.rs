@@ -485,7 +485,6 @@ impl BufState {
                 push_merged(&mut out, p);
             }
         }
-        out.shrink_to_fit();
         Ok(out)
     }
 
