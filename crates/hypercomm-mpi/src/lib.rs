@@ -29,11 +29,14 @@
 //!   failure notices. The user's own traffic on the original communicator never meets
 //!   ours, in either direction.
 //! - A [`Tag`] `{epoch, step}` becomes an MPI tag (the step in the low bits, the epoch
-//!   above, within `MPI_TAG_UB`). Receives are posted with `MPI_ANY_TAG` from the
-//!   sender, so they match the sender's messages in order, as the [`Transport`] contract
-//!   says, and a message of another call or step is reported as
-//!   [`Error::TagMismatch`], not waited for; a message of another length is
-//!   [`Error::LengthMismatch`].
+//!   above, within `MPI_TAG_UB`). Sends are `MPI_Isend`s. A receive waits until the
+//!   sender's next message is there (`MPI_Improbe` with `MPI_ANY_TAG`, so the sender's
+//!   messages match the receives in order, as the [`Transport`] contract says), checks
+//!   its tag and length, then receives it in place (`MPI_Imrecv`): a message of another
+//!   call or step is [`Error::TagMismatch`], one of another length
+//!   [`Error::LengthMismatch`], and neither ever lands in the caller's memory. (A
+//!   pre-posted `MPI_Irecv` would save the probe, but Open MPI 4.1's shared-memory
+//!   single-copy path writes past the receive buffer when a longer message truncates.)
 //! - A send or receive of several parts (a gather or scatter list of regions) is one
 //!   message described by an `MPI_Type_create_hindexed` datatype: no packing copy. A
 //!   part of one region is sent as bytes directly.
@@ -53,8 +56,9 @@
 //! reported as [`Error::PeerFailed`] naming the request's peer;
 //! [`Mpi::last_mpi_error`] keeps MPI's message.
 //!
-//! [`Transport::cancel_all`] cancels every pending receive (`MPI_Cancel`, then polls it to
-//! completion) and polls pending sends; Open MPI cannot cancel a send (MPI 4 deprecates
+//! [`Transport::cancel_all`] drops receives not yet matched (they hold no MPI request),
+//! cancels matched ones (`MPI_Cancel`, then polls them to completion) and polls pending
+//! sends; Open MPI cannot cancel a send (MPI 4 deprecates
 //! it), so a send still pending after [`Config::cancel_grace`] (its receiver failed and
 //! never matched it) is released with `MPI_Request_free`. See [`Mpi`]'s safety notes.
 
@@ -165,13 +169,31 @@ where
 
 /// A request in flight.
 struct Pending {
+    /// `MPI_REQUEST_NULL` while a receive waits for its message to be probed.
     req: ffi::MPI_Request,
     peer: Rank,
     tag: Tag,
-    /// `Some(bytes)` for receives.
-    recv: Option<usize>,
+    /// `Some` for receives.
+    recv: Option<Recv>,
     /// Identifies the request of `recv_with`.
     id: u64,
+}
+
+/// A receive: its length, where it lands, whether its message was matched yet.
+#[derive(Clone, Copy)]
+struct Recv {
+    len: usize,
+    into: Dest,
+    matched: bool,
+}
+
+/// Where a receive lands.
+#[derive(Clone, Copy)]
+enum Dest {
+    /// The parts given to `post_recv` (valid until `wait_all` or `cancel_all`).
+    Parts(*const PartMut, usize),
+    /// The transport's scratch buffer (`recv_with`).
+    Scratch,
 }
 
 /// One rank's end of the MPI backend: a [`Transport`] over two duplicates of an MPI
@@ -203,6 +225,11 @@ pub struct Mpi {
     grace: Duration,
     spin: u32,
     pending: Vec<Pending>,
+    /// Peers whose next message was not there at this poll (reused by `progress`).
+    blocked: Vec<Rank>,
+    /// Messages of the wrong tag or length, received into buffers of their own so that
+    /// nothing lands in the caller's memory; freed once complete.
+    discards: Vec<(Vec<u8>, ffi::MPI_Request)>,
     next_id: u64,
     scratch: Vec<u64>,
     /// The posted receive of a failure notice, and where it lands.
@@ -232,13 +259,6 @@ fn error_string(code: c_int) -> String {
     }
     buf.truncate(len.max(0) as usize);
     String::from_utf8_lossy(&buf).into_owned()
-}
-
-fn is_truncation(code: c_int) -> bool {
-    let mut class: c_int = 0;
-    // SAFETY: plain query.
-    unsafe { ffi::MPI_Error_class(code, &mut class) };
-    class == ffi::MPI_ERR_TRUNCATE as c_int
 }
 
 fn mpi_finalized() -> bool {
@@ -307,6 +327,8 @@ impl Mpi {
             grace: config.cancel_grace,
             spin: config.spin,
             pending: Vec::new(),
+            blocked: Vec::new(),
+            discards: Vec::new(),
             next_id: 0,
             scratch: Vec::new(),
             notice_req: request_null(),
@@ -506,29 +528,35 @@ impl Mpi {
         Error::PeerFailed { rank: peer }
     }
 
-    /// Post a receive of `len` bytes into the scratch buffer; returns its id.
-    fn post_scratch_recv(&mut self, from: Rank, tag: Tag, len: usize) -> Result<u64> {
-        let words = len.div_ceil(8);
-        if self.scratch.len() < words {
-            self.scratch.resize(words, 0);
-        }
-        let ptr = self.scratch.as_mut_ptr().cast::<u8>();
-        // SAFETY: the scratch buffer is not resized while the receive is pending:
-        // `recv_with` completes it before returning, and `cancel_all` (or `Drop`)
-        // completes or releases it before any other `recv_with`.
-        unsafe { self.post(from, tag, std::iter::once((ptr, len)), Some(len)) }
+    /// Queue a receive of `len` bytes into `into`; returns its id. It is matched by
+    /// `progress`, which probes the sender's next message first (see `match_recv`).
+    fn queue_recv(&mut self, from: Rank, tag: Tag, len: usize, into: Dest) -> Result<u64> {
+        self.check_rank(from)?;
+        let id = self.next_id;
+        self.next_id += 1;
+        self.pending.push(Pending {
+            req: request_null(),
+            peer: from,
+            tag,
+            recv: Some(Recv {
+                len,
+                into,
+                matched: false,
+            }),
+            id,
+        });
+        Ok(id)
     }
 
-    /// Post a send (`recv == None`) or a receive of `parts`; returns the request's id.
+    /// Post a send of `parts`; returns the request's id.
     ///
     /// # Safety
     /// The transport's posting contract for `parts`.
-    unsafe fn post(
+    unsafe fn post_send_parts(
         &mut self,
         peer: Rank,
         tag: Tag,
         parts: impl Iterator<Item = (*mut u8, usize)>,
-        recv: Option<usize>,
     ) -> Result<u64> {
         self.check_rank(peer)?;
         // SAFETY: forwarded.
@@ -537,26 +565,15 @@ impl Mpi {
         // SAFETY: `d` describes memory valid until `wait_all`/`cancel_all` (the caller's
         // contract); the request is tracked in `pending` until complete.
         let rc = unsafe {
-            match recv {
-                None => ffi::MPI_Isend(
-                    d.base,
-                    d.count,
-                    d.datatype,
-                    peer as c_int,
-                    self.mpi_tag(tag),
-                    self.data,
-                    &mut req,
-                ),
-                Some(_) => ffi::MPI_Irecv(
-                    d.base,
-                    d.count,
-                    d.datatype,
-                    peer as c_int,
-                    ffi::RSMPI_ANY_TAG,
-                    self.data,
-                    &mut req,
-                ),
-            }
+            ffi::MPI_Isend(
+                d.base,
+                d.count,
+                d.datatype,
+                peer as c_int,
+                self.mpi_tag(tag),
+                self.data,
+                &mut req,
+            )
         };
         Self::release(d);
         if rc != success() {
@@ -568,69 +585,171 @@ impl Mpi {
             req,
             peer,
             tag,
-            recv,
+            recv: None,
             id,
         });
         Ok(id)
     }
 
-    /// Test every pending request once, in posting order; drop the completed ones.
+    /// Probe the next message from the receive's peer (`MPI_Improbe`, any tag: the
+    /// sender's messages are probed in order); when there, check its tag and length
+    /// and receive it (`MPI_Imrecv`) into the receive's memory. Whether it was matched.
+    ///
+    /// Probing first means a message of the wrong length never lands in the caller's
+    /// memory (Open MPI 4.1's shared-memory single-copy path writes past a receive
+    /// buffer on truncation), and a message of another step is reported, not received.
+    fn match_recv(&mut self, i: usize) -> Result<bool> {
+        let (peer, tag) = (self.pending[i].peer, self.pending[i].tag);
+        let Some(recv) = self.pending[i].recv else {
+            return Ok(true);
+        };
+        let mut flag: c_int = 0;
+        // SAFETY: reading an extern constant; MPI_Status is plain data.
+        let mut message = unsafe { ffi::RSMPI_MESSAGE_NULL };
+        let mut status: ffi::MPI_Status = unsafe { std::mem::zeroed() };
+        // SAFETY: plain probe on our data communicator.
+        let rc = unsafe {
+            ffi::MPI_Improbe(
+                peer as c_int,
+                ffi::RSMPI_ANY_TAG,
+                self.data,
+                &mut flag,
+                &mut message,
+                &mut status,
+            )
+        };
+        if rc != success() {
+            self.pending.remove(i);
+            return Err(self.mpi_error(peer, rc));
+        }
+        if flag == 0 {
+            return Ok(false);
+        }
+        let mut count: c_int = 0;
+        // SAFETY: `status` describes the probed message.
+        unsafe { ffi::MPI_Get_count(&status, bytes_type(), &mut count) };
+        let count = count.max(0) as usize;
+        let wrong = if status.MPI_TAG != self.mpi_tag(tag) {
+            Some(Error::TagMismatch {
+                rank: self.rank,
+                peer,
+                expected: tag,
+                got: self.decode_tag(status.MPI_TAG, tag),
+            })
+        } else if count != recv.len {
+            Some(Error::LengthMismatch {
+                rank: self.rank,
+                peer,
+                step: tag.step,
+                expected: recv.len,
+                got: count,
+            })
+        } else {
+            None
+        };
+        if let Some(e) = wrong {
+            self.pending.remove(i);
+            self.discard(message, count);
+            return Err(e);
+        }
+        let d = match recv.into {
+            Dest::Scratch => {
+                let ptr = self.scratch.as_mut_ptr().cast::<u8>();
+                // SAFETY: the scratch buffer holds at least `len` bytes (`recv_with`).
+                unsafe { self.describe(std::iter::once((ptr, recv.len))) }
+            }
+            Dest::Parts(ptr, n) => {
+                // SAFETY: `post_recv`'s contract keeps the parts list valid until
+                // `wait_all` or `cancel_all`.
+                let parts = unsafe { std::slice::from_raw_parts(ptr, n) };
+                // SAFETY: and the memory they name.
+                unsafe { self.describe(parts.iter().map(|p| (p.ptr(), p.len()))) }
+            }
+        };
+        let mut req = request_null();
+        // SAFETY: the message fits `d` exactly (checked); the memory stays valid until
+        // the request completes (the contract of `post_recv`, or our scratch buffer).
+        let rc = unsafe { ffi::MPI_Imrecv(d.base, d.count, d.datatype, &mut message, &mut req) };
+        Self::release(d);
+        if rc != success() {
+            self.pending.remove(i);
+            return Err(self.mpi_error(peer, rc));
+        }
+        let p = &mut self.pending[i];
+        p.req = req;
+        if let Some(r) = p.recv.as_mut() {
+            r.matched = true;
+        }
+        Ok(true)
+    }
+
+    /// Receive a matched message of `count` bytes into a buffer of its own.
+    fn discard(&mut self, mut message: ffi::MPI_Message, count: usize) {
+        let mut buf = vec![0u8; count.max(1)];
+        let mut req = request_null();
+        // SAFETY: `buf` holds the whole message and lives in `discards` until the
+        // request completes (or is leaked, see `drain_discards`).
+        let rc = unsafe {
+            ffi::MPI_Imrecv(
+                buf.as_mut_ptr().cast(),
+                count as c_int,
+                bytes_type(),
+                &mut message,
+                &mut req,
+            )
+        };
+        if rc == success() {
+            self.discards.push((buf, req));
+        }
+    }
+
+    /// Complete the discarded messages' receives (for the grace period at most); a
+    /// buffer whose receive did not complete is leaked rather than freed under MPI.
+    fn drain_discards(&mut self) {
+        if self.discards.is_empty() {
+            return;
+        }
+        let mut reqs: Vec<_> = self.discards.iter().map(|d| d.1).collect();
+        if Self::drain(&mut reqs, self.grace) {
+            self.discards.clear();
+        } else {
+            std::mem::forget(std::mem::take(&mut self.discards));
+        }
+    }
+
+    /// Match what can be matched and test every pending request once, in posting
+    /// order; drop the completed ones.
     fn progress(&mut self) -> Result<()> {
+        self.blocked.clear();
         let mut i = 0;
         while i < self.pending.len() {
+            if let Some(r) = self.pending[i].recv {
+                let peer = self.pending[i].peer;
+                if !r.matched && (self.blocked.contains(&peer) || !self.match_recv(i)?) {
+                    // Later receives from this peer wait for this one's message.
+                    self.blocked.push(peer);
+                    i += 1;
+                    continue;
+                }
+            }
             let mut flag: c_int = 0;
-            // SAFETY: MPI_Status is plain data, written by MPI_Test.
-            let mut status: ffi::MPI_Status = unsafe { std::mem::zeroed() };
             // SAFETY: the request is live (not yet completed).
-            let rc = unsafe { ffi::MPI_Test(&mut self.pending[i].req, &mut flag, &mut status) };
+            let rc = unsafe {
+                ffi::MPI_Test(
+                    &mut self.pending[i].req,
+                    &mut flag,
+                    ffi::RSMPI_STATUS_IGNORE,
+                )
+            };
             if rc != success() {
                 let p = self.pending.remove(i);
-                if let (Some(len), true) = (p.recv, is_truncation(rc)) {
-                    self.last_error = Some(error_string(rc));
-                    return Err(Error::LengthMismatch {
-                        rank: self.rank,
-                        peer: p.peer,
-                        step: p.tag.step,
-                        expected: len,
-                        // Longer: MPI does not say by how much.
-                        got: len + 1,
-                    });
-                }
                 return Err(self.mpi_error(p.peer, rc));
             }
             if flag == 0 {
                 i += 1;
                 continue;
             }
-            let p = self.pending.remove(i);
-            if let Some(len) = p.recv {
-                self.check_received(&p, len, &status)?;
-            }
-        }
-        Ok(())
-    }
-
-    fn check_received(&self, p: &Pending, len: usize, status: &ffi::MPI_Status) -> Result<()> {
-        let expected = self.mpi_tag(p.tag);
-        if status.MPI_TAG != expected {
-            return Err(Error::TagMismatch {
-                rank: self.rank,
-                peer: p.peer,
-                expected: p.tag,
-                got: self.decode_tag(status.MPI_TAG, p.tag),
-            });
-        }
-        let mut count: c_int = 0;
-        // SAFETY: `status` was filled by MPI_Test for a completed receive.
-        unsafe { ffi::MPI_Get_count(status, bytes_type(), &mut count) };
-        if count as usize != len {
-            return Err(Error::LengthMismatch {
-                rank: self.rank,
-                peer: p.peer,
-                step: p.tag.step,
-                expected: len,
-                got: count.max(0) as usize,
-            });
+            self.pending.remove(i);
         }
         Ok(())
     }
@@ -740,14 +859,14 @@ impl Transport for Mpi {
         let parts = parts.iter().map(|p| (p.ptr() as *mut u8, p.len()));
         // SAFETY: forwarded from this function's contract; MPI only reads a send's
         // memory, whatever the pointer's mutability.
-        unsafe { self.post(to, tag, parts, None) }.map(drop)
+        unsafe { self.post_send_parts(to, tag, parts) }.map(drop)
     }
 
     unsafe fn post_recv(&mut self, from: Rank, tag: Tag, parts: &[PartMut]) -> Result<()> {
         let len = parts.iter().map(PartMut::len).sum();
-        let parts = parts.iter().map(|p| (p.ptr(), p.len()));
-        // SAFETY: forwarded from this function's contract.
-        unsafe { self.post(from, tag, parts, Some(len)) }.map(drop)
+        // The parts list stays valid until `wait_all` or `cancel_all` (the contract).
+        let into = Dest::Parts(parts.as_ptr(), parts.len());
+        self.queue_recv(from, tag, len, into).map(drop)
     }
 
     fn recv_with(
@@ -758,7 +877,13 @@ impl Transport for Mpi {
         sink: &mut dyn FnMut(Incoming<'_>),
     ) -> Result<()> {
         // Receives from `from` posted earlier match earlier messages (MPI's order).
-        let id = self.post_scratch_recv(from, tag, len)?;
+        let words = len.div_ceil(8);
+        if self.scratch.len() < words {
+            // No receive into the scratch buffer is pending: `recv_with` completes its
+            // own before returning, and `cancel_all` the others.
+            self.scratch.resize(words, 0);
+        }
+        let id = self.queue_recv(from, tag, len, Dest::Scratch)?;
         self.wait_until(|me| me.pending.iter().all(|p| p.id != id))?;
         let part = [Part::from_raw(self.scratch.as_ptr().cast(), len)];
         // SAFETY: the receive completed into `scratch`, which nothing writes until the
@@ -772,20 +897,30 @@ impl Transport for Mpi {
     }
 
     fn cancel_all(&mut self) {
-        if self.pending.is_empty() || mpi_finalized() {
+        if mpi_finalized() {
             self.pending.clear();
             return;
         }
+        self.drain_discards();
+        // Receives not matched yet hold no MPI request: forgetting them withdraws them.
         let mut reqs: Vec<ffi::MPI_Request> = Vec::with_capacity(self.pending.len());
+        let mut scratch = false;
         for p in self.pending.drain(..) {
+            if p.req == request_null() {
+                continue;
+            }
             let mut req = p.req;
-            if p.recv.is_some() {
+            if let Some(r) = p.recv {
+                scratch |= matches!(r.into, Dest::Scratch);
                 // SAFETY: cancelling a live receive; it completes (cancelled or not).
                 unsafe { ffi::MPI_Cancel(&mut req) };
             }
             reqs.push(req);
         }
-        Self::drain(&mut reqs, self.grace);
+        if !Self::drain(&mut reqs, self.grace) && scratch {
+            // MPI may still write the scratch buffer: never free it.
+            std::mem::forget(std::mem::take(&mut self.scratch));
+        }
     }
 }
 

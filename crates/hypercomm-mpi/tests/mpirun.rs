@@ -203,6 +203,27 @@ fn a_silent_rank_makes_its_peers_time_out() {
 }
 
 #[test]
+fn a_length_mismatch_is_detected_not_waited_for() {
+    // Rank 2 calls one all-reduce with 999 elements where the others pass 1000.
+    let job = mpirun(
+        4,
+        &["fault", "--timeout", "20", "--rank", "2", "--mismatch"],
+        Duration::from_secs(60),
+    );
+    assert!(job.code.is_some_and(|c| c != 0), "{}", job.stderr);
+    assert!(
+        job.stderr.contains("posted a receive of"),
+        "no length mismatch reported:\n{}",
+        job.stderr
+    );
+    assert!(
+        job.elapsed < Duration::from_secs(15),
+        "took {:?}",
+        job.elapsed
+    );
+}
+
+#[test]
 fn vs_native_prints_a_ratio_per_size() {
     let job = mpirun(
         2,

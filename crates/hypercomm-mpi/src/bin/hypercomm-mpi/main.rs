@@ -6,8 +6,9 @@
 //!   lengths × roots, ours on random integers against the native MPI collective
 //!   (`MPI_Bcast`, `MPI_Scatter`, …, `MPI_Reduce_scatter_block`); one line per case from
 //!   rank 0; exit 1 on any mismatch.
-//! - `fault --rank R [--panic | --stall S]`: every rank runs all-reduces; rank R fails on
-//!   purpose and every other rank must report `PeerFailed` naming it (or time out).
+//! - `fault --rank R [--panic | --stall S | --mismatch]`: every rank runs all-reduces;
+//!   rank R fails on purpose and every other rank must report `PeerFailed` naming it (or
+//!   time out, or detect the length mismatch).
 //! - `vs-native`: OSU-style sizes, ours (auto or a named algorithm) against native MPI,
 //!   per collective, with the ratio.
 
@@ -81,6 +82,10 @@ enum Command {
         /// Instead of failing, stall this many seconds (then go on): the others time out.
         #[arg(long)]
         stall: Option<f64>,
+        /// Instead of failing, call the all-reduce with one element less (a program error
+        /// the receivers detect as a length mismatch).
+        #[arg(long)]
+        mismatch: bool,
     },
     /// Time ours against native MPI over OSU-style sizes.
     VsNative {
@@ -159,10 +164,11 @@ fn main() -> ExitCode {
             panic,
             at,
             stall,
+            mismatch,
         } => report(
             me,
             hypercomm_mpi::run(&world, &config(common), |comm| {
-                fault(comm, *rank, *panic, *at, *stall)
+                fault(comm, *rank, *panic, *at, (*stall, *mismatch))
             }),
         ),
         Command::VsNative {
@@ -490,7 +496,7 @@ fn fault(
     culprit: Rank,
     panic: bool,
     at: u32,
-    stall: Option<f64>,
+    (stall, mismatch): (Option<f64>, bool),
 ) -> Result<(), Stop> {
     let (me, k) = (comm.rank(), comm.size());
     if culprit >= k {
@@ -504,6 +510,10 @@ fn fault(
         if me == culprit && i == at {
             if let Some(secs) = stall {
                 std::thread::sleep(Duration::from_secs_f64(secs));
+            } else if mismatch {
+                let mut short = vec![0u64; 999];
+                comm.all_reduce_into(&data[..999], &mut short, &Op::sum(), Algo::Auto)?;
+                continue;
             } else if panic {
                 panic!("injected panic on rank {me}");
             } else {
