@@ -278,6 +278,29 @@ fn bytes_type() -> ffi::MPI_Datatype {
     unsafe { ffi::RSMPI_UINT8_T }
 }
 
+/// Bits of an MPI tag usable under `tag_ub` (every value below `2^bits` is ≤ `tag_ub`).
+fn tag_bits(tag_ub: u32) -> u32 {
+    63 - (tag_ub as u64 + 1).leading_zeros()
+}
+
+/// The MPI tag of `tag`: the step's low `step_bits` bits, the epoch above, masked.
+fn encode_tag(tag: Tag, step_bits: u32, tag_mask: u32) -> c_int {
+    let step_mask = (1u32 << step_bits) - 1;
+    let t = (tag.epoch << step_bits) | (tag.step & step_mask);
+    (t & tag_mask) as c_int
+}
+
+/// The tag `mpi_tag` stands for, the bits it lost taken from `expected`.
+fn decode_tag(mpi_tag: c_int, expected: Tag, step_bits: u32, tag_mask: u32) -> Tag {
+    let t = mpi_tag as u32;
+    let step_mask = (1u32 << step_bits) - 1;
+    let epoch_mask = tag_mask >> step_bits;
+    Tag {
+        epoch: (expected.epoch & !epoch_mask) | ((t >> step_bits) & epoch_mask),
+        step: (expected.step & !step_mask) | (t & step_mask),
+    }
+}
+
 /// One message as MPI sees it: a base address, a count, a datatype (to free after
 /// posting when `derived`).
 struct Described {
@@ -305,13 +328,7 @@ impl Mpi {
             ffi::MPI_Comm_set_errhandler(data, ffi::RSMPI_ERRORS_RETURN);
             ffi::MPI_Comm_set_errhandler(notices, ffi::RSMPI_ERRORS_RETURN);
         }
-        let tag_ub = Self::tag_ub(data);
-        let bits = 31 - tag_ub.saturating_add(1).leading_zeros().min(31);
-        let bits = if (1u64 << bits) > tag_ub as u64 + 1 {
-            bits - 1
-        } else {
-            bits
-        };
+        let bits = tag_bits(Self::tag_ub(data));
         let mut mpi = Mpi {
             data,
             notices,
@@ -419,20 +436,12 @@ impl Mpi {
 
     /// The MPI tag of `tag`: the step in the low bits, the epoch above.
     fn mpi_tag(&self, tag: Tag) -> c_int {
-        let step_mask = (1u32 << self.step_bits) - 1;
-        let t = (tag.epoch << self.step_bits) | (tag.step & step_mask);
-        (t & self.tag_mask) as c_int
+        encode_tag(tag, self.step_bits, self.tag_mask)
     }
 
     /// The tag a received MPI tag stands for, as close to `expected` as its bits say.
     fn decode_tag(&self, mpi_tag: c_int, expected: Tag) -> Tag {
-        let t = mpi_tag as u32;
-        let step_mask = (1u32 << self.step_bits) - 1;
-        let epoch_mask = self.tag_mask >> self.step_bits;
-        Tag {
-            epoch: (expected.epoch & !epoch_mask) | ((t >> self.step_bits) & epoch_mask),
-            step: (expected.step & !step_mask) | (t & step_mask),
-        }
+        decode_tag(mpi_tag, expected, self.step_bits, self.tag_mask)
     }
 
     fn check_rank(&self, peer: Rank) -> Result<()> {
@@ -625,9 +634,10 @@ impl Mpi {
         if flag == 0 {
             return Ok(false);
         }
-        let mut count: c_int = 0;
-        // SAFETY: `status` describes the probed message.
-        unsafe { ffi::MPI_Get_count(&status, bytes_type(), &mut count) };
+        let mut count: ffi::MPI_Count = 0;
+        // SAFETY: `status` describes the probed message (MPI_Get_elements_x: messages
+        // of 2 GiB and more, which MPI_Get_count cannot count in an int).
+        unsafe { ffi::MPI_Get_elements_x(&status, bytes_type(), &mut count) };
         let count = count.max(0) as usize;
         let wrong = if status.MPI_TAG != self.mpi_tag(tag) {
             Some(Error::TagMismatch {
@@ -686,18 +696,14 @@ impl Mpi {
     /// Receive a matched message of `count` bytes into a buffer of its own.
     fn discard(&mut self, mut message: ffi::MPI_Message, count: usize) {
         let mut buf = vec![0u8; count.max(1)];
+        // SAFETY: `buf` holds `count` bytes.
+        let d = unsafe { self.describe(std::iter::once((buf.as_mut_ptr(), count))) };
         let mut req = request_null();
         // SAFETY: `buf` holds the whole message and lives in `discards` until the
-        // request completes (or is leaked, see `drain_discards`).
-        let rc = unsafe {
-            ffi::MPI_Imrecv(
-                buf.as_mut_ptr().cast(),
-                count as c_int,
-                bytes_type(),
-                &mut message,
-                &mut req,
-            )
-        };
+        // request completes (or is leaked, see `drain_discards`); moving the Vec does
+        // not move its heap memory.
+        let rc = unsafe { ffi::MPI_Imrecv(d.base, d.count, d.datatype, &mut message, &mut req) };
+        Self::release(d);
         if rc == success() {
             self.discards.push((buf, req));
         }
@@ -1010,4 +1016,54 @@ pub fn exit_watchdog(after: Duration, code: i32) {
         std::thread::sleep(after);
         std::process::exit(code);
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tag_bits_fit_under_the_bound() {
+        for ub in [
+            32767u32,
+            65535,
+            (1 << 21) - 1,
+            (1 << 28) - 2,
+            i32::MAX as u32,
+        ] {
+            let bits = tag_bits(ub);
+            assert!(bits >= 15, "{ub}: {bits}");
+            assert!((1u64 << bits) - 1 <= ub as u64, "{ub}: {bits}");
+            assert!(
+                (1u64 << (bits + 1)) - 1 > ub as u64,
+                "{ub}: {bits} is not the most"
+            );
+        }
+    }
+
+    #[test]
+    fn tags_round_trip_and_mismatches_decode_near_the_expected_tag() {
+        for ub in [32767u32, i32::MAX as u32] {
+            let bits = tag_bits(ub);
+            let (sb, mask) = ((bits / 2).min(16), ((1u64 << bits) - 1) as u32);
+            for (epoch, step) in [(0, 0), (5, 3), (1000, 70), (u32::MAX, 0), (123_456, 9)] {
+                let tag = Tag { epoch, step };
+                let t = encode_tag(tag, sb, mask);
+                assert!(t >= 0 && t as u32 <= ub);
+                assert_eq!(decode_tag(t, tag, sb, mask), tag);
+                // The next step, and the next call, differ in their MPI tags.
+                let next = Tag {
+                    epoch,
+                    step: step + 1,
+                };
+                assert_ne!(encode_tag(next, sb, mask), t);
+                let later = Tag {
+                    epoch: epoch.wrapping_add(1),
+                    step,
+                };
+                assert_ne!(encode_tag(later, sb, mask), t);
+                assert_eq!(decode_tag(encode_tag(next, sb, mask), tag, sb, mask), next);
+            }
+        }
+    }
 }
