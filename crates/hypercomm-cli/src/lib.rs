@@ -55,6 +55,11 @@ use std::path::PathBuf;
 
 use clap::Parser;
 
+pub use runtime::{
+    bench_rank, calibrate_rank, gather_bench, gather_run, run_rank, BenchConfig, BenchReport,
+    RankResult, RunConfig as RtRunConfig, RunReport as RtRunReport,
+};
+
 use args::{Cli, Command};
 
 /// Exit code: everything verified.

@@ -760,3 +760,67 @@ fn calibrate_saves_to_the_default_path_and_output_flag() {
     assert_eq!(r.code, 0, "{}", r.err);
     read_calibration(&out);
 }
+
+/// The path another backend takes: per-rank work, then the all-gathers over the same
+/// communicator; every rank must end with every rank's measurements, as the threads
+/// backend gets them from `threads::run`.
+#[test]
+fn gather_run_and_gather_bench_bring_every_rank_result_to_every_rank() {
+    use hypercomm::collective::Collective;
+    use hypercomm_cli::runtime::{self, AlgoChoice, BenchConfig, ReduceOp, RunConfig};
+    use hypercomm_rt::threads;
+
+    let cfg = RunConfig {
+        collective: Collective::Allgather,
+        ranks: 3,
+        len: 5,
+        algo: AlgoChoice::Auto,
+        packets: algorithms::Packets::Opt,
+        reduce: ReduceOp::Sum,
+        seed: 9,
+        inject_error: true,
+    };
+    let per_rank = threads::run(3, |comm| {
+        let local = runtime::run_rank(comm, &cfg)?;
+        let all = runtime::gather_run(comm, local.clone())?;
+        Ok::<_, hypercomm_rt::Error>((local, all))
+    })
+    .unwrap();
+    let locals: Vec<_> = per_rank.iter().map(|(l, _)| l.clone()).collect();
+    for (_, all) in &per_rank {
+        assert_eq!(all, &locals);
+    }
+    assert!(locals[2].mismatch.is_some() && locals[0].mismatch.is_none());
+    let cal = runtime::CalibrationInfo::new(Calibration::default(), None);
+    let report = runtime::RunReport::new(&cfg, "test", &cal, &per_rank[1].1);
+    assert!(!report.correct);
+    assert_eq!(report.checked, 3 * 15);
+
+    let bcfg = BenchConfig {
+        collective: Collective::Alltoall,
+        ranks: 3,
+        algos: vec![AlgoChoice::Auto],
+        sizes: vec![1, 2],
+        iters: Some(2),
+        warmup: Some(0),
+        reduce: ReduceOp::Sum,
+    };
+    let per_rank = threads::run(3, |comm| {
+        let local = runtime::bench_rank(comm, &bcfg, &|| {})?;
+        let all = runtime::gather_bench(comm, local.clone())?;
+        Ok::<_, hypercomm_rt::Error>((local, all))
+    })
+    .unwrap();
+    let locals: Vec<_> = per_rank.iter().map(|(l, _)| l.clone()).collect();
+    for (_, all) in &per_rank {
+        assert_eq!(all.len(), 3);
+        for (got, want) in all.iter().zip(&locals) {
+            let lat = |v: &Vec<runtime::RankPoint>| v.iter().map(|p| p.latency).collect::<Vec<_>>();
+            assert_eq!(lat(got), lat(want));
+        }
+        assert!(all[0][0].memcpy.is_some() && all[1][0].memcpy.is_none());
+    }
+    let report = runtime::BenchReport::new(&bcfg, "test", &cal, &per_rank[2].1);
+    assert_eq!(report.rows.len(), 2);
+    assert!(report.rows.iter().all(|r| r.memcpy_gbps.is_some()));
+}
