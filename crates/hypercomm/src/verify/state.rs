@@ -513,11 +513,12 @@ impl BufState {
 
     /// Append the flat run starting at `end`, if any, to the one ending there.
     fn merge_next(&mut self, end: u64) {
-        if let Some(Run::Flat(_)) = self.runs.get(&end) {
-            let Some(Run::Flat(next)) = self.runs.remove(&end) else {
-                unreachable!()
-            };
-            self.merge_into_previous(end, next);
+        match self.runs.remove(&end) {
+            Some(Run::Flat(next)) => self.merge_into_previous(end, next),
+            Some(run) => {
+                self.runs.insert(end, run);
+            }
+            None => {}
         }
     }
 
