@@ -1,6 +1,7 @@
 //! The contract of `Schedule::stream`: for every registry algorithm, on hypercube:0 to
-//! hypercube:5, two roots, several lengths and packet counts, every rank's stream has the
-//! program's header and yields exactly `steps()` steps, equal to `program(rank).steps`.
+//! hypercube:5 and complete:1 to complete:9, two roots, several lengths and packet
+//! counts, every rank's stream has the program's header and yields exactly `steps()`
+//! steps, equal to `program(rank).steps`.
 //! (Algorithms that stream lazily generate their steps one by one; a stream that
 //! diverges from the program would verify something other than what runs.)
 
@@ -14,8 +15,11 @@ use hypercomm::verify::{verify, verify_programs, Problem, Strictness, ViolationK
 fn every_stream_equals_its_program() {
     let mut compared = 0u64;
     for algo in algorithms::all() {
-        for n in 0..=5u32 {
-            let topo: Topology = format!("hypercube:{n}").parse().unwrap();
+        let topologies = (0..=5u32)
+            .map(|n| format!("hypercube:{n}"))
+            .chain((1..=9u32).map(|k| format!("complete:{k}")));
+        for name in topologies {
+            let topo: Topology = name.parse().unwrap();
             if algo.fits(&topo).is_err() {
                 continue;
             }
@@ -50,8 +54,7 @@ fn every_stream_equals_its_program() {
                         let Ok(s) = algo.build(&problem, &params) else {
                             continue;
                         };
-                        let case =
-                            format!("{algo:?}, n = {n}, root {root}, len {len}, {packets:?}");
+                        let case = format!("{algo:?}, {name}, root {root}, len {len}, {packets:?}");
                         for r in 0..s.nodes() {
                             let prog = s.program(r);
                             let stream = s.stream(r);

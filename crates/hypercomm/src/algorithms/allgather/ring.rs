@@ -23,7 +23,7 @@ use crate::algorithms::{Formula, Params};
 use crate::collective::OpKind;
 use crate::cost::model::{Duplex, Model};
 use crate::error::Error;
-use crate::schedule::{Buf, Op, Program, Rank, Region, Schedule};
+use crate::schedule::{Buf, Op, Program, Rank, Region, Schedule, Step, StepStream};
 use crate::verify::Problem;
 
 /// The ring all-gather schedule.
@@ -57,30 +57,38 @@ impl Schedule for RingAllgather {
         ring_steps(self.k, self.m, 1)
     }
     fn program(&self, rank: Rank) -> Program {
+        self.stream(rank).into_program()
+    }
+    fn stream(&self, rank: Rank) -> StepStream<'_> {
+        let steps = (0..self.steps()).map(move |s| self.step(rank, s as u32));
+        StepStream::new(rank, 0, steps)
+    }
+}
+
+impl RingAllgather {
+    /// Step `s` of `rank`: the copy of `in` (step 0), then pass on the block received
+    /// in the previous step (step 0: the input) and take the one before it.
+    fn step(&self, rank: Rank, s: u32) -> Step {
         let (k, m) = (self.k, self.m);
-        let mut prog = Program::new(rank, self.steps());
-        if m == 0 {
-            return prog;
-        }
         let block = |b: u32| Region::new(Buf::Out, b as u64 * m, m);
         let input = Region::new(Buf::In, 0, m);
-        prog.push(0, Op::copy(input, block(rank)));
-        let (next, prev) = ((rank + 1) % k, (rank + k - 1) % k);
-        for s in 0..k - 1 {
-            // Pass on the block received in the previous step (step 0: the input) …
-            let from = if s == 0 {
-                input
-            } else {
-                block((rank + k - s) % k)
-            };
-            prog.push(s as usize, Op::send(next, from));
-            // … and take the one before it from the previous rank.
-            prog.push(
-                s as usize,
-                Op::recv(prev, block((rank + 2 * k - s - 1) % k)),
-            );
+        let mut step = Step::default();
+        if s == 0 {
+            step.ops.push(Op::copy(input, block(rank)));
         }
-        prog
+        if s + 1 >= k {
+            return step;
+        }
+        let (next, prev) = ((rank + 1) % k, (rank + k - 1) % k);
+        let from = if s == 0 {
+            input
+        } else {
+            block((rank + k - s) % k)
+        };
+        step.ops.push(Op::send(next, from));
+        step.ops
+            .push(Op::recv(prev, block((rank + 2 * k - s - 1) % k)));
+        step
     }
 }
 

@@ -23,7 +23,7 @@ use crate::algorithms::{Formula, Params};
 use crate::collective::OpKind;
 use crate::cost::model::Duplex;
 use crate::error::Error;
-use crate::schedule::{Buf, Op, Program, Rank, Region, Schedule};
+use crate::schedule::{Buf, Op, Program, Rank, Region, Schedule, Step, StepStream};
 use crate::verify::Problem;
 
 /// The pairwise-exchange all-to-all schedule.
@@ -47,24 +47,36 @@ impl Schedule for PairwiseAlltoall {
         ring_steps(self.k, self.m, 1)
     }
     fn program(&self, rank: Rank) -> Program {
+        self.stream(rank).into_program()
+    }
+    fn stream(&self, rank: Rank) -> StepStream<'_> {
+        let steps = (0..self.steps()).map(move |s| self.step(rank, s as u32 + 1));
+        StepStream::new(rank, 0, steps)
+    }
+}
+
+impl PairwiseAlltoall {
+    /// Step `s − 1` of `rank` (s = 1..k): the copy of the own block (first step), then
+    /// the block for r + s (r XOR s) out and the one from r − s in.
+    fn step(&self, rank: Rank, s: u32) -> Step {
         let (k, m) = (self.k, self.m);
-        let mut prog = Program::new(rank, self.steps());
-        if m == 0 {
-            return prog;
-        }
         let input = |b: u32| Region::new(Buf::In, b as u64 * m, m);
         let output = |b: u32| Region::new(Buf::Out, b as u64 * m, m);
-        prog.push(0, Op::copy(input(rank), output(rank)));
-        for s in 1..k {
-            let (to, from) = if k.is_power_of_two() {
-                (rank ^ s, rank ^ s)
-            } else {
-                ((rank + s) % k, (rank + k - s) % k)
-            };
-            prog.push(s as usize - 1, Op::send(to, input(to)));
-            prog.push(s as usize - 1, Op::recv(from, output(from)));
+        let mut step = Step::default();
+        if s == 1 {
+            step.ops.push(Op::copy(input(rank), output(rank)));
         }
-        prog
+        if s >= k {
+            return step;
+        }
+        let (to, from) = if k.is_power_of_two() {
+            (rank ^ s, rank ^ s)
+        } else {
+            ((rank + s) % k, (rank + k - s) % k)
+        };
+        step.ops.push(Op::send(to, input(to)));
+        step.ops.push(Op::recv(from, output(from)));
+        step
     }
 }
 
