@@ -208,7 +208,10 @@ pub fn bench_text(r: &BenchReport) -> String {
         "# predicted: cost model, {}",
         calibration_line(&r.calibration)
     );
-    let _ = writeln!(s, "# memcpy: one thread copying `bytes` bytes, same run");
+    let _ = writeln!(
+        s,
+        "# memcpy: one thread copying `bytes` bytes (best of 5 trials), same run"
+    );
     let header = [
         "size",
         "algo",
