@@ -30,6 +30,14 @@
 //! where one step needs 3(β + mτ) instead of the 2(β + mτ) the rules above count).
 //! A node without transfers in step s finishes it when it finished s − 1. This keeps
 //! one finish time per node and all programs.
+//!
+//! Under `ports = all` async never exceeds rounds. Under `ports = one` it can: rounds
+//! charges a step its busiest port, as if the step's transfers could always be ordered
+//! to meet it, but transfers that each hold a send port and a receive port without
+//! preemption form an open shop, where no order may reach that bound and list
+//! scheduling can exceed it (multipath on hypercube:2 with 298 elements and ν opt
+//! takes one τ more). The rounds form is the papers' model; async is what one order
+//! achieves.
 
 pub mod model;
 

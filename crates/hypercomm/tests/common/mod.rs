@@ -397,8 +397,44 @@ pub fn check(case: &Case<'_>) -> Result<Tally, String> {
                 "{at}: rounds {r:?} and async {a:?} count differently"
             ));
         }
-        if !le(a.time, r.time) {
+        // Under `ports all` every link has its own queue, so async never exceeds rounds.
+        // Under `ports one` it may: the rounds model charges a step its busiest port,
+        // as if the step's transfers could always be ordered to meet it, but placing
+        // non-preemptive transfers that each hold a send and a receive port is an open
+        // shop, where list scheduling can exceed the busiest port (e.g. multipath on
+        // hypercube:2, 298 elements, ν opt: async exceeds rounds by one τ). There, the
+        // check is that async leaves no idle time it could not account for: every
+        // transfer starts at 0 or at the end of a transfer or of a node's own step time,
+        // so async ≤ 2 × the sum of all transfer times.
+        if ports == Ports::All && !le(a.time, r.time) {
             return fail(format!("{at}: async {} > rounds {}", a.time, r.time));
+        }
+        if ports == Ports::One {
+            let all: f64 = progs
+                .iter()
+                .flat_map(|p| {
+                    p.steps
+                        .iter()
+                        .flat_map(move |st| st.ops.iter().map(move |o| (p.rank, o)))
+                })
+                .filter_map(|(from, o)| match o {
+                    Op::Send { to, .. } => Some(
+                        to.iter()
+                            .map(|&q| {
+                                base.link(topo.link_class(from, q))
+                                    .transfer(o.message_len())
+                            })
+                            .sum::<f64>(),
+                    ),
+                    _ => None,
+                })
+                .sum();
+            if !le(a.time, 2.0 * all) {
+                return fail(format!(
+                    "{at}: async {} exceeds twice the sum of all transfers, {all}",
+                    a.time
+                ));
+            }
         }
         let (reference, async_floor) = reference_times(topo, &progs, steps, &rounds);
         if !close(r.time, reference) {
