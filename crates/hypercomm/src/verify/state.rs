@@ -317,7 +317,7 @@ impl Run {
         if stride == seg || piece.len <= seg {
             Run::Flat(piece)
         } else {
-            debug_assert!(stride > seg && piece.len.is_multiple_of(seg));
+            debug_assert!(stride > seg && piece.len.checked_rem(seg) == Some(0));
             Run::Strided(Box::new(Strided { piece, seg, stride }))
         }
     }
@@ -473,7 +473,7 @@ impl BufState {
             let j = (start - s) / stride;
             if st.seg == seg
                 && st.stride == stride
-                && (start - s).is_multiple_of(stride)
+                && (start - s).checked_rem(stride) == Some(0)
                 && j + count <= st.count()
             {
                 return Ok(vec![st.piece.slice(j * seg, count * seg)]);
@@ -539,7 +539,7 @@ impl BufState {
     /// middle of the holes of a strided run of the same shape.
     pub fn place_strided(&mut self, start: u64, seg: u64, stride: u64, piece: &Piece) {
         assert!(
-            seg > 0 && stride >= seg && piece.len.is_multiple_of(seg),
+            seg > 0 && stride >= seg && piece.len.checked_rem(seg) == Some(0),
             "place_strided: {} elements in segments of {seg} at stride {stride}",
             piece.len
         );
@@ -597,7 +597,7 @@ impl BufState {
     /// union is one run of stride `stride / 2`. Returns whether it did.
     fn try_interleave(&mut self, start: u64, seg: u64, stride: u64, piece: &Piece) -> bool {
         let half = stride / 2;
-        if !stride.is_multiple_of(2) || half < seg {
+        if stride & 1 == 1 || half < seg {
             return false;
         }
         let count = piece.len / seg;
