@@ -103,9 +103,17 @@ impl Calibration {
         Ok(c)
     }
 
-    /// The cost model for elements of `elem_bytes` bytes.
+    /// The cost model for elements of `elem_bytes` bytes: single-port, full duplex
+    /// (`ports = one`, Dimakopoulos & Dimopoulos's model). A rank is one thread, which
+    /// copies its step's incoming messages one after the other, so the all-port model
+    /// (a rank receiving from three peers at the price of one transfer) would favour
+    /// algorithms that the runtime executes serially anyway.
     pub fn model(&self, elem_bytes: usize) -> Model {
-        Model::new(self.beta, self.tau * elem_bytes as f64).unwrap_or_default()
+        let m = Model::new(self.beta, self.tau * elem_bytes as f64).unwrap_or_default();
+        Model {
+            ports: hypercomm::cost::model::Ports::One,
+            ..m
+        }
     }
 }
 
