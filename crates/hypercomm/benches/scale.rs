@@ -63,14 +63,14 @@ fn simulate_threads(topo: &Topology, s: &dyn Schedule, model: &Model, threads: u
     all.finish()
 }
 
+/// Generate every rank's program as the simulation does (`program_into` one reused
+/// program), without timing it.
 fn generate_only(s: &dyn Schedule) -> u64 {
+    let mut prog = Program::default();
     (0..s.nodes())
         .map(|r| {
-            s.program(r)
-                .steps
-                .iter()
-                .map(|st| st.ops.len() as u64)
-                .sum::<u64>()
+            s.program_into(r, &mut prog);
+            prog.steps.iter().map(|st| st.ops.len() as u64).sum::<u64>()
         })
         .sum()
 }

@@ -64,6 +64,7 @@ pub struct Report {
 
 /// Finish time of one side (sends or receives) of a node's step: `transfers` are
 /// (peer, elements) in op order, none may start before `base` nor before `begin(peer)`.
+/// `links` is scratch space (its contents are discarded).
 fn side(
     topo: &Topology,
     model: &Model,
@@ -71,10 +72,11 @@ fn side(
     transfers: impl Iterator<Item = (Rank, u64)>,
     base: f64,
     begin: &impl Fn(Rank) -> f64,
+    links: &mut Vec<(Rank, f64)>,
 ) -> f64 {
     let mut done = base;
     // Busy-until time per link (`ports = all`) or of the one port (`ports = one`).
-    let mut links: Vec<(Rank, f64)> = Vec::new();
+    links.clear();
     let mut port = base;
     for (peer, len) in transfers {
         let cost = model.link(topo.link_class(rank, peer)).transfer(len);
@@ -106,11 +108,24 @@ fn node_step_time(
     ready: f64,
     begin: impl Fn(Rank) -> f64,
 ) -> f64 {
+    node_step_time_in(topo, model, rank, step, ready, begin, &mut Vec::new())
+}
+
+/// [`node_step_time`] with the scratch space of [`side`] supplied by the caller.
+fn node_step_time_in(
+    topo: &Topology,
+    model: &Model,
+    rank: Rank,
+    step: &Step,
+    ready: f64,
+    begin: impl Fn(Rank) -> f64,
+    links: &mut Vec<(Rank, f64)>,
+) -> f64 {
     let sends = step.ops.iter().filter_map(|op| match op {
         Op::Send { to, .. } => Some(to.iter().map(move |&q| (q, op.message_len()))),
         _ => None,
     });
-    let send_done = side(topo, model, rank, sends.flatten(), ready, &begin);
+    let send_done = side(topo, model, rank, sends.flatten(), ready, &begin, links);
     let recvs = step.ops.iter().filter_map(|op| match op {
         Op::Recv { from, .. } => Some((*from, op.message_len())),
         _ => None,
@@ -120,13 +135,19 @@ fn node_step_time(
     } else {
         ready
     };
-    let recv_done = side(topo, model, rank, recvs, recv_base, &begin);
+    let recv_done = side(topo, model, rank, recvs, recv_base, &begin, links);
     send_done.max(recv_done)
 }
 
 /// Message statistics of one program, added into `report`.
 fn count(prog: &Program, report: &mut Report) {
-    let mut load: Vec<(Rank, u64)> = Vec::new();
+    count_in(prog, report, &mut Vec::new());
+}
+
+/// [`count`] with the per-link load table supplied by the caller (its contents are
+/// discarded).
+fn count_in(prog: &Program, report: &mut Report, load: &mut Vec<(Rank, u64)>) {
+    load.clear();
     for step in &prog.steps {
         for op in &step.ops {
             if let Op::Send { to, .. } = op {
@@ -189,7 +210,8 @@ impl RoundsPartial {
         }
     }
 
-    /// Generate and time the programs of `ranks`, one at a time.
+    /// Generate and time the programs of `ranks`, one at a time, each written over the
+    /// previous one ([`Schedule::program_into`]), so the buffers are reused.
     pub fn add_ranks(
         &mut self,
         topo: &Topology,
@@ -197,16 +219,19 @@ impl RoundsPartial {
         model: &Model,
         ranks: std::ops::Range<Rank>,
     ) {
+        let mut prog = Program::default();
+        let mut links: Vec<(Rank, f64)> = Vec::new();
+        let mut load: Vec<(Rank, u64)> = Vec::new();
         for r in ranks {
-            let prog = schedule.program(r);
+            schedule.program_into(r, &mut prog);
             for (s, step) in prog.steps.iter().enumerate().take(self.round.len()) {
                 if step.ops.iter().any(|o| !matches!(o, Op::Local { .. })) {
                     self.busy[s] = true;
-                    let t = node_step_time(topo, model, r, step, 0.0, |_| 0.0);
+                    let t = node_step_time_in(topo, model, r, step, 0.0, |_| 0.0, &mut links);
                     self.round[s] = self.round[s].max(t);
                 }
             }
-            count(&prog, &mut self.report);
+            count_in(&prog, &mut self.report, &mut load);
         }
     }
 

@@ -222,6 +222,17 @@ impl Program {
     pub fn push(&mut self, s: usize, op: Op) {
         self.steps[s].ops.push(op);
     }
+    /// Make this the empty program of `steps` steps for `rank` (what
+    /// [`Program::new`] returns), keeping the allocated steps for reuse.
+    pub fn reset(&mut self, rank: Rank, steps: usize) {
+        self.rank = rank;
+        self.tmp_len = 0;
+        self.steps.truncate(steps);
+        for step in &mut self.steps {
+            step.ops.clear();
+        }
+        self.steps.resize_with(steps, Step::default);
+    }
 }
 
 /// One rank's program produced step by step: the header (`rank`, `tmp_len`) at once,
@@ -309,6 +320,16 @@ pub trait Schedule: Send + Sync {
     /// lazy stream keeps only its own small state between steps).
     fn stream(&self, rank: Rank) -> StepStream<'_> {
         self.program(rank).into()
+    }
+    /// The program of `rank` written into `out` (`rank < nodes()`), whatever `out` held
+    /// before: afterwards `*out == program(rank)`.
+    ///
+    /// The default assigns `program(rank)`. A schedule overrides it to refill `out`'s
+    /// steps in place (see [`Program::reset`]), so a consumer that takes the ranks one at
+    /// a time (the rounds simulation) allocates per rank only what the program holds
+    /// beyond the buffers it already has.
+    fn program_into(&self, rank: Rank, out: &mut Program) {
+        *out = self.program(rank);
     }
     /// Packets per message, for pipelined schedules (the resolved ν of `--packets opt`).
     fn packets(&self) -> Option<u64> {

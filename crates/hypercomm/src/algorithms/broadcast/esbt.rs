@@ -89,8 +89,22 @@ impl Schedule for EsbtBroadcast {
     }
     fn program(&self, rank: Rank) -> Program {
         let mut prog = Program::new(rank, self.steps());
+        self.fill(&mut prog);
+        prog
+    }
+    fn program_into(&self, rank: Rank, out: &mut Program) {
+        out.reset(rank, self.steps());
+        self.fill(out);
+    }
+}
+
+impl EsbtBroadcast {
+    /// Write the program of `prog.rank` into `prog`, an empty program of `steps()`
+    /// steps.
+    fn fill(&self, prog: &mut Program) {
+        let rank = prog.rank;
         if self.m == 0 {
-            return prog;
+            return;
         }
         let (c, root, m) = (&self.cube, self.root, self.m);
         let n = c.dim() as u64;
@@ -101,7 +115,7 @@ impl Schedule for EsbtBroadcast {
             );
         }
         if n == 0 {
-            return prog;
+            return;
         }
         // Per tree: (parent, depth, children) of this rank.
         let trees: Vec<(Option<Rank>, u64, Vec<Rank>)> = (0..c.dim())
@@ -132,7 +146,6 @@ impl Schedule for EsbtBroadcast {
                 );
             }
         }
-        prog
     }
 }
 

@@ -86,8 +86,22 @@ impl Schedule for SbtBroadcast {
     }
     fn program(&self, rank: Rank) -> Program {
         let mut prog = Program::new(rank, self.steps());
+        self.fill(&mut prog);
+        prog
+    }
+    fn program_into(&self, rank: Rank, out: &mut Program) {
+        out.reset(rank, self.steps());
+        self.fill(out);
+    }
+}
+
+impl SbtBroadcast {
+    /// Write the program of `prog.rank` into `prog`, an empty program of `steps()`
+    /// steps.
+    fn fill(&self, prog: &mut Program) {
+        let rank = prog.rank;
         if self.m == 0 {
-            return prog;
+            return;
         }
         let (c, root, m) = (&self.cube, self.root, self.m);
         let order = DimOrder::Ascending;
@@ -113,7 +127,7 @@ impl Schedule for SbtBroadcast {
                     Op::send(child, Region::new(src, 0, m)),
                 );
             }
-            return prog;
+            return;
         }
         let depth = Hypercube::hamming(rank, root) as usize;
         let parent = c.sbt_parent(rank, root, order);
@@ -132,7 +146,6 @@ impl Schedule for SbtBroadcast {
                 );
             }
         }
-        prog
     }
 }
 

@@ -68,6 +68,10 @@ impl Schedule for SbtGather {
         prog.tmp_len = push_gather(&mut prog, &self.cube, self.root, self.m, 0, 0);
         prog
     }
+    fn program_into(&self, rank: Rank, out: &mut Program) {
+        out.reset(rank, self.steps());
+        out.tmp_len = push_gather(out, &self.cube, self.root, self.m, 0, 0);
+    }
 }
 
 /// Append to `prog` (of rank `prog.rank`) its part of the SBT gather to `root` of the

@@ -86,10 +86,24 @@ impl Schedule for SbtScatter {
         steps(&self.cube, self.m)
     }
     fn program(&self, rank: Rank) -> Program {
-        let (c, root, m) = (&self.cube, self.root, self.m);
         let mut prog = Program::new(rank, self.steps());
+        self.fill(&mut prog);
+        prog
+    }
+    fn program_into(&self, rank: Rank, out: &mut Program) {
+        out.reset(rank, self.steps());
+        self.fill(out);
+    }
+}
+
+impl SbtScatter {
+    /// Write the program of `prog.rank` into `prog`, an empty program of `steps()`
+    /// steps.
+    fn fill(&self, prog: &mut Program) {
+        let rank = prog.rank;
+        let (c, root, m) = (&self.cube, self.root, self.m);
         if m == 0 {
-            return prog;
+            return;
         }
         let (base, size) = subtree(c, rank, root);
         // Where this node keeps its subtree's blocks, in absolute order.
@@ -121,7 +135,6 @@ impl Schedule for SbtScatter {
                 Op::send(child, at(cb, cs)),
             );
         }
-        prog
     }
 }
 
