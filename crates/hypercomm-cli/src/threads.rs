@@ -80,7 +80,9 @@ pub fn run(args: &RtRunArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
     Ok(Outcome::Ok)
 }
 
-/// A progress bar on stderr, hidden when stderr is no terminal or `hidden`.
+/// A progress bar on stderr, hidden when stderr is no terminal or `hidden`. Rank 0's
+/// thread draws it, so the caller must not hold the process's stderr lock meanwhile
+/// (`main` passes an unlocked `Stderr`).
 fn progress_bar(len: usize, hidden: bool) -> ProgressBar {
     if hidden || !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
