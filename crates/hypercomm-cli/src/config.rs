@@ -225,7 +225,8 @@ pub fn algorithm(problem: &ProblemConfig, name: &str) -> Result<&'static Algorit
     algorithms::lookup(&problem.topology, problem.collective.kind(), name)
 }
 
-/// Whether the run holds every program in memory.
+/// Whether the run is held to the smaller size limit: async timing holds every program
+/// in memory; verification streams the steps but keeps every rank's buffer state.
 pub fn materializes(verify: bool, model: &Model) -> bool {
     verify || model.timing == Timing::Async
 }

@@ -4,7 +4,7 @@
 use hypercomm::algorithms::{Formula, Packets};
 use hypercomm::bounds::lower_bound;
 use hypercomm::collective::Collective;
-use hypercomm::cost::model::Model;
+use hypercomm::cost::model::{Model, Timing};
 use hypercomm::cost::{self, Report};
 use hypercomm::error::Error;
 use hypercomm::schedule::{materialize, Program, Rank};
@@ -243,11 +243,22 @@ pub fn run(cfg: &RunConfig) -> Result<RunReport, Error> {
     let materialized = config::materializes(cfg.verify, model);
     let (limit, hint) = config::size_limit(materialized);
     config::check_size(nodes, steps, limit, hint)?;
-    if materialized {
+    if model.timing == Timing::Async {
         let progs = materialize(schedule.as_ref()).programs;
         let strict = cfg.verify.then_some(cfg.strictness);
         evaluate_programs(&mut report, problem, &progs, steps, model, strict);
     } else {
+        // Verification streams the steps (one step of every rank in memory), then the
+        // rounds simulation streams the ranks.
+        if cfg.verify {
+            report.set_verdict(verify::verify(problem, schedule.as_ref(), cfg.strictness));
+        }
+        let malformed = matches!(&report.violation,
+            Some(v) if v.violation.kind == ViolationKind::MalformedProgram);
+        if malformed {
+            report.set_formulas(cfg.algo.formulas(&problem, &cfg.params));
+            return Ok(report);
+        }
         let cost = crate::parallel::simulate(problem.topology, schedule.as_ref(), model);
         report.set_cost(steps, &cost);
     }
