@@ -140,14 +140,9 @@ fn node_step_time_in(
 }
 
 /// Message statistics of one program, added into `report`.
+/// ([`RoundsPartial::add_ranks`] counts the same in its pass over the steps.)
 fn count(prog: &Program, report: &mut Report) {
-    count_in(prog, report, &mut Vec::new());
-}
-
-/// [`count`] with the per-link load table supplied by the caller (its contents are
-/// discarded).
-fn count_in(prog: &Program, report: &mut Report, load: &mut Vec<(Rank, u64)>) {
-    load.clear();
+    let mut load: Vec<(Rank, u64)> = Vec::new();
     for step in &prog.steps {
         for op in &step.ops {
             if let Op::Send { to, .. } = op {
@@ -224,14 +219,38 @@ impl RoundsPartial {
         let mut load: Vec<(Rank, u64)> = Vec::new();
         for r in ranks {
             schedule.program_into(r, &mut prog);
-            for (s, step) in prog.steps.iter().enumerate().take(self.round.len()) {
-                if step.ops.iter().any(|o| !matches!(o, Op::Local { .. })) {
+            // One pass over the program: the statistics of `count` and the step times.
+            load.clear();
+            for (s, step) in prog.steps.iter().enumerate() {
+                let mut comm = false;
+                for op in &step.ops {
+                    match op {
+                        Op::Send { to, .. } => {
+                            comm = true;
+                            let len = op.message_len();
+                            self.report.messages += to.len() as u64;
+                            self.report.volume += len * to.len() as u64;
+                            for &q in to {
+                                match load.iter_mut().find(|(p, _)| *p == q) {
+                                    Some((_, l)) => *l += len,
+                                    None => load.push((q, len)),
+                                }
+                            }
+                        }
+                        Op::Recv { .. } => comm = true,
+                        Op::Local { .. } => {}
+                    }
+                }
+                if comm && s < self.round.len() {
                     self.busy[s] = true;
                     let t = node_step_time_in(topo, model, r, step, 0.0, |_| 0.0, &mut links);
                     self.round[s] = self.round[s].max(t);
                 }
             }
-            count_in(&prog, &mut self.report, &mut load);
+            self.report.max_link_load = self
+                .report
+                .max_link_load
+                .max(load.iter().map(|&(_, l)| l).max().unwrap_or(0));
         }
     }
 

@@ -256,20 +256,27 @@ impl Hypercube {
     /// [`DimOrder::Descending`], every `d` below the lowest set bit of `r` (every
     /// `d < n` if `r = 0`), descending `d`. Labels are returned as absolute nodes.
     pub fn sbt_children(&self, node: Node, root: Node, order: DimOrder) -> Vec<Node> {
+        self.sbt_children_iter(node, root, order).collect()
+    }
+
+    /// [`sbt_children`](Self::sbt_children), in the same order, without allocating.
+    pub fn sbt_children_iter(
+        &self,
+        node: Node,
+        root: Node,
+        order: DimOrder,
+    ) -> impl ExactSizeIterator<Item = Node> + Clone {
         debug_assert!(self.contains(node) && self.contains(root));
         let r = node ^ root;
         let n = self.dim;
-        let flip = move |d: u32| node ^ (1 << d);
-        match order {
-            DimOrder::Ascending => {
-                let first = if r == 0 { 0 } else { highest_bit(r) + 1 };
-                (first..n).map(flip).collect()
-            }
-            DimOrder::Descending => {
-                let end = if r == 0 { n } else { lowest_bit(r) };
-                (0..end).rev().map(flip).collect()
-            }
-        }
+        // Dimensions lo..hi, ascending or descending.
+        let (lo, hi) = match order {
+            DimOrder::Ascending => (if r == 0 { 0 } else { highest_bit(r) + 1 }, n),
+            DimOrder::Descending => (0, if r == 0 { n } else { lowest_bit(r) }),
+        };
+        let descending = order == DimOrder::Descending;
+        (0..hi.saturating_sub(lo))
+            .map(move |i| node ^ (1 << if descending { hi - 1 - i } else { lo + i }))
     }
 
     /// Step (1-based) at which `node` receives in the unpipelined SBT broadcast from
@@ -338,28 +345,41 @@ impl Hypercube {
     /// Children of `node` in ESBT tree `tree` of a broadcast from `source`, ascending by
     /// label (empty if `tree >= n`). Computed in `O(n)` without enumerating nodes.
     pub fn esbt_children(&self, tree: u32, node: Node, source: Node) -> Vec<Node> {
+        let mut kids = smallvec::SmallVec::new();
+        self.esbt_children_in(tree, node, source, &mut kids);
+        kids.into_vec()
+    }
+
+    /// [`esbt_children`](Self::esbt_children) written into `kids` (cleared first),
+    /// without allocating for n ≤ 32.
+    pub fn esbt_children_in(
+        &self,
+        tree: u32,
+        node: Node,
+        source: Node,
+        kids: &mut smallvec::SmallVec<[Node; 32]>,
+    ) {
         debug_assert!(self.contains(node) && self.contains(source));
+        kids.clear();
         let c = node ^ source;
         if !self.valid_tree(tree) {
-            return Vec::new();
+            return;
         }
         let e = 1 << tree;
         if c == 0 {
-            return vec![node ^ e];
+            kids.push(node ^ e);
+            return;
         }
         if c & e == 0 {
-            return Vec::new();
+            return;
         }
         let n = self.dim;
         let last = highest_bit(self.rotr(c, tree));
-        let mut kids: Vec<Node> = (last + 1..n)
-            .map(|p| node ^ (1 << ((p + tree) % n)))
-            .collect();
+        kids.extend((last + 1..n).map(|p| node ^ (1 << ((p + tree) % n))));
         if c != e {
             kids.push(node ^ e);
         }
         kids.sort_unstable();
-        kids
     }
 
     /// Hops from `source` to `node` in ESBT tree `tree`: 0 for the source, `popcount(c)`

@@ -23,6 +23,7 @@ use crate::error::Error;
 use crate::schedule::{Buf, Op, Program, Rank, Region, Schedule};
 use crate::topology::Hypercube;
 use crate::verify::Problem;
+use smallvec::SmallVec;
 
 /// The ESBT broadcast schedule.
 #[derive(Clone, Debug)]
@@ -118,12 +119,16 @@ impl EsbtBroadcast {
             return;
         }
         // Per tree: (parent, depth, children) of this rank.
-        let trees: Vec<(Option<Rank>, u64, Vec<Rank>)> = (0..c.dim())
+        // (On the stack for n ≤ 32: no allocation per rank.)
+        type Kids = SmallVec<[Rank; 32]>;
+        let trees: SmallVec<[(Option<Rank>, u64, Kids); 32]> = (0..c.dim())
             .map(|t| {
+                let mut kids = Kids::new();
+                c.esbt_children_in(t, rank, root, &mut kids);
                 (
                     c.esbt_parent(t, rank, root),
                     c.esbt_depth(t, rank, root) as u64,
-                    c.esbt_children(t, rank, root),
+                    kids,
                 )
             })
             .collect();

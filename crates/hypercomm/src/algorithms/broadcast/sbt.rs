@@ -112,7 +112,7 @@ impl SbtBroadcast {
                 Op::copy(Region::new(Buf::In, 0, m), Region::new(Buf::Out, 0, m)),
             );
         }
-        let children = c.sbt_children(rank, root, order);
+        let children = c.sbt_children_iter(rank, root, order);
         if self.nu == 1 {
             // The paper's algorithm: the child across dimension d is served in step d.
             if let Some(parent) = c.sbt_parent(rank, root, order) {
@@ -121,7 +121,7 @@ impl SbtBroadcast {
                     Op::recv(parent, Region::new(Buf::Out, 0, m)),
                 );
             }
-            for child in children {
+            for child in children.clone() {
                 prog.push(
                     c.sbt_step(child, root, order) as usize - 1,
                     Op::send(child, Region::new(src, 0, m)),
@@ -139,10 +139,10 @@ impl SbtBroadcast {
                     Op::recv(parent, Region::new(Buf::Out, off, len)),
                 );
             }
-            if !children.is_empty() {
+            if children.len() > 0 {
                 prog.push(
                     p as usize + depth,
-                    Op::multicast(children.iter().copied(), Region::new(src, off, len)),
+                    Op::multicast(children.clone(), Region::new(src, off, len)),
                 );
             }
         }

@@ -113,7 +113,7 @@ pub(crate) fn push_gather(
             Op::copy(Region::new(Buf::In, input, m), at(rank as u64, 1)),
         );
     }
-    for child in c.sbt_children(rank, root, ORDER) {
+    for child in c.sbt_children_iter(rank, root, ORDER) {
         let (cb, cs) = subtree(c, child, root);
         prog.push(
             mirror(c.sbt_step(child, root, ORDER)),

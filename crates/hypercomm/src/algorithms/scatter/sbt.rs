@@ -128,7 +128,7 @@ impl SbtScatter {
         } else {
             prog.push(0, Op::copy(at(rank as u64, 1), Region::new(Buf::Out, 0, m)));
         }
-        for child in c.sbt_children(rank, root, ORDER) {
+        for child in c.sbt_children_iter(rank, root, ORDER) {
             let (cb, cs) = subtree(c, child, root);
             prog.push(
                 c.sbt_step(child, root, ORDER) as usize - 1,
