@@ -122,7 +122,10 @@ fn node_step_time_in(
     links: &mut Vec<(Rank, f64)>,
 ) -> f64 {
     let sends = step.ops.iter().filter_map(|op| match op {
-        Op::Send { to, .. } => Some(to.iter().map(move |&q| (q, op.message_len()))),
+        Op::Send { to, .. } => {
+            let len = op.message_len();
+            Some(to.iter().map(move |&q| (q, len)))
+        }
         _ => None,
     });
     let send_done = side(topo, model, rank, sends.flatten(), ready, &begin, links);

@@ -118,30 +118,27 @@ impl EsbtBroadcast {
         if n == 0 {
             return;
         }
-        // Per tree: (parent, depth, children) of this rank.
-        // (On the stack for n ≤ 32: no allocation per rank.)
-        type Kids = SmallVec<[Rank; 32]>;
-        let trees: SmallVec<[(Option<Rank>, u64, Kids); 32]> = (0..c.dim())
-            .map(|t| {
-                let mut kids = Kids::new();
-                c.esbt_children_in(t, rank, root, &mut kids);
-                (
-                    c.esbt_parent(t, rank, root),
-                    c.esbt_depth(t, rank, root) as u64,
-                    kids,
-                )
-            })
-            .collect();
         let src = if rank == root { Buf::In } else { Buf::Out };
+        // This rank's children in the chunk's tree, recomputed per chunk into one list
+        // on the stack (n ≤ 32): no allocation per rank.
+        let mut children: SmallVec<[Rank; 32]> = SmallVec::new();
         for chunk in 0..self.nu {
             let (off, len) = pipeline::packet(m, self.nu, chunk);
-            let (parent, d, children) = &trees[(chunk % n) as usize];
-            let tree_root = [root ^ (1 << (chunk % n))];
-            let to: &[Rank] = if rank == root { &tree_root } else { children };
+            let t = (chunk % n) as u32;
+            let parent = c.esbt_parent(t, rank, root);
+            let d = c.esbt_depth(t, rank, root) as u64;
+            let to: &[Rank] = if rank == root {
+                children.clear();
+                children.push(root ^ (1 << t));
+                &children
+            } else {
+                c.esbt_children_in(t, rank, root, &mut children);
+                &children
+            };
             if let Some(p) = parent {
                 prog.push(
                     (chunk + d - 1) as usize,
-                    Op::recv(*p, Region::new(Buf::Out, off, len)),
+                    Op::recv(p, Region::new(Buf::Out, off, len)),
                 );
             }
             if !to.is_empty() {
