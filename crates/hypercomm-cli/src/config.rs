@@ -19,9 +19,13 @@ use crate::args::{CheckArgs, ModelArgs, ProblemArgs};
 /// every count is exact both as `u64` and as `f64`.
 pub const MAX_ELEMENTS: u64 = 1 << 53;
 
-/// Largest nodes × steps of a schedule whose programs are all held in memory (to verify
-/// it, to time it with `--timing async`, or to print it).
+/// Largest nodes × steps of a schedule whose programs are all held in memory (to time
+/// it with `--timing async`, or to print it).
 pub const MAX_MATERIALIZED: u64 = 50_000_000;
+
+/// Most nodes a verification holds the symbolic buffers of (it streams the steps, so
+/// the steps do not count, but every rank's `in`, `out` and `tmp` state is kept).
+pub const MAX_VERIFIED_NODES: u32 = 1 << 20;
 
 /// Largest nodes × steps of a schedule timed by streaming its programs (rounds timing
 /// without verification); beyond it the simulation would run for hours.
@@ -225,15 +229,26 @@ pub fn algorithm(problem: &ProblemConfig, name: &str) -> Result<&'static Algorit
     algorithms::lookup(&problem.topology, problem.collective.kind(), name)
 }
 
-/// Whether the run is held to the smaller size limit: async timing holds every program
-/// in memory; verification streams the steps but keeps every rank's buffer state.
-pub fn materializes(verify: bool, model: &Model) -> bool {
-    verify || model.timing == Timing::Async
+/// Whether the run holds every program in memory: async timing does; verification
+/// streams the steps (and is limited by [`MAX_VERIFIED_NODES`] instead).
+pub fn materializes(model: &Model) -> bool {
+    model.timing == Timing::Async
+}
+
+/// Refuse to verify a schedule of more than [`MAX_VERIFIED_NODES`] nodes.
+pub fn check_verified_nodes(nodes: u32) -> Result<(), Error> {
+    if nodes > MAX_VERIFIED_NODES {
+        return Err(Error::TooLarge(format!(
+            "{nodes} nodes exceeds {MAX_VERIFIED_NODES}, the limit for verifying; pass \
+             --no-verify (with --timing rounds) to time it without verifying"
+        )));
+    }
+    Ok(())
 }
 
 /// Why a verified or async-timed run was refused, and what to do.
-pub const HINT_NO_VERIFY: &str = "the limit for holding every program in memory; pass \
-     --no-verify (with --timing rounds) to time it without building every program";
+pub const HINT_NO_VERIFY: &str = "the limit for holding every program in memory (async \
+     timing); use --timing rounds, which streams the programs";
 
 /// Why a printed schedule was refused, and what to do.
 pub const HINT_PRINT: &str = "the limit for holding every program in memory; use fewer \

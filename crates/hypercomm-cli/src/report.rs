@@ -240,9 +240,11 @@ pub fn run(cfg: &RunConfig) -> Result<RunReport, Error> {
     let schedule = cfg.algo.build(&problem, &cfg.params)?;
     report.nu = schedule.packets();
     let (nodes, steps) = (schedule.nodes(), schedule.steps());
-    let materialized = config::materializes(cfg.verify, model);
-    let (limit, hint) = config::size_limit(materialized);
+    let (limit, hint) = config::size_limit(config::materializes(model));
     config::check_size(nodes, steps, limit, hint)?;
+    if cfg.verify {
+        config::check_verified_nodes(nodes)?;
+    }
     if model.timing == Timing::Async {
         let progs = materialize(schedule.as_ref()).programs;
         let strict = cfg.verify.then_some(cfg.strictness);

@@ -3,7 +3,7 @@
 //! as CSV or JSON, and optionally draw the times as an SVG chart ([`crate::plot`]).
 //!
 //! Every point is verified unless `--no-verify`; a point whose schedule is too large to
-//! hold in memory ([`config::MAX_MATERIALIZED`]) is timed without verification. A row
+//! verify ([`config::MAX_VERIFIED_NODES`]) is timed without verification. A row
 //! whose run is impossible (e.g. `--packets` an algorithm cannot take at that length)
 //! says `error` and the sweep goes on.
 
