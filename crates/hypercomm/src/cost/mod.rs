@@ -246,7 +246,23 @@ impl RoundsPartial {
                 }
                 if comm && s < self.round.len() {
                     self.busy[s] = true;
-                    let t = node_step_time_in(topo, model, r, step, 0.0, |_| 0.0, &mut links);
+                    // One transfer (the common step of a tree): what `node_step_time`
+                    // computes for it, under every port and duplex rule, in the same
+                    // floating-point operations.
+                    let single = match step.ops.as_slice() {
+                        [op @ Op::Send { to, .. }] if to.len() == 1 => Some((to[0], op)),
+                        [op @ Op::Recv { from, .. }] => Some((*from, op)),
+                        _ => None,
+                    };
+                    let t = match single {
+                        Some((peer, op)) => {
+                            let cost = model
+                                .link(topo.link_class(r, peer))
+                                .transfer(op.message_len());
+                            0.0f64.max(0.0 + cost)
+                        }
+                        None => node_step_time_in(topo, model, r, step, 0.0, |_| 0.0, &mut links),
+                    };
                     self.round[s] = self.round[s].max(t);
                 }
             }
