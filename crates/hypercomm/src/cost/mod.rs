@@ -226,6 +226,8 @@ impl RoundsPartial {
             load.clear();
             for (s, step) in prog.steps.iter().enumerate() {
                 let mut comm = false;
+                // Transfers of the step, and the last one's (peer, elements).
+                let (mut transfers, mut last) = (0usize, (0 as Rank, 0u64));
                 for op in &step.ops {
                     match op {
                         Op::Send { to, .. } => {
@@ -238,30 +240,29 @@ impl RoundsPartial {
                                     Some((_, l)) => *l += len,
                                     None => load.push((q, len)),
                                 }
+                                last = (q, len);
                             }
+                            transfers += to.len();
                         }
-                        Op::Recv { .. } => comm = true,
+                        Op::Recv { from, .. } => {
+                            comm = true;
+                            transfers += 1;
+                            last = (*from, op.message_len());
+                        }
                         Op::Local { .. } => {}
                     }
                 }
                 if comm && s < self.round.len() {
                     self.busy[s] = true;
-                    // One transfer (the common step of a tree): what `node_step_time`
-                    // computes for it, under every port and duplex rule, in the same
-                    // floating-point operations.
-                    let single = match step.ops.as_slice() {
-                        [op @ Op::Send { to, .. }] if to.len() == 1 => Some((to[0], op)),
-                        [op @ Op::Recv { from, .. }] => Some((*from, op)),
-                        _ => None,
-                    };
-                    let t = match single {
-                        Some((peer, op)) => {
-                            let cost = model
-                                .link(topo.link_class(r, peer))
-                                .transfer(op.message_len());
-                            0.0f64.max(0.0 + cost)
-                        }
-                        None => node_step_time_in(topo, model, r, step, 0.0, |_| 0.0, &mut links),
+                    // One transfer (the common step of a tree; local ops cost nothing):
+                    // what `node_step_time` computes for it, under every port and duplex
+                    // rule, in the same floating-point operations.
+                    let t = if transfers == 1 {
+                        let (peer, len) = last;
+                        let cost = model.link(topo.link_class(r, peer)).transfer(len);
+                        0.0f64.max(0.0 + cost)
+                    } else {
+                        node_step_time_in(topo, model, r, step, 0.0, |_| 0.0, &mut links)
                     };
                     self.round[s] = self.round[s].max(t);
                 }
