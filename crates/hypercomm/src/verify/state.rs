@@ -192,8 +192,41 @@ impl Piece {
         }
     }
 
+    /// This piece as a plain copy of one rank when it is a slice of `Blocks` lying
+    /// within one block (the pattern's block size, cut down to one block, constrains
+    /// nothing, and in that form it may continue, or be continued by, a pattern of
+    /// another block size).
+    fn within_one_block(&self) -> Option<Piece> {
+        match self.pat {
+            Pattern::Blocks {
+                rank, block, phase, ..
+            } if phase + self.len <= block => Some(Piece::copy(rank, self.off + phase, self.len)),
+            _ => None,
+        }
+    }
+
     /// Extend this piece by `next` if `next` continues its rule exactly.
     pub fn try_append(&mut self, next: &Piece) -> bool {
+        if self.try_append_as_is(next) {
+            return true;
+        }
+        let (a, b) = (self.within_one_block(), next.within_one_block());
+        if a.is_none() && b.is_none() {
+            return false;
+        }
+        let mut head = a.unwrap_or_else(|| self.clone());
+        let ok = match &b {
+            Some(b) => head.try_append_as_is(b),
+            None => head.try_append_as_is(next),
+        };
+        if ok {
+            *self = head;
+        }
+        ok
+    }
+
+    /// [`Piece::try_append`] with the patterns as they are.
+    fn try_append_as_is(&mut self, next: &Piece) -> bool {
         if let (Pattern::Seq { src: a }, Pattern::Seq { src: b }) = (&self.pat, &next.pat) {
             if a == b && next.off == self.off + self.len {
                 self.len += next.len;
@@ -366,8 +399,11 @@ impl BufState {
             .is_none_or(|(&k, r)| k + r.span() <= a)
     }
 
-    /// Make `pos` a run boundary: no run's span contains both `pos - 1` and `pos`.
-    fn split_at(&mut self, pos: u64) {
+    /// Make `pos` a run boundary: no run's span contains both `pos - 1` and `pos`. With
+    /// `merge_head`, a flat run cut at `pos` has its head, cut down, appended to the run
+    /// before it when it continues that run's rule (only for a `pos` before which
+    /// nothing is overwritten next: the merged run may start before the cut run).
+    fn split_at(&mut self, pos: u64, merge_head: bool) {
         let Some((&start, run)) = self.runs.range(..pos).next_back() else {
             return;
         };
@@ -379,7 +415,12 @@ impl BufState {
             Run::Flat(p) => {
                 let tail = p.slice(cut, p.len - cut);
                 let head = p.slice(0, cut);
-                self.runs.insert(start, Run::Flat(head));
+                if merge_head {
+                    self.runs.remove(&start);
+                    self.merge_into_previous(start, head);
+                } else {
+                    self.runs.insert(start, Run::Flat(head));
+                }
                 self.runs.insert(pos, Run::Flat(tail));
             }
             Run::Strided(s) => {
@@ -497,8 +538,8 @@ impl BufState {
         let end = start + len;
         // Fast path: nothing there yet (a first delivery), no run to split or remove.
         if !self.is_free(start, end) {
-            self.split_at(start);
-            self.split_at(end);
+            self.split_at(start, true);
+            self.split_at(end, false);
             while let Some((&k, _)) = self.runs.range(start..end).next() {
                 self.runs.remove(&k);
             }
@@ -1050,7 +1091,7 @@ mod tests {
         let (b0, m) = strided_fixture();
         for pos in 0..30 {
             let mut b = b0.clone();
-            b.split_at(pos);
+            b.split_at(pos, pos % 2 == 0);
             check(&b, &m);
             // Every run boundary is respected: nothing spans `pos`.
             for (s, r) in b.runs() {
