@@ -162,10 +162,27 @@ impl Piece {
         }
     }
 
-    /// The single rank this piece copies, if it is a plain copy.
-    fn single_rank(&self) -> Option<Rank> {
-        match &self.pat {
-            Pattern::Seq { src } if src.len() == 1 && src[0].1 == src[0].0 + 1 => Some(src[0].0),
+    /// The single rank this piece copies and its first input offset, if it is a plain
+    /// copy; with `loose`, also when it is a slice of `Blocks` lying within one block.
+    fn single_rank(&self, loose: bool) -> Option<(Rank, u64)> {
+        match self.pat {
+            Pattern::Seq { ref src } if src.len() == 1 && src[0].1 == src[0].0 + 1 => {
+                Some((src[0].0, self.off))
+            }
+            Pattern::Blocks {
+                rank, block, phase, ..
+            } if loose && phase + self.len <= block => Some((rank, self.off + phase)),
+            _ => None,
+        }
+    }
+
+    /// The block size of this piece's `Blocks` pattern, if it has one (with `loose`, not
+    /// for a slice lying within one block, which any block size describes).
+    fn own_block(&self, loose: bool) -> Option<u64> {
+        match self.pat {
+            Pattern::Blocks { block, phase, .. } if !loose || phase + self.len > block => {
+                Some(block)
+            }
             _ => None,
         }
     }
@@ -173,7 +190,8 @@ impl Piece {
     /// This piece as `Blocks` of size `block` with base offset `base`, if it is one.
     /// Returns (rank, phase, step) with phase < block; the step is `None` when the piece
     /// lies inside one block (any step describes it).
-    fn as_blocks(&self, block: u64, base: u64) -> Option<(Rank, u64, Option<Rank>)> {
+    /// With `loose`, a slice of `Blocks` within one block counts as a plain copy.
+    fn as_blocks(&self, block: u64, base: u64, loose: bool) -> Option<(Rank, u64, Option<Rank>)> {
         match self.pat {
             Pattern::Blocks {
                 rank,
@@ -183,70 +201,54 @@ impl Piece {
             } if b == block && self.off == base => {
                 Some((rank, phase, (phase + self.len > block).then_some(step)))
             }
-            Pattern::Blocks { .. } => None,
-            Pattern::Seq { .. } => {
-                let r = self.single_rank()?;
-                let ph = self.off.checked_sub(base)?;
+            _ => {
+                let (r, o) = self.single_rank(loose)?;
+                let ph = o.checked_sub(base)?;
                 (ph + self.len <= block).then_some((r, ph, None))
             }
         }
     }
 
-    /// This piece as a plain copy of one rank when it is a slice of `Blocks` lying
-    /// within one block (the pattern's block size, cut down to one block, constrains
-    /// nothing, and in that form it may continue, or be continued by, a pattern of
-    /// another block size).
-    fn within_one_block(&self) -> Option<Piece> {
-        match self.pat {
-            Pattern::Blocks {
-                rank, block, phase, ..
-            } if phase + self.len <= block => Some(Piece::copy(rank, self.off + phase, self.len)),
-            _ => None,
-        }
-    }
-
     /// Extend this piece by `next` if `next` continues its rule exactly.
     pub fn try_append(&mut self, next: &Piece) -> bool {
-        if self.try_append_as_is(next) {
-            return true;
-        }
-        let (a, b) = (self.within_one_block(), next.within_one_block());
-        if a.is_none() && b.is_none() {
-            return false;
-        }
-        let mut head = a.unwrap_or_else(|| self.clone());
-        let ok = match &b {
-            Some(b) => head.try_append_as_is(b),
-            None => head.try_append_as_is(next),
-        };
-        if ok {
-            *self = head;
-        }
-        ok
+        let in_one_block = |p: &Piece| matches!(p.pat, Pattern::Blocks { block, phase, .. } if phase + p.len <= block);
+        self.try_append_with(next, false)
+            || ((in_one_block(self) || in_one_block(next)) && self.try_append_with(next, true))
     }
 
-    /// [`Piece::try_append`] with the patterns as they are.
-    fn try_append_as_is(&mut self, next: &Piece) -> bool {
+    /// [`Piece::try_append`] with the patterns as they are or, with `loose`, with a
+    /// slice of `Blocks` lying within one block taken as a plain copy of its rank (the
+    /// pattern's block size, cut down to one block, constrains nothing, and in that form
+    /// the slice may continue, or be continued by, a pattern of another block size).
+    fn try_append_with(&mut self, next: &Piece, loose: bool) -> bool {
         if let (Pattern::Seq { src: a }, Pattern::Seq { src: b }) = (&self.pat, &next.pat) {
             if a == b && next.off == self.off + self.len {
                 self.len += next.len;
                 return true;
             }
         }
-        // Otherwise look for a common Blocks rule.
-        let (block, base) = match (&self.pat, &next.pat) {
-            (&Pattern::Blocks { block, .. }, _) => (block, self.off),
-            (_, &Pattern::Blocks { block, .. }) => (block, next.off),
-            _ => match (self.single_rank(), next.single_rank()) {
-                (Some(r), Some(q)) if q > r && next.off <= self.off => {
-                    (self.off - next.off + self.len, next.off)
+        if loose {
+            if let (Some((r, ro)), Some((q, qo))) = (self.single_rank(true), next.single_rank(true))
+            {
+                if r == q && qo == ro + self.len {
+                    *self = Piece::copy(r, ro, self.len + next.len);
+                    return true;
                 }
+            }
+        }
+        // Otherwise look for a common Blocks rule.
+        let (block, base) = match (self.own_block(loose), next.own_block(loose)) {
+            (Some(block), _) => (block, self.off),
+            (_, Some(block)) => (block, next.off),
+            _ => match (self.single_rank(loose), next.single_rank(loose)) {
+                (Some((r, ro)), Some((q, qo))) if q > r && qo <= ro => (ro - qo + self.len, qo),
                 _ => return false,
             },
         };
-        let (Some((ra, pa, sa)), Some((rb, pb, sb))) =
-            (self.as_blocks(block, base), next.as_blocks(block, base))
-        else {
+        let (Some((ra, pa, sa)), Some((rb, pb, sb))) = (
+            self.as_blocks(block, base, loose),
+            next.as_blocks(block, base, loose),
+        ) else {
             return false;
         };
         // `self` ends `blocks` whole blocks after its first one, at phase `phase`.
@@ -297,8 +299,8 @@ impl Piece {
         let n = self.len.min(other.len);
         if let Pattern::Blocks { block, .. } = self.pat {
             if let (Some((ra, pa, sa)), Some((rb, pb, sb))) = (
-                self.as_blocks(block, self.off),
-                other.as_blocks(block, self.off),
+                self.as_blocks(block, self.off, false),
+                other.as_blocks(block, self.off, false),
             ) {
                 if (ra, pa) != (rb, pb) {
                     return None;
@@ -1219,6 +1221,37 @@ mod tests {
                         vec![Piece::blocks(0, m, 0, k * m)]
                     );
                 }
+            }
+        }
+    }
+
+    /// MTADEA's last step on node x ∈ {0, 1}: `out` holds the ranks' blocks in pairs
+    /// (column C: block (C & 1) of rank (C & !1) | x, i.e. `Blocks` of 2m at step 2), and
+    /// the received columns (those whose bit 0 differs from x: block x of rank C),
+    /// placed one by one, turn it into the all-to-all's single `Blocks` piece. The state
+    /// stays a few runs throughout, not one per column.
+    #[test]
+    fn overwriting_every_other_column_stays_one_run() {
+        for m in 1..=3u64 {
+            for x in [0u32, 1] {
+                let k = 16u64;
+                let mut b = BufState::default();
+                let mut md = Model(vec![None; (k * m) as usize]);
+                let before = [Piece::blocks_step(x, 2, 2 * m, 0, k * m)];
+                b.place(0, &before);
+                md.place(0, &before);
+                for c in (0..k).filter(|c| c & 1 != x as u64) {
+                    let col = [one(c as Rank, x as u64 * m, m)];
+                    b.place(c * m, &col);
+                    md.place(c * m, &col);
+                    assert!(b.runs().count() <= 3, "m {m} x {x} c {c}: {:?}", b.runs);
+                    check(&b, &md);
+                }
+                assert_eq!(
+                    b.read(0, k * m).unwrap(),
+                    vec![Piece::blocks(0, m, x as u64 * m, k * m)]
+                );
+                assert_eq!(b.runs().count(), 1);
             }
         }
     }
