@@ -5,7 +5,9 @@
 //! (Algorithms that stream lazily generate their steps one by one; a stream that
 //! diverges from the program would verify something other than what runs.)
 
-use hypercomm::algorithms::{self, Packets, Params};
+mod common;
+
+use hypercomm::algorithms::{self, Params};
 use hypercomm::collective::{Collective, OpKind};
 use hypercomm::schedule::{materialize, Program, Rank, Schedule, Step, StepStream};
 use hypercomm::topology::Topology;
@@ -14,86 +16,38 @@ use hypercomm::verify::{verify, verify_programs, Problem, Strictness, ViolationK
 #[test]
 fn every_stream_equals_its_program() {
     let mut compared = 0u64;
-    for algo in algorithms::all() {
-        let topologies = (0..=5u32)
-            .map(|n| format!("hypercube:{n}"))
-            .chain((1..=9u32).map(|k| format!("complete:{k}")));
-        for name in topologies {
-            let topo: Topology = name.parse().unwrap();
-            if algo.fits(&topo).is_err() {
-                continue;
+    common::for_each_small_schedule(&[], |case, _, s| {
+        for r in 0..s.nodes() {
+            let prog = s.program(r);
+            let stream = s.stream(r);
+            assert_eq!(
+                stream.rank, r,
+                "{case}: stream of rank {r} is labelled {}",
+                stream.rank
+            );
+            assert_eq!(stream.tmp_len, prog.tmp_len, "{case}, rank {r}: tmp_len");
+            let (lo, hi) = stream.size_hint();
+            assert!(
+                lo <= s.steps() && hi.map_or(true, |h| h >= s.steps()),
+                "{case}, rank {r}: size_hint {lo}, {hi:?}"
+            );
+            let mut steps = 0;
+            for (t, step) in stream.enumerate() {
+                assert!(
+                    t < s.steps(),
+                    "{case}, rank {r}: more than {} steps",
+                    s.steps()
+                );
+                assert_eq!(
+                    step, prog.steps[t],
+                    "{case}, rank {r}: step {t} differs from the program's"
+                );
+                steps += 1;
             }
-            let k = topo.nodes();
-            for root in [0, k - 1] {
-                let Ok(c) = Collective::new(
-                    algo.op,
-                    k,
-                    Some(root as u64),
-                    Some(root as u64),
-                    Some((k - 1 - root) as u64),
-                ) else {
-                    continue;
-                };
-                for len in [0u64, 1, 7, 100] {
-                    let problem = Problem {
-                        topology: &topo,
-                        collective: c,
-                        len,
-                        commutative: true,
-                    };
-                    let counts: &[Packets] = if algo.pipelined {
-                        &[Packets::Count(1), Packets::Count(3), Packets::Opt]
-                    } else {
-                        &[Packets::Count(1)]
-                    };
-                    for &packets in counts {
-                        let params = Params {
-                            packets,
-                            ..Params::default()
-                        };
-                        let Ok(s) = algo.build(&problem, &params) else {
-                            continue;
-                        };
-                        let case = format!("{algo:?}, {name}, root {root}, len {len}, {packets:?}");
-                        for r in 0..s.nodes() {
-                            let prog = s.program(r);
-                            let stream = s.stream(r);
-                            assert_eq!(
-                                stream.rank, r,
-                                "{case}: stream of rank {r} is labelled {}",
-                                stream.rank
-                            );
-                            assert_eq!(stream.tmp_len, prog.tmp_len, "{case}, rank {r}: tmp_len");
-                            let (lo, hi) = stream.size_hint();
-                            assert!(
-                                lo <= s.steps() && hi.map_or(true, |h| h >= s.steps()),
-                                "{case}, rank {r}: size_hint {lo}, {hi:?}"
-                            );
-                            let mut steps = 0;
-                            for (t, step) in stream.enumerate() {
-                                assert!(
-                                    t < s.steps(),
-                                    "{case}, rank {r}: more than {} steps",
-                                    s.steps()
-                                );
-                                assert_eq!(
-                                    step, prog.steps[t],
-                                    "{case}, rank {r}: step {t} differs from the program's"
-                                );
-                                steps += 1;
-                            }
-                            assert_eq!(
-                                steps,
-                                s.steps(),
-                                "{case}, rank {r}: {steps} steps streamed"
-                            );
-                            compared += 1;
-                        }
-                    }
-                }
-            }
+            assert_eq!(steps, s.steps(), "{case}, rank {r}: {steps} steps streamed");
+            compared += 1;
         }
-    }
+    });
     assert!(compared > 10_000, "only {compared} programs compared");
 }
 

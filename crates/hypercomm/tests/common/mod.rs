@@ -584,3 +584,58 @@ pub fn collective(op: OpKind, k: u32, root: u32, dst: u32) -> Collective {
     )
     .expect("ranks are in range")
 }
+
+/// Every registry schedule on small topologies (hypercube:0 to hypercube:5, `extra`
+/// topologies, complete:1 to complete:9), roots 0 and k − 1, lengths 0, 1, 7 and 100,
+/// packet counts 1, 3 and opt for pipelined algorithms: `f(case, topology, schedule)`
+/// for each that builds, `case` naming it.
+pub fn for_each_small_schedule(extra: &[&str], mut f: impl FnMut(&str, &Topology, &dyn Schedule)) {
+    for algo in hypercomm::algorithms::all() {
+        let topologies = (0..=5u32)
+            .map(|n| format!("hypercube:{n}"))
+            .chain(extra.iter().map(|t| t.to_string()))
+            .chain((1..=9u32).map(|k| format!("complete:{k}")));
+        for name in topologies {
+            let topo: Topology = name.parse().unwrap();
+            if algo.fits(&topo).is_err() {
+                continue;
+            }
+            let k = topo.nodes();
+            for root in [0, k - 1] {
+                let Ok(c) = Collective::new(
+                    algo.op,
+                    k,
+                    Some(root as u64),
+                    Some(root as u64),
+                    Some((k - 1 - root) as u64),
+                ) else {
+                    continue;
+                };
+                for len in [0u64, 1, 7, 100] {
+                    let problem = Problem {
+                        topology: &topo,
+                        collective: c,
+                        len,
+                        commutative: true,
+                    };
+                    let counts: &[Packets] = if algo.pipelined {
+                        &[Packets::Count(1), Packets::Count(3), Packets::Opt]
+                    } else {
+                        &[Packets::Count(1)]
+                    };
+                    for &packets in counts {
+                        let params = Params {
+                            packets,
+                            ..Params::default()
+                        };
+                        let Ok(s) = algo.build(&problem, &params) else {
+                            continue;
+                        };
+                        let case = format!("{algo:?}, {name}, root {root}, len {len}, {packets:?}");
+                        f(&case, &topo, s.as_ref());
+                    }
+                }
+            }
+        }
+    }
+}
