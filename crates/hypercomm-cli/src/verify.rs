@@ -56,7 +56,7 @@ fn check_program(i: usize, prog: &Program) -> Result<(), Error> {
     }
     for (s, step) in prog.steps.iter().enumerate() {
         for (o, op) in step.ops.iter().enumerate() {
-            let bad = regions(op).find(|r| r.off.saturating_add(r.len) > MAX_ELEMENTS);
+            let bad = regions(op).find(|r| r.end() > MAX_ELEMENTS);
             if let Some(r) = bad {
                 return Err(malformed(
                     format!("programs[{i}].steps[{s}][{o}]"),

@@ -50,6 +50,29 @@ impl Plan {
             step: 0,
             reason: format!("tmp of {} elements does not fit in memory", program.tmp_len),
         })?;
+        // Strided regions run as their segments (a gather list): checked first, since
+        // a malformed one has no segments to expand into.
+        let mut program = program;
+        for (s, step) in program.steps.iter().enumerate() {
+            for op in &step.ops {
+                let bad = match op {
+                    IrOp::Send { from: rs, .. } | IrOp::Recv { into: rs, .. } => {
+                        rs.iter().find_map(|r| r.check().err().map(|e| (*r, e)))
+                    }
+                    IrOp::Local { from, into, .. } => [from, into]
+                        .into_iter()
+                        .find_map(|r| r.check().err().map(|e| (*r, e))),
+                };
+                if let Some((r, e)) = bad {
+                    return Err(Error::InvalidProgram {
+                        rank: program.rank,
+                        step: s,
+                        reason: format!("region {r}: {e}"),
+                    });
+                }
+            }
+        }
+        program.expand_strided();
         let mut plan = Plan {
             program,
             ranks,

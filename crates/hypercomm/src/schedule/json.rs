@@ -30,7 +30,12 @@
 //! - an op is `send` (`to`: ranks, `from`: regions), `recv` (`from`: a rank, `into`:
 //!   regions, `action`: `place` (default), `combine_left` or `combine_right`) or `local`
 //!   (`from`, `into`: one region each, `action`).
-//! - a region is `buf` (`in`, `out`, `tmp`), `off`, `len`.
+//! - a region is `buf` (`in`, `out`, `tmp`), `off`, `len`: `len` elements from `off`;
+//!   or a strided region, with `count` (≥ 2) and `stride` as well: `count` segments of
+//!   `len / count` elements, segment j at `off + j·stride` (`len` a multiple of
+//!   `count`, `stride` at least a segment), e.g. ADEA's
+//!   `{"buf": "out", "off": 1, "len": 4, "stride": 4, "count": 4}` (blocks 1, 5, 9, 13
+//!   of one element).
 //!
 //! Parsing reports the JSON path of the first problem (e.g.
 //! `programs[1].steps[0][0].recv.from`); what parses but breaks a rule (a wrong peer, a

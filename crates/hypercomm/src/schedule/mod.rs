@@ -65,37 +65,210 @@ impl Buf {
     }
 }
 
-/// A contiguous range of elements of one buffer.
+/// A range of elements of one buffer: contiguous, or `count` equal segments at a
+/// constant stride (a strided region, as MPI's vector datatype: `MPI_Type_vector`).
+///
+/// `len` is always the total number of elements, so the size of a message is the sum
+/// of its regions' `len` whatever their shape. A strided region holds `count ≥ 2`
+/// segments of `len / count` elements, segment j starting at `off + j·stride`, with
+/// `stride ≥ len / count` (segments do not overlap); `count` is 1 (and `stride` unused,
+/// 0) for a contiguous region. The strided form lets a schedule name in O(1) what would
+/// otherwise be a gather list of `count` regions: ADEA's step i sends 2^{i−1} blocks at
+/// a stride of 2^{n−i} blocks (Saad & Schultz 1985, §4.2), 4.3 G regions in the last
+/// step on hypercube:16 as a list, 2^17 as strided regions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "RegionRepr")]
 pub struct Region {
     pub buf: Buf,
     pub off: u64,
+    /// Total elements (of all segments).
     pub len: u64,
+    /// Distance between the starts of consecutive segments (0 when `count` is 1).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stride: u64,
+    /// Number of segments (1: contiguous).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub count: u64,
+}
+
+fn is_zero(x: &u64) -> bool {
+    *x == 0
+}
+fn is_one(x: &u64) -> bool {
+    *x == 1
+}
+fn one() -> u64 {
+    1
+}
+
+/// A region as written in JSON, checked into a [`Region`].
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RegionRepr {
+    buf: Buf,
+    off: u64,
+    len: u64,
+    #[serde(default)]
+    stride: u64,
+    #[serde(default = "one")]
+    count: u64,
+}
+
+impl TryFrom<RegionRepr> for Region {
+    type Error = String;
+    fn try_from(r: RegionRepr) -> Result<Region, String> {
+        let reg = Region {
+            buf: r.buf,
+            off: r.off,
+            len: r.len,
+            stride: r.stride,
+            count: r.count,
+        };
+        reg.check().map(|()| reg)
+    }
 }
 
 impl Region {
     /// `len` elements of `buf` from `off`.
     pub fn new(buf: Buf, off: u64, len: u64) -> Self {
-        Region { buf, off, len }
+        Region {
+            buf,
+            off,
+            len,
+            stride: 0,
+            count: 1,
+        }
+    }
+    /// `count` segments of `seg` elements of `buf`, segment j at `off + j·stride`
+    /// (`stride ≥ seg`); contiguous when `count ≤ 1` or `stride == seg`.
+    pub fn strided(buf: Buf, off: u64, seg: u64, stride: u64, count: u64) -> Self {
+        if count <= 1 || stride == seg || seg == 0 {
+            return Region::new(buf, off, seg * count);
+        }
+        Region {
+            buf,
+            off,
+            len: seg * count,
+            stride,
+            count,
+        }
+    }
+    /// Whether the region has several segments.
+    pub fn is_strided(&self) -> bool {
+        self.count > 1
+    }
+    /// Elements per segment (`len` for a contiguous region).
+    pub fn seg(&self) -> u64 {
+        self.len / self.count.max(1)
+    }
+    /// `Err` naming the problem when the fields do not describe a region: `count` is
+    /// 0, `len` is not `count` segments, or segments overlap (`stride < len / count`).
+    pub fn check(&self) -> Result<(), String> {
+        if self.count == 0 {
+            return Err("`count` must be at least 1".into());
+        }
+        if self.count > 1 {
+            if self.len % self.count != 0 {
+                return Err(format!(
+                    "`len` {} is not a multiple of `count` {}",
+                    self.len, self.count
+                ));
+            }
+            if self.stride < self.seg() {
+                return Err(format!(
+                    "`stride` {} is shorter than a segment ({} elements): segments would overlap",
+                    self.stride,
+                    self.seg()
+                ));
+            }
+        }
+        Ok(())
     }
     /// One past the last element (saturating: a region past `u64::MAX` is out of any
     /// buffer's bounds anyway).
     pub fn end(&self) -> u64 {
-        self.off.saturating_add(self.len)
+        if self.count <= 1 {
+            return self.off.saturating_add(self.len);
+        }
+        (self.count - 1)
+            .checked_mul(self.stride)
+            .and_then(|x| x.checked_add(self.off))
+            .and_then(|x| x.checked_add(self.seg()))
+            .unwrap_or(u64::MAX)
     }
-    /// Whether the two regions share an element.
+    /// The contiguous segments, in order (the region itself when contiguous).
+    pub fn segments(&self) -> impl Iterator<Item = Region> + '_ {
+        let (n, seg) = (self.count.max(1), self.seg());
+        (0..n).map(move |j| {
+            if n == 1 {
+                *self
+            } else {
+                Region::new(self.buf, self.off + j * self.stride, seg)
+            }
+        })
+    }
+    /// Whether the two regions share an element (exact for strided regions).
     pub fn overlaps(&self, other: &Region) -> bool {
-        self.buf == other.buf
-            && self.off < other.end()
-            && other.off < self.end()
-            && self.len > 0
-            && other.len > 0
+        if self.buf != other.buf
+            || self.len == 0
+            || other.len == 0
+            || self.off >= other.end()
+            || other.off >= self.end()
+        {
+            return false;
+        }
+        if self.check().is_err() || other.check().is_err() {
+            return true; // no segments to speak of: the hulls meet
+        }
+        match (self.is_strided(), other.is_strided()) {
+            (false, false) => true,
+            (true, false) => self.hits_range(other.off, other.end()),
+            (false, true) => other.hits_range(self.off, self.end()),
+            (true, true) if self.stride == other.stride => {
+                // Segment i of self (at a + i·s) and segment j of other (at b + j·s)
+                // overlap when −seg_a < (a − b) + t·s < seg_b, t = i − j ranging over
+                // [−(count_b − 1), count_a − 1]: test the smallest t above the bound.
+                let (s, d) = (self.stride as i128, self.off as i128 - other.off as i128);
+                let (sa, sb) = (self.seg() as i128, other.seg() as i128);
+                let lo = (-sa - d).div_euclid(s) + 1; // smallest t with d + t·s > −seg_a
+                let lo = lo.max(-(other.count as i128 - 1));
+                lo < self.count as i128 && d + lo * s < sb
+            }
+            (true, true) => {
+                let (few, many) = if self.count <= other.count {
+                    (self, other)
+                } else {
+                    (other, self)
+                };
+                few.segments().any(|r| many.overlaps(&r))
+            }
+        }
+    }
+    /// Whether a segment of this strided region meets `a..b`.
+    fn hits_range(&self, a: u64, b: u64) -> bool {
+        let (s, seg, off) = (self.stride as i128, self.seg() as i128, self.off as i128);
+        // The first segment that ends after a: off + i·s + seg > a.
+        let i = ((a as i128 - off - seg).div_euclid(s) + 1).max(0);
+        i < self.count as i128 && off + i * s < b as i128
     }
 }
 
 impl fmt::Display for Region {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}[{}..{}]", self.buf.name(), self.off, self.end())
+        if self.is_strided() {
+            let seg = self.seg();
+            write!(
+                f,
+                "{}[{}..{} by {}, {} segments]",
+                self.buf.name(),
+                self.off,
+                self.off + seg,
+                self.stride,
+                self.count
+            )
+        } else {
+            write!(f, "{}[{}..{}]", self.buf.name(), self.off, self.end())
+        }
     }
 }
 
@@ -193,6 +366,59 @@ pub struct Step {
 }
 
 impl Step {
+    /// [`Program::expand_strided`] for one step.
+    pub fn expand_strided(&mut self) {
+        let strided = |rs: &[Region]| rs.iter().any(Region::is_strided);
+        let any = self.ops.iter().any(|o| match o {
+            Op::Send { from, .. } => strided(from),
+            Op::Recv { into, .. } => strided(into),
+            Op::Local { from, into, .. } => from.is_strided() || into.is_strided(),
+        });
+        if !any {
+            return;
+        }
+        let flat = |rs: &Regions| rs.iter().flat_map(|r| r.segments()).collect::<Regions>();
+        let mut ops = Vec::with_capacity(self.ops.len());
+        for op in self.ops.drain(..) {
+            match op {
+                Op::Send { to, from } => ops.push(Op::Send {
+                    from: flat(&from),
+                    to,
+                }),
+                Op::Recv { from, into, action } => ops.push(Op::Recv {
+                    from,
+                    into: flat(&into),
+                    action,
+                }),
+                Op::Local { from, into, action }
+                    if (from.is_strided() || into.is_strided()) && from.len == into.len =>
+                {
+                    // Walk both lists of segments, cutting at every boundary of either.
+                    let (mut a, mut b) = (from.segments(), into.segments());
+                    let (mut x, mut y) = (a.next(), b.next());
+                    while let (Some(f), Some(t)) = (x, y) {
+                        let n = f.len.min(t.len);
+                        if n > 0 {
+                            ops.push(Op::Local {
+                                from: Region::new(f.buf, f.off, n),
+                                into: Region::new(t.buf, t.off, n),
+                                action,
+                            });
+                        }
+                        x = (f.len > n)
+                            .then(|| Region::new(f.buf, f.off + n, f.len - n))
+                            .or_else(|| a.next());
+                        y = (t.len > n)
+                            .then(|| Region::new(t.buf, t.off + n, t.len - n))
+                            .or_else(|| b.next());
+                    }
+                }
+                op => ops.push(op),
+            }
+        }
+        self.ops = ops;
+    }
+
     /// Whether the step has no operation.
     pub fn is_empty(&self) -> bool {
         self.ops.is_empty()
@@ -221,6 +447,16 @@ impl Program {
     /// Append `op` to step `s`.
     pub fn push(&mut self, s: usize, op: Op) {
         self.steps[s].ops.push(op);
+    }
+    /// Rewrite every strided region as its contiguous segments: a strided region of a
+    /// send or receive becomes its segments in the gather list (the same message), a
+    /// local op touching one becomes one local op per piece where segments of `from`
+    /// and `into` meet. For consumers that handle only contiguous regions (the
+    /// runtime); the meaning of the program is unchanged.
+    pub fn expand_strided(&mut self) {
+        for step in &mut self.steps {
+            step.expand_strided();
+        }
     }
     /// Make this the empty program of `steps` steps for `rank` (what
     /// [`Program::new`] returns), keeping the allocated steps for reuse.

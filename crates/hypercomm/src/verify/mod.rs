@@ -156,6 +156,9 @@ impl<'a> Verifier<'a> {
     }
 
     fn bounds(&self, s: usize, r: Rank, peer: Option<Rank>, reg: &Region) -> Check {
+        if let Err(e) = reg.check() {
+            return Err(self.v(ViolationKind::MalformedProgram, s, r, peer, Some(*reg), e));
+        }
         let cap = self.lens[r as usize][reg.buf.index()];
         if reg.end() > cap {
             return Err(self.v(
@@ -186,16 +189,19 @@ impl<'a> Verifier<'a> {
     }
 
     fn read(&self, s: usize, r: Rank, peer: Option<Rank>, regs: &[Region]) -> Check<Vec<Piece>> {
-        // Equal regions at a constant stride (ADEA's gather lists), all in bounds (the
-        // last ends furthest): one strided read.
-        if let (Some((seg, stride)), Some(last)) = (strided(regs), regs.last()) {
-            if last.end() <= self.lens[r as usize][last.buf.index()] {
-                let (buf, start) = (regs[0].buf, regs[0].off);
-                let count = regs.len() as u64;
+        // One strided region, or equal regions at a constant stride (a gather list, as
+        // ADEA's were), all in bounds (the last ends furthest): one strided read.
+        if let Some((reg, seg)) = as_strided(regs) {
+            if reg.check().is_ok() && reg.end() <= self.lens[r as usize][reg.buf.index()] {
+                let (buf, start, stride) = (reg.buf, reg.off, reg.stride);
                 return self.bufs[r as usize][buf.index()]
-                    .read_strided(start, seg, stride, count)
+                    .read_strided(start, seg, stride, reg.count)
                     .map_err(|at| {
-                        let reg = regs[((at - start) / stride) as usize];
+                        let j = (at - start) / stride;
+                        let reg = match regs {
+                            [_] => Region::new(buf, start + j * stride, seg),
+                            _ => regs[j as usize],
+                        };
                         self.v(
                             ViolationKind::NotHeld,
                             s,
@@ -207,9 +213,11 @@ impl<'a> Verifier<'a> {
                     });
             }
         }
-        let mut out = Vec::new();
         for reg in regs {
             self.bounds(s, r, peer, reg)?;
+        }
+        let mut out = Vec::new();
+        for reg in regs.iter().flat_map(Region::segments) {
             match self.bufs[r as usize][reg.buf.index()].read(reg.off, reg.len) {
                 Ok(p) if out.is_empty() => out = p,
                 Ok(p) => p.into_iter().for_each(|p| push_merged(&mut out, p)),
@@ -219,7 +227,7 @@ impl<'a> Verifier<'a> {
                         s,
                         r,
                         peer,
-                        Some(*reg),
+                        Some(reg),
                         format!("element {}[{at}] is not held yet", reg.buf.name()),
                     ));
                 }
@@ -264,14 +272,14 @@ impl<'a> Verifier<'a> {
     ) -> Check {
         // A message that is one piece, placed into equal regions at a constant stride
         // (ADEA's gather lists): one strided write.
-        if let (Action::Place, [p], Some((seg, stride))) = (action, pieces, strided(into)) {
-            let buf = &mut self.bufs[r as usize][into[0].buf.index()];
-            buf.place_strided(into[0].off, seg, stride, p);
+        if let (Action::Place, [p], Some((reg, seg))) = (action, pieces, as_strided(into)) {
+            let buf = &mut self.bufs[r as usize][reg.buf.index()];
+            buf.place_strided(reg.off, seg, reg.stride, p);
             return Ok(());
         }
         let mut rest: &[Piece] = pieces;
         let mut carry: Option<Piece> = None;
-        for reg in into {
+        for reg in into.iter().flat_map(Region::segments) {
             // Cut exactly reg.len elements off the front of the received pieces.
             let mut chunk = Vec::new();
             let mut need = reg.len;
@@ -307,7 +315,7 @@ impl<'a> Verifier<'a> {
                             s,
                             r,
                             peer,
-                            Some(*reg),
+                            Some(reg),
                             format!("{} does not combine data", self.p.collective.kind()),
                         ));
                     }
@@ -335,7 +343,7 @@ impl<'a> Verifier<'a> {
                         reg.buf.name()
                     ),
                 };
-                self.v(ViolationKind::BadCombine, s, r, peer, Some(*reg), detail)
+                self.v(ViolationKind::BadCombine, s, r, peer, Some(reg), detail)
             })?;
         }
         Ok(())
@@ -359,6 +367,39 @@ impl<'a> Verifier<'a> {
                 }
                 Op::Local { .. } => {}
             }
+        }
+        // A strided region is tested exactly against every other region (strided
+        // regions are few: a step's strided region replaces a whole gather list); the
+        // sweep below sees only contiguous ones.
+        if let Some(&(bad, _, peer)) = all.iter().find(|(r, _, _)| r.check().is_err()) {
+            // Caught here, before any overlap test, since the sweep needs segments.
+            return self.bounds(s, r, Some(peer), &bad);
+        }
+        if all.iter().any(|(r, _, _)| r.is_strided()) {
+            for (i, &(a, a_recv, a_peer)) in all.iter().enumerate() {
+                if !a.is_strided() {
+                    continue;
+                }
+                for (j, &(b, b_recv, b_peer)) in all.iter().enumerate() {
+                    if i == j || !(a_recv || b_recv) || !a.overlaps(&b) {
+                        continue;
+                    }
+                    let (region, other, peer) = if a_recv {
+                        (a, b, a_peer)
+                    } else {
+                        (b, a, b_peer)
+                    };
+                    return Err(self.v(
+                        ViolationKind::Race,
+                        s,
+                        r,
+                        Some(peer),
+                        Some(region),
+                        format!("overlaps {other}, which this step also sends or receives"),
+                    ));
+                }
+            }
+            all.retain(|(r, _, _)| !r.is_strided());
         }
         all.sort_unstable_by_key(|(r, _, _)| (r.buf, r.off));
         // The furthest-reaching send and receive so far, each with its peer (the
@@ -618,17 +659,36 @@ impl<'a> Verifier<'a> {
     }
 }
 
-/// `(len, stride)` when `regs` are at least two regions of one buffer, all of the same
-/// non-zero length, at a constant stride of at least that length.
-fn strided(regs: &[Region]) -> Option<(u64, u64)> {
+/// The strided region `regs` amount to, with its segment length: `regs` is one strided
+/// region, or at least two contiguous regions of one buffer, all of the same non-zero
+/// length, at a constant stride of at least that length (a gather list).
+fn as_strided(regs: &[Region]) -> Option<(Region, u64)> {
+    if let [one] = regs {
+        return (one.is_strided() && one.len > 0).then(|| (*one, one.seg()));
+    }
     let [a, b, ..] = regs else { return None };
     let (seg, stride) = (a.len, b.off.checked_sub(a.off)?);
     (seg > 0
         && stride >= seg
-        && regs
-            .windows(2)
-            .all(|w| w[1].buf == a.buf && w[1].len == seg && w[1].off == w[0].off + stride))
-    .then_some((seg, stride))
+        && !a.is_strided()
+        && regs.windows(2).all(|w| {
+            w[1].buf == a.buf
+                && !w[1].is_strided()
+                && w[1].len == seg
+                && w[1].off == w[0].off + stride
+        }))
+    .then(|| {
+        let count = regs.len() as u64;
+        // Built directly: `Region::strided` would fold stride == seg into one run.
+        let reg = Region {
+            buf: a.buf,
+            off: a.off,
+            len: seg * count,
+            stride,
+            count,
+        };
+        (reg, seg)
+    })
 }
 
 fn ranges(r: &[(Rank, Rank)]) -> String {

@@ -97,13 +97,27 @@ impl DimensionExchange {
 /// the dimensions of `mask`, as maximal runs of consecutive blocks in increasing order.
 ///
 /// The trailing ones of `mask` make each run 2^t blocks long; the subsets of the other
-/// bits, enumerated in increasing order, give the runs' starts. So the cost is one
-/// region per run: O(1) for the ascending order, 2^{|mask|} for the descending one.
+/// bits, enumerated in increasing order, give the runs' starts. When those other bits
+/// are consecutive (bits b..b+h), the runs are 2^h runs at a stride of 2^b blocks: one
+/// strided region (ADEA's descending order: after i steps the blocks r, r + 2^{n−i},
+/// r + 2·2^{n−i}, …). Otherwise one region per run. So the cost is O(1) for the
+/// ascending and the descending orders, 2^{|mask|} at worst for others.
 pub(crate) fn subcube_regions(x: Rank, mask: u32, m: u64) -> Regions {
     let low = mask.trailing_ones();
     let run = 1u64 << low;
     let high = mask & !(((1u64 << low) - 1) as u32);
     let base = x & !mask;
+    let shift = high.trailing_zeros();
+    if high != 0 && (high >> shift).count_ones() == 32 - (high >> shift).leading_zeros() {
+        let (stride, count) = (1u64 << shift, 1u64 << high.count_ones());
+        return smallvec![Region::strided(
+            Buf::Out,
+            base as u64 * m,
+            run * m,
+            stride * m,
+            count
+        )];
+    }
     let mut regions = Regions::with_capacity(1 << high.count_ones());
     let mut s = 0u32;
     loop {
@@ -381,18 +395,27 @@ mod tests {
             subcube_regions(0b1011, 0b0011, 2).to_vec(),
             vec![Region::new(Buf::Out, 16, 8)]
         );
+        // Consecutive high bits: one strided region of the same blocks.
+        let strided = subcube_regions(0b1011, 0b1100, 1);
+        assert_eq!(strided.len(), 1);
         assert_eq!(
-            subcube_regions(0b1011, 0b1100, 1).to_vec(),
+            strided[0].segments().collect::<Vec<_>>(),
             [0b0011u64, 0b0111, 0b1011, 0b1111]
                 .map(|b| Region::new(Buf::Out, b, 1))
                 .to_vec()
         );
+        assert_eq!(strided[0], Region::strided(Buf::Out, 3, 1, 4, 4));
+        // High bits with a gap: one region per run.
+        assert_eq!(
+            subcube_regions(0b0000, 0b1010, 1).to_vec(),
+            [0b0000u64, 0b0010, 0b1000, 0b1010]
+                .map(|b| Region::new(Buf::Out, b, 1))
+                .to_vec()
+        );
+        // Runs of two blocks (the trailing one of the mask) at a stride of 4 blocks.
         assert_eq!(
             subcube_regions(0b1010, 0b0101, 1).to_vec(),
-            [0b1010u64, 0b1011, 0b1110, 0b1111]
-                .chunks(2)
-                .map(|c| Region::new(Buf::Out, c[0], 2))
-                .collect::<Vec<_>>()
+            vec![Region::strided(Buf::Out, 0b1010, 2, 4, 2)]
         );
         assert_eq!(
             subcube_regions(5, 0, 4).to_vec(),
