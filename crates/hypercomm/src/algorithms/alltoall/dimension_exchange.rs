@@ -20,7 +20,7 @@
 //!
 //! The step sends the 2^{n−1} columns whose bit d differs from X's (the blocks whose
 //! destination b differs from X in bit d) to X ^ 2^d, in increasing column order, in
-//! runs of 2^d columns, as one message; the partner's message fills the same columns
+//! runs of 2^d columns, as one message (one strided region); the partner's message fills the same columns
 //! (its column C' lands in C' ^ 2^d). A receive may not write what the same step sends,
 //! so it lands in `tmp` and local copies put it in place. Before step 0, S = 0 and C = b:
 //! `in` itself is the row, and step 0 also copies the kept columns from `in`. After the
@@ -35,15 +35,11 @@
 //!
 //! Constraints: hypercube.
 
-use smallvec::smallvec;
-
 use crate::algorithms::{Formula, Params};
 use crate::collective::Collective;
 use crate::cost::model::{Duplex, Model};
 use crate::error::Error;
-use crate::schedule::{
-    Action, Buf, Op, Program, Rank, Region, Regions, Schedule, Step, StepStream,
-};
+use crate::schedule::{Buf, Op, Program, Rank, Region, Schedule, Step, StepStream};
 use crate::topology::{DimOrder, Hypercube};
 use crate::verify::Problem;
 
@@ -99,11 +95,12 @@ impl DimensionExchange {
     }
 }
 
-/// The columns of an n-cube's row whose bit `d` equals `bit`, as runs of 2^d columns in
-/// increasing order: (first column, columns).
-fn runs(n: u32, d: u32, bit: u32) -> impl Iterator<Item = (u64, u64)> {
-    let run = 1u64 << d;
-    (0..1u64 << (n - 1 - d)).map(move |j| ((2 * j + bit as u64) * run, run))
+/// The columns of an n-cube's row whose bit `d` equals `bit`, m elements each: runs of
+/// 2^d columns every 2^{d+1} columns, 2^{n−1−d} of them, as one strided region of `buf`
+/// (contiguous when d = n − 1).
+fn columns(buf: Buf, n: u32, d: u32, bit: u32, m: u64) -> Region {
+    let run = (1u64 << d) * m;
+    Region::strided(buf, bit as u64 * run, run, 2 * run, 1u64 << (n - 1 - d))
 }
 
 impl Schedule for DimensionExchange {
@@ -146,39 +143,27 @@ impl DimensionExchange {
             return step;
         }
         let half = 1u64 << (n - 1);
-        let cols = |buf: Buf, first: u64, count: u64| Region::new(buf, first * m, count * m);
         let d = self.dim(t);
         let peer = self.cube.neighbor(rank, d);
         let mine = (rank >> d) & 1;
         // The row is still `in` before the first step, `out` afterwards.
         let row = if t == 0 { Buf::In } else { Buf::Out };
         // Send the columns bound across dimension d …
-        let from: Regions = runs(n, d, 1 - mine)
-            .map(|(c, len)| cols(row, c, len))
-            .collect();
-        step.ops.push(Op::Send {
-            to: smallvec![peer],
-            from,
-        });
+        let away = columns(row, n, d, 1 - mine, m);
+        step.ops.push(Op::send(peer, away));
         // … receive the partner's, which belong in the same columns, into `tmp` …
-        step.ops.push(Op::recv(peer, cols(Buf::Tmp, 0, half)));
+        let tmp = Region::new(Buf::Tmp, 0, half * m);
+        step.ops.push(Op::recv(peer, tmp));
         // … then keep the other columns (moving them out of `in` in step 0) and put
         // the received ones in place.
         if t == 0 {
-            for (c, len) in runs(n, d, mine) {
-                step.ops
-                    .push(Op::copy(cols(Buf::In, c, len), cols(Buf::Out, c, len)));
-            }
+            step.ops.push(Op::copy(
+                columns(Buf::In, n, d, mine, m),
+                columns(Buf::Out, n, d, mine, m),
+            ));
         }
-        let mut at = 0;
-        for (c, len) in runs(n, d, 1 - mine) {
-            step.ops.push(Op::Local {
-                from: cols(Buf::Tmp, at, len),
-                into: cols(Buf::Out, c, len),
-                action: Action::Place,
-            });
-            at += len;
-        }
+        step.ops
+            .push(Op::copy(tmp, columns(Buf::Out, n, d, 1 - mine, m)));
         step
     }
 }
@@ -356,7 +341,7 @@ mod tests {
     }
 
     #[test]
-    fn every_message_is_half_the_row_in_one_region_per_run() {
+    fn every_message_is_half_the_row_in_one_strided_region() {
         let topo = super::test_support::cube(4);
         let problem = Problem {
             topology: &topo,
@@ -370,7 +355,19 @@ mod tests {
                 panic!("step {t} starts with a send")
             };
             assert_eq!(to[0], 5 ^ (1 << t));
-            assert_eq!(from.len(), 1 << (3 - t));
+            // Bit t of 5 = 0b0101 is 1 for t = 0, 2: those steps send the columns
+            // whose bit t is 0, the others those whose bit t is 1.
+            let bit = 1 - ((5 >> t) & 1);
+            let cols: Vec<u64> = (0..16).filter(|c| (c >> t) & 1 == bit).collect();
+            assert_eq!(from.len(), 1, "step {t}: one region");
+            let elems: Vec<u64> = from[0].segments().flat_map(|r| r.off..r.end()).collect();
+            let want: Vec<u64> = cols.iter().flat_map(|c| c * 3..c * 3 + 3).collect();
+            assert_eq!(elems, want, "step {t}");
+            assert_eq!(
+                from[0].is_strided(),
+                t < 3,
+                "step {t}: contiguous only at d = n − 1"
+            );
             assert_eq!(step.ops[0].message_len(), 8 * 3);
         }
     }
