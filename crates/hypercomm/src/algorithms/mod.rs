@@ -402,7 +402,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
     Algorithm {
         name: "adea",
         op: OpKind::Allgather,
-        summary: "exchange of all accumulated blocks across one direction per step, leading bit first",
+        summary: "exchange of all accumulated blocks across one direction per step, leading bit first; one strided region per message",
         reference: "Saad & Schultz 1985, §4.2, eq. (4.3)",
         topologies: "hypercube",
         pipelined: false,
@@ -490,7 +490,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
     Algorithm {
         name: "mtadea",
         op: OpKind::Alltoall,
-        summary: "matrix transposition by alternate direction exchange, highest dimension first",
+        summary: "matrix transposition by alternate direction exchange, highest dimension first; one strided region per message",
         reference: "Saad & Schultz 1985, §6, ALGORITHM MTADEA, t_MTADEA",
         topologies: "hypercube",
         pipelined: false,
