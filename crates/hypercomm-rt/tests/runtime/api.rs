@@ -240,6 +240,57 @@ fn a_custom_program_runs_through_execute() {
     assert_eq!(got, vec![[12; 4]; 2]);
 }
 
+/// Strided regions (`Region::strided`) run as their segments: each rank sends the even
+/// elements of `in`, receives the peer's into the odd elements of `out`, and copies its
+/// own odd elements into the even ones, all in one step.
+#[test]
+fn strided_regions_run_segment_by_segment() {
+    let got = threads::run_with(&config(2), |comm| {
+        let (r, q) = (comm.rank(), 1 - comm.rank());
+        let mut p = Program::new(r, 1);
+        let every_other = |buf, first| Region::strided(buf, first, 1, 2, 4);
+        p.push(0, IrOp::send(q, every_other(Buf::In, 0)));
+        p.push(0, IrOp::recv(q, every_other(Buf::Out, 1)));
+        p.push(
+            0,
+            IrOp::copy(every_other(Buf::In, 1), every_other(Buf::Out, 0)),
+        );
+        let plan = Plan::new(p, 2, 8, 8)?;
+        let input: Vec<u64> = (0..8).map(|i| 10 * r as u64 + i).collect();
+        let mut out = [0u64; 8];
+        comm.execute(&plan, Buffers::new(&input, &mut out), None)?;
+        Ok::<_, Error>(out)
+    })
+    .unwrap();
+    for (r, out) in got.iter().enumerate() {
+        let q = 1 - r as u64;
+        let want: Vec<u64> = (0..8u64)
+            .map(|i| {
+                if i % 2 == 0 {
+                    10 * r as u64 + i + 1
+                } else {
+                    10 * q + i - 1
+                }
+            })
+            .collect();
+        assert_eq!(out.to_vec(), want, "rank {r}");
+    }
+    // A strided region whose segments would overlap is refused, naming it.
+    let mut bad = Program::new(0, 1);
+    bad.push(
+        0,
+        IrOp::send(
+            1,
+            Region {
+                stride: 1,
+                ..Region::strided(Buf::In, 0, 2, 3, 2)
+            },
+        ),
+    );
+    let e = Plan::new(bad, 2, 8, 8).unwrap_err();
+    assert!(e.to_string().contains("overlap"), "{e}");
+}
+
 #[test]
 fn programs_that_cannot_run_safely_are_refused() {
     let refuse = |p: Program, why: &str| {
