@@ -21,6 +21,8 @@
 //!
 //! [`run`] wraps a rank's work so that a failure (an error or a panic) is announced to
 //! every peer, whose waits then end with [`Error::PeerFailed`] naming the failed rank.
+//! A rank that leaves (drops its communicator, e.g. returns from [`run`]) while a peer
+//! still waits for one of its messages gives that peer the same error, at once.
 //!
 //! ## How messages map onto MPI
 //!
@@ -29,7 +31,8 @@
 //!   failure notices. The user's own traffic on the original communicator never meets
 //!   ours, in either direction.
 //! - A [`Tag`] `{epoch, step}` becomes an MPI tag (the step in the low bits, the epoch
-//!   above, within `MPI_TAG_UB`). Sends are `MPI_Isend`s. A receive waits until the
+//!   above, below the highest power of two within `MPI_TAG_UB`, which marks departure
+//!   notices). Sends are `MPI_Isend`s. A receive waits until the
 //!   sender's next message is there (`MPI_Improbe` with `MPI_ANY_TAG`, so the sender's
 //!   messages match the receives in order, as the [`Transport`] contract says), checks
 //!   its tag and length, then receives it in place (`MPI_Imrecv`): a message of another
@@ -51,7 +54,25 @@
 //! it sends the failed rank's number to every peer. A peer that sees the notice returns
 //! [`Error::PeerFailed`] from its current and every later wait; a rank failing because
 //! of a peer forwards that peer's number, so every rank names the first failure it
-//! heard of. A wait that outlives the deadline returns [`Error::Timeout`]. An MPI error
+//! heard of. A wait that outlives the deadline returns [`Error::Timeout`].
+//!
+//! A rank that leaves, failed or not (`Drop` of [`Mpi`]: its communicator is dropped,
+//! or [`run`] returns), sends every peer a departure notice on the *data* communicator,
+//! after all its data messages: MPI keeps one sender's messages in order on one
+//! communicator, so a peer probing for the next message of that rank meets the notice
+//! only once every message it sent is received. A receive from a rank that left,
+//! with no message of it left to take, therefore fails at once with
+//! [`Error::PeerFailed`] naming it (or, if it left because it failed, the rank it
+//! blames). A peer that needs nothing more from it never looks at the notice and is not
+//! disturbed. A send still pending to a rank that left (learned by probing for its
+//! notice once a wait lasts 5 ms) fails after [`Config::cancel_grace`]: the rank left
+//! with all its receives complete, so a send it took completes by then. A notice
+//! carries the communicator's generation, a number the ranks agree on when building it
+//! (above every earlier one of theirs), so that a notice sent to an earlier
+//! communicator, which Open MPI may deliver to a later one reusing its context id, is
+//! ignored; failure notices carry it too.
+//!
+//! An MPI error
 //! on a request (the error handler of our duplicates is `MPI_ERRORS_RETURN`) is
 //! reported as [`Error::PeerFailed`] naming the request's peer;
 //! [`Mpi::last_mpi_error`] keeps MPI's message.
@@ -68,6 +89,7 @@
 use std::ffi::{c_int, c_void};
 use std::mem::MaybeUninit;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use hypercomm::schedule::Rank;
@@ -87,6 +109,10 @@ const YIELD_FOR: Duration = Duration::from_millis(5);
 /// Largest block of a datatype (MPI counts are `int`).
 const MAX_BLOCK: usize = 1 << 30;
 
+/// The next generation this process may give a communicator: above every generation
+/// of the communicators it was part of (see `Mpi::generation`).
+static NEXT_GENERATION: AtomicU64 = AtomicU64::new(0);
+
 /// How a hypercomm communicator over MPI behaves.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
@@ -94,7 +120,8 @@ pub struct Config {
     /// between two calls, since a peer still computing is not told apart from a stuck one.
     pub timeout: Duration,
     /// How long [`Transport::cancel_all`] and `Drop` poll requests that cannot be
-    /// cancelled (sends) before releasing them.
+    /// cancelled (sends) before releasing them; and how long a send to a rank that left
+    /// may stay pending before it fails.
     pub cancel_grace: Duration,
     /// Polls of a wait before it starts yielding the core (then sleeping). Spinning pays
     /// when every rank of the node has a core, and costs dearly when they share cores.
@@ -218,9 +245,15 @@ pub struct Mpi {
     notices: ffi::MPI_Comm,
     rank: Rank,
     size: u32,
-    /// Bits of an MPI tag the step uses, and the mask of all tag bits.
+    /// Bits of an MPI tag the step uses, and the mask of the tags of data messages.
     step_bits: u32,
     tag_mask: u32,
+    /// The tag of departure notices on the data communicator (outside `tag_mask`).
+    leave_tag: c_int,
+    /// The same number on every rank, and above that of every earlier communicator of
+    /// any two of its ranks, so that a notice meant for an earlier communicator (which
+    /// MPI may deliver to a later one reusing its context id) is recognised and ignored.
+    generation: u64,
     timeout: Duration,
     grace: Duration,
     spin: u32,
@@ -232,12 +265,15 @@ pub struct Mpi {
     discards: Vec<(Vec<u8>, ffi::MPI_Request)>,
     next_id: u64,
     scratch: Vec<u64>,
-    /// The posted receive of a failure notice, and where it lands.
+    /// The posted receive of a failure notice, and where it lands (generation, rank).
     notice_req: ffi::MPI_Request,
-    notice_in: Box<c_int>,
+    notice_in: Box<[u64; 2]>,
     /// Notices this rank sent.
-    notice_out: Box<c_int>,
+    notice_out: Box<[u64; 2]>,
     notice_reqs: Vec<ffi::MPI_Request>,
+    /// Per peer that left (its departure notice arrived): when this rank learned it, and
+    /// the rank it blames (itself, or the rank whose failure made it fail).
+    gone: Vec<Option<(Instant, Rank)>>,
     failed: Option<Rank>,
     last_error: Option<String>,
     blocks: Vec<c_int>,
@@ -281,6 +317,16 @@ fn bytes_type() -> ffi::MPI_Datatype {
 /// Bits of an MPI tag usable under `tag_ub` (every value below `2^bits` is ≤ `tag_ub`).
 fn tag_bits(tag_ub: u32) -> u32 {
     63 - (tag_ub as u64 + 1).leading_zeros()
+}
+
+/// How tags under `tag_ub` are used: `(step_bits, tag_mask, leave_tag)`. Data messages
+/// take the tags below `2^b` (`tag_mask = 2^b − 1`, the step in the low `step_bits`
+/// bits, the epoch above), `b` one bit less than `tag_ub` allows; `leave_tag = 2^b`,
+/// outside every data tag, marks a departure.
+fn tag_layout(tag_ub: u32) -> (u32, u32, c_int) {
+    // tag_ub ≤ i32::MAX, so b ≤ 30.
+    let b = tag_bits(tag_ub) - 1;
+    ((b / 2).min(16), (1u32 << b) - 1, (1u32 << b) as c_int)
 }
 
 /// The MPI tag of `tag`: the step's low `step_bits` bits, the epoch above, masked.
@@ -328,18 +374,17 @@ impl Mpi {
             ffi::MPI_Comm_set_errhandler(data, ffi::RSMPI_ERRORS_RETURN);
             ffi::MPI_Comm_set_errhandler(notices, ffi::RSMPI_ERRORS_RETURN);
         }
-        let bits = tag_bits(Self::tag_ub(data));
+        let (step_bits, tag_mask, leave_tag) = tag_layout(Self::tag_ub(data));
+        let size = comm.size() as u32;
         let mut mpi = Mpi {
             data,
             notices,
             rank: comm.rank() as Rank,
-            size: comm.size() as u32,
-            step_bits: (bits / 2).min(16),
-            tag_mask: if bits >= 32 {
-                u32::MAX
-            } else {
-                (1u32 << bits) - 1
-            },
+            size,
+            step_bits,
+            tag_mask,
+            leave_tag,
+            generation: Self::agree_generation(data),
             timeout: config.timeout,
             grace: config.cancel_grace,
             spin: config.spin,
@@ -349,30 +394,60 @@ impl Mpi {
             next_id: 0,
             scratch: Vec::new(),
             notice_req: request_null(),
-            notice_in: Box::new(-1),
-            notice_out: Box::new(-1),
+            notice_in: Box::new([0; 2]),
+            notice_out: Box::new([0; 2]),
             notice_reqs: Vec::new(),
+            gone: vec![None; size as usize],
             failed: None,
             last_error: None,
             blocks: Vec::new(),
             displs: Vec::new(),
         };
-        if mpi.size > 1 {
-            // SAFETY: `notice_in` is boxed, so it does not move; the receive is completed
-            // or cancelled in `Drop` before the box is freed.
-            unsafe {
-                ffi::MPI_Irecv(
-                    (&mut *mpi.notice_in as *mut c_int).cast(),
-                    1,
-                    ffi::RSMPI_INT32_T,
-                    ffi::RSMPI_ANY_SOURCE,
-                    NOTICE_TAG,
-                    mpi.notices,
-                    &mut mpi.notice_req,
-                )
-            };
-        }
+        mpi.post_notice_recv();
         mpi
+    }
+
+    /// Agree on this communicator's generation: the largest `NEXT_GENERATION` of its
+    /// ranks, after which each rank's is above it. Collective over `comm`.
+    fn agree_generation(comm: ffi::MPI_Comm) -> u64 {
+        let mine = NEXT_GENERATION.load(Ordering::Relaxed);
+        let mut agreed = mine;
+        // SAFETY: one u64 in, one out; `comm` is our live duplicate.
+        let rc = unsafe {
+            ffi::MPI_Allreduce(
+                (&mine as *const u64).cast(),
+                (&mut agreed as *mut u64).cast(),
+                1,
+                ffi::RSMPI_UINT64_T,
+                ffi::RSMPI_MAX,
+                comm,
+            )
+        };
+        if rc != success() {
+            agreed = mine;
+        }
+        NEXT_GENERATION.fetch_max(agreed + 1, Ordering::Relaxed);
+        agreed
+    }
+
+    /// Post the receive of the next failure notice (from any peer).
+    fn post_notice_recv(&mut self) {
+        if self.size <= 1 {
+            return;
+        }
+        // SAFETY: `notice_in` is boxed, so it does not move; the receive is completed
+        // or cancelled in `Drop` before the box is freed.
+        unsafe {
+            ffi::MPI_Irecv(
+                self.notice_in.as_mut_ptr().cast(),
+                2,
+                ffi::RSMPI_UINT64_T,
+                ffi::RSMPI_ANY_SOURCE,
+                NOTICE_TAG,
+                self.notices,
+                &mut self.notice_req,
+            )
+        };
     }
 
     /// `MPI_TAG_UB` (at least 32767 by the standard).
@@ -413,15 +488,15 @@ impl Mpi {
         }
         let culprit = self.failed.unwrap_or(self.rank);
         self.failed.get_or_insert(self.rank);
-        *self.notice_out = culprit as c_int;
+        *self.notice_out = [self.generation, culprit as u64];
         for q in (0..self.size).filter(|&q| q != self.rank) {
             let mut req = request_null();
             // SAFETY: `notice_out` is boxed and outlives the request (see `Drop`).
             let rc = unsafe {
                 ffi::MPI_Isend(
-                    (&*self.notice_out as *const c_int).cast(),
-                    1,
-                    ffi::RSMPI_INT32_T,
+                    self.notice_out.as_ptr().cast(),
+                    2,
+                    ffi::RSMPI_UINT64_T,
                     q as c_int,
                     NOTICE_TAG,
                     self.notices,
@@ -568,6 +643,10 @@ impl Mpi {
         parts: impl Iterator<Item = (*mut u8, usize)>,
     ) -> Result<u64> {
         self.check_rank(peer)?;
+        if self.gone[peer as usize].is_some() {
+            // It left: nothing will ever take this message.
+            return Err(self.departed(peer));
+        }
         // SAFETY: forwarded.
         let d = unsafe { self.describe(parts) };
         let mut req = request_null();
@@ -616,22 +695,34 @@ impl Mpi {
         // SAFETY: reading an extern constant; MPI_Status is plain data.
         let mut message = unsafe { ffi::RSMPI_MESSAGE_NULL };
         let mut status: ffi::MPI_Status = unsafe { std::mem::zeroed() };
-        // SAFETY: plain probe on our data communicator.
-        let rc = unsafe {
-            ffi::MPI_Improbe(
-                peer as c_int,
-                ffi::RSMPI_ANY_TAG,
-                self.data,
-                &mut flag,
-                &mut message,
-                &mut status,
-            )
-        };
-        if rc != success() {
-            self.pending.remove(i);
-            return Err(self.mpi_error(peer, rc));
+        loop {
+            // SAFETY: plain probe on our data communicator.
+            let rc = unsafe {
+                ffi::MPI_Improbe(
+                    peer as c_int,
+                    ffi::RSMPI_ANY_TAG,
+                    self.data,
+                    &mut flag,
+                    &mut message,
+                    &mut status,
+                )
+            };
+            if rc != success() {
+                self.pending.remove(i);
+                return Err(self.mpi_error(peer, rc));
+            }
+            if flag == 0 || status.MPI_TAG != self.leave_tag {
+                break;
+            }
+            // The peer's last message: it left (unless the notice is stale: probe on).
+            self.take_departure(peer, message);
         }
         if flag == 0 {
+            if self.gone[peer as usize].is_some() {
+                // No message of the peer is left, and it will send none.
+                self.pending.remove(i);
+                return Err(self.departed(peer));
+            }
             return Ok(false);
         }
         let mut count: ffi::MPI_Count = 0;
@@ -768,16 +859,151 @@ impl Mpi {
         if self.size <= 1 {
             return Ok(());
         }
-        let mut flag: c_int = 0;
-        // SAFETY: the notice receive is live until it completes (then it is not reposted).
-        let rc =
-            unsafe { ffi::MPI_Test(&mut self.notice_req, &mut flag, ffi::RSMPI_STATUS_IGNORE) };
-        if rc == success() && flag != 0 {
-            let rank = (*self.notice_in).clamp(0, self.size as c_int - 1) as Rank;
-            self.failed = Some(rank);
-            return Err(Error::PeerFailed { rank });
+        loop {
+            let mut flag: c_int = 0;
+            // SAFETY: the notice receive is live until it completes (then it is reposted
+            // only for a stale notice).
+            let rc =
+                unsafe { ffi::MPI_Test(&mut self.notice_req, &mut flag, ffi::RSMPI_STATUS_IGNORE) };
+            if rc != success() || flag == 0 {
+                return Ok(());
+            }
+            let [generation, rank] = *self.notice_in;
+            if generation == self.generation {
+                let rank = rank.min(self.size as u64 - 1) as Rank;
+                self.failed = Some(rank);
+                return Err(Error::PeerFailed { rank });
+            }
+            // A notice meant for an earlier communicator that had our context id.
+            self.post_notice_recv();
+        }
+    }
+
+    /// Receive the departure notice `message` (probed: generation, blamed rank); if it
+    /// is this communicator's, note that `peer` left.
+    fn take_departure(&mut self, peer: Rank, mut message: ffi::MPI_Message) {
+        let mut notice = [u64::MAX; 2];
+        // SAFETY: a probed message of two u64 (if longer, not ours: MPI_Mrecv reports
+        // truncation, ignored, and the generation does not match), received at once.
+        unsafe {
+            ffi::MPI_Mrecv(
+                notice.as_mut_ptr().cast(),
+                2,
+                ffi::RSMPI_UINT64_T,
+                &mut message,
+                ffi::RSMPI_STATUS_IGNORE,
+            )
+        };
+        let [generation, blamed] = notice;
+        if generation == self.generation && self.gone[peer as usize].is_none() {
+            let blamed = blamed.min(self.size as u64 - 1) as Rank;
+            self.gone[peer as usize] = Some((Instant::now(), blamed));
+        }
+    }
+
+    /// The error of a wait that needs `peer`, which left: it names the rank `peer`
+    /// blamed (itself if it left successfully), unless this rank heard of a failure
+    /// first; this rank's failure notice will name the same.
+    fn departed(&mut self, peer: Rank) -> Error {
+        let blamed = self.gone[peer as usize].map_or(peer, |g| g.1);
+        let rank = *self.failed.get_or_insert(blamed);
+        Error::PeerFailed { rank }
+    }
+
+    /// For waits that last: learn whether the receivers of pending sends left (their
+    /// departure notice, probed by tag), and fail a send to a peer that left and did
+    /// not take it within the grace period. (A peer leaves once its receives completed,
+    /// so a send it took completes here too, at most a message later.)
+    fn check_departed_receivers(&mut self) -> Result<()> {
+        let mut i = 0;
+        while i < self.pending.len() {
+            let peer = self.pending[i].peer;
+            i += 1;
+            if self.pending[i - 1].recv.is_some() {
+                continue;
+            }
+            while self.gone[peer as usize].is_none() {
+                let mut flag: c_int = 0;
+                // SAFETY: reading an extern constant; MPI_Status is plain data.
+                let mut message = unsafe { ffi::RSMPI_MESSAGE_NULL };
+                let mut status: ffi::MPI_Status = unsafe { std::mem::zeroed() };
+                // SAFETY: plain probe on our data communicator.
+                let rc = unsafe {
+                    ffi::MPI_Improbe(
+                        peer as c_int,
+                        self.leave_tag,
+                        self.data,
+                        &mut flag,
+                        &mut message,
+                        &mut status,
+                    )
+                };
+                if rc != success() || flag == 0 {
+                    break;
+                }
+                self.take_departure(peer, message);
+            }
+            if let Some((when, _)) = self.gone[peer as usize] {
+                if when.elapsed() >= self.grace {
+                    return Err(self.departed(peer));
+                }
+            }
         }
         Ok(())
+    }
+
+    /// Tell every peer that this rank leaves: one departure notice each, the last
+    /// message on the data communicator, so a peer probing for this rank's next
+    /// message finds it only when no data message of ours is left. `notice` is the
+    /// generation and the rank to blame. Never blocks.
+    fn announce_departure(&mut self, notice: &[u64; 2]) -> Vec<ffi::MPI_Request> {
+        let mut reqs = Vec::new();
+        for q in (0..self.size).filter(|&q| q != self.rank) {
+            let mut req = request_null();
+            // SAFETY: the caller keeps `notice` alive until the requests complete.
+            let rc = unsafe {
+                ffi::MPI_Isend(
+                    notice.as_ptr().cast(),
+                    2,
+                    ffi::RSMPI_UINT64_T,
+                    q as c_int,
+                    self.leave_tag,
+                    self.data,
+                    &mut req,
+                )
+            };
+            if rc == success() {
+                reqs.push(req);
+            }
+        }
+        reqs
+    }
+
+    /// Receive the departure notices already here (of peers that left before us), so
+    /// that they do not outlive the communicator.
+    fn drain_departures(&mut self) {
+        loop {
+            let mut flag: c_int = 0;
+            // SAFETY: as in `check_departed_receivers`.
+            let mut message = unsafe { ffi::RSMPI_MESSAGE_NULL };
+            let mut status: ffi::MPI_Status = unsafe { std::mem::zeroed() };
+            // SAFETY: plain probe on our data communicator.
+            let rc = unsafe {
+                ffi::MPI_Improbe(
+                    ffi::RSMPI_ANY_SOURCE,
+                    self.leave_tag,
+                    self.data,
+                    &mut flag,
+                    &mut message,
+                    &mut status,
+                )
+            };
+            if rc != success() || flag == 0 {
+                return;
+            }
+            let peer = (status.MPI_SOURCE.max(0) as Rank).min(self.size - 1);
+            self.take_departure(peer, message);
+        }
     }
 
     /// Poll until `done(self)`, checking notices and the deadline.
@@ -812,6 +1038,7 @@ impl Mpi {
             if start.elapsed() < YIELD_FOR {
                 std::thread::yield_now();
             } else {
+                self.check_departed_receivers()?;
                 std::thread::sleep(nap);
                 nap = (nap * 2).min(Duration::from_micros(500));
             }
@@ -938,8 +1165,8 @@ impl Drop for Mpi {
         if mpi_finalized() {
             // Too late to free anything; keep the boxes MPI may still name.
             std::mem::forget(std::mem::take(&mut self.notice_reqs));
-            std::mem::forget(std::mem::replace(&mut self.notice_in, Box::new(0)));
-            std::mem::forget(std::mem::replace(&mut self.notice_out, Box::new(0)));
+            std::mem::forget(std::mem::replace(&mut self.notice_in, Box::new([0; 2])));
+            std::mem::forget(std::mem::replace(&mut self.notice_out, Box::new([0; 2])));
             return;
         }
         self.cancel_all();
@@ -949,11 +1176,19 @@ impl Drop for Mpi {
             unsafe { ffi::MPI_Cancel(&mut own[0]) };
         }
         if !Self::drain(&mut own, self.grace) {
-            std::mem::forget(std::mem::replace(&mut self.notice_in, Box::new(0)));
+            std::mem::forget(std::mem::replace(&mut self.notice_in, Box::new([0; 2])));
         }
         let mut sent = std::mem::take(&mut self.notice_reqs);
         if !Self::drain(&mut sent, self.grace) {
-            std::mem::forget(std::mem::replace(&mut self.notice_out, Box::new(0)));
+            std::mem::forget(std::mem::replace(&mut self.notice_out, Box::new([0; 2])));
+        }
+        // Leave: peers that wait for a message of ours learn it will not come.
+        self.drain_departures();
+        let blamed = self.failed.unwrap_or(self.rank);
+        let notice = Box::new([self.generation, blamed as u64]);
+        let mut left = self.announce_departure(&notice);
+        if !Self::drain(&mut left, self.grace) {
+            std::mem::forget(notice);
         }
         // SAFETY: our duplicates; nothing is pending on them any more.
         unsafe {
@@ -987,7 +1222,9 @@ impl<E: std::fmt::Display> std::fmt::Display for Failure<E> {
 /// Run this rank's part with a hypercomm communicator over `comm` (collective): if `f`
 /// returns an error or panics, every peer is notified before `run` returns, so their
 /// waits end with [`Error::PeerFailed`] naming this rank (or the rank whose failure
-/// caused this one). The caller then exits non-zero.
+/// caused this one). The caller then exits non-zero. When `f` returns `Ok`, the
+/// communicator is dropped, which announces the departure: a peer still waiting for a
+/// message of this rank gets [`Error::PeerFailed`] naming it, the others nothing.
 pub fn run<C, T, E, F>(comm: &C, config: &Config, f: F) -> std::result::Result<T, Failure<E>>
 where
     C: Communicator + AsRaw<Raw = ffi::MPI_Comm>,
@@ -1043,13 +1280,15 @@ mod tests {
 
     #[test]
     fn tags_round_trip_and_mismatches_decode_near_the_expected_tag() {
-        for ub in [32767u32, i32::MAX as u32] {
-            let bits = tag_bits(ub);
-            let (sb, mask) = ((bits / 2).min(16), ((1u64 << bits) - 1) as u32);
+        for ub in [32767u32, 65535, i32::MAX as u32] {
+            let (sb, mask, leave) = tag_layout(ub);
+            assert!(sb >= 7 && mask >> sb >= 127, "{ub}: {sb} {mask}");
+            assert!(leave > 0 && leave as u32 <= ub && leave as u32 & mask == 0);
             for (epoch, step) in [(0, 0), (5, 3), (1000, 70), (u32::MAX, 0), (123_456, 9)] {
                 let tag = Tag { epoch, step };
                 let t = encode_tag(tag, sb, mask);
                 assert!(t >= 0 && t as u32 <= ub);
+                assert_ne!(t, leave, "a data tag is never the departure tag");
                 assert_eq!(decode_tag(t, tag, sb, mask), tag);
                 // The next step, and the next call, differ in their MPI tags.
                 let next = Tag {

@@ -1,11 +1,13 @@
 //! Runs the `hypercomm-mpi` binary under `mpirun` (Open MPI): every collective and
 //! algorithm against native MPI on 1, 2, 3, 4, 5 and 8 ranks, and injected failures
-//! that must end the job, non-zero, with every other rank naming the failed one.
+//! that must end the job, non-zero, with every other rank naming the failed one (a rank
+//! that leaves early included).
 //!
 //! Jobs run one at a time (a lock), oversubscribed, with `mpi_yield_when_idle`, so the
 //! suite fits a 2-core machine; each has a wall-clock bound and is killed past it.
 
 use std::io::Read;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -21,15 +23,22 @@ struct Job {
 
 /// `mpirun -n ranks hypercomm-mpi args…`, killed after `limit`.
 fn mpirun(ranks: u32, args: &[&str], limit: Duration) -> Job {
+    mpirun_exe(
+        Path::new(env!("CARGO_BIN_EXE_hypercomm-mpi")),
+        ranks,
+        args,
+        limit,
+    )
+}
+
+/// `mpirun -n ranks exe args…`, killed after `limit`.
+fn mpirun_exe(exe: &Path, ranks: u32, args: &[&str], limit: Duration) -> Job {
     let _one = ONE_JOB_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let start = Instant::now();
     let mut child = Command::new("mpirun")
         .args(["--oversubscribe", "--mca", "mpi_yield_when_idle", "1"])
-        .args([
-            "-n",
-            &ranks.to_string(),
-            env!("CARGO_BIN_EXE_hypercomm-mpi"),
-        ])
+        .args(["-n", &ranks.to_string()])
+        .arg(exe)
         .args(args)
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
@@ -57,7 +66,8 @@ fn mpirun(ranks: u32, args: &[&str], limit: Duration) -> Job {
             child.kill().ok();
             child.wait().ok();
             panic!(
-                "mpirun -n {ranks} {args:?} still running after {limit:?}: hung; stderr so far:\n{}",
+                "mpirun -n {ranks} {} {args:?} still running after {limit:?}: hung; stderr so far:\n{}",
+                exe.display(),
                 err_reader.join().unwrap_or_default()
             );
         }
@@ -143,7 +153,7 @@ fn matches_native_mpi_on_8_ranks() {
 }
 
 /// Every rank but `culprit` reports that `culprit` failed; the job ends non-zero, fast.
-fn expect_peer_failed(ranks: u32, culprit: u32, extra: &[&str]) {
+fn expect_peer_failed(ranks: u32, culprit: u32, extra: &[&str]) -> Job {
     let culprit_arg = culprit.to_string();
     let mut args = vec!["fault", "--timeout", "20", "--rank", &culprit_arg];
     args.extend_from_slice(extra);
@@ -168,6 +178,7 @@ fn expect_peer_failed(ranks: u32, culprit: u32, extra: &[&str]) {
         "took {:?}",
         job.elapsed
     );
+    job
 }
 
 #[test]
@@ -179,6 +190,49 @@ fn a_rank_that_returns_an_error_fails_its_peers() {
 fn a_rank_that_panics_fails_its_peers() {
     expect_peer_failed(3, 2, &["--panic"]);
     expect_peer_failed(5, 0, &["--panic", "--at", "0"]);
+}
+
+#[test]
+fn a_rank_that_leaves_early_is_named_by_its_peers() {
+    // The rank returns successfully (exit 0) while the others still wait for its part
+    // of the next all-reduce: they name it at once (its departure notice), not after
+    // the 20 s timeout, and the job ends non-zero.
+    for (ranks, culprit, at) in [(4, 1, "5"), (5, 0, "0"), (3, 2, "999")] {
+        let job = expect_peer_failed(ranks, culprit, &["--leave", "--at", at]);
+        assert!(
+            job.stdout
+                .contains(&format!("rank {culprit}: leaving after {at} all-reduces")),
+            "{}",
+            job.stdout
+        );
+        assert!(!job.stderr.contains("timed out"), "{}", job.stderr);
+    }
+}
+
+#[test]
+fn a_rank_that_leaves_when_no_longer_needed_fails_no_one() {
+    // The rank sends its last messages and leaves; the others take them after it left,
+    // then go on among themselves: nothing fails.
+    for (ranks, leaver) in [(4, 1), (3, 0), (2, 1)] {
+        let leaver_arg = leaver.to_string();
+        let args = [
+            "fault",
+            "--timeout",
+            "20",
+            "--rank",
+            &leaver_arg,
+            "--leave",
+            "--harmless",
+        ];
+        let job = mpirun(ranks, &args, Duration::from_secs(60));
+        assert_eq!(job.code, Some(0), "{}\n{}", job.stdout, job.stderr);
+        assert!(
+            job.stdout
+                .contains(&format!("the others went on without rank {leaver}: ok")),
+            "{}",
+            job.stdout
+        );
+    }
 }
 
 #[test]

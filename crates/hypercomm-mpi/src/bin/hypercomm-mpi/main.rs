@@ -6,9 +6,13 @@
 //!   lengths × roots, ours on random integers against the native MPI collective
 //!   (`MPI_Bcast`, `MPI_Scatter`, …, `MPI_Reduce_scatter_block`); one line per case from
 //!   rank 0; exit 1 on any mismatch.
-//! - `fault --rank R [--panic | --stall S | --mismatch]`: every rank runs all-reduces;
-//!   rank R fails on purpose and every other rank must report `PeerFailed` naming it (or
-//!   time out, or detect the length mismatch).
+//! - `fault --rank R [--panic | --stall S | --mismatch | --leave]`: every rank runs
+//!   all-reduces; rank R fails on purpose and every other rank must report `PeerFailed`
+//!   naming it (or time out, or detect the length mismatch). With `--leave`, rank R
+//!   stops early *successfully* (drops its communicator, exits 0): the others, who still
+//!   wait for its messages, must name it as promptly. With `--leave --harmless`, rank R
+//!   leaves once it sent its last messages, which the others take after it left before
+//!   going on among themselves: no one fails (exit 0).
 //! - `vs-native`: OSU-style sizes, ours (auto or a named algorithm) against native MPI,
 //!   per collective, with the ratio.
 
@@ -86,6 +90,15 @@ enum Command {
         /// the receivers detect as a length mismatch).
         #[arg(long)]
         mismatch: bool,
+        /// Instead of failing, stop there successfully (return, drop the communicator,
+        /// exit 0) while the others go on.
+        #[arg(long)]
+        leave: bool,
+        /// With `--leave`: rank R first sends each other rank a last message; they take
+        /// it after R left and go on among themselves, needing nothing more from R, so
+        /// nothing fails.
+        #[arg(long, requires = "leave")]
+        harmless: bool,
     },
     /// Time ours against native MPI over OSU-style sizes.
     VsNative {
@@ -165,10 +178,16 @@ fn main() -> ExitCode {
             at,
             stall,
             mismatch,
+            leave,
+            harmless,
         } => report(
             me,
             hypercomm_mpi::run(&world, &config(common), |comm| {
-                fault(comm, *rank, *panic, *at, (*stall, *mismatch))
+                if *harmless {
+                    leave_harmlessly(comm, *rank)
+                } else {
+                    fault(comm, *rank, *panic, *at, (*stall, *mismatch, *leave))
+                }
             }),
         ),
         Command::VsNative {
@@ -496,7 +515,7 @@ fn fault(
     culprit: Rank,
     panic: bool,
     at: u32,
-    (stall, mismatch): (Option<f64>, bool),
+    (stall, mismatch, leave): (Option<f64>, bool, bool),
 ) -> Result<(), Stop> {
     let (me, k) = (comm.rank(), comm.size());
     if culprit >= k {
@@ -514,6 +533,9 @@ fn fault(
                 let mut short = vec![0u64; 999];
                 comm.all_reduce_into(&data[..999], &mut short, &Op::sum(), Algo::Auto)?;
                 continue;
+            } else if leave {
+                println!("rank {me}: leaving after {i} all-reduces");
+                return Ok(());
             } else if panic {
                 panic!("injected panic on rank {me}");
             } else {
@@ -521,6 +543,63 @@ fn fault(
             }
         }
         comm.all_reduce_into(&data, &mut out, &Op::sum(), Algo::Auto)?;
+    }
+    Ok(())
+}
+
+/// Every rank runs a few all-reduces; then `leaver` sends each other rank one last
+/// message and leaves. The others take that message after it left (it was queued before
+/// its departure notice), then shift large messages around a ring of themselves, one of
+/// them late, so that waits last: none of this needs `leaver`, so none of it fails.
+fn leave_harmlessly(comm: &mut Comm<Mpi>, leaver: Rank) -> Result<(), Stop> {
+    let (me, k) = (comm.rank(), comm.size());
+    if leaver >= k {
+        return Err(Stop::Usage(format!(
+            "--rank {leaver}: the job has {k} ranks"
+        )));
+    }
+    let mut out = [0u64];
+    for _ in 0..3 {
+        comm.all_reduce_into(&[me as u64], &mut out, &Op::sum(), Algo::Auto)?;
+    }
+    if me == leaver {
+        for q in (0..k).filter(|&q| q != me) {
+            comm.send(q, &[1000 + me as u64])?;
+        }
+        println!("rank {me}: leaving; the others need nothing more from it");
+        return Ok(());
+    }
+    // Long enough for the departure notice to be here before its last message is taken.
+    std::thread::sleep(Duration::from_millis(500));
+    let mut last = [0u64];
+    comm.receive_into(leaver, &mut last)?;
+    if last[0] != 1000 + leaver as u64 {
+        return Err(Stop::Usage(format!(
+            "rank {me}: rank {leaver}'s last message is {}",
+            last[0]
+        )));
+    }
+    let others: Vec<Rank> = (0..k).filter(|&q| q != leaver).collect();
+    let n = others.len();
+    let at = others.iter().position(|&q| q == me).unwrap_or(0);
+    if n >= 2 {
+        let (next, prev) = (others[(at + 1) % n], others[(at + n - 1) % n]);
+        let data = vec![me as u64; 8192];
+        let mut got = vec![0u64; 8192];
+        for round in 0..3 {
+            if round == 1 && at == 0 {
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            comm.send_receive_into(next, &data, prev, &mut got)?;
+            if got.iter().any(|&x| x != prev as u64) {
+                return Err(Stop::Usage(format!(
+                    "rank {me}: wrong data from rank {prev}"
+                )));
+            }
+        }
+    }
+    if at == 0 {
+        println!("the others went on without rank {leaver}: ok");
     }
     Ok(())
 }
