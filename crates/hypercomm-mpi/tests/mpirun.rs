@@ -1,15 +1,17 @@
 //! Runs the `hypercomm-mpi` binary under `mpirun` (Open MPI): every collective and
 //! algorithm against native MPI on 1, 2, 3, 4, 5 and 8 ranks, and injected failures
 //! that must end the job, non-zero, with every other rank naming the failed one (a rank
-//! that leaves early included).
+//! that leaves early included). Also runs the application examples (`examples/`, the
+//! runtime's kernels on MPI) on 4 and 3 ranks, and checks that a corrupted message makes
+//! them fail. The examples are built on first use (`cargo build --examples`).
 //!
 //! Jobs run one at a time (a lock), oversubscribed, with `mpi_yield_when_idle`, so the
 //! suite fits a 2-core machine; each has a wall-clock bound and is killed past it.
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 static ONE_JOB_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -346,4 +348,163 @@ fn cli_bench_on_mpi() {
     );
     assert_eq!(job.code, Some(0), "{}\n{}", job.stdout, job.stderr);
     assert!(job.stdout.contains("256"), "{}", job.stdout);
+}
+
+/// The application examples (`examples/*.rs`): the runtime's kernels over MPI.
+const EXAMPLES: [&str; 6] = [
+    "power_iteration",
+    "conjugate_gradient",
+    "gaussian_elimination",
+    "nbody",
+    "transpose",
+    "prefix_sums",
+];
+
+/// The path of example `name`, built (all of them, once) with `cargo build --examples`
+/// in this test's profile and target directory (`cargo test --test mpirun` alone does
+/// not build examples).
+fn example(name: &str) -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    let dir = DIR.get_or_init(|| {
+        // This test runs as <target>/<profile>/deps/mpirun-<hash>.
+        let exe = std::env::current_exe().expect("the test's path");
+        let profile_dir = exe
+            .parent()
+            .and_then(Path::parent)
+            .expect("<target>/<profile>/deps");
+        let target_dir = profile_dir.parent().expect("<target>");
+        let profile = match profile_dir.file_name().and_then(|s| s.to_str()) {
+            Some("debug") | None => "dev",
+            Some(p) => p,
+        };
+        let status = Command::new(env!("CARGO"))
+            .args([
+                "build",
+                "-p",
+                "hypercomm-mpi",
+                "--examples",
+                "--profile",
+                profile,
+            ])
+            .arg("--target-dir")
+            .arg(target_dir)
+            .status()
+            .expect("run cargo");
+        assert!(status.success(), "cargo build --examples failed");
+        profile_dir.join("examples")
+    });
+    dir.join(name)
+}
+
+fn run_example(name: &str, ranks: u32, args: &[&str]) -> Job {
+    mpirun_exe(&example(name), ranks, args, Duration::from_secs(120))
+}
+
+/// Each example on 4 and 3 ranks: exit 0, and rank 0 says every rank matched.
+fn example_matches(name: &str) {
+    for ranks in [4, 3] {
+        let job = run_example(name, ranks, &["--timeout", "30"]);
+        assert_eq!(
+            job.code,
+            Some(0),
+            "{name} on {ranks} ranks:\n{}\n{}",
+            job.stdout,
+            job.stderr
+        );
+        let verdict =
+            format!("{name}: every rank matched the serial computation ({ranks} ranks, MPI)");
+        assert!(job.stdout.contains(&verdict), "{}", job.stdout);
+        assert!(
+            job.stdout.contains(&format!("{name}: n = ")),
+            "no summary:\n{}",
+            job.stdout
+        );
+        assert!(
+            job.stdout.contains("  ok: "),
+            "no check listed:\n{}",
+            job.stdout
+        );
+    }
+}
+
+#[test]
+fn example_power_iteration_on_mpi() {
+    example_matches("power_iteration");
+}
+
+#[test]
+fn example_conjugate_gradient_on_mpi() {
+    example_matches("conjugate_gradient");
+}
+
+#[test]
+fn example_gaussian_elimination_on_mpi() {
+    example_matches("gaussian_elimination");
+}
+
+#[test]
+fn example_nbody_on_mpi() {
+    example_matches("nbody");
+}
+
+#[test]
+fn example_transpose_on_mpi() {
+    example_matches("transpose");
+}
+
+#[test]
+fn example_prefix_sums_on_mpi() {
+    example_matches("prefix_sums");
+}
+
+#[test]
+fn examples_name_an_algorithm_and_a_size() {
+    // The main collective's algorithm and n from the command line; 5 ranks.
+    let job = run_example("nbody", 5, &["bruck", "23", "--timeout", "30"]);
+    assert_eq!(job.code, Some(0), "{}\n{}", job.stdout, job.stderr);
+    assert!(
+        job.stdout
+            .contains("nbody: n = 23, 5 ranks; main collective allgather ran `bruck`"),
+        "{}",
+        job.stdout
+    );
+    // Bad arguments: exit 2.
+    let job = run_example("nbody", 2, &["auto", "zero"]);
+    assert_eq!(job.code, Some(2), "{}\n{}", job.stdout, job.stderr);
+}
+
+#[test]
+fn examples_detect_a_wrong_result() {
+    // Rank 1's transport doubles or halves every word of the data it sends: every
+    // example must fail its check (a mismatch, or CG's non-convergence), every rank exit
+    // 1, and rank 0 must not claim a match.
+    for name in EXAMPLES {
+        let job = run_example(name, 4, &["--timeout", "30", "--corrupt", "1"]);
+        assert!(
+            job.code.is_some_and(|c| c != 0),
+            "{name}: mpirun exited with {:?}:\n{}\n{}",
+            job.code,
+            job.stdout,
+            job.stderr
+        );
+        assert!(
+            job.stdout.contains(&format!(
+                "{name}: FAILED: not every rank matched the serial computation (4 ranks, MPI)"
+            )),
+            "{name}:\n{}\n{}",
+            job.stdout,
+            job.stderr
+        );
+        assert!(
+            !job.stdout.contains(&format!("{name}: every rank matched")),
+            "{}",
+            job.stdout
+        );
+        let detected = job.stderr.contains("MISMATCH") || job.stderr.contains("no convergence");
+        assert!(
+            detected && job.stderr.contains(&format!("{name}: FAILED on rank")),
+            "{name}:\n{}",
+            job.stderr
+        );
+    }
 }

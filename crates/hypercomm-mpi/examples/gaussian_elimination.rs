@@ -1,0 +1,23 @@
+//! Gaussian elimination with partial pivoting (a max-loc all-reduce and a
+//! broadcast of the pivot row per step; seed 004, Saad & Schultz §1), on the MPI backend: the kernel of the runtime's `gaussian_elimination`
+//! example (`hypercomm-rt/examples/apps/mod.rs`), run on every rank of `MPI_COMM_WORLD`
+//! and checked against the serial computation on every rank; exit 1 if any rank does
+//! not match or fails.
+//!
+//! ```text
+//! cargo build --release -p hypercomm-mpi --examples
+//! mpirun -n 4 target/release/examples/gaussian_elimination [algorithm (auto)] [n (120)] [--timeout S] [--corrupt R]
+//! ```
+
+#[path = "../../hypercomm-rt/examples/apps/mod.rs"]
+mod apps;
+mod mpi_app;
+
+fn main() -> std::process::ExitCode {
+    mpi_app::main(
+        "gaussian_elimination",
+        120,
+        apps::gaussian_elimination,
+        apps::gaussian_elimination,
+    )
+}

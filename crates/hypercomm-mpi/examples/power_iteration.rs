@@ -1,0 +1,23 @@
+//! Power iteration (an all-gather of v and an all-reduce of ‖Av‖² per
+//! iteration; seed 004, Saad & Schultz §1), on the MPI backend: the kernel of the runtime's `power_iteration`
+//! example (`hypercomm-rt/examples/apps/mod.rs`), run on every rank of `MPI_COMM_WORLD`
+//! and checked against the serial computation on every rank; exit 1 if any rank does
+//! not match or fails.
+//!
+//! ```text
+//! cargo build --release -p hypercomm-mpi --examples
+//! mpirun -n 4 target/release/examples/power_iteration [algorithm (auto)] [n (200)] [--timeout S] [--corrupt R]
+//! ```
+
+#[path = "../../hypercomm-rt/examples/apps/mod.rs"]
+mod apps;
+mod mpi_app;
+
+fn main() -> std::process::ExitCode {
+    mpi_app::main(
+        "power_iteration",
+        200,
+        apps::power_iteration,
+        apps::power_iteration,
+    )
+}
