@@ -20,10 +20,12 @@
 //!
 //! The step sends the 2^{n−1} columns whose bit d differs from X's (the blocks whose
 //! destination b differs from X in bit d) to X ^ 2^d, in increasing column order, in
-//! runs of 2^d columns, as one message (one strided region); the partner's message fills the same columns
-//! (its column C' lands in C' ^ 2^d). A receive may not write what the same step sends,
-//! so it lands in `tmp` and local copies put it in place. Before step 0, S = 0 and C = b:
-//! `in` itself is the row, and step 0 also copies the kept columns from `in`. After the
+//! runs of 2^d columns, as one message (one strided region); the partner's message fills
+//! the same columns (its column C' lands in C' ^ 2^d). A receive may not write what the
+//! same step sends, so from step 1 on it lands in `tmp` and a local copy puts it in
+//! place. Before step 0, S = 0 and C = b: `in` itself is the row, so step 0 receives
+//! straight into `out` and copies the kept columns from `in` (on 2 nodes the whole
+//! exchange is then one message each way and one copy, as `MPI_Alltoall`'s). After the
 //! last step S is every dimension and column C holds A_{C,X}, which is what `out` must
 //! hold: no final permutation.
 //!
@@ -31,7 +33,7 @@
 //! every node sends one message of 2^{n−1} blocks to one neighbour and receives one:
 //! n(β + 2^{n−1}mτ) under full duplex and n(2β + 2^n mτ) under half duplex, under either
 //! port rule. Volume n·2^{2n−1}·m: every block crosses exactly its Hamming distance, the
-//! least any schedule moves. Memory: `tmp` of 2^{n−1}m elements.
+//! least any schedule moves. Memory: `tmp` of 2^{n−1}m elements (none for n ≤ 1).
 //!
 //! Constraints: hypercube.
 
@@ -119,7 +121,8 @@ impl Schedule for DimensionExchange {
     }
     fn stream(&self, rank: Rank) -> StepStream<'_> {
         let n = self.cube.dim();
-        let tmp_len = if self.m == 0 || n == 0 {
+        // Only steps after the first receive through `tmp`.
+        let tmp_len = if self.m == 0 || n <= 1 {
             0
         } else {
             (1u64 << (n - 1)) * self.m
@@ -151,19 +154,23 @@ impl DimensionExchange {
         // Send the columns bound across dimension d …
         let away = columns(row, n, d, 1 - mine, m);
         step.ops.push(Op::send(peer, away));
-        // … receive the partner's, which belong in the same columns, into `tmp` …
-        let tmp = Region::new(Buf::Tmp, 0, half * m);
-        step.ops.push(Op::recv(peer, tmp));
-        // … then keep the other columns (moving them out of `in` in step 0) and put
-        // the received ones in place.
+        let into = columns(Buf::Out, n, d, 1 - mine, m);
         if t == 0 {
+            // … receive the partner's, which belong in the same columns, straight into
+            // `out` (this step sends from `in`, so nothing it reads is overwritten),
+            // and move the kept columns from `in` …
+            step.ops.push(Op::recv(peer, into));
             step.ops.push(Op::copy(
                 columns(Buf::In, n, d, mine, m),
                 columns(Buf::Out, n, d, mine, m),
             ));
+        } else {
+            // … later steps send from `out` the very columns they receive: the message
+            // lands in `tmp` and a local copy puts it in place.
+            let tmp = Region::new(Buf::Tmp, 0, half * m);
+            step.ops.push(Op::recv(peer, tmp));
+            step.ops.push(Op::copy(tmp, into));
         }
-        step.ops
-            .push(Op::copy(tmp, columns(Buf::Out, n, d, 1 - mine, m)));
         step
     }
 }

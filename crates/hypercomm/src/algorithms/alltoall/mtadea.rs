@@ -11,8 +11,9 @@
 //! The schedule is [`super::dimension_exchange::DimensionExchange`] in that order (see
 //! its bookkeeping): node X's `out` is row X of the block matrix; the step crossing
 //! dimension d sends the 2^{n−1} columns whose bit d differs from X's (in 2^{n−1−d}
-//! runs) and fills them with the partner's (through `tmp`, as a receive may not write
-//! what its step sends). Afterwards column C of node X holds A_{C,X}: block X of rank
+//! runs, one strided region) and fills them with the partner's (straight into `out` in
+//! the first step, which sends from `in`; through `tmp` afterwards, as a receive may
+//! not write what its step sends). Afterwards column C of node X holds A_{C,X}: block X of rank
 //! C's `in`, exactly what the all-to-all wants. So the paper's final step, "transpose
 //! the resulting A_{i,j} in each node", transposes the elements inside each
 //! (N/k) × (N/k) block, which blocks of opaque elements do not need: at block
