@@ -28,7 +28,7 @@ use crate::collective::Collective;
 use crate::cost::model::{Duplex, Ports};
 use crate::schedule::{Action, Buf, Op, Program, Rank, Region, Schedule, Step};
 use crate::topology::Topology;
-use state::{push_merged, BufState, CombineError, Pattern, Piece};
+use state::{BufState, CombineError, Pattern, Piece};
 
 /// What kind of rule a schedule broke.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -227,9 +227,8 @@ impl<'a> Verifier<'a> {
         }
         let mut out = Vec::new();
         for reg in regs.iter().flat_map(Region::segments) {
-            match self.bufs[r as usize][reg.buf.index()].read(reg.off, reg.len) {
-                Ok(p) if out.is_empty() => out = p,
-                Ok(p) => p.into_iter().for_each(|p| push_merged(&mut out, p)),
+            match self.bufs[r as usize][reg.buf.index()].read_into(reg.off, reg.len, &mut out) {
+                Ok(()) => {}
                 Err(at) => {
                     return Err(self.v(
                         ViolationKind::NotHeld,
@@ -426,12 +425,17 @@ impl<'a> Verifier<'a> {
             }
             all.retain(|(r, _, _)| !r.is_strided());
         }
-        all.sort_unstable_by_key(|(r, _, _)| (r.buf, r.off));
+        // Sorted through compact keys (buffer, offset, index; ties in list order).
+        let mut order: Vec<(u8, u64, u32)> = (0..)
+            .zip(&all)
+            .map(|(i, (r, _, _))| (r.buf as u8, r.off, i))
+            .collect();
+        order.sort_unstable();
         // The furthest-reaching send and receive so far, each with its peer (the
         // send's is unused).
         let mut send_reach: Option<(Region, Rank)> = None;
         let mut recv_reach: Option<(Region, Rank)> = None;
-        for &(reg, is_recv, peer) in &all {
+        for &(reg, is_recv, peer) in order.iter().map(|&(_, _, i)| &all[i as usize]) {
             let hit = |x: &Option<(Region, Rank)>| {
                 x.filter(|(x, _)| x.buf == reg.buf && x.end() > reg.off)
             };
@@ -569,12 +573,18 @@ impl<'a> Verifier<'a> {
                     for &q in to {
                         self.peer(s, r, q)?;
                     }
-                    let pieces = self.read(s, r, to.first().copied(), from)?;
+                    let mut pieces = self.read(s, r, to.first().copied(), from)?;
                     let len = op.message_len();
-                    for &q in to {
+                    for (j, &q) in to.iter().enumerate() {
+                        // The last peer takes the pieces, the others a copy.
+                        let pieces = if j + 1 == to.len() {
+                            std::mem::take(&mut pieces)
+                        } else {
+                            pieces.clone()
+                        };
                         mail.entry((r, q)).or_default().1.push(Msg {
                             from_step_op: (s, i),
-                            pieces: pieces.clone(),
+                            pieces,
                             len,
                         });
                     }

@@ -456,8 +456,32 @@ impl BufState {
 
     /// The pieces covering `start..start+len`, or the first unset element.
     pub fn read(&self, start: u64, len: u64) -> Result<Vec<Piece>, u64> {
+        let mut out = Vec::new();
+        self.read_into(start, len, &mut out).map(|()| out)
+    }
+
+    /// [`BufState::read`], appending the pieces to `out` (merged with its last piece
+    /// where they continue it, as [`push_merged`] does); on `Err`, `out` may hold part
+    /// of the range.
+    pub fn read_into(&self, start: u64, len: u64, out: &mut Vec<Piece>) -> Result<(), u64> {
+        if len == 0 {
+            return Ok(());
+        }
         let end = start + len;
-        let mut out: Vec<Piece> = Vec::new();
+        // Fast path, one tree search: the last run starting before `end` is flat and
+        // starts at or before `start` (no other run can then meet the range).
+        match self.runs.range(..end).next_back() {
+            None => return Err(start),
+            Some((&s, Run::Flat(p))) if s <= start => {
+                let e = s + p.len;
+                if e >= end {
+                    push_merged(out, p.slice(start - s, len));
+                    return Ok(());
+                }
+                return Err(e.max(start));
+            }
+            Some(_) => {}
+        }
         let mut pos = start;
         let first = self
             .runs
@@ -476,7 +500,7 @@ impl BufState {
             match run {
                 Run::Flat(p) => {
                     let take = e.min(end) - pos;
-                    push_merged(&mut out, p.slice(pos - s, take));
+                    push_merged(out, p.slice(pos - s, take));
                     pos += take;
                 }
                 Run::Strided(st) => {
@@ -487,7 +511,7 @@ impl BufState {
                             return Err(pos);
                         }
                         let take = (st.seg - d).min(stop - pos);
-                        push_merged(&mut out, st.piece.slice(j * st.seg + d, take));
+                        push_merged(out, st.piece.slice(j * st.seg + d, take));
                         pos += take;
                     }
                 }
@@ -499,7 +523,7 @@ impl BufState {
         if pos < end {
             return Err(pos);
         }
-        Ok(out)
+        Ok(())
     }
 
     /// The pieces of `count` segments of `seg` elements, segment j at `start + j·stride`,
