@@ -1,13 +1,20 @@
 //! The threads backend: k ranks as scoped threads of one process, moving data with a
-//! single copy from the sender's buffer to the receiver's.
+//! single copy from the sender's buffer to the receiver's (two for small messages).
 //!
-//! A send is a rendezvous: the sender publishes a description of its regions (pointer
-//! and length of each) in the queue of the pair (sender, receiver) and goes on posting;
-//! the receiver copies, or combines, straight from the sender's memory into its own, then
-//! decrements the sender's count of outstanding sends; the sender's `wait_all` waits for
-//! that count to reach zero before its memory may change. No intermediate buffer, no
-//! allocation per message, and every `unsafe` line sits in the small `rendezvous` module
-//! (plus the receive side of [`Threads`]).
+//! A send of more than [`Config::eager`] bytes is a rendezvous: the sender publishes a
+//! description of its regions (pointer and length of each) in the queue of the pair
+//! (sender, receiver) and goes on posting; the receiver copies, or combines, straight
+//! from the sender's memory into its own, then decrements the sender's count of
+//! outstanding sends; the sender's `wait_all` waits for that count to reach zero before
+//! its memory may change. No intermediate buffer, no allocation per message.
+//!
+//! A send of at most [`Config::eager`] bytes is eager: the sender copies it into the
+//! queued message (up to [`EAGER_INLINE`] bytes) or into a buffer the pair reuses from
+//! one message to the next, and is done, so its `wait_all` never waits for a receiver
+//! that may be asleep; the receiver copies or combines from that copy. At most
+//! [`EAGER_QUEUE`] messages of a pair wait at once: a small send beyond that is a
+//! rendezvous, so a sender cannot run unboundedly ahead of its receiver. Every `unsafe`
+//! line sits in the small `rendezvous` module (plus the receive side of [`Threads`]).
 //!
 //! [`run`] starts the ranks, gives each a [`Comm`] and returns every rank's result in
 //! rank order; [`run_each`] returns each rank's outcome, failures included. A rank that
@@ -16,6 +23,13 @@
 //! to the ranks that wait for it; any other wait ends with [`Error::Timeout`] after
 //! [`Config::timeout`]. Waiting spins briefly (when every rank has a core), yields, then
 //! parks the thread.
+//!
+//! An eager send completes before its receiver has taken it, so: a `wait_all` whose
+//! eager message's receiver is already gone without taking it fails with
+//! [`Error::PeerFailed`], as a rendezvous would; a receiver that fails after that is
+//! the receiver's failure; and a rank that returns successfully while messages sent to
+//! it are still untaken (a receive its program forgot) gets [`Failure::Unreceived`]
+//! instead of its result, so that no message is lost silently.
 //!
 //! ```
 //! use hypercomm_rt::{threads, Algo, Op};
@@ -43,6 +57,22 @@ use crate::select::Calibration;
 use crate::transport::{Incoming, Part, PartMut, Tag, Transport};
 use rendezvous::{Claim, Shared};
 
+/// [`Config::eager`] when ranks share cores: messages up to this many bytes are copied
+/// so that their send completes at once (Open MPI's shared-memory eager limit too).
+pub const EAGER_LIMIT: usize = 4096;
+
+/// [`Config::eager`] when every rank has a core (and spins): above this size, copying
+/// cost more than waiting for an awake receiver (measured: BENCHMARKS.md).
+pub const EAGER_LIMIT_SPIN: usize = 512;
+
+/// Largest eager message (bytes) carried in the queued message itself, without a
+/// separate buffer.
+pub const EAGER_INLINE: usize = rendezvous::INLINE;
+
+/// Messages from one rank to another that may wait, untaken, for a small send to still
+/// be eager; beyond, it waits for its receiver as a large one does (flow control).
+pub const EAGER_QUEUE: usize = rendezvous::EAGER_QUEUE;
+
 /// `yield_now` calls between spinning and parking (measured: more only delays the
 /// park when ranks share cores).
 const YIELDS: u32 = 4;
@@ -62,18 +92,32 @@ pub struct Config {
     pub spin: u32,
     /// β and τ for `Algo::Auto`; `None` reads `HYPERCOMM_CALIBRATION` (or the defaults).
     pub calibration: Option<Calibration>,
+    /// Largest message (bytes) sent eagerly: copied, so that the send completes without
+    /// waiting for its receiver; larger ones are a single-copy rendezvous. The second
+    /// copy pays when ranks share cores (a sender that waits for its receiver waits for
+    /// a context switch); when every rank has a core its receiver is awake, and above
+    /// [`EAGER_LIMIT_SPIN`] bytes the copy costs more than the wait it saves.
+    pub eager: usize,
 }
 
 impl Config {
-    /// `ranks` ranks, a 60 s timeout, the calibration from the environment, and
-    /// spinning only if the machine has a core per rank.
+    /// `ranks` ranks, a 60 s timeout, the calibration from the environment, and, if
+    /// the machine has a core per rank, spinning and eager sends up to
+    /// [`EAGER_LIMIT_SPIN`] bytes, otherwise no spinning and eager sends up to
+    /// [`EAGER_LIMIT`] bytes.
     pub fn new(ranks: u32) -> Self {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let own_core = ranks as usize <= cores;
         Config {
             ranks,
             timeout: Duration::from_secs(60),
-            spin: if ranks as usize <= cores { 2000 } else { 0 },
+            spin: if own_core { 2000 } else { 0 },
             calibration: None,
+            eager: if own_core {
+                EAGER_LIMIT_SPIN
+            } else {
+                EAGER_LIMIT
+            },
         }
     }
     /// The same with another timeout.
@@ -87,6 +131,11 @@ impl Config {
             ..self
         }
     }
+    /// The same with another eager limit (bytes; 0: every non-empty send is a
+    /// rendezvous).
+    pub fn eager(self, eager: usize) -> Self {
+        Config { eager, ..self }
+    }
 }
 
 /// Why a rank did not produce its result.
@@ -96,6 +145,15 @@ pub enum Failure<E> {
     Returned(E),
     /// The rank's closure panicked with this message.
     Panicked(String),
+    /// The rank's closure returned `Ok`, but messages sent to it were never received
+    /// (their eager sends had completed, so no sender could be told): `messages` from
+    /// rank `from`, the first such sender.
+    Unreceived {
+        /// The sender.
+        from: Rank,
+        /// How many of its messages were left.
+        messages: usize,
+    },
 }
 
 impl<E: std::fmt::Display> std::fmt::Display for Failure<E> {
@@ -103,6 +161,10 @@ impl<E: std::fmt::Display> std::fmt::Display for Failure<E> {
         match self {
             Failure::Returned(e) => write!(f, "returned an error: {e}"),
             Failure::Panicked(m) => write!(f, "panicked: {m}"),
+            Failure::Unreceived { from, messages } => write!(
+                f,
+                "returned without receiving {messages} message(s) from rank {from}"
+            ),
         }
     }
 }
@@ -185,8 +247,8 @@ where
         Some(c) => c,
         None => Calibration::from_env()?,
     };
-    let shared = Shared::new(config.ranks);
-    let outcomes = std::thread::scope(|scope| {
+    let shared = Shared::new(config.ranks, config.eager);
+    let mut outcomes = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..config.ranks)
             .map(|rank| {
                 let (shared, f) = (&shared, &f);
@@ -204,9 +266,20 @@ where
                 h.join()
                     .unwrap_or_else(|p| Err(Failure::Panicked(message(&*p))))
             })
-            .collect()
+            .collect::<Vec<Result<T, Failure<E>>>>()
     });
-    Ok((outcomes, shared.failed()))
+    // Every rank has left: a message still queued was never taken. A rendezvous one
+    // cannot be (its sender waited, or withdrew it); an eager one was sent by a send
+    // that completed, to a receiver that returned without it. A receiver that failed
+    // has its failure already.
+    let mut first = shared.failed();
+    for (rank, outcome) in (0..).zip(outcomes.iter_mut()) {
+        if let (Ok(_), Some((from, messages))) = (&outcome, shared.untaken(rank)) {
+            *outcome = Err(Failure::Unreceived { from, messages });
+            first = first.or(Some(rank));
+        }
+    }
+    Ok((outcomes, first))
 }
 
 /// One rank's thread: run `f`, then tell the others how it ended.
@@ -337,7 +410,13 @@ impl<'s> Threads<'s> {
         )?;
         let claim = match shared.take(from, me) {
             Some(c) => c,
-            None => return Err(Error::PeerFailed { rank: from }),
+            // Withdrawn since the hint: `from` cancelled its sends, after an error that
+            // is usually another rank's failure (name the first failed rank, as the
+            // other waits do).
+            None => {
+                let rank = shared.failed().unwrap_or(from);
+                return Err(Error::PeerFailed { rank });
+            }
         };
         if claim.tag() != tag {
             return Err(Error::TagMismatch {
@@ -365,7 +444,7 @@ impl<'s> Threads<'s> {
             // SAFETY: `post_recv`'s contract keeps the parts list valid until `wait_all`.
             let parts = unsafe { std::slice::from_raw_parts(r.parts, r.count) };
             let len = parts.iter().map(PartMut::len).sum();
-            let claim = self.take(r.from, r.tag, len)?;
+            let mut claim = self.take(r.from, r.tag, len)?;
             // SAFETY: the claim keeps the sender's memory readable; `post_recv`'s
             // contract makes `parts` writable and used by no one else, so disjoint.
             unsafe { claim.incoming().copy_to(parts) };
@@ -374,29 +453,47 @@ impl<'s> Threads<'s> {
         Ok(())
     }
 
-    /// Wait until every send posted since the last wait was taken.
+    /// `PeerFailed` if a peer we sent to since the last wait has left without taking
+    /// a message of ours.
+    fn check_receivers(&self) -> Result<()> {
+        let (shared, me) = (self.shared, self.rank);
+        for &(q, _) in &self.sent_to {
+            // `is_gone` first: once it is seen, `has_message` no longer shows what `q`
+            // took before leaving.
+            if shared.is_gone(q) && shared.has_message(me, q) {
+                return Err(Error::PeerFailed {
+                    rank: shared.blame(q),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Wait until every rendezvous send posted since the last wait was taken, and
+    /// check that no receiver of an eager one left without it.
     fn finish_sends(&mut self) -> Result<()> {
         let (shared, me) = (self.shared, self.rank);
         let (peer, step) = self.sent_to.first().copied().unwrap_or((me, 0));
-        let sent_to = &self.sent_to;
         let waited = self.wait(
             peer,
             step,
             || shared.outstanding(me) == 0,
             || {
-                for &(q, _) in sent_to {
-                    if shared.has_message(me, q) {
-                        self.check_peer(q)?;
-                    }
+                if let Some(rank) = shared.failed() {
+                    return Err(Error::PeerFailed { rank });
                 }
-                match shared.failed() {
-                    Some(rank) => Err(Error::PeerFailed { rank }),
-                    None => Ok(()),
-                }
+                self.check_receivers()
             },
         );
+        // Eager sends are complete, but one whose receiver is gone without taking it
+        // failed, as an untaken rendezvous would have (a receiver that leaves after
+        // this check is told by `launch`, or fails on its own account).
+        let waited = waited.and_then(|()| self.check_receivers());
         // A timeout names a peer that has not taken its message, if one is left.
-        let pending = sent_to.iter().find(|&&(q, _)| shared.has_message(me, q));
+        let pending = self
+            .sent_to
+            .iter()
+            .find(|&&(q, _)| shared.has_message(me, q));
         match (waited, pending) {
             (Err(Error::Timeout { rank, .. }), Some(&(peer, step))) => {
                 Err(Error::Timeout { rank, peer, step })
@@ -438,7 +535,8 @@ impl Transport for Threads<'_> {
     unsafe fn post_send(&mut self, to: Rank, tag: Tag, parts: &[Part]) -> Result<()> {
         self.check_rank(to)?;
         // SAFETY: forwarded from this function's contract: the memory stays valid until
-        // `wait_all` or `cancel_all`, which both wait for `outstanding == 0`.
+        // `wait_all` or `cancel_all`, which both wait for `outstanding == 0` (an eager
+        // send is copied during the call and never outstanding).
         unsafe { self.shared.post(self.rank, to, tag, parts) };
         self.sent_to.push((to, tag.step));
         Ok(())
@@ -464,7 +562,7 @@ impl Transport for Threads<'_> {
     ) -> Result<()> {
         self.check_rank(from)?;
         self.finish_recvs()?;
-        let claim = self.take(from, tag, len)?;
+        let mut claim = self.take(from, tag, len)?;
         sink(claim.incoming());
         Ok(())
     }
@@ -476,8 +574,11 @@ impl Transport for Threads<'_> {
 
     fn cancel_all(&mut self) {
         self.recvs.clear();
-        for &(q, _) in &self.sent_to {
-            self.shared.withdraw(self.rank, q);
+        // Withdraw what is left of the sends since the last wait, peer by peer; eager
+        // messages of earlier, completed waits stay for their receivers.
+        self.sent_to.sort_unstable_by_key(|&(q, _)| q);
+        for run in self.sent_to.chunk_by(|a, b| a.0 == b.0) {
+            self.shared.withdraw(self.rank, run[0].0, run.len());
         }
         self.sent_to.clear();
         // Receivers still copying hold claims; wait for them (no timeout: returning

@@ -1,26 +1,44 @@
 //! The single-copy core of the threads backend: the only code that hands one
 //! thread's memory to another.
 //!
-//! A send is a rendezvous: the sender publishes an [`Envelope`] (a pointer to its list of
-//! parts, which point into its own buffers) in the mailbox of the pair (sender,
-//! receiver), and the receiver copies (or combines) straight from the sender's memory
-//! into its own: one copy, no intermediate buffer, no allocation per message (a mailbox
-//! is a `VecDeque` that keeps its capacity).
+//! A send of more than the eager limit (`Config::eager`) is a rendezvous: the sender
+//! publishes an [`Envelope`] (a pointer to its list of parts, which point into its own
+//! buffers) in the mailbox of the pair (sender, receiver), and the receiver copies (or
+//! combines) straight from the sender's memory into its own: one copy, no intermediate
+//! buffer, no allocation per message (a mailbox is a `VecDeque` that keeps its capacity).
 //!
-//! Completion: each rank counts its sends not yet taken (`outstanding`). A receiver holds
-//! a [`Claim`] while it reads the sender's memory; dropping the claim (also on unwinding)
-//! decrements the count and wakes the sender when it reaches zero. The sender touches
-//! the memory of its sends again only once the count is zero, either after `wait_all`
-//! or after [`Shared::withdraw`] removed what no receiver took.
+//! A send of at most the eager limit is eager: the sender copies it into the envelope,
+//! so the send is complete once posted and the sender never waits for the receiver (two
+//! copies of a few bytes cost little; the receiver's wake-up, which the rendezvous waits
+//! for, can cost much more). Up to [`INLINE`] bytes the copy sits in the envelope
+//! itself; above, in a buffer the envelope owns. The receiver keeps that buffer when it
+//! is done with it and hands it back through the mailbox at its next take, where the
+//! sender picks it up at its next post: each side touches the other's memory only under
+//! the mailbox lock it takes anyway, and there is no allocation per message once a pair
+//! has as many buffers as it has such messages in flight. Flow control: a small send
+//! finding [`EAGER_QUEUE`] messages of the pair still queued is a rendezvous instead,
+//! so a sender never runs more than that far ahead of its receiver and the copies in
+//! flight stay bounded.
+//!
+//! Completion: each rank counts its rendezvous sends not yet taken (`outstanding`;
+//! eager sends are never outstanding). A receiver holds a [`Claim`] while it reads the
+//! sender's memory; dropping the claim (also on unwinding) decrements the count and
+//! wakes the sender when it reaches zero. The sender touches the memory of its sends
+//! again only once the count is zero, either after `wait_all` or after
+//! [`Shared::withdraw`] removed what no receiver took.
 //!
 //! Failure: a rank that panics, returns an error or leaves is marked ([`Shared::fail`],
 //! [`Shared::leave`]) and every thread is woken, so waits end with `PeerFailed` at once;
-//! otherwise waits end at the configured timeout.
+//! otherwise waits end at the configured timeout. An eager message stays in its mailbox
+//! until taken or withdrawn, also after its sender has left: a receiver takes what was
+//! sent to it before it sees that the sender is gone.
 //!
-//! Memory ordering: the data a sender wrote before posting is published by the mailbox
-//! mutex (released by the sender's push, acquired by the receiver's pop); the
-//! receiver's reads happen before the sender's next writes through the `Release`
-//! decrement of `outstanding` and the sender's `Acquire` load of it.
+//! Memory ordering: the data a sender wrote before posting (or copied into an eager
+//! envelope) is published by the mailbox mutex (released by the sender's push, acquired
+//! by the receiver's pop); the receiver's reads happen before the sender's next writes
+//! through the `Release` decrement of `outstanding` and the sender's `Acquire` load of
+//! it, and before an eager buffer's reuse through the same mailbox mutex (the buffer
+//! goes back under it).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
@@ -33,39 +51,93 @@ use crate::transport::{total_len, Incoming, Part, Tag};
 
 const NO_FAILURE: u32 = u32::MAX;
 
-/// A posted send, as the receiver finds it.
-#[derive(Clone, Copy)]
-struct Envelope {
-    tag: Tag,
-    parts: *const Part,
-    count: usize,
-    len: usize,
+/// Largest eager message (bytes) carried in the envelope itself, without a buffer.
+pub(crate) const INLINE: usize = 40;
+
+/// Messages a pair's queue may already hold for a small send to still go eagerly;
+/// beyond, it is a rendezvous, so a sender that runs ahead of its receiver (a root
+/// broadcasting in a loop) waits for it, and the eager copies in flight stay bounded.
+pub(crate) const EAGER_QUEUE: usize = 16;
+
+/// What a posted send carries.
+enum Body {
+    /// A rendezvous: `count` parts at `parts`, in the sender's memory.
+    Borrowed { parts: *const Part, count: usize },
+    /// An eager send of at most [`INLINE`] bytes (the first `len` of the array).
+    Inline([u8; INLINE]),
+    /// A larger eager send: a copy of the message, owned by the envelope.
+    Copied(Vec<u8>),
 }
 
-// SAFETY: an envelope only describes memory; who may access it, and when, is the
+/// A posted send, as the receiver finds it.
+struct Envelope {
+    tag: Tag,
+    len: usize,
+    body: Body,
+}
+
+impl Envelope {
+    fn is_eager(&self) -> bool {
+        !matches!(self.body, Body::Borrowed { .. })
+    }
+}
+
+// SAFETY: a borrowed body only describes memory; who may access it, and when, is the
 // protocol of this module (the sender keeps it valid until its claim is dropped or the
-// envelope withdrawn).
+// envelope withdrawn). The other bodies own their bytes.
 unsafe impl Send for Envelope {}
 
-/// The queue of messages from one rank to another.
+/// What the mailbox lock guards.
 #[derive(Default)]
+struct Queue {
+    messages: VecDeque<Envelope>,
+    /// An eager buffer the receiver is done with, on its way back to the sender.
+    returned: Option<Vec<u8>>,
+}
+
+/// The queue of messages from one rank to another, on cache lines of its own (the
+/// mailboxes of (a, b) and (b, a) are written at once by both ranks).
+#[derive(Default)]
+#[repr(align(128))]
 struct Mailbox {
-    queue: Mutex<VecDeque<Envelope>>,
-    /// Length of `queue`, readable without the lock (a hint for polling).
+    queue: Mutex<Queue>,
+    /// Length of the queue, readable without the lock (a hint for polling).
     queued: AtomicUsize,
 }
 
 impl Mailbox {
-    fn lock(&self) -> MutexGuard<'_, VecDeque<Envelope>> {
+    fn lock(&self) -> MutexGuard<'_, Queue> {
         // The queue holds plain data: a panic while it was locked leaves it consistent.
         self.queue.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
+/// An eager buffer kept by one side of a pair for its next use. Only that side's
+/// thread touches it, so its lock is never contended and its memory stays in that
+/// side's cache; a rank's slots are contiguous.
 #[derive(Default)]
+struct Slot(Mutex<Option<Vec<u8>>>);
+
+impl Slot {
+    fn take(&self) -> Option<Vec<u8>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+    /// Keep `buf` if the slot is empty (otherwise it is freed).
+    fn keep(&self, buf: Vec<u8>) {
+        let mut slot = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.is_none() {
+            *slot = Some(buf);
+        }
+    }
+}
+
+/// One rank's state, on cache lines of its own (its peers write `outstanding`).
+#[derive(Default)]
+#[repr(align(128))]
 struct RankState {
     thread: OnceLock<Thread>,
-    /// Sends posted by this rank and not yet taken (claims alive count as not taken).
+    /// Rendezvous sends posted by this rank and not yet taken (claims alive count as
+    /// not taken).
     outstanding: AtomicUsize,
     /// Whether the rank's closure has returned or unwound.
     gone: AtomicBool,
@@ -74,17 +146,27 @@ struct RankState {
 /// State shared by the ranks of one run.
 pub(crate) struct Shared {
     k: u32,
+    /// Largest message (bytes) sent eagerly.
+    eager: usize,
+    /// Mailbox of (src, dst) at `src · k + dst`.
     boxes: Box<[Mailbox]>,
+    /// The sender's buffer slot of (src, dst) at `src · k + dst`.
+    sending: Box<[Slot]>,
+    /// The receiver's buffer slot of (src, dst) at `dst · k + src`.
+    receiving: Box<[Slot]>,
     ranks: Box<[RankState]>,
     failed: AtomicU32,
 }
 
 impl Shared {
-    pub(crate) fn new(k: u32) -> Self {
+    pub(crate) fn new(k: u32, eager: usize) -> Self {
         let n = k as usize;
         Shared {
             k,
+            eager,
             boxes: (0..n * n).map(|_| Mailbox::default()).collect(),
+            sending: (0..n * n).map(|_| Slot::default()).collect(),
+            receiving: (0..n * n).map(|_| Slot::default()).collect(),
             ranks: (0..n).map(|_| RankState::default()).collect(),
             failed: AtomicU32::new(NO_FAILURE),
         }
@@ -96,6 +178,14 @@ impl Shared {
 
     fn mailbox(&self, src: Rank, dst: Rank) -> &Mailbox {
         &self.boxes[src as usize * self.k as usize + dst as usize]
+    }
+
+    fn sending(&self, src: Rank, dst: Rank) -> &Slot {
+        &self.sending[src as usize * self.k as usize + dst as usize]
+    }
+
+    fn receiving(&self, src: Rank, dst: Rank) -> &Slot {
+        &self.receiving[dst as usize * self.k as usize + src as usize]
     }
 
     /// Record the calling thread as `rank`'s, to be woken.
@@ -142,11 +232,14 @@ impl Shared {
         self.wake_all();
     }
 
+    /// Whether `rank` has left (or failed). Once this is seen true, `has_message` on
+    /// its mailboxes shows every message it took before leaving as taken (the pop
+    /// happens before the `SeqCst` store of `leave`).
     pub(crate) fn is_gone(&self, rank: Rank) -> bool {
         self.ranks[rank as usize].gone.load(Ordering::SeqCst)
     }
 
-    /// Sends of `rank` not yet taken.
+    /// Rendezvous sends of `rank` not yet taken.
     pub(crate) fn outstanding(&self, rank: Rank) -> usize {
         self.ranks[rank as usize]
             .outstanding
@@ -158,63 +251,119 @@ impl Shared {
         self.mailbox(src, dst).queued.load(Ordering::Acquire) > 0
     }
 
-    /// Publish a send from `src` to `dst` and wake `dst`.
-    ///
-    /// # Safety
-    /// `parts` and the memory it names must stay valid and unmodified until `src` has
-    /// seen `outstanding(src) == 0`, after a wait or after [`Shared::withdraw`].
-    pub(crate) unsafe fn post(&self, src: Rank, dst: Rank, tag: Tag, parts: &[Part]) {
-        self.ranks[src as usize]
-            .outstanding
-            .fetch_add(1, Ordering::Relaxed);
-        let env = Envelope {
-            tag,
-            parts: parts.as_ptr(),
-            count: parts.len(),
-            len: total_len(parts),
-        };
-        let mailbox = self.mailbox(src, dst);
-        let mut q = mailbox.lock();
-        q.push_back(env);
-        mailbox.queued.store(q.len(), Ordering::Release);
-        drop(q);
-        self.wake(dst);
-    }
-
-    /// Take the next message from `src` to `dst`, if any.
-    pub(crate) fn take(&self, src: Rank, dst: Rank) -> Option<Claim<'_>> {
-        let mailbox = self.mailbox(src, dst);
-        let mut q = mailbox.lock();
-        let env = q.pop_front()?;
-        mailbox.queued.store(q.len(), Ordering::Release);
-        Some(Claim {
-            shared: self,
-            src,
-            env,
+    /// Messages to `dst` still waiting in its mailboxes, as (sender, count) for the
+    /// first sender that has any: only meaningful once every rank has left.
+    pub(crate) fn untaken(&self, dst: Rank) -> Option<(Rank, usize)> {
+        (0..self.k).find_map(|src| {
+            let n = self.mailbox(src, dst).lock().messages.len();
+            (n > 0).then_some((src, n))
         })
     }
 
-    /// Remove the messages from `src` to `dst` no one took; returns how many.
-    pub(crate) fn withdraw(&self, src: Rank, dst: Rank) -> usize {
+    /// Publish a send from `src` to `dst` and wake `dst`. A message of at most
+    /// `self.eager` bytes is copied (eager: complete once this returns, nothing
+    /// outstanding) unless [`EAGER_QUEUE`] messages of the pair wait already; any other
+    /// is lent (rendezvous).
+    ///
+    /// # Safety
+    /// `parts` and the memory it names must be valid and unmodified during this call,
+    /// and, unless the send was eager, until `src` has seen `outstanding(src) == 0`,
+    /// after a wait or after [`Shared::withdraw`].
+    pub(crate) unsafe fn post(&self, src: Rank, dst: Rank, tag: Tag, parts: &[Part]) {
+        let len = total_len(parts);
+        let mailbox = self.mailbox(src, dst);
+        // Only `src` pushes to this queue: its length can only have dropped since.
+        let eager = len <= self.eager && mailbox.queued.load(Ordering::Relaxed) < EAGER_QUEUE;
+        // SAFETY: the caller keeps the parts readable and unmodified during this call.
+        let pieces = || unsafe { Incoming::new(parts) }.pieces();
+        let body = if !eager {
+            self.ranks[src as usize]
+                .outstanding
+                .fetch_add(1, Ordering::Relaxed);
+            Body::Borrowed {
+                parts: parts.as_ptr(),
+                count: parts.len(),
+            }
+        } else if len <= INLINE {
+            let mut bytes = [0u8; INLINE];
+            let mut at = 0;
+            for piece in pieces() {
+                bytes[at..at + piece.len()].copy_from_slice(piece);
+                at += piece.len();
+            }
+            Body::Inline(bytes)
+        } else {
+            let mut buf = self.sending(src, dst).take().unwrap_or_default();
+            buf.clear();
+            buf.reserve(len);
+            pieces().for_each(|piece| buf.extend_from_slice(piece));
+            Body::Copied(buf)
+        };
+        let copied = matches!(body, Body::Copied(_));
+        let env = Envelope { tag, len, body };
+        let mut q = mailbox.lock();
+        q.messages.push_back(env);
+        mailbox.queued.store(q.messages.len(), Ordering::Release);
+        // The sender's slot is empty after a copied send: refill it from the buffer
+        // the receiver handed back, if any.
+        let back = if copied { q.returned.take() } else { None };
+        drop(q);
+        self.wake(dst);
+        if let Some(buf) = back {
+            self.sending(src, dst).keep(buf);
+        }
+    }
+
+    /// Take the next message from `src` to `dst`, if any; called by `dst` only.
+    pub(crate) fn take(&self, src: Rank, dst: Rank) -> Option<Claim<'_>> {
         let mailbox = self.mailbox(src, dst);
         let mut q = mailbox.lock();
-        let n = q.len();
-        q.clear();
-        mailbox.queued.store(0, Ordering::Release);
+        let env = q.messages.pop_front()?;
+        mailbox.queued.store(q.messages.len(), Ordering::Release);
+        // With a copied message, hand back the buffer of the previous one (if the
+        // sender has none waiting already): the sender needs one for its next.
+        if matches!(env.body, Body::Copied(_)) && q.returned.is_none() {
+            q.returned = self.receiving(src, dst).take();
+        }
         drop(q);
+        Some(Claim {
+            shared: self,
+            src,
+            dst,
+            env,
+            part: [Part::from_raw(std::ptr::null(), 0)],
+        })
+    }
+
+    /// Remove the newest `n` messages from `src` to `dst`, those of the sends being
+    /// cancelled, as far as no one took them (messages are taken oldest first, so the
+    /// ones left of the `n` are the newest). Older eager messages stay: their sends
+    /// completed, and their receiver may still take them. Returns how many messages
+    /// were removed.
+    pub(crate) fn withdraw(&self, src: Rank, dst: Rank, n: usize) -> usize {
+        let mailbox = self.mailbox(src, dst);
+        let mut q = mailbox.lock();
+        let keep = q.messages.len().saturating_sub(n);
+        let removed: Vec<Envelope> = q.messages.drain(keep..).collect();
+        mailbox.queued.store(q.messages.len(), Ordering::Release);
+        drop(q);
+        let lent = removed.iter().filter(|e| !e.is_eager()).count();
         self.ranks[src as usize]
             .outstanding
-            .fetch_sub(n, Ordering::AcqRel);
-        n
+            .fetch_sub(lent, Ordering::AcqRel);
+        removed.len()
     }
 }
 
-/// A message taken by its receiver: the sender's memory stays valid and unmodified
-/// while the claim lives.
+/// A message taken by its receiver: the sender's memory (or the eager copy) stays
+/// valid and unmodified while the claim lives.
 pub(crate) struct Claim<'s> {
     shared: &'s Shared,
     src: Rank,
+    dst: Rank,
     env: Envelope,
+    /// For an eager message, the one part naming its copy, set by `incoming`.
+    part: [Part; 1],
 }
 
 impl Claim<'_> {
@@ -226,20 +375,43 @@ impl Claim<'_> {
         self.env.len
     }
 
-    /// The message, borrowed from the sender for as long as the claim lives.
-    pub(crate) fn incoming(&self) -> Incoming<'_> {
-        // SAFETY: the sender posted `count` parts at `parts` (`Shared::post`) and keeps
-        // them, and the memory they name, valid and unmodified until its outstanding
-        // count drops to zero, which cannot happen before this claim is dropped.
-        unsafe { Incoming::new(std::slice::from_raw_parts(self.env.parts, self.env.count)) }
+    /// The message, borrowed from the sender (or the eager copy) for as long as the
+    /// claim is borrowed (mutably: an inline copy lives in the claim, which must not
+    /// move meanwhile).
+    pub(crate) fn incoming(&mut self) -> Incoming<'_> {
+        let copy = match &self.env.body {
+            Body::Borrowed { parts, count } => {
+                // SAFETY: the sender posted `count` parts at `parts` (`Shared::post`)
+                // and keeps them, and the memory they name, valid and unmodified until
+                // its outstanding count drops to zero, which cannot happen before this
+                // claim is dropped.
+                return unsafe { Incoming::new(std::slice::from_raw_parts(*parts, *count)) };
+            }
+            Body::Inline(bytes) => &bytes[..self.env.len],
+            Body::Copied(buf) => &buf[..],
+        };
+        self.part = [Part::new(copy)];
+        // SAFETY: `part` names bytes owned by `self.env`, which no one writes, frees or
+        // moves while `self` is borrowed (only `drop` takes a copied buffer).
+        unsafe { Incoming::new(&self.part) }
     }
 }
 
 impl Drop for Claim<'_> {
     fn drop(&mut self) {
-        let state = &self.shared.ranks[self.src as usize];
-        if state.outstanding.fetch_sub(1, Ordering::Release) == 1 {
-            self.shared.wake(self.src);
+        match &mut self.env.body {
+            Body::Borrowed { .. } => {
+                let state = &self.shared.ranks[self.src as usize];
+                if state.outstanding.fetch_sub(1, Ordering::Release) == 1 {
+                    self.shared.wake(self.src);
+                }
+            }
+            Body::Inline(_) => {}
+            // Kept for the next take, which hands it back to the sender.
+            Body::Copied(buf) => self
+                .shared
+                .receiving(self.src, self.dst)
+                .keep(std::mem::take(buf)),
         }
     }
 }
