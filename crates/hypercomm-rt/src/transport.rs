@@ -195,8 +195,12 @@ impl<'a> Incoming<'a> {
 ///
 /// Contract for every implementation:
 /// - messages from a rank to another are delivered in the order posted, each whole;
-/// - a send completes when the receiver has taken the data: memory may be reused after
-///   `wait_all` returns;
+/// - a send completes when the transport no longer needs the sender's memory: either
+///   the receiver has taken the data (a rendezvous) or the transport has copied it (an
+///   eager send, as the threads backend does up to `threads::Config::eager` bytes and
+///   MPI libraries below their eager limit); either way the memory may be reused after
+///   `wait_all` returns, and an eager message that is never received is reported as a
+///   failure, never dropped silently;
 /// - when a peer panics, returns an error or leaves, every wait of every other rank
 ///   ends within the configured timeout with [`crate::Error::PeerFailed`], never hangs;
 /// - after an error (or on unwinding) the caller calls [`Transport::cancel_all`], after
