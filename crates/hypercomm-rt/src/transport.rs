@@ -199,8 +199,8 @@ impl<'a> Incoming<'a> {
 ///   the receiver has taken the data (a rendezvous) or the transport has copied it (an
 ///   eager send, as the threads backend does up to `threads::Config::eager` bytes and
 ///   MPI libraries below their eager limit); either way the memory may be reused after
-///   `wait_all` returns, and an eager message that is never received is reported as a
-///   failure, never dropped silently;
+///   `wait_all` returns (the threads backend reports an eager message its receiver
+///   never took as a failure of that receiver);
 /// - when a peer panics, returns an error or leaves, every wait of every other rank
 ///   ends within the configured timeout with [`crate::Error::PeerFailed`], never hangs;
 /// - after an error (or on unwinding) the caller calls [`Transport::cancel_all`], after
