@@ -555,8 +555,9 @@ impl Mpi {
             while off < len {
                 let n = (len - off).min(MAX_BLOCK);
                 self.blocks.push(n as c_int);
-                self.displs
-                    .push((ptr as isize).wrapping_sub(b as isize) + off as isize);
+                self.displs.push(
+                    ((ptr as isize).wrapping_sub(b as isize) + off as isize) as ffi::MPI_Aint,
+                );
                 off += n;
             }
         }
