@@ -924,24 +924,9 @@ impl Mpi {
                 continue;
             }
             while self.gone[peer as usize].is_none() {
-                let mut flag: c_int = 0;
-                // SAFETY: reading an extern constant; MPI_Status is plain data.
-                let mut message = unsafe { ffi::RSMPI_MESSAGE_NULL };
-                let mut status: ffi::MPI_Status = unsafe { std::mem::zeroed() };
-                // SAFETY: plain probe on our data communicator.
-                let rc = unsafe {
-                    ffi::MPI_Improbe(
-                        peer as c_int,
-                        self.leave_tag,
-                        self.data,
-                        &mut flag,
-                        &mut message,
-                        &mut status,
-                    )
-                };
-                if rc != success() || flag == 0 {
+                let Some((_, message)) = self.probe_departure(peer as c_int) else {
                     break;
-                }
+                };
                 self.take_departure(peer, message);
             }
             if let Some((when, _)) = self.gone[peer as usize] {
@@ -983,28 +968,33 @@ impl Mpi {
     /// Receive the departure notices already here (of peers that left before us), so
     /// that they do not outlive the communicator.
     fn drain_departures(&mut self) {
-        loop {
-            let mut flag: c_int = 0;
-            // SAFETY: as in `check_departed_receivers`.
-            let mut message = unsafe { ffi::RSMPI_MESSAGE_NULL };
-            let mut status: ffi::MPI_Status = unsafe { std::mem::zeroed() };
-            // SAFETY: plain probe on our data communicator.
-            let rc = unsafe {
-                ffi::MPI_Improbe(
-                    ffi::RSMPI_ANY_SOURCE,
-                    self.leave_tag,
-                    self.data,
-                    &mut flag,
-                    &mut message,
-                    &mut status,
-                )
-            };
-            if rc != success() || flag == 0 {
-                return;
-            }
+        // SAFETY: reading an extern constant.
+        let any = unsafe { ffi::RSMPI_ANY_SOURCE };
+        while let Some((status, message)) = self.probe_departure(any) {
             let peer = (status.MPI_SOURCE.max(0) as Rank).min(self.size - 1);
             self.take_departure(peer, message);
         }
+    }
+
+    /// A departure notice from `source` (a rank or `MPI_ANY_SOURCE`) already here,
+    /// matched (`MPI_Improbe`) but not received yet.
+    fn probe_departure(&self, source: c_int) -> Option<(ffi::MPI_Status, ffi::MPI_Message)> {
+        let mut flag: c_int = 0;
+        // SAFETY: reading an extern constant; MPI_Status is plain data.
+        let mut message = unsafe { ffi::RSMPI_MESSAGE_NULL };
+        let mut status: ffi::MPI_Status = unsafe { std::mem::zeroed() };
+        // SAFETY: plain probe on our data communicator.
+        let rc = unsafe {
+            ffi::MPI_Improbe(
+                source,
+                self.leave_tag,
+                self.data,
+                &mut flag,
+                &mut message,
+                &mut status,
+            )
+        };
+        (rc == success() && flag != 0).then_some((status, message))
     }
 
     /// Poll until `done(self)`, checking notices and the deadline.
