@@ -52,16 +52,40 @@ impl Plan {
         })?;
         // Strided regions run as their segments (a gather list): checked first, since
         // a malformed one has no segments to expand into.
+        // Bounds too: expanding an out-of-bounds region could overflow its offsets or
+        // allocate without limit.
         let mut program = program;
+        let lens = [in_len as u64, out_len as u64, program.tmp_len];
+        let bad_region = |r: &Region| {
+            r.check().err().or_else(|| {
+                let cap = lens[r.buf.index()];
+                (r.end() > cap).then(|| format!("outside {} ({cap})", r.buf.name()))
+            })
+        };
         for (s, step) in program.steps.iter().enumerate() {
             for op in &step.ops {
                 let bad = match op {
                     IrOp::Send { from: rs, .. } | IrOp::Recv { into: rs, .. } => {
-                        rs.iter().find_map(|r| r.check().err().map(|e| (*r, e)))
+                        rs.iter().find_map(|r| bad_region(r).map(|e| (*r, e)))
                     }
                     IrOp::Local { from, into, .. } => [from, into]
                         .into_iter()
-                        .find_map(|r| r.check().err().map(|e| (*r, e))),
+                        .find_map(|r| bad_region(r).map(|e| (*r, e)))
+                        .or_else(|| {
+                            // Its pieces run one after another: one could read what
+                            // an earlier one wrote, where the op reads `from` whole.
+                            ((from.is_strided() || into.is_strided())
+                                && from != into
+                                && from.overlaps(into))
+                            .then(|| {
+                                (
+                                    *into,
+                                    format!(
+                                        "overlaps {from}, which the same strided local op reads"
+                                    ),
+                                )
+                            })
+                        }),
                 };
                 if let Some((r, e)) = bad {
                     return Err(Error::InvalidProgram {

@@ -355,3 +355,75 @@ fn strided_regions_round_trip_through_json_and_bad_ones_name_their_path() {
         }
     }
 }
+
+/// Two ranks of hypercube:1 with one step each; rank `r` gets `ops`.
+fn one_step(r: u32, ops: Vec<Op>) -> Vec<Program> {
+    let mut progs: Vec<Program> = (0..2).map(|r| Program::new(r, 1)).collect();
+    progs[r as usize].steps[0].ops = ops;
+    progs
+}
+
+fn verify_one_step(progs: &[Program], m: u64) -> Result<(), hypercomm::verify::Violation> {
+    let topo = cube(1);
+    let problem = Problem {
+        topology: &topo,
+        collective: Collective::Allgather,
+        len: m,
+        commutative: true,
+    };
+    verify_programs(problem, progs, 1, Strictness::default())
+}
+
+/// Found by review: regions with a huge count must be answered at once (malformed or
+/// out of bounds), never walked segment by segment.
+#[test]
+fn huge_strided_regions_are_refused_without_walking_their_segments() {
+    let empty = Region {
+        buf: Buf::Out,
+        off: 0,
+        len: 0,
+        stride: 0,
+        count: 1 << 40,
+    };
+    assert!(
+        empty.check().is_err(),
+        "a strided region must hold elements"
+    );
+    let progs = one_step(0, vec![Op::send(1, empty)]);
+    let v = verify_one_step(&progs, 1).unwrap_err();
+    assert_eq!(v.kind, ViolationKind::MalformedProgram, "{v}");
+    // Even elements against elements 1 mod 4, far out of bounds: out of bounds, at once.
+    let a = Region::strided(Buf::Out, 0, 1, 2, 1 << 40);
+    let b = Region::strided(Buf::Out, 1, 1, 4, 1 << 40);
+    let progs = one_step(0, vec![Op::send(1, b), Op::recv(1, a)]);
+    let v = verify_one_step(&progs, 1).unwrap_err();
+    assert_eq!(v.kind, ViolationKind::OutOfBounds, "{v}");
+    // Display near the end of the address space does not overflow.
+    let far = Region {
+        buf: Buf::Out,
+        off: u64::MAX - 1,
+        len: 4,
+        stride: 2,
+        count: 2,
+    };
+    assert!(far.to_string().starts_with("out["));
+}
+
+/// A malformed region of a send names the send's peer, not a placeholder.
+#[test]
+fn a_malformed_send_region_names_its_peer() {
+    let bad = Region {
+        buf: Buf::In,
+        off: 0,
+        len: 2,
+        stride: 0,
+        count: 2,
+    };
+    let ops = vec![Op::send(1, bad), Op::recv(1, Region::new(Buf::Out, 0, 2))];
+    let v = verify_one_step(&one_step(0, ops), 2).unwrap_err();
+    assert_eq!(
+        (v.kind, v.rank, v.peer),
+        (ViolationKind::MalformedProgram, 0, Some(1)),
+        "{v}"
+    );
+}

@@ -289,6 +289,36 @@ fn strided_regions_run_segment_by_segment() {
     );
     let e = Plan::new(bad, 2, 8, 8).unwrap_err();
     assert!(e.to_string().contains("overlap"), "{e}");
+    // Out of bounds with offsets past u64::MAX: refused before it is expanded.
+    let mut far = Program::new(0, 1);
+    far.push(
+        0,
+        IrOp::send(
+            1,
+            Region {
+                buf: Buf::In,
+                off: 1,
+                len: 2,
+                stride: u64::MAX,
+                count: 2,
+            },
+        ),
+    );
+    let e = Plan::new(far, 2, 4, 4).unwrap_err();
+    assert!(e.to_string().contains("outside"), "{e}");
+    // A strided local op whose `from` and `into` overlap: its pieces would run one
+    // after another, so one could read what another wrote; refused.
+    let mut p = Program::new(0, 1);
+    p.tmp_len = 4;
+    p.push(
+        0,
+        IrOp::copy(
+            Region::strided(Buf::Tmp, 0, 1, 2, 2),
+            Region::new(Buf::Tmp, 2, 2),
+        ),
+    );
+    let e = Plan::new(p, 2, 1, 2).unwrap_err();
+    assert!(e.to_string().contains("overlaps"), "{e}");
 }
 
 #[test]

@@ -168,6 +168,9 @@ impl Region {
             return Err("`count` must be at least 1".into());
         }
         if self.count > 1 {
+            if self.len == 0 {
+                return Err("a strided region (`count` ≥ 2) must hold elements".into());
+            }
             if self.len % self.count != 0 {
                 return Err(format!(
                     "`len` {} is not a multiple of `count` {}",
@@ -209,6 +212,12 @@ impl Region {
     }
     /// Whether the two regions share an element (exact for strided regions).
     pub fn overlaps(&self, other: &Region) -> bool {
+        self.overlaps_below(other, u64::MAX)
+    }
+    /// Whether the two regions share an element, certainly if one is below `limit`
+    /// (beyond it they may or may not be found to). O(1), except for two strided
+    /// regions of different strides: O(segments of either below `limit`).
+    pub fn overlaps_below(&self, other: &Region, limit: u64) -> bool {
         if self.buf != other.buf
             || self.len == 0
             || other.len == 0
@@ -240,7 +249,20 @@ impl Region {
                 } else {
                     (other, self)
                 };
-                few.segments().any(|r| many.overlaps(&r))
+                // Only `few`'s segments that start below `limit` and end after
+                // `many` starts (computed without overflow).
+                let (s, seg, off) = (few.stride as i128, few.seg() as i128, few.off as i128);
+                let first = ((many.off as i128 - off - seg).div_euclid(s) + 1).max(0);
+                let hi = limit.min(many.end()) as i128;
+                let last = if hi <= off {
+                    0
+                } else {
+                    (few.count as i128).min((hi - 1 - off) / s + 1)
+                };
+                (first..last).any(|j| {
+                    let at = (off + j * s) as u64;
+                    many.overlaps(&Region::new(few.buf, at, few.seg()))
+                })
             }
         }
     }
@@ -262,7 +284,7 @@ impl fmt::Display for Region {
                 "{}[{}..{} by {}, {} segments]",
                 self.buf.name(),
                 self.off,
-                self.off + seg,
+                self.off.saturating_add(seg),
                 self.stride,
                 self.count
             )

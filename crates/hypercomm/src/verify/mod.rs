@@ -395,9 +395,16 @@ impl<'a> Verifier<'a> {
         // A strided region is tested exactly against every other region (strided
         // regions are few: a step's strided region replaces a whole gather list); the
         // sweep below sees only contiguous ones.
-        if let Some(&(bad, _, peer)) = all.iter().find(|(r, _, _)| r.check().is_err()) {
-            // Caught here, before any overlap test, since the sweep needs segments.
-            return self.bounds(s, r, Some(peer), &bad);
+        // Caught here, before any overlap test, since the sweep needs segments.
+        for o in &step.ops {
+            let (regs, peer) = match o {
+                Op::Send { to, from } => (from, to.first().copied()),
+                Op::Recv { from, into, .. } => (into, Some(*from)),
+                Op::Local { .. } => continue,
+            };
+            if let Some(bad) = regs.iter().find(|g| g.check().is_err()) {
+                return self.bounds(s, r, peer, bad);
+            }
         }
         if all.iter().any(|(r, _, _)| r.is_strided()) {
             for (i, &(a, a_recv, a_peer)) in all.iter().enumerate() {
@@ -405,7 +412,10 @@ impl<'a> Verifier<'a> {
                     continue;
                 }
                 for (j, &(b, b_recv, b_peer)) in all.iter().enumerate() {
-                    if i == j || !(a_recv || b_recv) || !a.overlaps(&b) {
+                    // Overlaps past the end of the buffer may be missed (the region
+                    // is out of bounds then): they could take O(count) to find.
+                    let cap = self.lens[r as usize][a.buf.index()];
+                    if i == j || !(a_recv || b_recv) || !a.overlaps_below(&b, cap) {
                         continue;
                     }
                     let (region, other, peer) = if a_recv {
