@@ -116,3 +116,135 @@ fn a_stream_of_the_wrong_length_is_malformed() {
         assert_eq!(v, w);
     }
 }
+
+fn send_step(to: Rank, len: u64) -> Step {
+    use hypercomm::schedule::{Buf, Op, Region};
+    Step {
+        ops: vec![Op::send(to, Region::new(Buf::In, 0, len))],
+    }
+}
+
+/// A sparse stream is the dense sequence with its idle steps filled in: its iterator
+/// yields `len` steps, `next_busy` only the busy ones with their indices, and an index
+/// that does not increase stands for the next step, one at or past `len` lengthens it.
+#[test]
+fn a_sparse_stream_is_its_busy_steps_with_idle_ones_between() {
+    let busy = || {
+        vec![
+            (1, send_step(1, 1)),
+            (4, send_step(1, 2)),
+            (5, send_step(1, 3)),
+        ]
+    };
+    let dense: Vec<Step> = StepStream::sparse(3, 9, 7, busy().into_iter()).collect();
+    assert_eq!(dense.len(), 7);
+    for (t, step) in dense.iter().enumerate() {
+        let want = busy().into_iter().find(|b| b.0 == t).map(|b| b.1);
+        assert_eq!(*step, want.unwrap_or_default(), "step {t}");
+    }
+    let mut st = StepStream::sparse(3, 9, 7, busy().into_iter());
+    assert_eq!((st.rank, st.tmp_len), (3, 9));
+    assert_eq!(st.next_busy(), Some((1, send_step(1, 1))));
+    assert_eq!(st.next_busy(), Some((4, send_step(1, 2))));
+    assert_eq!(st.finish(), 7);
+    // Dense streams skip their empty steps the same way.
+    let mut d = StepStream::new(3, 0, dense.clone().into_iter());
+    let got: Vec<_> = std::iter::from_fn(|| d.next_busy()).collect();
+    assert_eq!(got, busy());
+    assert_eq!(d.finish(), 7);
+    // Out of order: index 2 after 4 is step 5; past the end: the program grows.
+    let odd = vec![
+        (4, send_step(1, 1)),
+        (2, send_step(1, 2)),
+        (9, send_step(1, 3)),
+    ];
+    let mut st = StepStream::sparse(0, 0, 7, odd.clone().into_iter());
+    assert_eq!(st.next_busy().map(|b| b.0), Some(4));
+    assert_eq!(st.next_busy().map(|b| b.0), Some(5));
+    assert_eq!(st.next_busy().map(|b| b.0), Some(9));
+    assert_eq!(st.finish(), 10);
+    let p = StepStream::sparse(0, 0, 7, odd.into_iter()).into_program();
+    assert_eq!(p.steps.len(), 10);
+    assert_eq!(p.steps[5], send_step(1, 2));
+    assert_eq!(p.steps[9], send_step(1, 3));
+}
+
+/// A registry schedule with one op removed from one rank's step, streamed sparsely
+/// (busy steps only) as the verifier's fastest path takes it.
+struct Broken {
+    inner: Box<dyn Schedule>,
+    rank: Rank,
+    step: usize,
+    op: usize,
+}
+
+impl Schedule for Broken {
+    fn nodes(&self) -> u32 {
+        self.inner.nodes()
+    }
+    fn steps(&self) -> usize {
+        self.inner.steps()
+    }
+    fn program(&self, rank: Rank) -> Program {
+        self.stream(rank).into_program()
+    }
+    fn stream(&self, rank: Rank) -> StepStream<'_> {
+        let mut s = self.inner.stream(rank);
+        let (r, tmp) = (s.rank, s.tmp_len);
+        let (bad, at, op) = (self.rank, self.step, self.op);
+        let busy = std::iter::from_fn(move || {
+            let (t, mut step) = s.next_busy()?;
+            if r == bad && t == at && op < step.ops.len() {
+                step.ops.remove(op);
+            }
+            Some((t, step))
+        });
+        StepStream::sparse(r, tmp, self.steps(), busy)
+    }
+}
+
+/// The verifier visits only busy ranks and steps when streaming; it must still report
+/// the same first violation as the lock-step walk over whole programs, whichever
+/// operation of whichever rank is missing.
+#[test]
+fn sparse_streaming_finds_the_same_first_violation_as_whole_programs() {
+    let topo: Topology = "hypercube:3".parse().unwrap();
+    let mut broken = 0;
+    for (op, name, collective) in [
+        (OpKind::Allgather, "sba", Collective::Allgather),
+        (OpKind::Alltoall, "smg", Collective::Alltoall),
+        (OpKind::Allgather, "adea", Collective::Allgather),
+    ] {
+        let problem = Problem {
+            topology: &topo,
+            collective,
+            len: 3,
+            commutative: true,
+        };
+        let algo = algorithms::find(op, name).unwrap();
+        let s = algo.build(&problem, &Params::packets(1)).unwrap();
+        for rank in 0..8 {
+            let prog = s.program(rank);
+            for (t, step) in prog.steps.iter().enumerate() {
+                for i in 0..step.ops.len() {
+                    let b = Broken {
+                        inner: algo.build(&problem, &Params::packets(1)).unwrap(),
+                        rank,
+                        step: t,
+                        op: i,
+                    };
+                    let v = verify(problem, &b, Strictness::default());
+                    let progs = materialize(&b).programs;
+                    let w = verify_programs(problem, &progs, b.steps(), Strictness::default());
+                    assert!(
+                        v.is_err(),
+                        "{name}: dropping op {i} of step {t} at {rank} passes"
+                    );
+                    assert_eq!(v, w, "{name}: op {i} of step {t} at {rank}");
+                    broken += 1;
+                }
+            }
+        }
+    }
+    assert!(broken > 100, "only {broken} broken schedules");
+}

@@ -503,7 +503,24 @@ pub struct StepStream<'a> {
     pub rank: Rank,
     /// Length of the `tmp` buffer the program uses ([`Program::tmp_len`]).
     pub tmp_len: u64,
-    steps: Box<dyn Iterator<Item = Step> + 'a>,
+    steps: Steps<'a>,
+}
+
+/// Where a [`StepStream`]'s steps come from.
+enum Steps<'a> {
+    /// Every step, idle ones included; `pos` of them yielded so far.
+    Dense {
+        it: Box<dyn Iterator<Item = Step> + 'a>,
+        pos: usize,
+    },
+    /// The busy steps with their indices, of a program of `len` steps; `pos` steps
+    /// (busy or idle) yielded so far, `next` the busy step read ahead.
+    Sparse {
+        it: Box<dyn Iterator<Item = (usize, Step)> + 'a>,
+        len: usize,
+        pos: usize,
+        next: Option<(usize, Step)>,
+    },
 }
 
 impl<'a> StepStream<'a> {
@@ -512,15 +529,102 @@ impl<'a> StepStream<'a> {
         StepStream {
             rank,
             tmp_len,
-            steps: Box::new(steps),
+            steps: Steps::Dense {
+                it: Box::new(steps),
+                pos: 0,
+            },
         }
+    }
+    /// The program of `rank` of `len` steps of which `busy` yields those with
+    /// operations, as `(index, step)` in increasing order of index; the others are idle
+    /// (empty). For a rank idle in most steps (a sequence of broadcasts or gathers from
+    /// each node in turn), so that the verifier visits a rank only when it acts.
+    ///
+    /// An index not above the previous one stands for the step right after it (so the
+    /// stream stays a sequence of steps); an index at or past `len` lengthens the
+    /// program, which the verifier reports as malformed.
+    pub fn sparse(
+        rank: Rank,
+        tmp_len: u64,
+        len: usize,
+        busy: impl Iterator<Item = (usize, Step)> + 'a,
+    ) -> Self {
+        StepStream {
+            rank,
+            tmp_len,
+            steps: Steps::Sparse {
+                it: Box::new(busy),
+                len,
+                pos: 0,
+                next: None,
+            },
+        }
+    }
+    /// The program of `rank` made of `phases` phases of `per` steps each (a broadcast
+    /// or a gather from each node in turn), phase p in steps p·per..(p + 1)·per, of
+    /// which only the busy steps are streamed ([`StepStream::sparse`]).
+    /// `fill(p, prog)` writes phase p into `prog`, an empty program of `per` steps for
+    /// `rank` ([`Program::reset`]) reused from phase to phase.
+    pub fn phases(
+        rank: Rank,
+        tmp_len: u64,
+        phases: usize,
+        per: usize,
+        mut fill: impl FnMut(usize, &mut Program) + 'a,
+    ) -> Self {
+        let mut prog = Program::new(rank, 0);
+        let (mut p, mut i) = (0, per);
+        let busy = std::iter::from_fn(move || loop {
+            if i == per {
+                if p == phases || per == 0 {
+                    return None;
+                }
+                prog.reset(rank, per);
+                fill(p, &mut prog);
+                (p, i) = (p + 1, 0);
+            }
+            let step = &mut prog.steps[i];
+            i += 1;
+            if !step.ops.is_empty() {
+                return Some(((p - 1) * per + i - 1, std::mem::take(step)));
+            }
+        });
+        StepStream::sparse(rank, tmp_len, phases * per, busy)
     }
     /// Collect the whole program.
     pub fn into_program(self) -> Program {
         Program {
             rank: self.rank,
             tmp_len: self.tmp_len,
-            steps: self.steps.collect(),
+            steps: self.collect(),
+        }
+    }
+    /// The next step with operations and its index, skipping idle steps (`None` when
+    /// no busy step is left). The index counts every step, as [`Iterator::next`] would.
+    pub fn next_busy(&mut self) -> Option<(usize, Step)> {
+        match &mut self.steps {
+            Steps::Dense { it, pos } => loop {
+                let step = it.next()?;
+                *pos += 1;
+                if !step.ops.is_empty() {
+                    return Some((*pos - 1, step));
+                }
+            },
+            Steps::Sparse { it, pos, next, .. } => {
+                let (i, step) = next.take().or_else(|| it.next())?;
+                let i = i.max(*pos);
+                *pos = i + 1;
+                Some((i, step))
+            }
+        }
+    }
+    /// The number of steps of the whole program: those yielded so far and the rest,
+    /// which this consumes.
+    pub fn finish(&mut self) -> usize {
+        while self.next_busy().is_some() {}
+        match &mut self.steps {
+            Steps::Dense { it, pos } => *pos + it.count(),
+            Steps::Sparse { len, pos, .. } => (*len).max(*pos),
         }
     }
 }
@@ -535,10 +639,40 @@ impl From<Program> for StepStream<'_> {
 impl Iterator for StepStream<'_> {
     type Item = Step;
     fn next(&mut self) -> Option<Step> {
-        self.steps.next()
+        match &mut self.steps {
+            Steps::Dense { it, pos } => {
+                let step = it.next()?;
+                *pos += 1;
+                Some(step)
+            }
+            Steps::Sparse { it, len, pos, next } => {
+                if next.is_none() {
+                    *next = it.next();
+                }
+                let step = match next {
+                    Some((i, _)) if *i <= *pos => next.take().map(|(_, s)| s),
+                    _ if *pos < *len || next.is_some() => Some(Step::default()),
+                    _ => None,
+                }?;
+                *pos += 1;
+                Some(step)
+            }
+        }
     }
     fn size_hint(&self) -> (usize, Option<usize>) {
-        self.steps.size_hint()
+        match &self.steps {
+            Steps::Dense { it, .. } => it.size_hint(),
+            Steps::Sparse {
+                it, len, pos, next, ..
+            } => {
+                // Exact when the busy steps are known to end within `len`.
+                let rest = len.saturating_sub(*pos);
+                match (next, it.size_hint()) {
+                    (None, (_, Some(0))) => (rest, Some(rest)),
+                    _ => (rest, None),
+                }
+            }
+        }
     }
 }
 

@@ -19,16 +19,16 @@ pub mod state;
 
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
-use std::borrow::Borrow;
 use std::fmt;
 
 use serde::Serialize;
 
 use crate::collective::Collective;
 use crate::cost::model::{Duplex, Ports};
-use crate::schedule::{Action, Buf, Op, Program, Rank, Region, Schedule, Step};
+use crate::schedule::{Action, Buf, Op, Program, Rank, Region, Schedule, Step, StepStream};
 use crate::topology::Topology;
-use state::{BufState, CombineError, Pattern, Piece};
+use state::{BufState, CombineError, Pattern, Piece, Pieces};
+use std::collections::BTreeMap;
 
 /// What kind of rule a schedule broke.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -123,7 +123,7 @@ pub struct Problem<'a> {
 #[derive(Default)]
 struct Msg {
     from_step_op: (usize, usize),
-    pieces: Vec<Piece>,
+    pieces: Pieces,
     len: u64,
 }
 
@@ -138,8 +138,6 @@ struct Verifier<'a> {
     bufs: Vec<[BufState; 3]>,
     lens: Vec<[u64; 3]>,
     mail: Mail,
-    /// The ranks with operations in the current step (reused).
-    active: Vec<Rank>,
 }
 
 type Check<T = ()> = Result<T, Violation>;
@@ -197,7 +195,7 @@ impl<'a> Verifier<'a> {
         Ok(())
     }
 
-    fn read(&self, s: usize, r: Rank, peer: Option<Rank>, regs: &[Region]) -> Check<Vec<Piece>> {
+    fn read(&self, s: usize, r: Rank, peer: Option<Rank>, regs: &[Region]) -> Check<Pieces> {
         // One strided region, or equal regions at a constant stride (a gather list, as
         // ADEA's were), all in bounds (the last ends furthest): one strided read.
         if let Some((reg, seg)) = as_strided(regs) {
@@ -225,7 +223,7 @@ impl<'a> Verifier<'a> {
         for reg in regs {
             self.bounds(s, r, peer, reg)?;
         }
-        let mut out = Vec::new();
+        let mut out = Pieces::new();
         for reg in regs.iter().flat_map(Region::segments) {
             match self.bufs[r as usize][reg.buf.index()].read_into(reg.off, reg.len, &mut out) {
                 Ok(()) => {}
@@ -289,7 +287,7 @@ impl<'a> Verifier<'a> {
         let mut carry: Option<Piece> = None;
         for reg in into.iter().flat_map(Region::segments) {
             // Cut exactly reg.len elements off the front of the received pieces.
-            let mut chunk = Vec::new();
+            let mut chunk = Pieces::new();
             let mut need = reg.len;
             while need > 0 {
                 let p = match carry.take() {
@@ -555,27 +553,20 @@ impl<'a> Verifier<'a> {
         Ok(())
     }
 
-    /// Execute step `s`; `cur[r]` is rank r's step s, for every rank.
-    fn step<T: Borrow<Step>>(&mut self, s: usize, cur: &[T]) -> Check {
+    /// Execute step `s`; `busy` holds the step s of every rank with operations in it,
+    /// in increasing order of rank (the others are idle: most ranks in most steps of
+    /// SBA or SMG, which the callers never visit).
+    fn step(&mut self, s: usize, busy: &[(Rank, &Step)]) -> Check {
         // 1. Sends read the state at the start of the step.
         let mut mail = std::mem::take(&mut self.mail);
         mail.clear();
-        let res = self.step_with(s, cur, &mut mail);
+        let res = self.step_with(s, busy, &mut mail);
         self.mail = mail;
         res
     }
 
-    fn step_with<T: Borrow<Step>>(&mut self, s: usize, cur: &[T], mail: &mut Mail) -> Check {
-        // The ranks with something to do in this step, found in the first pass so that
-        // the others (most ranks in most steps of SBA, SMG, the daisy chain) are
-        // visited once, not three times.
-        let mut active = std::mem::take(&mut self.active);
-        active.clear();
-        for (r, step) in (0..).zip(cur.iter().map(Borrow::borrow)) {
-            if step.ops.is_empty() {
-                continue;
-            }
-            active.push(r);
+    fn step_with(&mut self, s: usize, busy: &[(Rank, &Step)], mail: &mut Mail) -> Check {
+        for &(r, step) in busy {
             self.races(s, r, step)?;
             self.strict_rules(s, r, step)?;
             for (i, op) in step.ops.iter().enumerate() {
@@ -602,7 +593,7 @@ impl<'a> Verifier<'a> {
             }
         }
         // 2. Receives take their messages in order.
-        for (&r, step) in active.iter().map(|r| (r, cur[*r as usize].borrow())) {
+        for &(r, step) in busy {
             for op in &step.ops {
                 if let Op::Recv { from, into, action } = op {
                     self.peer(s, r, *from)?;
@@ -654,7 +645,7 @@ impl<'a> Verifier<'a> {
             ));
         }
         // 3. Local operations.
-        for (&r, step) in active.iter().map(|r| (r, cur[*r as usize].borrow())) {
+        for &(r, step) in busy {
             for op in &step.ops {
                 if let Op::Local { from, into, action } = op {
                     self.writable(s, r, None, into)?;
@@ -673,7 +664,6 @@ impl<'a> Verifier<'a> {
                 }
             }
         }
-        self.active = active;
         Ok(())
     }
 
@@ -841,7 +831,6 @@ impl<'a> Verifier<'a> {
                 .map(|(r, t)| [c.in_len(k, m, r), c.out_len(k, m, r), t])
                 .collect(),
             mail: Mail::default(),
-            active: Vec::new(),
         }
     }
 }
@@ -871,20 +860,56 @@ pub fn verify(
         _ => None,
     })?;
     let mut v = Verifier::new(problem, strict, streams.iter().map(|st| st.tmp_len));
-    // The current step of every rank, replaced in place from step to step.
-    let mut cur: Vec<Step> = vec![Step::default(); streams.len()];
-    for s in 0..steps {
-        for ((slot, st), &r) in cur.iter_mut().zip(&mut streams).zip(&ranks) {
-            *slot = st.next().ok_or_else(|| step_count(r, s, steps))?;
+    // Every rank's next busy step, filed under its index: a rank is visited only in
+    // the steps where it acts ([`StepStream::next_busy`]), so a schedule that keeps
+    // most ranks idle most of the time (SBA, SMG) costs its operations, not ranks ×
+    // steps. A stream of the wrong length is reported at the step where it ends (or
+    // after the last step, if it runs long), as a lock-step walk would find it.
+    type Due = BTreeMap<usize, Vec<usize>>;
+    /// File stream i's next busy step, or note its length if it ended wrong.
+    fn advance(
+        i: usize,
+        st: &mut StepStream<'_>,
+        steps: usize,
+        held: &mut [Step],
+        due: &mut Due,
+        ended: &mut Vec<(usize, usize, usize)>,
+    ) {
+        match st.next_busy() {
+            Some((t, step)) if t < steps => {
+                held[i] = step;
+                due.entry(t).or_default().push(i);
+            }
+            _ => {
+                let len = st.finish();
+                if len != steps {
+                    ended.push((len.min(steps), i, len));
+                }
+            }
         }
-        v.step(s, &cur)?;
     }
-    drop(cur);
-    for (st, &r) in streams.iter_mut().zip(&ranks) {
-        if st.next().is_some() {
-            return Err(step_count(r, steps + 1 + st.count(), steps));
+    let mut held: Vec<Step> = vec![Step::default(); streams.len()];
+    let mut due = Due::new();
+    let mut ended: Vec<(usize, usize, usize)> = Vec::new();
+    for (i, st) in streams.iter_mut().enumerate() {
+        advance(i, st, steps, &mut held, &mut due, &mut ended);
+    }
+    while let Some((s, mut idx)) = due.pop_first() {
+        if let Some(&(_, i, len)) = ended.iter().filter(|e| e.0 <= s).min() {
+            return Err(step_count(ranks[i], len, steps));
+        }
+        idx.sort_unstable();
+        let busy: Vec<(Rank, &Step)> = idx.iter().map(|&i| (ranks[i], &held[i])).collect();
+        v.step(s, &busy)?;
+        drop(busy);
+        for &i in &idx {
+            advance(i, &mut streams[i], steps, &mut held, &mut due, &mut ended);
         }
     }
+    if let Some(&(_, i, len)) = ended.iter().min() {
+        return Err(step_count(ranks[i], len, steps));
+    }
+    drop(held);
     drop(streams);
     v.post()
 }
@@ -900,11 +925,16 @@ pub fn verify_programs(
     let ranks: Vec<Rank> = progs.iter().map(|p| p.rank).collect();
     check_headers(k, &ranks, steps, |i| Some(progs[i].steps.len()))?;
     let mut v = Verifier::new(problem, strict, progs.iter().map(|p| p.tmp_len));
-    let mut cur: Vec<&Step> = Vec::with_capacity(progs.len());
+    let mut busy: Vec<(Rank, &Step)> = Vec::with_capacity(progs.len());
     for s in 0..steps {
-        cur.clear();
-        cur.extend(progs.iter().map(|p| &p.steps[s]));
-        v.step(s, &cur)?;
+        busy.clear();
+        busy.extend(
+            progs
+                .iter()
+                .map(|p| (p.rank, &p.steps[s]))
+                .filter(|(_, st)| !st.ops.is_empty()),
+        );
+        v.step(s, &busy)?;
     }
     v.post()
 }

@@ -33,6 +33,9 @@ use crate::schedule::Rank;
 /// of combination. A plain copy of rank r's input is `[(r, r + 1)]`.
 pub type Contrib = Arc<[(Rank, Rank)]>;
 
+/// The pieces of a read or of a message: most are one piece, held inline.
+pub type Pieces = smallvec::SmallVec<[Piece; 2]>;
+
 /// How the elements of a [`Piece`] are derived from the inputs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Pattern {
@@ -455,15 +458,15 @@ impl BufState {
     }
 
     /// The pieces covering `start..start+len`, or the first unset element.
-    pub fn read(&self, start: u64, len: u64) -> Result<Vec<Piece>, u64> {
-        let mut out = Vec::new();
+    pub fn read(&self, start: u64, len: u64) -> Result<Pieces, u64> {
+        let mut out = Pieces::new();
         self.read_into(start, len, &mut out).map(|()| out)
     }
 
     /// [`BufState::read`], appending the pieces to `out` (merged with its last piece
     /// where they continue it, as [`push_merged`] does); on `Err`, `out` may hold part
     /// of the range.
-    pub fn read_into(&self, start: u64, len: u64, out: &mut Vec<Piece>) -> Result<(), u64> {
+    pub fn read_into(&self, start: u64, len: u64, out: &mut Pieces) -> Result<(), u64> {
         if len == 0 {
             return Ok(());
         }
@@ -535,7 +538,7 @@ impl BufState {
         seg: u64,
         stride: u64,
         count: u64,
-    ) -> Result<Vec<Piece>, u64> {
+    ) -> Result<Pieces, u64> {
         if let Some((&s, Run::Strided(st))) = self.runs.range(..=start).next_back() {
             let j = (start - s) / stride;
             if st.seg == seg
@@ -543,10 +546,10 @@ impl BufState {
                 && (start - s).checked_rem(stride) == Some(0)
                 && j + count <= st.count()
             {
-                return Ok(vec![st.piece.slice(j * seg, count * seg)]);
+                return Ok(smallvec::smallvec![st.piece.slice(j * seg, count * seg)]);
             }
         }
-        let mut out = Vec::new();
+        let mut out = Pieces::new();
         for j in 0..count {
             for p in self.read(start + j * stride, seg)? {
                 push_merged(&mut out, p);
@@ -771,7 +774,7 @@ impl BufState {
             return Ok(());
         }
         let existing = self.read(start, len).map_err(CombineError::Unset)?;
-        let mut result: Vec<Piece> = Vec::new();
+        let mut result = Pieces::new();
         let pieces: Vec<&Piece> = pieces.iter().filter(|p| p.len > 0).collect();
         let (mut i, mut j, mut di, mut dj) = (0usize, 0usize, 0u64, 0u64);
         let mut at = start;
@@ -821,7 +824,7 @@ impl BufState {
 }
 
 /// Append `p` to `out`, merging it into the last piece when it continues its rule.
-pub fn push_merged(out: &mut Vec<Piece>, p: Piece) {
+pub fn push_merged(out: &mut Pieces, p: Piece) {
     if p.len == 0 {
         return;
     }
@@ -867,7 +870,7 @@ mod tests {
         let mut b = BufState::default();
         b.place(0, &[one(1, 0, 4)]);
         b.place(6, &[one(1, 6, 2)]);
-        assert_eq!(b.read(0, 4).unwrap(), vec![one(1, 0, 4)]);
+        assert_eq!(b.read(0, 4).unwrap().to_vec(), vec![one(1, 0, 4)]);
         assert_eq!(b.read(2, 5), Err(4));
         assert_eq!(b.read(8, 1), Err(8));
     }
@@ -878,11 +881,11 @@ mod tests {
         b.place(4, &[one(2, 4, 4)]);
         b.place(0, &[one(2, 0, 4)]);
         assert_eq!(b.runs().count(), 1);
-        assert_eq!(b.read(0, 8).unwrap(), vec![one(2, 0, 8)]);
+        assert_eq!(b.read(0, 8).unwrap().to_vec(), vec![one(2, 0, 8)]);
         b.place(2, &[one(3, 2, 2)]);
         assert_eq!(b.runs().count(), 3);
         assert_eq!(
-            b.read(1, 4).unwrap(),
+            b.read(1, 4).unwrap().to_vec(),
             vec![one(2, 1, 1), one(3, 2, 2), one(2, 4, 1)]
         );
     }
@@ -896,7 +899,7 @@ mod tests {
         }
         assert_eq!(b.runs().count(), 1);
         let whole = b.read(0, 40).unwrap();
-        assert_eq!(whole, vec![Piece::blocks(0, 5, 0, 40)]);
+        assert_eq!(whole.to_vec(), vec![Piece::blocks(0, 5, 0, 40)]);
         // Reading across a block boundary gives a sliced Blocks piece with the right values.
         let mid = b.read(7, 10).unwrap();
         assert_eq!(mid.len(), 1);
@@ -905,7 +908,7 @@ mod tests {
         assert_eq!(mid[0].at(9), (Arc::from(vec![(3, 4)]), 1));
         // A wrong block breaks the run and is visible.
         b.place(10, &[one(9, 0, 5)]);
-        assert_eq!(b.read(10, 5).unwrap(), vec![one(9, 0, 5)]);
+        assert_eq!(b.read(10, 5).unwrap().to_vec(), vec![one(9, 0, 5)]);
         assert!(b.runs().count() >= 3);
     }
 
@@ -916,7 +919,10 @@ mod tests {
         for i in [1u32, 0, 3, 2] {
             b.place(i as u64 * 3, &[one(i, 6, 3)]);
         }
-        assert_eq!(b.read(0, 12).unwrap(), vec![Piece::blocks(0, 3, 6, 12)]);
+        assert_eq!(
+            b.read(0, 12).unwrap().to_vec(),
+            vec![Piece::blocks(0, 3, 6, 12)]
+        );
         assert_eq!(
             Piece::blocks(0, 3, 6, 12).common_prefix(&Piece::blocks(0, 3, 6, 12)),
             Some(12)
@@ -1101,11 +1107,11 @@ mod tests {
         }
         // The whole run, or consecutive segments of it: one piece.
         assert_eq!(
-            b.read_strided(2, 3, 7, 4).unwrap(),
+            b.read_strided(2, 3, 7, 4).unwrap().to_vec(),
             vec![Piece::blocks_step(1, 2, 3, 4, 12)]
         );
         assert_eq!(
-            b.read_strided(9, 3, 7, 2).unwrap(),
+            b.read_strided(9, 3, 7, 2).unwrap().to_vec(),
             vec![Piece::blocks_step(3, 2, 3, 4, 6)]
         );
         assert_eq!(b.read_strided(9, 3, 7, 3).unwrap().len(), 1);
@@ -1167,11 +1173,11 @@ mod tests {
 
     #[test]
     fn blocks_with_a_step_merge_slice_and_compare() {
-        let mut v = Vec::new();
+        let mut v = Pieces::new();
         for r in [4u32, 6, 8, 10] {
             push_merged(&mut v, one(r, 2, 3));
         }
-        assert_eq!(v, vec![Piece::blocks_step(4, 2, 3, 2, 12)]);
+        assert_eq!(v.to_vec(), vec![Piece::blocks_step(4, 2, 3, 2, 12)]);
         // A rank off the step, or a different block offset, starts a new piece.
         push_merged(&mut v, one(13, 2, 3));
         push_merged(&mut v, one(16, 3, 2));
@@ -1215,7 +1221,7 @@ mod tests {
                     for t in 0..n {
                         let peer = x ^ (1 << (n - 1 - t));
                         let blocks = held(peer, t);
-                        let mut msg = Vec::new();
+                        let mut msg = Pieces::new();
                         for &r in &blocks {
                             push_merged(&mut msg, one(r, 0, m));
                         }
@@ -1241,7 +1247,7 @@ mod tests {
                         }
                     }
                     assert_eq!(
-                        b.read(0, k * m).unwrap(),
+                        b.read(0, k * m).unwrap().to_vec(),
                         vec![Piece::blocks(0, m, 0, k * m)]
                     );
                 }
@@ -1272,7 +1278,7 @@ mod tests {
                     check(&b, &md);
                 }
                 assert_eq!(
-                    b.read(0, k * m).unwrap(),
+                    b.read(0, k * m).unwrap().to_vec(),
                     vec![Piece::blocks(0, m, x as u64 * m, k * m)]
                 );
                 assert_eq!(b.runs().count(), 1);

@@ -103,27 +103,28 @@ impl Schedule for Sba {
             };
             return StepStream::new(rank, 0, std::iter::once(step));
         }
-        let steps = (0..self.cube.nodes())
-            .flat_map(move |root| self.broadcast(rank, root))
-            .map(move |mut step| {
-                // Every node's copy, first in step 0.
-                if let Some(op) = copy.take() {
-                    step.ops.insert(0, op);
-                }
-                step
-            });
-        StepStream::new(rank, 0, steps)
+        // Broadcast after broadcast, each written into one reused program; a rank acts
+        // in a few steps of each, and only those are streamed.
+        let (k, per) = (self.cube.nodes() as usize, self.per_broadcast());
+        StepStream::phases(rank, 0, k, per, move |root, prog| {
+            self.broadcast_into(root as Rank, prog);
+            // Every node's copy, first in step 0.
+            if let Some(op) = copy.take() {
+                prog.steps[0].ops.insert(0, op);
+            }
+        })
     }
 }
 
 impl Sba {
-    /// The S steps of broadcast `root` at `rank`, relocated into block `root` of `out`
-    /// (without the root's copy, which step 0 does for every node).
-    fn broadcast(&self, rank: Rank, root: Rank) -> Vec<Step> {
+    /// The S steps of broadcast `root` at `prog.rank` written into `prog` (an empty
+    /// program of S steps), relocated into block `root` of `out` (without the root's
+    /// copy, which step 0 does for every node).
+    fn broadcast_into(&self, root: Rank, prog: &mut Program) {
         let bcast = SbtBroadcast::new(self.cube, root, self.m, self.nu);
         debug_assert_eq!(bcast.steps(), self.per_broadcast());
-        let mut steps = bcast.program(rank).steps;
-        for step in &mut steps {
+        bcast.program_into(prog.rank, prog);
+        for step in &mut prog.steps {
             step.ops.retain(|op| !matches!(op, Op::Local { .. }));
             for op in &mut step.ops {
                 match op {
@@ -136,7 +137,6 @@ impl Sba {
                 }
             }
         }
-        steps
     }
 }
 

@@ -65,13 +65,11 @@ impl Schedule for Smg {
             .max()
             .unwrap_or(0);
         let per = steps(&c, m);
-        let steps = (0..c.nodes()).flat_map(move |j| {
-            // Gather j: block j of every `in` to rank j, in steps j·per ..
-            let mut prog = Program::new(rank, per);
-            push_gather(&mut prog, &c, j, m, 0, j as u64 * m);
-            prog.steps
-        });
-        StepStream::new(rank, tmp, steps)
+        // Gather j: block j of every `in` to rank j, in steps j·per ..; a rank acts in
+        // a few steps of each gather, and only those are streamed.
+        StepStream::phases(rank, tmp, c.nodes() as usize, per, move |j, prog| {
+            push_gather(prog, &c, j as Rank, m, 0, j as u64 * m);
+        })
     }
 }
 
