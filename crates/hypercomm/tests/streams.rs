@@ -11,7 +11,9 @@ use hypercomm::algorithms::{self, Params};
 use hypercomm::collective::{Collective, OpKind};
 use hypercomm::schedule::{materialize, Program, Rank, Schedule, Step, StepStream};
 use hypercomm::topology::Topology;
-use hypercomm::verify::{verify, verify_programs, Problem, Strictness, ViolationKind};
+use hypercomm::verify::{
+    verify, verify_programs, verify_promoting_at, Problem, Strictness, ViolationKind,
+};
 
 #[test]
 fn every_stream_equals_its_program() {
@@ -214,6 +216,13 @@ fn sparse_streaming_finds_the_same_first_violation_as_whole_programs() {
         (OpKind::Allgather, "sba", Collective::Allgather),
         (OpKind::Alltoall, "smg", Collective::Alltoall),
         (OpKind::Allgather, "adea", Collective::Allgather),
+        (OpKind::Allgather, "tea1", Collective::Allgather),
+        (OpKind::Alltoall, "dimension-exchange", Collective::Alltoall),
+        (
+            OpKind::ReduceScatter,
+            "recursive-halving",
+            Collective::ReduceScatter,
+        ),
     ] {
         let problem = Problem {
             topology: &topo,
@@ -241,6 +250,9 @@ fn sparse_streaming_finds_the_same_first_violation_as_whole_programs() {
                         "{name}: dropping op {i} of step {t} at {rank} passes"
                     );
                     assert_eq!(v, w, "{name}: op {i} of step {t} at {rank}");
+                    // And with every buffer in cell form from its first write on.
+                    let c = verify_promoting_at(problem, &b, Strictness::default(), 1);
+                    assert_eq!(v, c, "{name}: op {i} of step {t} at {rank}, cell form");
                     broken += 1;
                 }
             }

@@ -811,7 +811,12 @@ fn check_headers(
 
 impl<'a> Verifier<'a> {
     /// Every rank's input in `in`, nothing else held; `tmp_lens[r]` is rank r's `tmp`.
-    fn new(p: Problem<'a>, strict: Strictness, tmp_lens: impl Iterator<Item = u64>) -> Self {
+    fn new(
+        p: Problem<'a>,
+        strict: Strictness,
+        tmp_lens: impl Iterator<Item = u64>,
+        promote_at: usize,
+    ) -> Self {
         let (k, m, c) = (p.topology.nodes(), p.len, p.collective);
         Verifier {
             p,
@@ -821,8 +826,8 @@ impl<'a> Verifier<'a> {
                 .map(|r| {
                     [
                         BufState::input(r, c.in_len(k, m, r)),
-                        BufState::default(),
-                        BufState::default(),
+                        BufState::blocked(m, promote_at),
+                        BufState::blocked(m, promote_at),
                     ]
                 })
                 .collect(),
@@ -849,6 +854,19 @@ pub fn verify(
     schedule: &dyn Schedule,
     strict: Strictness,
 ) -> Result<(), Violation> {
+    verify_promoting_at(problem, schedule, strict, state::PROMOTE_AT)
+}
+
+/// [`verify`] with the symbolic buffers switching to cell form at `promote_at` runs
+/// ([`BufState::blocked`]) instead of [`state::PROMOTE_AT`]: the result must be the
+/// same whatever the threshold, which tests check with a threshold of 1.
+#[doc(hidden)]
+pub fn verify_promoting_at(
+    problem: Problem<'_>,
+    schedule: &dyn Schedule,
+    strict: Strictness,
+    promote_at: usize,
+) -> Result<(), Violation> {
     let k = problem.topology.nodes();
     let steps = schedule.steps();
     let mut streams: Vec<_> = (0..schedule.nodes().min(k))
@@ -859,7 +877,12 @@ pub fn verify(
         (lo, Some(hi)) if lo == hi => Some(lo),
         _ => None,
     })?;
-    let mut v = Verifier::new(problem, strict, streams.iter().map(|st| st.tmp_len));
+    let mut v = Verifier::new(
+        problem,
+        strict,
+        streams.iter().map(|st| st.tmp_len),
+        promote_at,
+    );
     // Every rank's next busy step, filed under its index: a rank is visited only in
     // the steps where it acts ([`StepStream::next_busy`]), so a schedule that keeps
     // most ranks idle most of the time (SBA, SMG) costs its operations, not ranks ×
@@ -924,7 +947,12 @@ pub fn verify_programs(
     let k = problem.topology.nodes();
     let ranks: Vec<Rank> = progs.iter().map(|p| p.rank).collect();
     check_headers(k, &ranks, steps, |i| Some(progs[i].steps.len()))?;
-    let mut v = Verifier::new(problem, strict, progs.iter().map(|p| p.tmp_len));
+    let mut v = Verifier::new(
+        problem,
+        strict,
+        progs.iter().map(|p| p.tmp_len),
+        state::PROMOTE_AT,
+    );
     let mut busy: Vec<(Rank, &Step)> = Vec::with_capacity(progs.len());
     for s in 0..steps {
         busy.clear();

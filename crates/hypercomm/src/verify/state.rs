@@ -23,9 +23,21 @@
 //! buffer holding the blocks of a subcube in rank order costs one entry whatever the
 //! number of ranks: memory grows with the number of irregularities, not with
 //! nodes × blocks.
+//!
+//! Some schedules fill a buffer in scattered order (TEA1's tokens, the all-to-all
+//! dimension exchange's columns, a reduce-scatter's partial sums): thousands of runs, a
+//! tree search per block moved. A buffer made with a block size
+//! ([`BufState::blocked`], the verifier uses the problem's length m) then switches to
+//! a *cell form*, one 8-byte cell per block of m elements, as soon as it holds
+//! [`PROMOTE_AT`] runs or more, all of whole blocks, and the cells are at most
+//! 16 per run (so the switch never costs memory that the runs did not). A write that is
+//! not whole blocks switches it back for good. Both forms give the same reads and
+//! errors; a test drives them side by side.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
 
 use crate::schedule::Rank;
 
@@ -380,10 +392,151 @@ impl Strided {
     }
 }
 
-/// One buffer's contents: disjoint runs keyed by their start.
+/// One buffer's contents: disjoint runs keyed by their start or, once the runs are many
+/// and all whole blocks, one cell per block ([`BufState::blocked`]).
 #[derive(Clone, Debug, Default)]
 pub struct BufState {
     runs: BTreeMap<u64, Run>,
+    /// The contents block by block, when in cell form (then `runs` is empty).
+    cells: Option<Box<Cells>>,
+    /// The block size of the cell form (0: never).
+    block: u64,
+    /// Try the cell form when the runs reach this many.
+    promote_at: usize,
+}
+
+/// A buffer block by block: cell i describes elements `i·block..(i + 1)·block`.
+///
+/// A cell is [`UNSET`] or `src << 32 | col`: the block is input elements
+/// `col·block..(col + 1)·block` combined over `src`, which is a rank (a plain copy) or,
+/// with bit 31 set, an index into `contribs`. The state of a buffer that an exchange
+/// fills block by block in scattered order (TEA1's tokens, the all-to-all's columns, a
+/// reduce-scatter's partial sums) then costs an array access per block moved, not a
+/// search of a tree of thousands of runs.
+#[derive(Clone, Debug, Default)]
+struct Cells {
+    v: Vec<u64>,
+    contribs: Vec<Contrib>,
+    index: FxHashMap<Contrib, u32>,
+}
+
+/// A cell never written.
+const UNSET: u64 = u64::MAX;
+/// Bit of a cell's `src` that makes it an index into [`Cells::contribs`].
+const INTERNED: u64 = 1 << 31;
+/// Runs at which a buffer with a block size first tries the cell form.
+pub const PROMOTE_AT: usize = 64;
+/// The cell form may take at most this many cells per run it replaces.
+pub const CELLS_PER_RUN: u64 = 16;
+
+impl Cells {
+    /// Whether `p`, placed at a multiple of `block`, is whole blocks a cell describes.
+    fn fits(p: &Piece, block: u64) -> bool {
+        if p.len % block != 0 || p.off % block != 0 {
+            return false;
+        }
+        let last_col_ok = |col: u64| col < u32::MAX as u64;
+        match p.pat {
+            Pattern::Seq { .. } => last_col_ok((p.off + p.len) / block),
+            Pattern::Blocks {
+                rank,
+                block: b,
+                phase,
+                step,
+            } => {
+                b == block
+                    && phase == 0
+                    && last_col_ok(p.off / block)
+                    && (p.len / block)
+                        .checked_sub(1)
+                        .is_none_or(|i| (rank as u64 + i * step as u64) < INTERNED)
+            }
+        }
+    }
+
+    /// The cell of block `e / block` of `p` (which [`Cells::fits`]).
+    fn cell(&mut self, p: &Piece, e: u64, block: u64) -> u64 {
+        match &p.pat {
+            Pattern::Seq { src } => {
+                let col = (p.off + e) / block;
+                let code = match **src {
+                    [(r, q)] if q == r + 1 && (r as u64) < INTERNED => r as u64,
+                    _ => {
+                        let i = match self.index.get(src) {
+                            Some(&i) => i,
+                            None => {
+                                let i = self.contribs.len() as u32;
+                                self.contribs.push(src.clone());
+                                self.index.insert(src.clone(), i);
+                                i
+                            }
+                        };
+                        INTERNED | i as u64
+                    }
+                };
+                code << 32 | col
+            }
+            &Pattern::Blocks { rank, step, .. } => {
+                let r = nth_rank(rank, e / block, step) as u64;
+                r << 32 | p.off / block
+            }
+        }
+    }
+
+    /// The piece cell `c` (set) describes.
+    fn piece(&self, c: u64, block: u64) -> Piece {
+        let (src, col) = (c >> 32, c & u32::MAX as u64);
+        if src & INTERNED == 0 {
+            Piece::blocks(src as Rank, block, col * block, block)
+        } else {
+            Piece {
+                len: block,
+                off: col * block,
+                pat: Pattern::Seq {
+                    src: self.contribs[(src & !INTERNED) as usize].clone(),
+                },
+            }
+        }
+    }
+
+    /// Append the whole block of cell `c` to `out`, extending its last piece without a
+    /// search for a rule where the block plainly continues it.
+    fn push(&self, out: &mut Pieces, c: u64, block: u64) {
+        let (src, col) = (c >> 32, c & u32::MAX as u64);
+        if let Some(last) = out.last_mut() {
+            let grows = match &last.pat {
+                // The next rank of a run of blocks at one input offset.
+                &Pattern::Blocks {
+                    rank,
+                    block: b,
+                    phase: 0,
+                    step,
+                } if src & INTERNED == 0
+                    && b == block
+                    && last.off == col * block
+                    && last.len % block == 0
+                    && last.len >= 2 * block =>
+                {
+                    rank as u64 + (last.len / block) * step as u64 == src
+                }
+                // The next input block of the same combination.
+                Pattern::Seq { src: have } if last.off + last.len == col * block => {
+                    if src & INTERNED == 0 {
+                        matches!(**have, [(r, q)] if r as u64 == src && q as u64 == src + 1)
+                    } else {
+                        let want = &self.contribs[(src & !INTERNED) as usize];
+                        Arc::ptr_eq(have, want) || have == want
+                    }
+                }
+                _ => false,
+            };
+            if grows {
+                last.len += block;
+                return;
+            }
+        }
+        push_merged(out, self.piece(c, block));
+    }
 }
 
 impl BufState {
@@ -394,6 +547,133 @@ impl BufState {
             s.runs.insert(0, Run::Flat(Piece::copy(r, 0, len)));
         }
         s
+    }
+
+    /// An empty buffer that switches to one cell per `block` elements once it holds
+    /// `promote_at` runs or more, if they are all whole blocks and the cells take at
+    /// most [`CELLS_PER_RUN`] per run; it switches back for good at the first write
+    /// that is not whole blocks. Reads and writes give the same results either way.
+    pub fn blocked(block: u64, promote_at: usize) -> Self {
+        BufState {
+            block,
+            promote_at: promote_at.max(1),
+            ..BufState::default()
+        }
+    }
+
+    /// Whether the buffer is in cell form.
+    pub fn is_cells(&self) -> bool {
+        self.cells.is_some()
+    }
+
+    /// Switch to the cell form if the runs are many, all whole blocks, and not much
+    /// smaller than the cells; else wait until they are twice as many.
+    fn maybe_promote(&mut self) {
+        if self.block == 0 || self.cells.is_some() || self.runs.len() < self.promote_at {
+            return;
+        }
+        let b = self.block;
+        self.promote_at = self.promote_at.saturating_mul(2);
+        let end = self
+            .runs
+            .iter()
+            .next_back()
+            .map_or(0, |(&k, r)| k + r.span());
+        let fits = end.div_ceil(b) <= CELLS_PER_RUN * self.runs.len() as u64
+            && self.runs.iter().all(|(&k, r)| {
+                k % b == 0
+                    && match r {
+                        Run::Flat(p) => Cells::fits(p, b),
+                        Run::Strided(st) => {
+                            st.seg % b == 0 && st.stride % b == 0 && Cells::fits(&st.piece, b)
+                        }
+                    }
+            });
+        if !fits {
+            return;
+        }
+        let mut cells = Box::new(Cells {
+            v: vec![UNSET; (end / b) as usize],
+            ..Cells::default()
+        });
+        for (k, run) in std::mem::take(&mut self.runs) {
+            let (p, seg, stride) = match run {
+                Run::Flat(p) => (p, b, b),
+                Run::Strided(st) => (st.piece, st.seg, st.stride),
+            };
+            for e in (0..p.len).step_by(b as usize) {
+                let at = k + (e / seg) * stride + e % seg;
+                cells.v[(at / b) as usize] = cells.cell(&p, e, b);
+            }
+        }
+        self.cells = Some(cells);
+    }
+
+    /// Leave the cell form for good: the runs of the same contents.
+    fn demote(&mut self) {
+        let Some(cells) = self.cells.take() else {
+            return;
+        };
+        let b = self.block;
+        self.block = 0;
+        for (i, &c) in cells.v.iter().enumerate() {
+            if c != UNSET {
+                self.merge_into_previous(i as u64 * b, cells.piece(c, b));
+            }
+        }
+    }
+
+    /// Write `pieces` at `start` in cell form, if they are whole blocks; else leave
+    /// the cell form. Returns whether it wrote.
+    fn place_cells(&mut self, start: u64, pieces: &[Piece]) -> bool {
+        let b = self.block;
+        let Some(cells) = self.cells.as_mut() else {
+            return false;
+        };
+        if start % b != 0 || !pieces.iter().all(|p| Cells::fits(p, b)) {
+            self.demote();
+            return false;
+        }
+        let len: u64 = pieces.iter().map(|p| p.len).sum();
+        let end = ((start + len) / b) as usize;
+        if cells.v.len() < end {
+            cells.v.resize(end, UNSET);
+        }
+        let mut i = (start / b) as usize;
+        for p in pieces {
+            for e in (0..p.len).step_by(b as usize) {
+                cells.v[i] = cells.cell(p, e, b);
+                i += 1;
+            }
+        }
+        true
+    }
+
+    /// [`BufState::read_into`] in cell form.
+    fn read_cells(
+        cells: &Cells,
+        b: u64,
+        start: u64,
+        len: u64,
+        out: &mut Pieces,
+    ) -> Result<(), u64> {
+        let end = start + len;
+        let mut pos = start;
+        while pos < end {
+            let i = pos / b;
+            let c = cells.v.get(i as usize).copied().unwrap_or(UNSET);
+            if c == UNSET {
+                return Err(pos);
+            }
+            let (d, take) = (pos % b, (b - pos % b).min(end - pos));
+            if take == b {
+                cells.push(out, c, b);
+            } else {
+                push_merged(out, cells.piece(c, b).slice(d, take));
+            }
+            pos += take;
+        }
+        Ok(())
     }
 
     /// Whether no run holds a position of `a..b` in its span.
@@ -469,6 +749,9 @@ impl BufState {
     pub fn read_into(&self, start: u64, len: u64, out: &mut Pieces) -> Result<(), u64> {
         if len == 0 {
             return Ok(());
+        }
+        if let Some(cells) = &self.cells {
+            return Self::read_cells(cells, self.block, start, len, out);
         }
         let end = start + len;
         // Fast path, one tree search: the last run starting before `end` is flat and
@@ -551,9 +834,7 @@ impl BufState {
         }
         let mut out = Pieces::new();
         for j in 0..count {
-            for p in self.read(start + j * stride, seg)? {
-                push_merged(&mut out, p);
-            }
+            self.read_into(start + j * stride, seg, &mut out)?;
         }
         Ok(out)
     }
@@ -561,9 +842,15 @@ impl BufState {
     /// Overwrite `start..` with `pieces`.
     pub fn place(&mut self, start: u64, pieces: &[Piece]) {
         let len: u64 = pieces.iter().map(|p| p.len).sum();
-        if len == 0 {
+        if len == 0 || self.place_cells(start, pieces) {
             return;
         }
+        self.place_runs(start, pieces, len);
+        self.maybe_promote();
+    }
+
+    /// [`BufState::place`] in run form.
+    fn place_runs(&mut self, start: u64, pieces: &[Piece], len: u64) {
         let end = start + len;
         // Fast path: nothing there yet (a first delivery), no run to split or remove.
         if !self.is_free(start, end) {
@@ -617,18 +904,32 @@ impl BufState {
         if count <= 1 || stride == seg {
             return self.place(start, std::slice::from_ref(piece));
         }
+        if let Some(cells) = self.cells.as_mut() {
+            let b = self.block;
+            if start % b == 0 && seg % b == 0 && stride % b == 0 && Cells::fits(piece, b) {
+                let end = ((start + (count - 1) * stride + seg) / b) as usize;
+                if cells.v.len() < end {
+                    cells.v.resize(end, UNSET);
+                }
+                for e in (0..piece.len).step_by(b as usize) {
+                    let at = start + (e / seg) * stride + e % seg;
+                    cells.v[(at / b) as usize] = cells.cell(piece, e, b);
+                }
+                return;
+            }
+            self.demote();
+        }
         let end = start + (count - 1) * stride + seg;
         if self.is_free(start, end) {
             self.runs
                 .insert(start, Run::new(piece.clone(), seg, stride));
-            return;
+        } else if !self.try_interleave(start, seg, stride, piece) {
+            for j in 0..count {
+                let p = piece.slice(j * seg, seg);
+                self.place_runs(start + j * stride, std::slice::from_ref(&p), seg);
+            }
         }
-        if self.try_interleave(start, seg, stride, piece) {
-            return;
-        }
-        for j in 0..count {
-            self.place(start + j * stride, &[piece.slice(j * seg, seg)]);
-        }
+        self.maybe_promote();
     }
 
     /// The `count` segments of `seg` elements at `at + j·stride`, if they are exactly the
@@ -817,7 +1118,7 @@ impl BufState {
         Ok(())
     }
 
-    /// All runs, in order: (start, run).
+    /// All runs, in order: (start, run); none in cell form.
     pub fn runs(&self) -> impl Iterator<Item = (u64, &Run)> {
         self.runs.iter().map(|(&s, r)| (s, r))
     }
@@ -1439,5 +1740,122 @@ mod tests {
                 check(&b, &m);
             }
         }
+    }
+
+    /// The cell form against the run form (itself checked against the element model
+    /// above): the same random writes, strided writes and combines, mostly of whole
+    /// blocks (which keep or put a buffer in cell form), sometimes not (which takes it
+    /// out), read back the same through every window, with the same errors.
+    #[test]
+    fn the_cell_form_reads_writes_and_combines_like_the_run_form() {
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        let (mut in_cells, mut demoted) = (0, 0);
+        let piece = |rng: &mut Rng, b: u64, len: u64| -> Piece {
+            let r = rng.next(6) as Rank;
+            if rng.next(10) == 0 {
+                // Not whole blocks: an arbitrary offset.
+                return one(r, rng.next(5), len);
+            }
+            match rng.next(3) {
+                0 => one(r, b * rng.next(4), len),
+                1 => Piece::blocks_step(r, 1 + rng.next(3) as Rank, b, b * rng.next(3), len),
+                _ => Piece {
+                    len,
+                    off: b * rng.next(4),
+                    pat: Pattern::Seq {
+                        src: Arc::from(vec![(r, r + 2)]),
+                    },
+                },
+            }
+        };
+        for _ in 0..1500 {
+            let b = 1 + rng.next(3);
+            let n = 16 * b;
+            let mut cells = BufState::blocked(b, 1 + rng.next(4) as usize);
+            let mut runs = BufState::default();
+            for _ in 0..14 {
+                let aligned = rng.next(8) != 0;
+                let at = |rng: &mut Rng, room: u64| {
+                    if aligned {
+                        b * rng.next(room / b + 1)
+                    } else {
+                        rng.next(room + 1)
+                    }
+                };
+                match rng.next(3) {
+                    0 => {
+                        let start = at(&mut rng, n - b);
+                        let mut ps = Vec::new();
+                        let mut room = n - start;
+                        for _ in 0..1 + rng.next(3) {
+                            let len = b * (1 + rng.next(3));
+                            if len > room {
+                                break;
+                            }
+                            ps.push(piece(&mut rng, b, len));
+                            room -= len;
+                        }
+                        cells.place(start, &ps);
+                        runs.place(start, &ps);
+                    }
+                    1 => {
+                        let seg = b * (1 + rng.next(2));
+                        let stride = seg + b * rng.next(3);
+                        let count = 2 + rng.next(3);
+                        let span = (count - 1) * stride + seg;
+                        if span > n {
+                            continue;
+                        }
+                        let start = at(&mut rng, n - span);
+                        let p = piece(&mut rng, b, count * seg);
+                        cells.place_strided(start, seg, stride, &p);
+                        runs.place_strided(start, seg, stride, &p);
+                    }
+                    _ => {
+                        // Combine another rank's values at the same input offsets.
+                        let start = at(&mut rng, n - b);
+                        let len = (b * (1 + rng.next(3))).min(n - start);
+                        let q = 10 + rng.next(4) as Rank;
+                        let mut ps = Pieces::new();
+                        if let Ok(held) = runs.read(start, len) {
+                            for (_, o) in expand(&held) {
+                                push_merged(&mut ps, one(q, o, 1));
+                            }
+                        } else {
+                            ps.push(one(q, start, len));
+                        }
+                        let (left, comm) = (rng.next(2) == 0, rng.next(2) == 0);
+                        assert_eq!(
+                            cells.combine(start, &ps, left, comm),
+                            runs.combine(start, &ps, left, comm),
+                            "combine at {start}"
+                        );
+                    }
+                }
+                if cells.is_cells() {
+                    in_cells += 1;
+                } else if cells.block == 0 {
+                    demoted += 1;
+                }
+                for a in 0..n {
+                    for len in 1..=(n - a).min(2 * b + 2) {
+                        let got = cells.read(a, len).map(|ps| expand(&ps));
+                        assert_eq!(
+                            got,
+                            runs.read(a, len).map(|ps| expand(&ps)),
+                            "read({a}, {len})"
+                        );
+                    }
+                }
+                assert_eq!(
+                    cells.read(0, n).map(|ps| expand(&ps)),
+                    runs.read(0, n).map(|ps| expand(&ps))
+                );
+            }
+        }
+        assert!(
+            in_cells > 5000 && demoted > 1000,
+            "{in_cells} in cell form, {demoted} demoted"
+        );
     }
 }
