@@ -71,24 +71,6 @@ pub(crate) fn binomial(n: u32, k: u32) -> u64 {
     (0..k).fold(1u64, |c, j| c * (n as u64 - j) / (j + 1))
 }
 
-/// The words of `bits` bits with `k` ones, in increasing order (Gosper's hack).
-pub(crate) fn words_with_ones(bits: u32, k: u32) -> impl Iterator<Item = u32> {
-    let limit = 1u64 << bits;
-    let mut next = (k <= bits).then(|| (1u64 << k) - 1);
-    std::iter::from_fn(move || {
-        let x = next?;
-        next = if x == 0 {
-            None
-        } else {
-            let low = x & x.wrapping_neg();
-            let r = x + low;
-            let y = (((r ^ x) >> 2) / low) | r;
-            (y < limit).then_some(y)
-        };
-        Some(x as u32)
-    })
-}
-
 /// Append `r` to a gather list, merging it into the last region when they touch.
 pub(crate) fn push_merged(list: &mut Regions, r: Region) {
     if let Some(last) = list.last_mut() {
@@ -100,7 +82,7 @@ pub(crate) fn push_merged(list: &mut Regions, r: Region) {
     list.push(r);
 }
 
-/// The gather list of `tokens` (sorted here), `m` elements each: block T of `out`, or
+/// The gather list of `tokens` (sorted here, at once if they are already), `m` elements each: block T of `out`, or
 /// `in` for `own`, the node's own token (its `out` block may not be written yet).
 pub(crate) fn token_regions(tokens: &mut [Rank], m: u64, own: Option<Rank>) -> Regions {
     tokens.sort_unstable();
@@ -116,10 +98,33 @@ pub(crate) fn token_regions(tokens: &mut [Rank], m: u64, own: Option<Rank>) -> R
     list
 }
 
-/// `x` with a zero bit inserted at position `d` (bits from `d` up move one place up).
-fn spread(x: u32, d: u32) -> u32 {
-    let low = (1u32 << d) - 1;
-    (x & low) | ((x & !low) << 1)
+/// The words T of `n` bits with bit `d` equal to `center`'s that differ from `center`
+/// in exactly `w` bits, appended to `out` in increasing order: the tokens
+/// `center ⊕ spread(x, d)` over the words x of n − 1 bits with w ones, sorted, built
+/// in order (from the high bit down, 0 before 1) instead of sorted afterwards.
+fn at_distance_sorted(center: u32, n: u32, d: u32, w: u32, out: &mut Vec<u32>) {
+    fn go(bit: u32, prefix: u32, left: u32, center: u32, d: u32, out: &mut Vec<u32>) {
+        // Bits `bit − 1 .. 0` are still to choose, `left` of them must differ.
+        if left == 0 {
+            let low = (1u32 << bit) - 1;
+            out.push(prefix | (center & low));
+            return;
+        }
+        let free = bit - u32::from(d < bit);
+        if free < left {
+            return;
+        }
+        let b = bit - 1;
+        let cb = (center >> b) & 1;
+        if b == d {
+            return go(b, prefix | cb << b, left, center, d, out);
+        }
+        for tb in [0, 1] {
+            let differs = u32::from(tb != cb);
+            go(b, prefix | tb << b, left - differs, center, d, out);
+        }
+    }
+    go(n, 0, w, center, d, out);
 }
 
 impl Tea1 {
@@ -171,14 +176,13 @@ impl Tea1 {
         }
         // Next free scratch block of this step.
         let mut slot = 0u64;
+        let (mut mine, mut theirs) = (Vec::new(), Vec::new());
         for d in 0..n {
             let peer = rank ^ (1 << d);
-            // u: the offsets (relative to the sender) with i − 1 ones and bit d clear.
-            let us: Vec<u32> = words_with_ones(n - 1, i - 1)
-                .map(|x| spread(x, d))
-                .collect();
+            // Tokens rank ⊕ u, u with i − 1 ones and bit d clear, in increasing order.
             // Send to the peer every held token at distance i from it …
-            let mut mine: Vec<Rank> = us.iter().map(|&u| rank ^ u).collect();
+            mine.clear();
+            at_distance_sorted(rank, n, d, i - 1, &mut mine);
             step.ops.push(Op::Send {
                 to: smallvec![peer],
                 from: token_regions(&mut mine, m, Some(rank)),
@@ -186,11 +190,12 @@ impl Tea1 {
             // … and receive the peer's, in the same (increasing token) order: into
             // `out` when d is the lowest dimension in which the token differs from
             // this node, else into a scratch block.
-            let mut theirs: Vec<(Rank, u32)> = us.iter().map(|&u| (peer ^ u, u)).collect();
-            theirs.sort_unstable();
+            theirs.clear();
+            at_distance_sorted(peer, n, d, i - 1, &mut theirs);
             let below_d = (1u32 << d) - 1;
             let mut into = Regions::new();
-            for (t, u) in theirs {
+            for &t in &theirs {
+                let u = t ^ peer;
                 let r = if u & below_d == 0 {
                     Region::new(Buf::Out, t as u64 * m, m)
                 } else {
@@ -282,12 +287,21 @@ mod tests {
     }
 
     #[test]
-    fn gosper_enumerates_every_word_once_in_order() {
-        for bits in 0..=8 {
-            for k in 0..=bits + 1 {
-                let got: Vec<u32> = words_with_ones(bits, k).collect();
-                let want: Vec<u32> = (0..1u32 << bits).filter(|w| w.count_ones() == k).collect();
-                assert_eq!(got, want, "bits {bits}, k {k}");
+    fn tokens_at_a_distance_come_every_one_once_in_order() {
+        for n in 1..=8u32 {
+            for d in 0..n {
+                for w in 0..=n {
+                    for center in 0..1u32 << n {
+                        let mut got = Vec::new();
+                        at_distance_sorted(center, n, d, w, &mut got);
+                        let want: Vec<u32> = (0..1u32 << n)
+                            .filter(|t| {
+                                (t ^ center).count_ones() == w && (t ^ center) >> d & 1 == 0
+                            })
+                            .collect();
+                        assert_eq!(got, want, "n {n}, d {d}, w {w}, center {center}");
+                    }
+                }
             }
         }
     }
