@@ -852,6 +852,11 @@ impl BufState {
     /// [`BufState::place`] in run form.
     fn place_runs(&mut self, start: u64, pieces: &[Piece], len: u64) {
         let end = start + len;
+        if let [p] = pieces {
+            if self.overwrite_head(start, p) {
+                return;
+            }
+        }
         // Fast path: nothing there yet (a first delivery), no run to split or remove.
         if !self.is_free(start, end) {
             self.split_at(start, true);
@@ -866,6 +871,48 @@ impl BufState {
             pos += p.len;
         }
         self.merge_next(end);
+    }
+
+    /// Overwrite the head of the flat run that starts at `start` with `p` (`p` no
+    /// longer than it), in place: a buffer reused from one round to the next (SMG's
+    /// `tmp`, a gather per destination) is rewritten in the runs it already has, not
+    /// cut, emptied and refilled. Returns false, changing nothing, when there is no
+    /// such run. Runs stay maximal: `p` joins the run before it or the rest of the old
+    /// run (or the run after it) where it continues their rule.
+    fn overwrite_head(&mut self, start: u64, p: &Piece) -> bool {
+        let Some(Run::Flat(old)) = self.runs.get_mut(&start) else {
+            return false;
+        };
+        if old.len < p.len || p.len == 0 {
+            return false;
+        }
+        let old_end = start + old.len;
+        let mut new = p.clone();
+        let rest = (old.len > p.len).then(|| old.slice(p.len, old.len - p.len));
+        let rest = match rest {
+            Some(t) if !new.try_append(&t) => Some(t),
+            _ => None,
+        };
+        let new_end = start + new.len;
+        *old = new;
+        if let Some(t) = rest {
+            self.runs.insert(new_end, Run::Flat(t));
+        } else {
+            self.merge_next(old_end);
+        }
+        // Join the run before, if `p` continues it.
+        if let Some((&k, Run::Flat(prev))) = self.runs.range(..start).next_back() {
+            if k + prev.len == start {
+                if let Some(Run::Flat(cur)) = self.runs.get(&start) {
+                    let mut joined = prev.clone();
+                    if joined.try_append(cur) {
+                        self.runs.remove(&start);
+                        self.runs.insert(k, Run::Flat(joined));
+                    }
+                }
+            }
+        }
+        true
     }
 
     /// Append the flat run starting at `end`, if any, to the one ending there.
@@ -1857,5 +1904,31 @@ mod tests {
             in_cells > 5000 && demoted > 1000,
             "{in_cells} in cell form, {demoted} demoted"
         );
+    }
+
+    /// A buffer rewritten round after round (SMG's `tmp`: the blocks of consecutive
+    /// ranks at column c in round c, own block first, then subtrees of 1, 2, 4 blocks)
+    /// is rewritten in place and stays one run per round.
+    #[test]
+    fn a_buffer_rewritten_round_after_round_stays_one_run() {
+        let m = 3;
+        let mut b = BufState::default();
+        for c in 0..6u64 {
+            let col = |r: Rank, blocks: u64| Piece::blocks(r, m, c * m, blocks * m);
+            b.place(0, &[col(0, 1)]);
+            let mut at = 1;
+            while at < 8 {
+                b.place(at * m, &[col(at as Rank, at)]);
+                at *= 2;
+            }
+            assert_eq!(b.runs().count(), 1, "round {c}: {:?}", b.runs);
+            assert_eq!(b.read(0, 8 * m).unwrap().to_vec(), vec![col(0, 8)]);
+            // A shorter rewrite keeps the rest of the old round after it.
+            b.place(0, &[one(9, 0, m)]);
+            assert_eq!(
+                b.read(0, 8 * m).unwrap().to_vec(),
+                vec![one(9, 0, m), col(1, 7).slice(0, 7 * m)]
+            );
+        }
     }
 }
