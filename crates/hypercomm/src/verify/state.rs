@@ -46,7 +46,7 @@ use crate::schedule::Rank;
 pub type Contrib = Arc<[(Rank, Rank)]>;
 
 /// The pieces of a read or of a message: most are one piece, held inline.
-pub type Pieces = smallvec::SmallVec<[Piece; 2]>;
+pub type Pieces = smallvec::SmallVec<[Piece; 1]>;
 
 /// How the elements of a [`Piece`] are derived from the inputs.
 #[derive(Clone, Debug, PartialEq, Eq)]
