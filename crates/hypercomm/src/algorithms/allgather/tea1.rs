@@ -98,33 +98,49 @@ pub(crate) fn token_regions(tokens: &mut [Rank], m: u64, own: Option<Rank>) -> R
     list
 }
 
+/// `x` with a zero bit inserted at position `d` (bits from `d` up move one place up).
+fn spread(x: u32, d: u32) -> u32 {
+    let low = (1u32 << d) - 1;
+    (x & low) | ((x & !low) << 1)
+}
+
 /// The words T of `n` bits with bit `d` equal to `center`'s that differ from `center`
 /// in exactly `w` bits, appended to `out` in increasing order: the tokens
-/// `center ⊕ spread(x, d)` over the words x of n − 1 bits with w ones, sorted, built
-/// in order (from the high bit down, 0 before 1) instead of sorted afterwards.
+/// `center ⊕ spread(x, d)` over the words x of n − 1 bits with w ones (Gosper's hack),
+/// put in order through a bitmap of the 2^n words when n ≤ 12 (a few words scanned
+/// per token), else sorted.
 fn at_distance_sorted(center: u32, n: u32, d: u32, w: u32, out: &mut Vec<u32>) {
-    fn go(bit: u32, prefix: u32, left: u32, center: u32, d: u32, out: &mut Vec<u32>) {
-        // Bits `bit − 1 .. 0` are still to choose, `left` of them must differ.
-        if left == 0 {
-            let low = (1u32 << bit) - 1;
-            out.push(prefix | (center & low));
-            return;
-        }
-        let free = bit - u32::from(d < bit);
-        if free < left {
-            return;
-        }
-        let b = bit - 1;
-        let cb = (center >> b) & 1;
-        if b == d {
-            return go(b, prefix | cb << b, left, center, d, out);
-        }
-        for tb in [0, 1] {
-            let differs = u32::from(tb != cb);
-            go(b, prefix | tb << b, left - differs, center, d, out);
+    let start = out.len();
+    if w < n {
+        let limit = 1u64 << (n - 1);
+        let mut x = (1u64 << w) - 1;
+        while x < limit {
+            out.push(center ^ spread(x as u32, d));
+            if x == 0 {
+                break;
+            }
+            // Gosper's hack: the next word with as many ones.
+            let c = x & x.wrapping_neg();
+            let r = x + c;
+            x = (((r ^ x) >> 2) / c) | r;
         }
     }
-    go(n, 0, w, center, d, out);
+    if n <= 12 {
+        let mut bits = [0u64; 64];
+        for &t in &out[start..] {
+            bits[(t >> 6) as usize] |= 1 << (t & 63);
+        }
+        out.truncate(start);
+        for (i, &word) in bits.iter().enumerate().take((1usize << n).div_ceil(64)) {
+            let mut word = word;
+            while word != 0 {
+                out.push((i as u32) << 6 | word.trailing_zeros());
+                word &= word - 1;
+            }
+        }
+    } else {
+        out[start..].sort_unstable();
+    }
 }
 
 impl Tea1 {
@@ -303,6 +319,18 @@ mod tests {
                     }
                 }
             }
+        }
+        // Past 12 bits the tokens are sorted, not put through the bitmap.
+        for (d, w, center) in [(0, 0, 0), (12, 1, 5), (5, 3, 8191), (7, 12, 4660)] {
+            let mut got = vec![7];
+            at_distance_sorted(center, 13, d, w, &mut got);
+            let want: Vec<u32> = std::iter::once(7)
+                .chain(
+                    (0..1u32 << 13)
+                        .filter(|t| (t ^ center).count_ones() == w && (t ^ center) >> d & 1 == 0),
+                )
+                .collect();
+            assert_eq!(got, want, "n 13, d {d}, w {w}, center {center}");
         }
     }
 
