@@ -397,24 +397,38 @@ pub struct BenchArgs {
     pub format: BenchFormat,
 }
 
+/// How `hypercomm calibrate` measures a pair.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CalibratePattern {
+    /// Both ranks send and receive at once (bidirectional).
+    Exchange,
+    /// One way and back (half the round trip).
+    Pingpong,
+}
+
 /// Arguments of `hypercomm calibrate`.
 #[derive(Debug, Args)]
 pub struct CalibrateArgs {
     /// Runtime backend: threads.
     #[arg(long, value_name = "B", default_value = "threads")]
     pub backend: String,
-    /// Ranks; pairs (0, 1), (2, 3), … ping-pong at once.
+    /// Ranks; pairs (0, 1), (2, 3), … measure at once.
     #[arg(long, value_name = "K", default_value_t = 2)]
     pub ranks: u64,
+    /// How a pair measures: `exchange` (both ranks send and receive at once, as in every
+    /// step of a collective) or `pingpong` (one way and back, one rank copying at a
+    /// time).
+    #[arg(long, value_enum, value_name = "P", default_value_t = CalibratePattern::Exchange)]
+    pub pattern: CalibratePattern,
     /// Where to save [default: $HYPERCOMM_CALIBRATION, else
     /// $XDG_CONFIG_HOME/hypercomm/calibration.conf, else
     /// ~/.config/hypercomm/calibration.conf].
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Largest ping-pong size in bytes (sizes are powers of 4 from 1 B).
+    /// Largest size in bytes (sizes are powers of 4 from 1 B).
     #[arg(long, value_name = "B", default_value_t = 4 << 20)]
     pub max_size: u64,
-    /// Round trips per size [default: 5000 for small sizes down to 50 for the largest].
+    /// Repetitions per size [default: 5000 for small sizes down to 50 for the largest].
     #[arg(long, value_name = "N")]
     pub reps: Option<u64>,
     /// Seconds a rank waits for a peer before giving up.

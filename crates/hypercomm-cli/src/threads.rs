@@ -11,7 +11,7 @@ use std::io::IsTerminal;
 use hypercomm_rt::threads::{self, Failure, RunError};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::args::{BenchArgs, BenchFormat, CalibrateArgs, Format, RtRunArgs};
+use crate::args::{BenchArgs, BenchFormat, CalibrateArgs, CalibratePattern, Format, RtRunArgs};
 use crate::runtime::calibrate::{self, CalibrationSource};
 use crate::runtime::output::{self, CalibrationReport};
 use crate::runtime::{self, BenchReport, CalibrationInfo, RunReport};
@@ -160,14 +160,19 @@ pub fn calibrate(args: &CalibrateArgs, io: &mut Io<'_>) -> Result<Outcome, CliEr
     let tcfg = threads::Config::new(k)
         .timeout(timeout)
         .calibration(hypercomm_rt::Calibration::default());
-    let per_rank =
-        match threads::run_with(&tcfg, |comm| calibrate::calibrate_rank(comm, &sizes, &reps)) {
-            Ok(r) => r,
-            Err(e) => return failed(e, io),
-        };
+    let pattern = match args.pattern {
+        CalibratePattern::Exchange => calibrate::Pattern::Exchange,
+        CalibratePattern::Pingpong => calibrate::Pattern::PingPong,
+    };
+    let per_rank = match threads::run_with(&tcfg, |comm| {
+        calibrate::calibrate_rank_with(comm, &sizes, &reps, pattern)
+    }) {
+        Ok(r) => r,
+        Err(e) => return failed(e, io),
+    };
     let points = calibrate::average(&per_rank);
     let fitted = calibrate::fit(&points);
-    let text = calibrate::file_text(fitted, BACKEND, k, &points);
+    let text = calibrate::file_text(fitted, BACKEND, k, pattern, &points);
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|source| CliError::WriteFile {
             path: path.clone(),
@@ -181,6 +186,7 @@ pub fn calibrate(args: &CalibrateArgs, io: &mut Io<'_>) -> Result<Outcome, CliEr
     let report = CalibrationReport {
         backend: BACKEND.into(),
         ranks: k,
+        pattern,
         points,
         beta: fitted.beta,
         tau: fitted.tau,

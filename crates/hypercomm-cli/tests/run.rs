@@ -448,6 +448,48 @@ fn bad_input_exits_2_naming_the_valid_choices() {
         &["--iters"],
     );
     bad(&["calibrate", "--ranks", "1"], &["--ranks", "2..="]);
+    bad(
+        &["calibrate", "--pattern", "bibw"],
+        &["--pattern", "exchange", "pingpong"],
+    );
+}
+
+/// Both patterns of `calibrate` write a file that says which one measured it, with a
+/// positive β and τ, and the text output names the pattern.
+#[test]
+fn calibrate_measures_by_exchange_or_ping_pong() {
+    let dir = scratch("calibrate-pattern");
+    for (flag, name) in [(None, "exchange"), (Some("pingpong"), "ping-pong")] {
+        let file = dir.join(format!("{name}.conf"));
+        let fs = file.display().to_string();
+        let mut args = vec![
+            "calibrate",
+            "--max-size",
+            "65536",
+            "--reps",
+            "20",
+            "--output",
+            &fs,
+        ];
+        if let Some(f) = flag {
+            args.extend(["--pattern", f]);
+        }
+        let r = hc(&args);
+        assert_eq!(r.code, 0, "{}\n{}", r.out, r.err);
+        assert!(
+            r.out
+                .starts_with(&format!("# {name} on the threads backend")),
+            "{}",
+            r.out
+        );
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(
+            text.contains(&format!("2 ranks, {name} at 9 sizes")),
+            "{text}"
+        );
+        let c = read_calibration(&file);
+        assert!(c.beta > 0.0 && c.tau >= 0.0, "{name}: {c:?}");
+    }
 }
 
 const CSV_HEADER: &str = "algo,auto,size,bytes,iters,avg_us,min_us,max_us,algbw_gbps,busbw_gbps,\

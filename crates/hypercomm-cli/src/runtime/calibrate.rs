@@ -1,10 +1,18 @@
-//! `hypercomm calibrate`: β and τ of a backend from point-to-point ping-pong.
+//! `hypercomm calibrate`: β and τ of a backend from point-to-point transfers.
 //!
-//! Ranks pair up, (0, 1), (2, 3), …, and every pair ping-pongs at once at sizes 1 B,
-//! 4 B, 16 B, … (powers of 4): the even rank sends, the odd rank receives and sends the
-//! message back; a one-way time is half the median round trip (the median, not the mean,
-//! so that a rank descheduled on a shared machine does not skew a size), averaged over
-//! the pairs. [`fit`] fits `t(n) = β + τ·n` by least squares on the relative error
+//! Ranks pair up, (0, 1), (2, 3), …, and every pair measures at once at sizes 1 B,
+//! 4 B, 16 B, … (powers of 4), in one of two [`Pattern`]s:
+//! - `exchange` (the default): both ranks send and receive at once
+//!   (`send_receive_into`, OSU's bidirectional pattern), and the one-way time is the
+//!   median exchange. This is what a step of the collectives does (every rank sends and
+//!   receives in the same step, all ranks at once), so τ includes the sharing of memory
+//!   bandwidth between ranks that copy at the same time;
+//! - `pingpong`: the even rank sends, the odd rank receives and sends the message back;
+//!   the one-way time is half the median round trip (one rank copies at a time: the
+//!   point-to-point latency and bandwidth of OSU's `osu_latency`).
+//!
+//! Medians, not means, so that a rank descheduled on a shared machine does not skew a
+//! size; each size's time is averaged over the pairs. [`fit`] fits `t(n) = β + τ·n` by least squares on the relative error
 //! (each point weighted by 1/t², so the small sizes, which fix β, count as much as the
 //! large ones, which fix τ).
 //!
@@ -42,13 +50,43 @@ pub fn default_reps(bytes: usize) -> u64 {
     ((256usize << 20) / bytes.max(1)).clamp(50, 5000) as u64
 }
 
-/// Rank `comm.rank()`'s part: ping-pong with its partner at every size, `reps(size)`
-/// round trips each after two untimed ones, each timed. The even rank of each pair returns its
-/// one-way times; odd ranks, and the last rank of an odd count, return none.
+/// How a pair of ranks measures a transfer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Pattern {
+    /// Both ranks send and receive at once; one-way time = the exchange.
+    Exchange,
+    /// One way, then back; one-way time = half the round trip.
+    PingPong,
+}
+
+impl Pattern {
+    /// The name used on the command line and in the calibration file.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pattern::Exchange => "exchange",
+            Pattern::PingPong => "ping-pong",
+        }
+    }
+}
+
+/// [`calibrate_rank_with`] in the ping-pong pattern.
 pub fn calibrate_rank<X: Transport>(
     comm: &mut Comm<X>,
     sizes: &[usize],
     reps: &dyn Fn(usize) -> u64,
+) -> hypercomm_rt::Result<Vec<PingPong>> {
+    calibrate_rank_with(comm, sizes, reps, Pattern::PingPong)
+}
+
+/// Rank `comm.rank()`'s part: `pattern` with its partner at every size, `reps(size)`
+/// repetitions each after two untimed ones, each timed. The even rank of each pair
+/// returns its one-way times; odd ranks, and the last rank of an odd count, return none.
+pub fn calibrate_rank_with<X: Transport>(
+    comm: &mut Comm<X>,
+    sizes: &[usize],
+    reps: &dyn Fn(usize) -> u64,
+    pattern: Pattern,
 ) -> hypercomm_rt::Result<Vec<PingPong>> {
     let (r, k) = (comm.rank(), comm.size());
     let partner = if r % 2 == 0 { r + 1 } else { r - 1 };
@@ -56,18 +94,26 @@ pub fn calibrate_rank<X: Transport>(
     let mut points = Vec::new();
     for &bytes in sizes {
         let mut buf = vec![(r % 251) as u8; bytes];
+        let mut other = vec![0u8; bytes];
         let n = reps(bytes);
         let mut trips = Vec::with_capacity(n as usize);
         barrier(comm)?;
         if active {
             for i in 0..n + 2 {
                 let start = Instant::now();
-                if r % 2 == 0 {
-                    comm.send(partner, &buf)?;
-                    comm.receive_into(partner, &mut buf)?;
-                } else {
-                    comm.receive_into(partner, &mut buf)?;
-                    comm.send(partner, &buf)?;
+                match pattern {
+                    Pattern::Exchange => {
+                        comm.send_receive_into(partner, &buf, partner, &mut other)?;
+                        std::mem::swap(&mut buf, &mut other);
+                    }
+                    Pattern::PingPong if r % 2 == 0 => {
+                        comm.send(partner, &buf)?;
+                        comm.receive_into(partner, &mut buf)?;
+                    }
+                    Pattern::PingPong => {
+                        comm.receive_into(partner, &mut buf)?;
+                        comm.send(partner, &buf)?;
+                    }
                 }
                 if i >= 2 {
                     trips.push(start.elapsed().as_secs_f64());
@@ -76,7 +122,11 @@ pub fn calibrate_rank<X: Transport>(
         }
         if active && r % 2 == 0 {
             trips.sort_by(f64::total_cmp);
-            let time = trips[trips.len() / 2] / 2.0;
+            let median = trips[trips.len() / 2];
+            let time = match pattern {
+                Pattern::Exchange => median,
+                Pattern::PingPong => median / 2.0,
+            };
             points.push(PingPong { bytes, time });
         }
     }
@@ -131,10 +181,17 @@ pub fn fit(points: &[PingPong]) -> Calibration {
 }
 
 /// The text of a calibration file.
-pub fn file_text(c: Calibration, backend: &str, ranks: u32, points: &[PingPong]) -> String {
+pub fn file_text(
+    c: Calibration,
+    backend: &str,
+    ranks: u32,
+    pattern: Pattern,
+    points: &[PingPong],
+) -> String {
     let mut s = format!(
-        "# hypercomm calibration of the {backend} backend: {ranks} ranks, ping-pong at {} sizes\n\
+        "# hypercomm calibration of the {backend} backend: {ranks} ranks, {} at {} sizes\n\
          # one-way time t(n) = beta + tau * n (seconds, n in bytes), least squares on the relative error\n",
+        pattern.name(),
         points.len()
     );
     for p in points {
@@ -222,7 +279,7 @@ mod tests {
             time: 1e-6,
         }];
         assert_eq!(
-            Calibration::parse(&file_text(c, "threads", 2, &pts)).unwrap(),
+            Calibration::parse(&file_text(c, "threads", 2, Pattern::Exchange, &pts)).unwrap(),
             c
         );
     }

@@ -247,6 +247,8 @@ pub struct CalibrationReport {
     pub backend: String,
     /// Ranks that took part.
     pub ranks: u32,
+    /// How each pair measured.
+    pub pattern: super::calibrate::Pattern,
     /// One-way times per size (mean over pairs).
     pub points: Vec<PingPong>,
     /// Fitted start-up time, seconds.
@@ -259,9 +261,17 @@ pub struct CalibrationReport {
 
 /// `hypercomm calibrate`'s report as text.
 pub fn calibration_text(r: &CalibrationReport) -> String {
+    let how = match r.pattern {
+        super::calibrate::Pattern::Exchange => {
+            "both ranks of a pair send and receive at once; one-way time: the median exchange"
+        }
+        super::calibrate::Pattern::PingPong => "one-way time: half the median round trip",
+    };
     let mut s = format!(
-        "# ping-pong on the {} backend, {} ranks (one-way time: half the median round trip, mean over pairs)\n",
-        r.backend, r.ranks
+        "# {} on the {} backend, {} ranks ({how}, mean over pairs)\n",
+        r.pattern.name(),
+        r.backend,
+        r.ranks
     );
     let rows: Vec<Vec<String>> = r
         .points
