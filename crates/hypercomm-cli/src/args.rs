@@ -392,6 +392,11 @@ pub struct BenchArgs {
     /// Untimed warm-up iterations per size [default: OSU's, 200 up to 8 KiB, 10 above].
     #[arg(long, value_name = "N")]
     pub warmup: Option<u64>,
+    /// Time the in-place form (`MPI_IN_PLACE`, nccl-tests' in-place columns): the
+    /// rank's data already in `out` (all-gather: its own block), no separate `in`.
+    /// allgather, allreduce, scan, exclusive-scan; broadcast is always in place.
+    #[arg(long)]
+    pub in_place: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = BenchFormat::Text)]
     pub format: BenchFormat,

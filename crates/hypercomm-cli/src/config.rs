@@ -494,6 +494,15 @@ pub fn rt_bench(args: &crate::args::BenchArgs) -> Result<crate::runtime::BenchCo
             reason: "0; valid: a whole number ≥ 1".into(),
         });
     }
+    if args.in_place && !crate::runtime::has_in_place(kind) {
+        return Err(Error::InvalidParameter {
+            what: "--in-place",
+            reason: format!(
+                "{kind} has no in-place form; valid: allgather, allreduce, scan, \
+                 exclusive-scan (broadcast is in place already)"
+            ),
+        });
+    }
     let sizes = bench_sizes(args.min_size, args.max_size)?;
     let largest = *sizes.last().expect("at least one size") as u64;
     check_len(&topology, kind, largest)?;
@@ -506,5 +515,6 @@ pub fn rt_bench(args: &crate::args::BenchArgs) -> Result<crate::runtime::BenchCo
         iters: args.iters,
         warmup: args.warmup,
         reduce: p.reduce,
+        in_place: args.in_place,
     })
 }

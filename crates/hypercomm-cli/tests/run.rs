@@ -449,6 +449,10 @@ fn bad_input_exits_2_naming_the_valid_choices() {
     );
     bad(&["calibrate", "--ranks", "1"], &["--ranks", "2..="]);
     bad(
+        &["bench", "--ranks", "3", "--op", "alltoall", "--in-place"],
+        &["--in-place", "allgather, allreduce, scan, exclusive-scan"],
+    );
+    bad(
         &["calibrate", "--pattern", "bibw"],
         &["--pattern", "exchange", "pingpong"],
     );
@@ -506,6 +510,56 @@ fn bench(args: &[&str]) -> String {
         r.err
     );
     r.out
+}
+
+/// `bench --in-place` times the in-place forms: the same algorithm runs, and the
+/// all-gather's prediction drops by the own-block copy it no longer makes (τ·size),
+/// while the all-reduce's (no local copy to begin with) stays.
+#[test]
+fn bench_in_place_runs_the_in_place_forms_and_prices_no_own_block_copy() {
+    let calib = scratch("bench-in-place").join("c.conf");
+    std::fs::write(&calib, "beta = 1e-6\ntau = 1e-9\n").unwrap();
+    let env = [("HYPERCOMM_CALIBRATION", calib.as_path())];
+    let row = |op: &str, algo: &str, in_place: bool| -> Value {
+        let mut a = vec![
+            "bench",
+            "--ranks",
+            "3",
+            "--op",
+            op,
+            "--algo",
+            algo,
+            "--min-size",
+            "4096",
+            "--max-size",
+            "4096",
+            "--iters",
+            "3",
+            "--warmup",
+            "1",
+            "--format",
+            "json",
+        ];
+        if in_place {
+            a.push("--in-place");
+        }
+        let r = hc_env(&a, &env);
+        assert_eq!(r.code, 0, "{a:?}: {}", r.err);
+        r.json()["rows"][0].clone()
+    };
+    for (op, algo, saved) in [
+        ("allgather", "ring", 4096.0 * 1e-9),
+        ("allreduce", "ring", 0.0),
+    ] {
+        let (out, inp) = (row(op, algo, false), row(op, algo, true));
+        assert_eq!(out["algo"], algo);
+        assert_eq!(inp["algo"], algo);
+        let (po, pi) = (
+            out["predicted_us"].as_f64().unwrap(),
+            inp["predicted_us"].as_f64().unwrap(),
+        );
+        assert!((po - pi - saved * 1e6).abs() < 1e-6, "{op}: {po} vs {pi}");
+    }
 }
 
 #[test]
@@ -846,6 +900,7 @@ fn gather_run_and_gather_bench_bring_every_rank_result_to_every_rank() {
         iters: Some(2),
         warmup: Some(0),
         reduce: ReduceOp::Sum,
+        in_place: false,
     };
     let per_rank = threads::run(3, |comm| {
         let local = runtime::bench_rank(comm, &bcfg, &|| {})?;

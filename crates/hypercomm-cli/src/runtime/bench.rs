@@ -32,7 +32,10 @@ use hypercomm::schedule::Rank;
 use hypercomm_rt::{Comm, Transport};
 use serde::Serialize;
 
-use super::{barrier, buffer_lens, invoke, predict, AlgoChoice, CalibrationInfo, ReduceOp};
+use super::{
+    barrier, buffer_lens, in_place_offset, invoke, invoke_in_place, predict_with, AlgoChoice,
+    CalibrationInfo, ReduceOp,
+};
 
 /// Sizes above this many bytes take OSU's "large" iteration counts.
 pub const LARGE: usize = 8192;
@@ -54,6 +57,8 @@ pub struct BenchConfig {
     pub warmup: Option<u64>,
     /// The operator of reductions.
     pub reduce: ReduceOp,
+    /// Whether to time the in-place form ([`super::invoke_in_place`]).
+    pub in_place: bool,
 }
 
 impl BenchConfig {
@@ -147,13 +152,22 @@ pub fn bench_rank<X: Transport>(
         if matches!(c, Collective::Broadcast { root } if root == r) {
             output.copy_from_slice(&input);
         }
+        if cfg.in_place {
+            // The rank's data where the in-place form expects it.
+            let at = in_place_offset(c, r, size);
+            output[at..at + input.len()].copy_from_slice(&input);
+        }
         let (iters, warmup) = cfg.iterations(size);
         for (index, choice) in cfg.algos.iter().enumerate() {
             let mut total = Duration::ZERO;
             let mut algorithm = choice.name();
             for i in 0..warmup + iters {
                 let start = Instant::now();
-                let ran = invoke(comm, c, size, &input, &mut output, &op, choice.algo())?;
+                let ran = if cfg.in_place {
+                    invoke_in_place(comm, c, &mut output, &op, choice.algo())?
+                } else {
+                    invoke(comm, c, size, &input, &mut output, &op, choice.algo())?
+                };
                 let t = start.elapsed();
                 if i >= warmup {
                     total += t;
@@ -299,7 +313,7 @@ impl BenchReport {
                     memcpy = p.memcpy.map(|b| b / 1e9);
                 }
                 let predicted = super::registry_entry(kind, p.algorithm).and_then(|a| {
-                    predict(
+                    predict_with(
                         c,
                         k,
                         p.size as u64,
@@ -307,6 +321,7 @@ impl BenchReport {
                         a,
                         hypercomm::algorithms::Packets::Opt,
                         calibration.calibration(),
+                        cfg.in_place,
                     )
                 });
                 BenchRow {

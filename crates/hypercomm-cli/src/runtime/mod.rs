@@ -277,6 +277,46 @@ pub fn invoke<T: Pod, X: Transport>(
     }
 }
 
+/// Whether the collective API has an in-place form of `kind` (broadcast is in place).
+pub fn has_in_place(kind: OpKind) -> bool {
+    matches!(
+        kind,
+        OpKind::Allgather
+            | OpKind::Allreduce
+            | OpKind::Scan
+            | OpKind::ExclusiveScan
+            | OpKind::Broadcast
+    )
+}
+
+/// Where rank `r`'s data sits in `out` for the in-place form of `c` with `m` elements
+/// per block: its own block for an all-gather, the start otherwise.
+pub fn in_place_offset(c: Collective, r: Rank, m: usize) -> usize {
+    match c {
+        Collective::Allgather => r as usize * m,
+        _ => 0,
+    }
+}
+
+/// The in-place form of `c` ([`has_in_place`]) on `buf`, which holds the rank's data at
+/// [`in_place_offset`] (a broadcast's root: the whole message).
+pub fn invoke_in_place<T: Pod, X: Transport>(
+    comm: &mut Comm<X>,
+    c: Collective,
+    buf: &mut [T],
+    op: &Op<'_, T>,
+    algo: Algo<'_>,
+) -> hypercomm_rt::Result<Ran> {
+    match c {
+        Collective::Allgather => comm.all_gather_in_place(buf, algo),
+        Collective::Allreduce => comm.all_reduce_in_place(buf, op, algo),
+        Collective::Scan => comm.scan_in_place(buf, op, algo),
+        Collective::ExclusiveScan => comm.exclusive_scan_in_place(buf, op, algo),
+        Collective::Broadcast { root } => comm.broadcast_into(root, buf, algo),
+        other => unreachable!("{other} has no in-place form (refused by config::rt_bench)"),
+    }
+}
+
 /// A barrier: an all-reduce of one byte (no rank leaves before every rank entered).
 pub fn barrier<X: Transport>(comm: &mut Comm<X>) -> hypercomm_rt::Result<()> {
     let mut out = [0u8];
@@ -302,6 +342,23 @@ pub fn predict(
     packets: Packets,
     calibration: Calibration,
 ) -> Option<f64> {
+    predict_with(c, k, len, elem_bytes, algo, packets, calibration, false)
+}
+
+/// [`predict`] of the in-place form when `in_place`: `in` lies in `out` at
+/// [`in_place_offset`], and a local copy onto itself (the all-gather's own block) costs
+/// nothing, as the runtime skips it.
+#[allow(clippy::too_many_arguments)]
+pub fn predict_with(
+    c: Collective,
+    k: u32,
+    len: u64,
+    elem_bytes: usize,
+    algo: &Algorithm,
+    packets: Packets,
+    calibration: Calibration,
+    in_place: bool,
+) -> Option<f64> {
     let topology = Topology::Complete(k);
     let problem = Problem {
         topology: &topology,
@@ -312,19 +369,35 @@ pub fn predict(
     let model = calibration.model(elem_bytes);
     let schedule = algo.build(&problem, &Params { packets, model }).ok()?;
     let t = cost::simulate(&topology, schedule.as_ref(), &model).time;
-    let t = t + local_elements(schedule.as_ref()) as f64 * elem_bytes as f64 * calibration.tau;
+    let alias = |r: Rank| in_place.then(|| in_place_offset(c, r, len as usize) as u64);
+    let t =
+        t + local_elements(schedule.as_ref(), alias) as f64 * elem_bytes as f64 * calibration.tau;
     Some(if t == 0.0 { 0.0 } else { t })
 }
 
-/// The elements the schedule copies locally on the rank that copies the most.
-pub fn local_elements(schedule: &dyn hypercomm::schedule::Schedule) -> u64 {
+/// The elements the schedule copies locally on the rank that copies the most; with
+/// `alias(r) = Some(off)` rank r's `in` lies in its `out` at `off`, and a copy onto
+/// itself is no copy.
+pub fn local_elements(
+    schedule: &dyn hypercomm::schedule::Schedule,
+    alias: impl Fn(Rank) -> Option<u64>,
+) -> u64 {
+    use hypercomm::schedule::{Action, Buf, Op as IrOp};
     (0..schedule.nodes())
         .map(|r| {
+            let at = |reg: &hypercomm::schedule::Region| match (reg.buf, alias(r)) {
+                (Buf::In, Some(off)) => (Buf::Out, reg.off + off),
+                _ => (reg.buf, reg.off),
+            };
             schedule
                 .stream(r)
                 .flat_map(|step| step.ops)
                 .map(|op| match op {
-                    hypercomm::schedule::Op::Local { from, .. } => from.len,
+                    IrOp::Local { from, into, action }
+                        if !(action == Action::Place && at(&from) == at(&into)) =>
+                    {
+                        from.len
+                    }
                     _ => 0,
                 })
                 .sum::<u64>()
@@ -381,7 +454,23 @@ mod tests {
                 model,
             };
             let schedule = algo.build(&problem, &params).unwrap();
-            assert_eq!(local_elements(schedule.as_ref()), len, "k {k}");
+            assert_eq!(local_elements(schedule.as_ref(), |_| None), len, "k {k}");
+            // In place, the own block is already there: nothing to copy.
+            let own = |r: Rank| Some(r as u64 * len);
+            assert_eq!(local_elements(schedule.as_ref(), own), 0, "k {k}");
+            let in_place = predict_with(
+                Collective::Allgather,
+                k,
+                len,
+                8,
+                algo,
+                Packets::Count(1),
+                calibration,
+                true,
+            )
+            .unwrap();
+            let messages = cost::simulate(&topology, schedule.as_ref(), &model).time;
+            assert!((in_place - messages).abs() <= 1e-12 * messages, "k {k}");
             let messages = cost::simulate(&topology, schedule.as_ref(), &model).time;
             let got = predict(
                 Collective::Allgather,
