@@ -458,30 +458,22 @@ mod tests {
             // In place, the own block is already there: nothing to copy.
             let own = |r: Rank| Some(r as u64 * len);
             assert_eq!(local_elements(schedule.as_ref(), own), 0, "k {k}");
-            let in_place = predict_with(
-                Collective::Allgather,
-                k,
-                len,
-                8,
-                algo,
-                Packets::Count(1),
-                calibration,
-                true,
-            )
-            .unwrap();
             let messages = cost::simulate(&topology, schedule.as_ref(), &model).time;
+            let [got, in_place] = [false, true].map(|in_place| {
+                let at = Packets::Count(1);
+                predict_with(
+                    Collective::Allgather,
+                    k,
+                    len,
+                    8,
+                    algo,
+                    at,
+                    calibration,
+                    in_place,
+                )
+                .unwrap()
+            });
             assert!((in_place - messages).abs() <= 1e-12 * messages, "k {k}");
-            let messages = cost::simulate(&topology, schedule.as_ref(), &model).time;
-            let got = predict(
-                Collective::Allgather,
-                k,
-                len,
-                8,
-                algo,
-                Packets::Count(1),
-                calibration,
-            )
-            .unwrap();
             let want = messages + len as f64 * 8.0 * 1e-9;
             assert!((got - want).abs() <= 1e-12 * want, "k {k}: {got} vs {want}");
         }
