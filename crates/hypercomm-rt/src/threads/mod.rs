@@ -21,8 +21,10 @@
 //! panics or returns an error makes the other ranks' calls fail with
 //! [`Error::PeerFailed`] at once (they are woken); a rank that leaves early does the same
 //! to the ranks that wait for it; any other wait ends with [`Error::Timeout`] after
-//! [`Config::timeout`]. Waiting spins briefly (when every rank has a core), yields, then
-//! parks the thread.
+//! [`Config::timeout`]. Waiting spins briefly (when every rank has a core), then polls
+//! between `yield_now` calls for up to [`Config::yield_for`] (as Open MPI's
+//! `mpi_yield_when_idle`: a waiting rank hands its core to the rank it waits for, which
+//! runs at once instead of after a futex wake-up), then parks the thread.
 //!
 //! An eager send completes before its receiver has taken it, so: a `wait_all` whose
 //! eager message's receiver is already gone without taking it fails with
@@ -73,9 +75,13 @@ pub const EAGER_INLINE: usize = rendezvous::INLINE;
 /// be eager; beyond, it waits for its receiver as a large one does (flow control).
 pub const EAGER_QUEUE: usize = rendezvous::EAGER_QUEUE;
 
-/// `yield_now` calls between spinning and parking (measured: more only delays the
-/// park when ranks share cores).
-const YIELDS: u32 = 4;
+/// [`Config::yield_for`] by default: how long a waiting rank polls between
+/// `yield_now` calls before it parks (measured on 4 ranks sharing 2 cores: a small
+/// broadcast 1.7–5 µs instead of 3–39 µs with parking after 4 yields; BENCHMARKS.md).
+pub const YIELD_FOR: Duration = Duration::from_millis(1);
+
+/// Yields between two looks at the peers' failure flags while polling.
+const YIELDS_PER_CHECK: u32 = 64;
 
 /// How to start the ranks.
 #[derive(Clone, Debug, PartialEq)]
@@ -90,6 +96,11 @@ pub struct Config {
     /// pays when every rank has a core (a wake-up costs microseconds) and costs dearly
     /// when ranks share cores (the spinner holds the core its peer needs).
     pub spin: u32,
+    /// How long a wait polls between `yield_now` calls, after spinning and before
+    /// parking: a rank whose peer runs on the same core hands it the core and sees its
+    /// message as soon as it is back, without a wake-up; beyond this, the rank parks and
+    /// stops using the CPU (a peer still computing).
+    pub yield_for: Duration,
     /// β and τ for `Algo::Auto`; `None` reads `HYPERCOMM_CALIBRATION` (or the defaults).
     pub calibration: Option<Calibration>,
     /// Largest message (bytes) sent eagerly: copied, so that the send completes without
@@ -112,6 +123,7 @@ impl Config {
             ranks,
             timeout: Duration::from_secs(60),
             spin: if own_core { 2000 } else { 0 },
+            yield_for: YIELD_FOR,
             calibration: None,
             eager: if own_core {
                 EAGER_LIMIT_SPIN
@@ -119,6 +131,11 @@ impl Config {
                 EAGER_LIMIT
             },
         }
+    }
+    /// The same with another yield window ([`Config::yield_for`]; zero parks at once
+    /// after spinning).
+    pub fn yield_for(self, yield_for: Duration) -> Self {
+        Config { yield_for, ..self }
     }
     /// The same with another timeout.
     pub fn timeout(self, timeout: Duration) -> Self {
@@ -330,6 +347,7 @@ pub struct Threads<'s> {
     rank: Rank,
     timeout: Duration,
     spin: u32,
+    yield_for: Duration,
     /// Peers (and steps) with sends posted since the last `wait_all`.
     sent_to: Vec<(Rank, u32)>,
     recvs: VecDeque<PendingRecv>,
@@ -342,6 +360,7 @@ impl<'s> Threads<'s> {
             rank,
             timeout: config.timeout,
             spin: config.spin,
+            yield_for: config.yield_for,
             sent_to: Vec::new(),
             recvs: VecDeque::new(),
         }
@@ -362,10 +381,20 @@ impl<'s> Threads<'s> {
             }
             std::hint::spin_loop();
         }
-        let deadline = Instant::now() + self.timeout;
-        for _ in 0..YIELDS {
+        let start = Instant::now();
+        let deadline = start + self.timeout;
+        let yield_until = start + self.yield_for.min(self.timeout);
+        let mut yields = 0u32;
+        while !self.yield_for.is_zero() {
             if ready() {
                 return Ok(());
+            }
+            yields = yields.wrapping_add(1);
+            if yields % YIELDS_PER_CHECK == 0 {
+                check()?;
+                if Instant::now() >= yield_until {
+                    break;
+                }
             }
             std::thread::yield_now();
         }

@@ -27,9 +27,23 @@ fn all_reduce(
     Ok(out[0])
 }
 
+/// Yield windows to wait with: parking at once, the default, and yielding for longer
+/// than the timeout (a failure must then be seen while yielding).
+const YIELD_WINDOWS: [Duration; 3] = [
+    Duration::ZERO,
+    threads::YIELD_FOR,
+    Duration::from_secs(3600),
+];
+
 #[test]
 fn a_rank_that_panics_mid_collective_fails_the_others() {
-    let outcomes = threads::run_each(&config(4), |comm| {
+    for window in YIELD_WINDOWS {
+        panics_mid_collective(config(4).yield_for(window));
+    }
+}
+
+fn panics_mid_collective(cfg: Config) {
+    let outcomes = threads::run_each(&cfg, |comm| {
         let me = comm.rank();
         // Rank 1 panics inside the collective, in its first combine. Ranks that no
         // longer need it finish the call, and fail in the next one.
@@ -53,8 +67,11 @@ fn a_rank_that_panics_mid_collective_fails_the_others() {
 
 #[test]
 fn a_rank_that_returns_early_fails_the_others() {
-    for early_error in [false, true] {
-        let outcomes = threads::run_each(&config(4), |comm| {
+    for (early_error, window) in [false, true]
+        .into_iter()
+        .flat_map(|e| YIELD_WINDOWS.map(|w| (e, w)))
+    {
+        let outcomes = threads::run_each(&config(4).yield_for(window), |comm| {
             if comm.rank() == 2 {
                 return match early_error {
                     true => Err(Error::ZeroSized),
@@ -69,7 +86,9 @@ fn a_rank_that_returns_early_fails_the_others() {
                 (2, Ok(0)) if !early_error => {}
                 (2, Err(Failure::Returned(Error::ZeroSized))) if early_error => {}
                 (_, Err(Failure::Returned(Error::PeerFailed { rank: 2 }))) if r != 2 => {}
-                (_, other) => panic!("early error {early_error}, rank {r}: {other:?}"),
+                (_, other) => {
+                    panic!("early error {early_error}, yield {window:?}, rank {r}: {other:?}")
+                }
             }
         }
     }
