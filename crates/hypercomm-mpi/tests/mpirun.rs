@@ -295,12 +295,24 @@ fn vs_native_prints_a_ratio_per_size() {
         Duration::from_secs(60),
     );
     assert_eq!(job.code, Some(0), "{}\n{}", job.stdout, job.stderr);
-    let rows = job
+    let rows: Vec<&str> = job
         .stdout
         .lines()
         .filter(|l| l.starts_with("allreduce") || l.starts_with("broadcast"))
-        .count();
-    assert_eq!(rows, 2 * 4, "{}", job.stdout);
+        .collect();
+    assert_eq!(rows.len(), 2 * 4, "{}", job.stdout);
+    assert!(job.stdout.contains("pred µs"), "{}", job.stdout);
+    // collective, bytes, native, ours, ratio, predicted, ours/predicted, algorithm.
+    for row in rows {
+        let f: Vec<&str> = row.split_whitespace().collect();
+        let num = |i: usize| -> f64 { f[i].parse().unwrap_or_else(|_| panic!("{row}")) };
+        let (ours, pred, over) = (num(3), num(5), num(6));
+        assert!(pred.is_finite() && pred > 0.0, "{row}");
+        assert!(
+            (over - ours / pred).abs() <= 0.01 + 0.01 * over,
+            "ours/pred {over} is not {ours} / {pred}: {row}"
+        );
+    }
 }
 
 /// The CLI's `run`, on MPI: the same report as `hypercomm run --backend threads`.

@@ -627,9 +627,15 @@ fn vs_native(
     if me == 0 {
         println!("# hypercomm over MPI vs native MPI, {k} ranks, u64 elements, algo {algo}");
         println!("# times: mean µs per call (max over ranks)");
+        let c = comm.calibration();
         println!(
-            "{:<14}{:>10}{:>14}{:>12}{:>8}  algorithm",
-            "collective", "bytes", "native µs", "ours µs", "ratio"
+            "# predicted: cost model of the algorithm that ran, β = {:e} s, τ = {:e} s/B \
+             (the calibration this run uses), plus its local copies at τ per byte",
+            c.beta, c.tau
+        );
+        println!(
+            "{:<14}{:>10}{:>14}{:>12}{:>8}{:>12}{:>11}  algorithm",
+            "collective", "bytes", "native µs", "ours µs", "ratio", "pred µs", "ours/pred"
         );
     }
     for name in ops {
@@ -706,18 +712,51 @@ fn vs_native(
                 Err(e) => return Err(e.into()),
             };
             if me == 0 {
+                let pred = predicted(op, k as u32, m, ran, comm.calibration());
+                let (pred_us, over) = match pred {
+                    Some(p) if p > 0.0 => (
+                        format!("{:.2}", p * 1e6),
+                        format!("{:.2}", ours / (p * 1e6)),
+                    ),
+                    _ => ("-".into(), "-".into()),
+                };
                 println!(
-                    "{:<14}{:>10}{:>14.2}{:>12.2}{:>8.2}  {ran}",
+                    "{:<14}{:>10}{:>14.2}{:>12.2}{:>8.2}{:>12}{:>11}  {ran}",
                     op.name(),
                     bytes,
                     native,
                     ours,
-                    ours / native
+                    ours / native,
+                    pred_us,
+                    over
                 );
             }
         }
     }
     Ok(())
+}
+
+/// The cost model's time (seconds) of the registry algorithm `ran` for `op` (root 0) on
+/// `k` ranks with `m` u64 elements per block, as `hypercomm bench` predicts it
+/// ([`hypercomm_cli::runtime::predict`]); `None` for a name the registry does not know.
+fn predicted(
+    op: OpKind,
+    k: u32,
+    m: usize,
+    ran: &str,
+    calibration: hypercomm_rt::Calibration,
+) -> Option<f64> {
+    let c = hypercomm::collective::Collective::new(op, k, Some(0), None, None).ok()?;
+    let algo = algorithms::find(op, ran)?;
+    hypercomm_cli::runtime::predict(
+        c,
+        k,
+        m as u64,
+        8,
+        algo,
+        hypercomm::algorithms::Packets::Opt,
+        calibration,
+    )
 }
 
 fn run_native(world: &SimpleCommunicator, op: OpKind, input: &[u64], output: &mut [u64]) {
