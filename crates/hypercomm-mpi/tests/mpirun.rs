@@ -520,3 +520,45 @@ fn examples_detect_a_wrong_result() {
         );
     }
 }
+
+/// `hypercomm-mpi calibrate` writes a calibration file of the MPI backend that the
+/// runtime parses; one rank is bad input (exit 2), not a hang.
+#[test]
+fn calibrate_writes_an_mpi_calibration() {
+    let file = std::env::temp_dir().join(format!("hc-mpi-calib-{}.conf", std::process::id()));
+    let fs = file.display().to_string();
+    for (pattern, name) in [("exchange", "exchange"), ("pingpong", "ping-pong")] {
+        let job = mpirun(
+            2,
+            &[
+                "calibrate",
+                "--pattern",
+                pattern,
+                "--max-size",
+                "1024",
+                "--reps",
+                "10",
+                "--output",
+                &fs,
+            ],
+            Duration::from_secs(60),
+        );
+        assert_eq!(job.code, Some(0), "{}\n{}", job.stdout, job.stderr);
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(
+            text.contains(&format!("mpi backend: 2 ranks, {name} at 6 sizes")),
+            "{text}"
+        );
+        let c = hypercomm_rt::Calibration::parse(&text).unwrap();
+        assert!(c.beta > 0.0 && c.tau >= 0.0, "{c:?}");
+        assert!(
+            job.stdout.contains(&format!("saved  {fs}")),
+            "{}",
+            job.stdout
+        );
+    }
+    let _ = std::fs::remove_file(&file);
+    let job = mpirun(1, &["calibrate", "--output", &fs], Duration::from_secs(60));
+    assert_eq!(job.code, Some(2), "{}\n{}", job.stdout, job.stderr);
+    assert!(job.stderr.contains("pair of ranks"), "{}", job.stderr);
+}

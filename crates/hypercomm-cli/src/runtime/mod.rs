@@ -345,9 +345,10 @@ pub fn predict(
     predict_with(c, k, len, elem_bytes, algo, packets, calibration, false)
 }
 
-/// [`predict`] of the in-place form when `in_place`: `in` lies in `out` at
-/// [`in_place_offset`], and a local copy onto itself (the all-gather's own block) costs
-/// nothing, as the runtime skips it.
+/// [`predict`] of the in-place form when `in_place` (always for a broadcast, which the
+/// API runs in place): `in` lies in `out` at [`in_place_offset`], and a local copy onto
+/// itself (the all-gather's own block, a broadcast root's) costs nothing, as the runtime
+/// skips it.
 #[allow(clippy::too_many_arguments)]
 pub fn predict_with(
     c: Collective,
@@ -369,6 +370,8 @@ pub fn predict_with(
     let model = calibration.model(elem_bytes);
     let schedule = algo.build(&problem, &Params { packets, model }).ok()?;
     let t = cost::simulate(&topology, schedule.as_ref(), &model).time;
+    // A broadcast always runs in place (`broadcast_into` takes one buffer).
+    let in_place = in_place || matches!(c, Collective::Broadcast { .. });
     let alias = |r: Rank| in_place.then(|| in_place_offset(c, r, len as usize) as u64);
     let t =
         t + local_elements(schedule.as_ref(), alias) as f64 * elem_bytes as f64 * calibration.tau;
@@ -474,6 +477,18 @@ mod tests {
                 .unwrap()
             });
             assert!((in_place - messages).abs() <= 1e-12 * messages, "k {k}");
+            // A broadcast runs in place: its root's copy onto itself is not priced.
+            let bcast = Collective::Broadcast { root: 0 };
+            let sbt = algorithms::find(OpKind::Broadcast, "binomial").unwrap();
+            let problem = Problem {
+                collective: bcast,
+                ..problem
+            };
+            let s = sbt.build(&problem, &params).unwrap();
+            assert_eq!(local_elements(s.as_ref(), |_| None), len, "the root's copy");
+            let alone = cost::simulate(&topology, s.as_ref(), &model).time;
+            let p = predict(bcast, k, len, 8, sbt, Packets::Count(1), calibration).unwrap();
+            assert!((p - alone).abs() <= 1e-12 * alone, "k {k}: {p} vs {alone}");
             let want = messages + len as f64 * 8.0 * 1e-9;
             assert!((got - want).abs() <= 1e-12 * want, "k {k}: {got} vs {want}");
         }

@@ -26,7 +26,7 @@ use hypercomm::algorithms;
 use hypercomm::collective::OpKind;
 use hypercomm::schedule::Rank;
 use hypercomm::topology::Topology;
-use hypercomm_cli::args::{BenchArgs, RtRunArgs};
+use hypercomm_cli::args::{BenchArgs, CalibratePattern, RtRunArgs};
 use hypercomm_mpi::{exit_watchdog, Config, Failure, Mpi};
 use hypercomm_rt::{Algo, Comm, Error, Op};
 use mpi::collective::SystemOperation;
@@ -101,6 +101,25 @@ enum Command {
         harmless: bool,
     },
     /// Time ours against native MPI over OSU-style sizes.
+    /// β and τ of the MPI backend, measured as `hypercomm calibrate` measures the
+    /// threads backend (pairs (0, 1), (2, 3), … at once; rank 0 reports its pair), saved
+    /// for `run`, `bench` and `vs-native`, which read `$HYPERCOMM_CALIBRATION`.
+    Calibrate {
+        #[command(flatten)]
+        common: Common,
+        /// `exchange` (both ranks send and receive at once) or `pingpong`.
+        #[arg(long, value_enum, value_name = "P", default_value_t = CalibratePattern::Exchange)]
+        pattern: CalibratePattern,
+        /// Largest size in bytes (powers of 4 from 1 B).
+        #[arg(long, value_name = "B", default_value_t = 4 << 20)]
+        max_size: u64,
+        /// Repetitions per size [default: 5000 for small sizes down to 50].
+        #[arg(long, value_name = "N")]
+        reps: Option<u64>,
+        /// Where to save [default: $HYPERCOMM_CALIBRATION, else the user's config path].
+        #[arg(long, value_name = "FILE")]
+        output: Option<std::path::PathBuf>,
+    },
     VsNative {
         #[command(flatten)]
         common: Common,
@@ -190,6 +209,20 @@ fn main() -> ExitCode {
                 }
             }),
         ),
+        Command::Calibrate {
+            common,
+            pattern,
+            max_size,
+            reps,
+            output,
+        } => calibrate(
+            &world,
+            config(common),
+            *pattern,
+            *max_size,
+            *reps,
+            output.clone(),
+        ),
         Command::VsNative {
             common,
             ops,
@@ -227,6 +260,79 @@ fn ranks_match(world: &SimpleCommunicator, ranks: u64) -> Option<i32> {
 }
 
 /// A rank's failure, printed; the exit code.
+/// `hypercomm-mpi calibrate`: exit 0 with the file written by rank 0, 2 on bad input,
+/// 1 if a rank failed.
+fn calibrate(
+    world: &SimpleCommunicator,
+    config: Config,
+    pattern: CalibratePattern,
+    max_size: u64,
+    reps: Option<u64>,
+    output: Option<std::path::PathBuf>,
+) -> i32 {
+    use hypercomm_cli::runtime::calibrate as cal;
+    let me = world.rank();
+    let bad = |what: String| {
+        if me == 0 {
+            cli::say(format!("error: {what}\n"));
+        }
+        i32::from(hypercomm_cli::EXIT_BAD_INPUT)
+    };
+    if world.size() < 2 {
+        return bad("calibrate needs a pair of ranks: run it under mpirun -n 2 or more".into());
+    }
+    if reps == Some(0) {
+        return bad("invalid --reps: 0; valid: a whole number ≥ 1".into());
+    }
+    let Some(path) = output.or(cal::CalibrationSource::from_env().path) else {
+        return bad(
+            "no default calibration path (neither HYPERCOMM_CALIBRATION, XDG_CONFIG_HOME \
+             nor HOME is set): pass --output FILE"
+                .into(),
+        );
+    };
+    let pattern = match pattern {
+        CalibratePattern::Exchange => cal::Pattern::Exchange,
+        CalibratePattern::Pingpong => cal::Pattern::PingPong,
+    };
+    let sizes = cal::sizes(usize::try_from(max_size).unwrap_or(usize::MAX));
+    let reps = |bytes: usize| reps.unwrap_or_else(|| cal::default_reps(bytes));
+    let outcome = hypercomm_mpi::run(world, &config, |comm| {
+        cal::calibrate_rank_with(comm, &sizes, &reps, pattern)
+    });
+    let points = match outcome {
+        Ok(p) => p,
+        Err(f) => {
+            cli::say(format!("hypercomm-mpi: rank {me}: {f}\n"));
+            return 1;
+        }
+    };
+    if me != 0 {
+        return 0;
+    }
+    let fitted = cal::fit(&points);
+    let text = cal::file_text(fitted, "mpi", world.size() as u32, pattern, &points);
+    let written = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| std::fs::write(&path, text));
+    if let Err(e) = written {
+        cli::say(format!("error: cannot write {}: {e}\n", path.display()));
+        return 1;
+    }
+    for p in &points {
+        println!("{:>10} B  {:.3} µs", p.bytes, p.time * 1e6);
+    }
+    println!(
+        "beta   {:e} s\ntau    {:e} s/B\nsaved  {}",
+        fitted.beta,
+        fitted.tau,
+        path.display()
+    );
+    0
+}
+
 fn report<E: std::fmt::Display>(me: i32, outcome: Result<(), Failure<E>>) -> i32 {
     match outcome {
         Ok(()) => 0,
