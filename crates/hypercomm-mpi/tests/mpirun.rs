@@ -35,9 +35,28 @@ fn mpirun(ranks: u32, args: &[&str], limit: Duration) -> Job {
 
 /// `mpirun -n ranks exe args…`, killed after `limit`.
 fn mpirun_exe(exe: &Path, ranks: u32, args: &[&str], limit: Duration) -> Job {
+    mpirun_env(exe, ranks, args, &[], limit)
+}
+
+/// `mpirun -n ranks exe args…` with `env` set (and exported to the ranks with `-x`;
+/// a value of `None` removes the variable), killed after `limit`.
+fn mpirun_env(
+    exe: &Path,
+    ranks: u32,
+    args: &[&str],
+    env: &[(&str, Option<&Path>)],
+    limit: Duration,
+) -> Job {
     let _one = ONE_JOB_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let start = Instant::now();
-    let mut child = Command::new("mpirun")
+    let mut cmd = Command::new("mpirun");
+    for (name, value) in env {
+        match value {
+            Some(v) => cmd.env(name, v).args(["-x", name]),
+            None => cmd.env_remove(name),
+        };
+    }
+    let mut child = cmd
         .args(["--oversubscribe", "--mca", "mpi_yield_when_idle", "1"])
         .args(["-n", &ranks.to_string()])
         .arg(exe)
@@ -313,6 +332,109 @@ fn vs_native_prints_a_ratio_per_size() {
             "ours/pred {over} is not {ours} / {pred}: {row}"
         );
     }
+}
+
+/// The rows of a `vs-native` table as (ours µs, pred µs, ours/pred), after checking
+/// that the header has the prediction's columns: collective, bytes, native, ours, ratio,
+/// predicted, ours/predicted, algorithm.
+fn vs_native_predictions(stdout: &str) -> Vec<(f64, f64, f64)> {
+    let header = stdout
+        .lines()
+        .find(|l| l.starts_with("collective"))
+        .unwrap_or_else(|| panic!("no header:\n{stdout}"));
+    let columns: Vec<&str> = header.split("  ").map(str::trim).collect();
+    for c in ["native µs", "ours µs", "ratio", "pred µs", "ours/pred"] {
+        assert!(columns.contains(&c), "no `{c}` column: {header}");
+    }
+    stdout
+        .lines()
+        .filter(|l| l.starts_with("allreduce") || l.starts_with("allgather"))
+        .map(|row| {
+            let f: Vec<&str> = row.split_whitespace().collect();
+            assert_eq!(f.len(), 8, "{row}");
+            let num = |i: usize| -> f64 { f[i].parse().unwrap_or_else(|_| panic!("{row}")) };
+            let (ours, pred, over) = (num(3), num(5), num(6));
+            assert!(pred.is_finite() && pred > 0.0, "{row}");
+            // Both printed to 2 decimals: ours/pred within that rounding of ours / pred.
+            assert!(
+                (over - ours / pred).abs() <= 0.01 + 0.01 * over,
+                "ours/pred {over} is not {ours} / {pred}: {row}"
+            );
+            (ours, pred, over)
+        })
+        .collect()
+}
+
+/// `vs-native`'s prediction uses the calibration `bench` uses, and says which: the file
+/// at the default path (`$XDG_CONFIG_HOME/hypercomm/calibration.conf`) when there is
+/// one, the runtime's defaults when there is none, and a missing
+/// `$HYPERCOMM_CALIBRATION` file is bad input.
+#[test]
+fn vs_native_predicts_under_the_bench_calibration() {
+    let dir = std::env::temp_dir().join(format!("hc-mpi-vs-native-{}", std::process::id()));
+    let (saved, empty) = (dir.join("saved"), dir.join("empty"));
+    std::fs::create_dir_all(saved.join("hypercomm")).unwrap();
+    std::fs::create_dir_all(&empty).unwrap();
+    let file = saved.join("hypercomm").join("calibration.conf");
+    // τ = 0: every prediction is a whole number of start-ups of 10 µs.
+    std::fs::write(&file, "beta = 1e-5\ntau = 0\n").unwrap();
+    let exe = Path::new(env!("CARGO_BIN_EXE_hypercomm-mpi"));
+    let args = [
+        "vs-native",
+        "--ops",
+        "allreduce,allgather",
+        "--max-bytes",
+        "16",
+        "--iters",
+        "4",
+    ];
+    let run = |xdg: &Path, calibration: Option<&Path>| {
+        let env = [
+            ("HYPERCOMM_CALIBRATION", calibration),
+            ("XDG_CONFIG_HOME", Some(xdg)),
+            ("HOME", Some(empty.as_path())),
+        ];
+        mpirun_env(exe, 2, &args, &env, Duration::from_secs(60))
+    };
+
+    let job = run(&saved, None);
+    assert_eq!(job.code, Some(0), "{}\n{}", job.stdout, job.stderr);
+    assert!(
+        job.stdout.contains("β = 10.000 µs")
+            && job.stdout.contains(&format!("({})", file.display())),
+        "not the saved calibration:\n{}",
+        job.stdout
+    );
+    let rows = vs_native_predictions(&job.stdout);
+    assert_eq!(rows.len(), 2 * 2, "{}", job.stdout);
+    for (_, pred, _) in rows {
+        let steps = pred / 10.0;
+        assert!(
+            steps >= 1.0 && (steps - steps.round()).abs() < 1e-3,
+            "{pred} µs is not a whole number of 10 µs start-ups:\n{}",
+            job.stdout
+        );
+    }
+
+    let job = run(&empty, None);
+    assert_eq!(job.code, Some(0), "{}\n{}", job.stdout, job.stderr);
+    assert!(
+        job.stdout.contains("(defaults: no calibration file)"),
+        "{}",
+        job.stdout
+    );
+    assert_eq!(vs_native_predictions(&job.stdout).len(), 2 * 2);
+
+    let missing = dir.join("missing.conf");
+    let job = run(&saved, Some(&missing));
+    assert_eq!(job.code, Some(2), "{}\n{}", job.stdout, job.stderr);
+    assert_eq!(
+        job.stderr.matches("missing.conf").count(),
+        1,
+        "{}",
+        job.stderr
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The CLI's `run`, on MPI: the same report as `hypercomm run --backend threads`.

@@ -14,7 +14,11 @@
 //!   leaves once it sent its last messages, which the others take after it left before
 //!   going on among themselves: no one fails (exit 0).
 //! - `vs-native`: OSU-style sizes, ours (auto or a named algorithm) against native MPI,
-//!   per collective, with the ratio.
+//!   per collective, with the ratio ours/native, the cost model's time of the algorithm
+//!   that ran (`pred µs`, as `bench` predicts it) and ours/pred. The calibration is the
+//!   one `bench` uses (`$HYPERCOMM_CALIBRATION`, else the default path if the file
+//!   exists, else the defaults); the header says which.
+//! - `calibrate`: β and τ of the MPI backend, saved where `bench` and `vs-native` read.
 
 mod cli;
 
@@ -100,10 +104,11 @@ enum Command {
         #[arg(long, requires = "leave")]
         harmless: bool,
     },
-    /// Time ours against native MPI over OSU-style sizes.
-    /// β and τ of the MPI backend, measured as `hypercomm calibrate` measures the
-    /// threads backend (pairs (0, 1), (2, 3), … at once; rank 0 reports its pair), saved
-    /// for `run`, `bench` and `vs-native`, which read `$HYPERCOMM_CALIBRATION`.
+    /// β and τ of the MPI backend, saved for `run`, `bench` and `vs-native`.
+    ///
+    /// Measured as `hypercomm calibrate` measures the threads backend (pairs (0, 1),
+    /// (2, 3), … at once; rank 0 reports its pair). `run`, `bench` and `vs-native` read
+    /// the file `$HYPERCOMM_CALIBRATION` names, else the default path if the file exists.
     Calibrate {
         #[command(flatten)]
         common: Common,
@@ -120,6 +125,11 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         output: Option<std::path::PathBuf>,
     },
+    /// Time ours against native MPI over OSU-style sizes, and the model's prediction.
+    ///
+    /// Columns: native µs, ours µs, ratio (ours/native), pred µs (the cost model's time
+    /// of the algorithm that ran, as `bench` predicts it, under the calibration `bench`
+    /// uses, named in the header) and ours/pred.
     VsNative {
         #[command(flatten)]
         common: Common,
@@ -229,12 +239,18 @@ fn main() -> ExitCode {
             algo,
             max_bytes,
             iters,
-        } => report(
-            me,
-            hypercomm_mpi::run(&world, &config(common), |comm| {
-                vs_native(comm, &world, ops, algo, *max_bytes, *iters)
-            }),
-        ),
+        } => match vs_native_calibration(me) {
+            // The calibration `bench` uses, for `auto` and for the prediction alike.
+            Ok(cal) => report(
+                me,
+                hypercomm_mpi::run(
+                    &world,
+                    &config(common).calibration(cal.calibration()),
+                    |comm| vs_native(comm, &world, &cal, ops, algo, *max_bytes, *iters),
+                ),
+            ),
+            Err(code) => code,
+        },
     };
     if code != 0 {
         // MPI_Finalize waits for every rank: bound it.
@@ -710,6 +726,19 @@ fn leave_harmlessly(comm: &mut Comm<Mpi>, leaver: Rank) -> Result<(), Stop> {
     Ok(())
 }
 
+/// The calibration `vs-native` uses, found as `bench` finds it
+/// ([`hypercomm_cli::threads::calibration`]: the file `$HYPERCOMM_CALIBRATION` names,
+/// else the default path if the file exists, else the runtime's defaults). A bad file is
+/// bad input (exit 2), said once by rank 0; every rank reads the same file and agrees.
+fn vs_native_calibration(me: i32) -> Result<hypercomm_cli::runtime::CalibrationInfo, i32> {
+    hypercomm_cli::threads::calibration().map_err(|e| {
+        if me == 0 {
+            cli::say(format!("error: {e}\n"));
+        }
+        i32::from(hypercomm_cli::EXIT_BAD_INPUT)
+    })
+}
+
 /// OSU-style: sizes in bytes, powers of two from 8 to `max_bytes`.
 fn sizes(max_bytes: usize) -> Vec<usize> {
     let mut s = Vec::new();
@@ -724,6 +753,7 @@ fn sizes(max_bytes: usize) -> Vec<usize> {
 fn vs_native(
     comm: &mut Comm<Mpi>,
     world: &SimpleCommunicator,
+    calibration: &hypercomm_cli::runtime::CalibrationInfo,
     ops: &[String],
     algo: &str,
     max_bytes: usize,
@@ -733,11 +763,10 @@ fn vs_native(
     if me == 0 {
         println!("# hypercomm over MPI vs native MPI, {k} ranks, u64 elements, algo {algo}");
         println!("# times: mean µs per call (max over ranks)");
-        let c = comm.calibration();
         println!(
-            "# predicted: cost model of the algorithm that ran, β = {:e} s, τ = {:e} s/B \
-             (the calibration this run uses), plus its local copies at τ per byte",
-            c.beta, c.tau
+            "# predicted: cost model of the algorithm that ran, {}, plus its local copies \
+             at τ per byte; ours/pred = ours µs / pred µs",
+            hypercomm_cli::runtime::output::calibration_line(calibration)
         );
         println!(
             "{:<14}{:>10}{:>14}{:>12}{:>8}{:>12}{:>11}  algorithm",
