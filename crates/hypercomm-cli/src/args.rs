@@ -9,6 +9,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+pub use crate::runtime::calibrate::Pattern;
+
 /// `hypercomm`: collective-communication schedules on hypercubes, generated, verified
 /// and costed.
 #[derive(Debug, Parser)]
@@ -402,15 +404,6 @@ pub struct BenchArgs {
     pub format: BenchFormat,
 }
 
-/// How `hypercomm calibrate` measures a pair.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum CalibratePattern {
-    /// Both ranks send and receive at once (bidirectional).
-    Exchange,
-    /// One way and back (half the round trip).
-    Pingpong,
-}
-
 /// Arguments of `hypercomm calibrate`.
 #[derive(Debug, Args)]
 pub struct CalibrateArgs {
@@ -423,8 +416,8 @@ pub struct CalibrateArgs {
     /// How a pair measures: `exchange` (both ranks send and receive at once, as in every
     /// step of a collective) or `pingpong` (one way and back, one rank copying at a
     /// time).
-    #[arg(long, value_enum, value_name = "P", default_value_t = CalibratePattern::Exchange)]
-    pub pattern: CalibratePattern,
+    #[arg(long, value_enum, value_name = "P", default_value_t = Pattern::Exchange)]
+    pub pattern: Pattern,
     /// Where to save [default: $HYPERCOMM_CALIBRATION, else
     /// $XDG_CONFIG_HOME/hypercomm/calibration.conf, else
     /// ~/.config/hypercomm/calibration.conf].

@@ -11,7 +11,7 @@ use std::io::IsTerminal;
 use hypercomm_rt::threads::{self, Failure, RunError};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::args::{BenchArgs, BenchFormat, CalibrateArgs, CalibratePattern, Format, RtRunArgs};
+use crate::args::{BenchArgs, BenchFormat, CalibrateArgs, Format, RtRunArgs};
 use crate::runtime::calibrate::{self, CalibrationSource};
 use crate::runtime::output::{self, CalibrationReport};
 use crate::runtime::{self, BenchReport, CalibrationInfo, RunReport};
@@ -136,36 +136,16 @@ pub fn calibrate(args: &CalibrateArgs, io: &mut Io<'_>) -> Result<Outcome, CliEr
         }
         .into());
     }
-    if args.reps == Some(0) {
-        return Err(hypercomm::error::Error::InvalidParameter {
-            what: "--reps",
-            reason: "0; valid: a whole number ≥ 1".into(),
-        }
-        .into());
-    }
+    let path = calibrate::output_path(args.output.clone(), args.reps)?;
     let timeout = config::timeout(args.timeout)?;
-    let path = match (args.output.clone(), CalibrationSource::from_env().path) {
-        (Some(p), _) | (None, Some(p)) => p,
-        (None, None) => {
-            return Err(hypercomm::error::Error::MissingParameter(
-                "no default calibration path (neither HYPERCOMM_CALIBRATION, XDG_CONFIG_HOME \
-                 nor HOME is set): pass --output FILE"
-                    .into(),
-            )
-            .into())
-        }
-    };
     let sizes = calibrate::sizes(usize::try_from(args.max_size).unwrap_or(usize::MAX));
     let reps = |bytes: usize| args.reps.unwrap_or_else(|| calibrate::default_reps(bytes));
     let tcfg = threads::Config::new(k)
         .timeout(timeout)
         .calibration(hypercomm_rt::Calibration::default());
-    let pattern = match args.pattern {
-        CalibratePattern::Exchange => calibrate::Pattern::Exchange,
-        CalibratePattern::Pingpong => calibrate::Pattern::PingPong,
-    };
+    let pattern = args.pattern;
     let per_rank = match threads::run_with(&tcfg, |comm| {
-        calibrate::calibrate_rank_with(comm, &sizes, &reps, pattern)
+        calibrate::calibrate_rank(comm, &sizes, &reps, pattern)
     }) {
         Ok(r) => r,
         Err(e) => return failed(e, io),
@@ -173,13 +153,7 @@ pub fn calibrate(args: &CalibrateArgs, io: &mut Io<'_>) -> Result<Outcome, CliEr
     let points = calibrate::average(&per_rank);
     let fitted = calibrate::fit(&points);
     let text = calibrate::file_text(fitted, BACKEND, k, pattern, &points);
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|source| CliError::WriteFile {
-            path: path.clone(),
-            source,
-        })?;
-    }
-    std::fs::write(&path, text).map_err(|source| CliError::WriteFile {
+    calibrate::save(&path, &text).map_err(|source| CliError::WriteFile {
         path: path.clone(),
         source,
     })?;

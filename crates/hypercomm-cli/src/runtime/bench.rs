@@ -33,7 +33,7 @@ use hypercomm_rt::{Comm, Transport};
 use serde::Serialize;
 
 use super::{
-    barrier, buffer_lens, in_place_offset, invoke, invoke_in_place, predict_with, AlgoChoice,
+    barrier, buffer_lens, in_place_offset, invoke, invoke_in_place, predict, AlgoChoice,
     CalibrationInfo, ReduceOp,
 };
 
@@ -313,7 +313,7 @@ impl BenchReport {
                     memcpy = p.memcpy.map(|b| b / 1e9);
                 }
                 let predicted = super::registry_entry(kind, p.algorithm).and_then(|a| {
-                    predict_with(
+                    predict(
                         c,
                         k,
                         p.size as u64,

@@ -50,13 +50,14 @@ pub fn default_reps(bytes: usize) -> u64 {
     ((256usize << 20) / bytes.max(1)).clamp(50, 5000) as u64
 }
 
-/// How a pair of ranks measures a transfer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+/// How a pair of ranks measures a transfer (`--pattern` of both `calibrate` commands).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum Pattern {
-    /// Both ranks send and receive at once; one-way time = the exchange.
+    /// Both ranks send and receive at once (bidirectional); one-way time = the exchange.
     Exchange,
-    /// One way, then back; one-way time = half the round trip.
+    /// One way and back; one-way time = half the round trip.
+    #[value(name = "pingpong")]
     PingPong,
 }
 
@@ -70,19 +71,10 @@ impl Pattern {
     }
 }
 
-/// [`calibrate_rank_with`] in the ping-pong pattern.
-pub fn calibrate_rank<X: Transport>(
-    comm: &mut Comm<X>,
-    sizes: &[usize],
-    reps: &dyn Fn(usize) -> u64,
-) -> hypercomm_rt::Result<Vec<PingPong>> {
-    calibrate_rank_with(comm, sizes, reps, Pattern::PingPong)
-}
-
 /// Rank `comm.rank()`'s part: `pattern` with its partner at every size, `reps(size)`
 /// repetitions each after two untimed ones, each timed. The even rank of each pair
 /// returns its one-way times; odd ranks, and the last rank of an odd count, return none.
-pub fn calibrate_rank_with<X: Transport>(
+pub fn calibrate_rank<X: Transport>(
     comm: &mut Comm<X>,
     sizes: &[usize],
     reps: &dyn Fn(usize) -> u64,
@@ -178,6 +170,38 @@ pub fn fit(points: &[PingPong]) -> Calibration {
         beta: beta.max(0.0),
         tau: tau.max(0.0),
     }
+}
+
+/// Where `calibrate` saves, after checking `--reps`: `output`, else the default
+/// ([`CalibrationSource::from_env`]); an error when neither names a path.
+pub fn output_path(
+    output: Option<PathBuf>,
+    reps: Option<u64>,
+) -> Result<PathBuf, hypercomm::error::Error> {
+    use hypercomm::error::Error;
+    if reps == Some(0) {
+        return Err(Error::InvalidParameter {
+            what: "--reps",
+            reason: "0; valid: a whole number ≥ 1".into(),
+        });
+    }
+    output
+        .or(CalibrationSource::from_env().path)
+        .ok_or_else(|| {
+            Error::MissingParameter(
+                "no default calibration path (neither HYPERCOMM_CALIBRATION, XDG_CONFIG_HOME \
+             nor HOME is set): pass --output FILE"
+                    .into(),
+            )
+        })
+}
+
+/// Write `text` to `path`, creating its directory.
+pub fn save(path: &Path, text: &str) -> std::io::Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(path, text)
 }
 
 /// The text of a calibration file.

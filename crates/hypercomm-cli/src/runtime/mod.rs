@@ -333,24 +333,13 @@ pub fn barrier<X: Transport>(comm: &mut Comm<X>) -> hypercomm_rt::Result<()> {
 /// what a received byte does (on the threads backend both are one `memcpy`), so the
 /// prediction adds the local bytes of the rank with the most, at τ per byte: at 16 MiB
 /// on 2 ranks the all-gather's own-block copy is as long as its one exchange.
-pub fn predict(
-    c: Collective,
-    k: u32,
-    len: u64,
-    elem_bytes: usize,
-    algo: &Algorithm,
-    packets: Packets,
-    calibration: Calibration,
-) -> Option<f64> {
-    predict_with(c, k, len, elem_bytes, algo, packets, calibration, false)
-}
-
-/// [`predict`] of the in-place form when `in_place` (always for a broadcast, which the
-/// API runs in place): `in` lies in `out` at [`in_place_offset`], and a local copy onto
-/// itself (the all-gather's own block, a broadcast root's) costs nothing, as the runtime
-/// skips it.
+///
+/// With `in_place` (always for a broadcast, which the API runs in place) the form
+/// timed is the in-place one: `in` lies in `out` at [`in_place_offset`], and a local
+/// copy onto itself (the all-gather's own block, a broadcast root's) costs nothing, as
+/// the runtime skips it.
 #[allow(clippy::too_many_arguments)]
-pub fn predict_with(
+pub fn predict(
     c: Collective,
     k: u32,
     len: u64,
@@ -464,7 +453,7 @@ mod tests {
             let messages = cost::simulate(&topology, schedule.as_ref(), &model).time;
             let [got, in_place] = [false, true].map(|in_place| {
                 let at = Packets::Count(1);
-                predict_with(
+                predict(
                     Collective::Allgather,
                     k,
                     len,
@@ -487,7 +476,8 @@ mod tests {
             let s = sbt.build(&problem, &params).unwrap();
             assert_eq!(local_elements(s.as_ref(), |_| None), len, "the root's copy");
             let alone = cost::simulate(&topology, s.as_ref(), &model).time;
-            let p = predict(bcast, k, len, 8, sbt, Packets::Count(1), calibration).unwrap();
+            let p = predict(bcast, k, len, 8, sbt, Packets::Count(1), calibration, false);
+            let p = p.unwrap();
             assert!((p - alone).abs() <= 1e-12 * alone, "k {k}: {p} vs {alone}");
             let want = messages + len as f64 * 8.0 * 1e-9;
             assert!((got - want).abs() <= 1e-12 * want, "k {k}: {got} vs {want}");

@@ -293,6 +293,7 @@ impl RunReport {
                 a,
                 cfg.packets,
                 calibration.calibration(),
+                false,
             )
         });
         let (root, src, dst) = match c {

@@ -27,8 +27,9 @@ pub fn say(text: String) {
     std::io::stderr().write_all(text.as_bytes()).ok();
 }
 
-/// Validate on every rank (all reach the same verdict); rank 0 prints the error.
-fn prepare<T>(
+/// Validate on every rank (all reach the same verdict) and load the calibration `bench`
+/// uses ([`hypercomm_cli::threads::calibration`]); rank 0 prints the error (exit 2).
+pub fn prepare<T>(
     me: i32,
     f: impl FnOnce() -> Result<T, CliError>,
 ) -> Result<(T, CalibrationInfo), i32> {

@@ -30,7 +30,7 @@ use hypercomm::algorithms;
 use hypercomm::collective::OpKind;
 use hypercomm::schedule::Rank;
 use hypercomm::topology::Topology;
-use hypercomm_cli::args::{BenchArgs, CalibratePattern, RtRunArgs};
+use hypercomm_cli::args::{BenchArgs, Pattern, RtRunArgs};
 use hypercomm_mpi::{exit_watchdog, Config, Failure, Mpi};
 use hypercomm_rt::{Algo, Comm, Error, Op};
 use mpi::collective::SystemOperation;
@@ -113,8 +113,8 @@ enum Command {
         #[command(flatten)]
         common: Common,
         /// `exchange` (both ranks send and receive at once) or `pingpong`.
-        #[arg(long, value_enum, value_name = "P", default_value_t = CalibratePattern::Exchange)]
-        pattern: CalibratePattern,
+        #[arg(long, value_enum, value_name = "P", default_value_t = Pattern::Exchange)]
+        pattern: Pattern,
         /// Largest size in bytes (powers of 4 from 1 B).
         #[arg(long, value_name = "B", default_value_t = 4 << 20)]
         max_size: u64,
@@ -239,9 +239,9 @@ fn main() -> ExitCode {
             algo,
             max_bytes,
             iters,
-        } => match vs_native_calibration(me) {
+        } => match cli::prepare(me, || Ok(())) {
             // The calibration `bench` uses, for `auto` and for the prediction alike.
-            Ok(cal) => report(
+            Ok(((), cal)) => report(
                 me,
                 hypercomm_mpi::run(
                     &world,
@@ -275,13 +275,12 @@ fn ranks_match(world: &SimpleCommunicator, ranks: u64) -> Option<i32> {
     Some(i32::from(hypercomm_cli::EXIT_BAD_INPUT))
 }
 
-/// A rank's failure, printed; the exit code.
 /// `hypercomm-mpi calibrate`: exit 0 with the file written by rank 0, 2 on bad input,
 /// 1 if a rank failed.
 fn calibrate(
     world: &SimpleCommunicator,
     config: Config,
-    pattern: CalibratePattern,
+    pattern: Pattern,
     max_size: u64,
     reps: Option<u64>,
     output: Option<std::path::PathBuf>,
@@ -297,24 +296,14 @@ fn calibrate(
     if world.size() < 2 {
         return bad("calibrate needs a pair of ranks: run it under mpirun -n 2 or more".into());
     }
-    if reps == Some(0) {
-        return bad("invalid --reps: 0; valid: a whole number ≥ 1".into());
-    }
-    let Some(path) = output.or(cal::CalibrationSource::from_env().path) else {
-        return bad(
-            "no default calibration path (neither HYPERCOMM_CALIBRATION, XDG_CONFIG_HOME \
-             nor HOME is set): pass --output FILE"
-                .into(),
-        );
-    };
-    let pattern = match pattern {
-        CalibratePattern::Exchange => cal::Pattern::Exchange,
-        CalibratePattern::Pingpong => cal::Pattern::PingPong,
+    let path = match cal::output_path(output, reps) {
+        Ok(p) => p,
+        Err(e) => return bad(e.to_string()),
     };
     let sizes = cal::sizes(usize::try_from(max_size).unwrap_or(usize::MAX));
     let reps = |bytes: usize| reps.unwrap_or_else(|| cal::default_reps(bytes));
     let outcome = hypercomm_mpi::run(world, &config, |comm| {
-        cal::calibrate_rank_with(comm, &sizes, &reps, pattern)
+        cal::calibrate_rank(comm, &sizes, &reps, pattern)
     });
     let points = match outcome {
         Ok(p) => p,
@@ -328,12 +317,7 @@ fn calibrate(
     }
     let fitted = cal::fit(&points);
     let text = cal::file_text(fitted, "mpi", world.size() as u32, pattern, &points);
-    let written = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .map_or(Ok(()), std::fs::create_dir_all)
-        .and_then(|()| std::fs::write(&path, text));
-    if let Err(e) = written {
+    if let Err(e) = cal::save(&path, &text) {
         cli::say(format!("error: cannot write {}: {e}\n", path.display()));
         return 1;
     }
@@ -349,6 +333,7 @@ fn calibrate(
     0
 }
 
+/// A rank's failure, printed; the exit code.
 fn report<E: std::fmt::Display>(me: i32, outcome: Result<(), Failure<E>>) -> i32 {
     match outcome {
         Ok(()) => 0,
@@ -726,19 +711,6 @@ fn leave_harmlessly(comm: &mut Comm<Mpi>, leaver: Rank) -> Result<(), Stop> {
     Ok(())
 }
 
-/// The calibration `vs-native` uses, found as `bench` finds it
-/// ([`hypercomm_cli::threads::calibration`]: the file `$HYPERCOMM_CALIBRATION` names,
-/// else the default path if the file exists, else the runtime's defaults). A bad file is
-/// bad input (exit 2), said once by rank 0; every rank reads the same file and agrees.
-fn vs_native_calibration(me: i32) -> Result<hypercomm_cli::runtime::CalibrationInfo, i32> {
-    hypercomm_cli::threads::calibration().map_err(|e| {
-        if me == 0 {
-            cli::say(format!("error: {e}\n"));
-        }
-        i32::from(hypercomm_cli::EXIT_BAD_INPUT)
-    })
-}
-
 /// OSU-style: sizes in bytes, powers of two from 8 to `max_bytes`.
 fn sizes(max_bytes: usize) -> Vec<usize> {
     let mut s = Vec::new();
@@ -891,6 +863,7 @@ fn predicted(
         algo,
         hypercomm::algorithms::Packets::Opt,
         calibration,
+        false,
     )
 }
 
