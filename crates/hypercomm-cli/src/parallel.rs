@@ -1,5 +1,6 @@
-//! Streaming rounds simulation split over the machine's cores. The library never spawns
-//! threads (its invariant); it offers `RoundsPartial`, and the binary decides how many
+//! Streaming rounds simulation and verification split over the machine's cores. The
+//! library spawns no threads of its own accord (its invariant): it offers
+//! `RoundsPartial` and `verify::Options::threads`, and the binary decides how many
 //! threads to use.
 
 use hypercomm::cost::model::{Model, Timing};
@@ -9,6 +10,21 @@ use hypercomm::topology::Topology;
 
 /// Below this many ranks one thread is faster than starting several.
 const MIN_RANKS_PER_THREAD: u32 = 4096;
+
+/// Below this many ranks verification runs on the caller's thread (its steps are too
+/// small to split: see `verify::Options::parallel_from`).
+const MIN_RANKS_TO_VERIFY_SPLIT: u32 = 1024;
+
+/// How the binary verifies a schedule of `k` ranks: on every core from
+/// [`MIN_RANKS_TO_VERIFY_SPLIT`] ranks on, else on one thread. The verdict is the same
+/// either way.
+pub fn verify_options(k: u32) -> hypercomm::verify::Options {
+    if k >= MIN_RANKS_TO_VERIFY_SPLIT {
+        hypercomm::verify::Options::all_cores()
+    } else {
+        hypercomm::verify::Options::default()
+    }
+}
 
 /// [`cost::simulate`], with the ranks of a `rounds` simulation split over the cores.
 pub fn simulate(topo: &Topology, schedule: &dyn Schedule, model: &Model) -> Report {

@@ -216,7 +216,10 @@ pub fn evaluate_programs(
     strict: Option<Strictness>,
 ) {
     if let Some(strict) = strict {
-        report.set_verdict(verify::verify_programs(problem, progs, steps, strict));
+        let opts = crate::parallel::verify_options(progs.len() as u32);
+        report.set_verdict(verify::verify_programs_with(
+            problem, progs, steps, strict, opts,
+        ));
     }
     let malformed = matches!(&report.violation,
         Some(v) if v.violation.kind == ViolationKind::MalformedProgram);
@@ -253,7 +256,13 @@ pub fn run(cfg: &RunConfig) -> Result<RunReport, Error> {
         // Verification streams the steps (one step of every rank in memory), then the
         // rounds simulation streams the ranks.
         if cfg.verify {
-            report.set_verdict(verify::verify(problem, schedule.as_ref(), cfg.strictness));
+            let opts = crate::parallel::verify_options(nodes);
+            report.set_verdict(verify::verify_with(
+                problem,
+                schedule.as_ref(),
+                cfg.strictness,
+                opts,
+            ));
         }
         let malformed = matches!(&report.violation,
             Some(v) if v.violation.kind == ViolationKind::MalformedProgram);

@@ -1,5 +1,6 @@
 //! Times building and verifying one registry algorithm:
-//! `cargo run --release -p hypercomm --example verify_time -- allgather tea2 12 7`.
+//! `cargo run --release -p hypercomm --example verify_time -- allgather tea2 12 7 [THREADS]`
+//! (THREADS: 1 by default; `verify::Options::threads`).
 //!
 //! Verification streams every rank's program step by step (`verify::verify`), so the
 //! generation of the steps is part of the verify time and the peak memory is that of
@@ -40,7 +41,9 @@ fn main() {
         .unwrap();
     println!("build {:.2}s", t.elapsed().as_secs_f64());
     let t = Instant::now();
-    let r = hypercomm::verify::verify(problem, s.as_ref(), Strictness::default());
+    let threads = a.get(5).map_or(1, |t| t.parse().unwrap());
+    let opts = hypercomm::verify::Options::default().threads(threads);
+    let r = hypercomm::verify::verify_with(problem, s.as_ref(), Strictness::default(), opts);
     println!("verify {:.2}s: {:?}", t.elapsed().as_secs_f64(), r.err());
     let t = Instant::now();
     let regions: usize = (0..s.nodes())

@@ -12,7 +12,8 @@ use hypercomm::collective::{Collective, OpKind};
 use hypercomm::schedule::{materialize, Program, Rank, Schedule, Step, StepStream};
 use hypercomm::topology::Topology;
 use hypercomm::verify::{
-    verify, verify_programs, verify_promoting_at, Problem, Strictness, ViolationKind,
+    verify, verify_programs, verify_programs_with, verify_with, Options, Problem, Strictness,
+    ViolationKind,
 };
 
 #[test]
@@ -251,8 +252,30 @@ fn sparse_streaming_finds_the_same_first_violation_as_whole_programs() {
                     );
                     assert_eq!(v, w, "{name}: op {i} of step {t} at {rank}");
                     // And with every buffer in cell form from its first write on.
-                    let c = verify_promoting_at(problem, &b, Strictness::default(), 1);
+                    let cells = Options::default().promote_at(1);
+                    let c = verify_with(problem, &b, Strictness::default(), cells);
                     assert_eq!(v, c, "{name}: op {i} of step {t} at {rank}, cell form");
+                    // And on 3 threads, every step split between them (ranks cut into
+                    // parts of about a third of the regions each): the same violation.
+                    for threads in [2, 3] {
+                        let par = Options::default().threads(threads).parallel_from(0);
+                        let p = verify_with(problem, &b, Strictness::default(), par);
+                        assert_eq!(
+                            v, p,
+                            "{name}: op {i} of step {t} at {rank}, {threads} threads"
+                        );
+                        let p = verify_programs_with(
+                            problem,
+                            &progs,
+                            b.steps(),
+                            Strictness::default(),
+                            par,
+                        );
+                        assert_eq!(
+                            v, p,
+                            "{name}: op {i} of step {t} at {rank}, {threads} threads, programs"
+                        );
+                    }
                     broken += 1;
                 }
             }

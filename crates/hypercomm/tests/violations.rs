@@ -20,7 +20,9 @@ use hypercomm::error::Error;
 use hypercomm::schedule::json::Document;
 use hypercomm::schedule::{materialize, Action, Buf, Op, Program, Rank, Region, Step};
 use hypercomm::topology::Topology;
-use hypercomm::verify::{verify_programs, Problem, Strictness, Violation, ViolationKind};
+use hypercomm::verify::{
+    verify_programs, verify_programs_with, Options, Problem, Strictness, Violation, ViolationKind,
+};
 
 const M: u64 = 4;
 
@@ -81,7 +83,15 @@ fn check(
         len: m,
         commutative,
     };
-    verify_programs(problem, progs, steps, strict)
+    let v = verify_programs(problem, progs, steps, strict);
+    // Every step split between 2 and between 3 threads: the same verdict, the same
+    // first violation.
+    for threads in [2, 3] {
+        let opts = Options::default().threads(threads).parallel_from(0);
+        let w = verify_programs_with(problem, progs, steps, strict, opts);
+        assert_eq!(v, w, "on {threads} threads");
+    }
+    v
 }
 
 /// Verify the broadcast `progs` with default strictness.

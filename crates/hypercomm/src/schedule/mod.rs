@@ -510,13 +510,13 @@ pub struct StepStream<'a> {
 enum Steps<'a> {
     /// Every step, idle ones included; `pos` of them yielded so far.
     Dense {
-        it: Box<dyn Iterator<Item = Step> + 'a>,
+        it: Box<dyn Iterator<Item = Step> + Send + 'a>,
         pos: usize,
     },
     /// The busy steps with their indices, of a program of `len` steps; `pos` steps
     /// (busy or idle) yielded so far, `next` the busy step read ahead.
     Sparse {
-        it: Box<dyn Iterator<Item = (usize, Step)> + 'a>,
+        it: Box<dyn Iterator<Item = (usize, Step)> + Send + 'a>,
         len: usize,
         pos: usize,
         next: Option<(usize, Step)>,
@@ -525,7 +525,7 @@ enum Steps<'a> {
 
 impl<'a> StepStream<'a> {
     /// The program of `rank` whose steps `steps` yields, in order.
-    pub fn new(rank: Rank, tmp_len: u64, steps: impl Iterator<Item = Step> + 'a) -> Self {
+    pub fn new(rank: Rank, tmp_len: u64, steps: impl Iterator<Item = Step> + Send + 'a) -> Self {
         StepStream {
             rank,
             tmp_len,
@@ -547,7 +547,7 @@ impl<'a> StepStream<'a> {
         rank: Rank,
         tmp_len: u64,
         len: usize,
-        busy: impl Iterator<Item = (usize, Step)> + 'a,
+        busy: impl Iterator<Item = (usize, Step)> + Send + 'a,
     ) -> Self {
         StepStream {
             rank,
@@ -570,7 +570,7 @@ impl<'a> StepStream<'a> {
         tmp_len: u64,
         phases: usize,
         per: usize,
-        mut fill: impl FnMut(usize, &mut Program) + 'a,
+        mut fill: impl FnMut(usize, &mut Program) + Send + 'a,
     ) -> Self {
         let mut prog = Program::new(rank, 0);
         let (mut p, mut i) = (0, per);

@@ -28,7 +28,7 @@ use crate::cost::model::{Duplex, Ports};
 use crate::schedule::{Action, Buf, Op, Program, Rank, Region, Schedule, Step, StepStream};
 use crate::topology::Topology;
 use state::{BufState, CombineError, Pattern, Piece, Pieces};
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 
 /// What kind of rule a schedule broke.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -127,22 +127,71 @@ struct Msg {
     len: u64,
 }
 
-/// The messages of one step by (sender, receiver), in the order sent, with the index of
-/// the next one to receive. Kept from step to step (cleared) to reuse its table.
+/// The messages of one step to the ranks of one [`Part`] by (sender, receiver), in the
+/// order sent, with the index of the next one to receive. Kept from step to step
+/// (cleared) to reuse its table.
 type Mail = FxHashMap<(Rank, Rank), (usize, SmallVec<[Msg; 1]>)>;
 
-struct Verifier<'a> {
+/// Messages sent in a step as (sender, receiver, message), in the order sent.
+type Outbox = Vec<(Rank, Rank, Msg)>;
+
+/// What the rules read and no rank writes: the problem, the rules, the buffers' lengths.
+struct Ctx<'a> {
     p: Problem<'a>,
     strict: Strictness,
     k: u32,
-    bufs: Vec<[BufState; 3]>,
     lens: Vec<[u64; 3]>,
+}
+
+/// The ranks `lo..lo + bufs.len()` that one thread verifies in a step: their symbolic
+/// buffers, those of them that act in the step (`busy`, in increasing order of rank),
+/// the messages they send by receiving part (`out`) and those they receive (`inbox`,
+/// filed into `mail`).
+struct Part<'b, 's> {
+    lo: Rank,
+    bufs: &'b mut [[BufState; 3]],
+    busy: &'b [(Rank, &'s Step)],
+    out: Vec<Outbox>,
+    inbox: Vec<Outbox>,
     mail: Mail,
+    scratch: Scratch,
+}
+
+/// The race check's buffers, reused from rank to rank: a step's regions (with whether
+/// each is received, and from whom) and their sort keys.
+#[derive(Default)]
+struct Scratch {
+    all: Vec<(Region, bool, Rank)>,
+    order: Vec<u128>,
+}
+
+struct Verifier<'a> {
+    ctx: Ctx<'a>,
+    bufs: Vec<[BufState; 3]>,
+    /// One mail table and race scratch per part, reused from step to step.
+    mails: Vec<(Mail, Scratch)>,
+    opts: Options,
+    /// The threads of a parallel verification ([`Options::threads`] > 1).
+    pool: Option<rayon::ThreadPool>,
 }
 
 type Check<T = ()> = Result<T, Violation>;
 
-impl<'a> Verifier<'a> {
+/// `f` on every item, on the pool's threads when there is a pool and more than one
+/// item, else in order on this thread; the results in the order of the items.
+fn each<P: Send, R: Send>(
+    pool: Option<&rayon::ThreadPool>,
+    items: &mut [P],
+    f: impl Fn(&mut P) -> R + Sync + Send,
+) -> Vec<R> {
+    use rayon::prelude::*;
+    match pool {
+        Some(pool) if items.len() > 1 => pool.install(|| items.par_iter_mut().map(f).collect()),
+        _ => items.iter_mut().map(f).collect(),
+    }
+}
+
+impl Ctx<'_> {
     fn v(
         &self,
         kind: ViolationKind,
@@ -195,13 +244,21 @@ impl<'a> Verifier<'a> {
         Ok(())
     }
 
-    fn read(&self, s: usize, r: Rank, peer: Option<Rank>, regs: &[Region]) -> Check<Pieces> {
+    /// Read `regs` of rank `r`, whose buffers are `bufs`.
+    fn read(
+        &self,
+        bufs: &[BufState; 3],
+        s: usize,
+        r: Rank,
+        peer: Option<Rank>,
+        regs: &[Region],
+    ) -> Check<Pieces> {
         // One strided region, or equal regions at a constant stride (a gather list, as
         // ADEA's were), all in bounds (the last ends furthest): one strided read.
         if let Some((reg, seg)) = as_strided(regs) {
             if reg.check().is_ok() && reg.end() <= self.lens[r as usize][reg.buf.index()] {
                 let (buf, start, stride) = (reg.buf, reg.off, reg.stride);
-                return self.bufs[r as usize][buf.index()]
+                return bufs[buf.index()]
                     .read_strided(start, seg, stride, reg.count)
                     .map_err(|at| {
                         let j = (at - start) / stride;
@@ -225,7 +282,7 @@ impl<'a> Verifier<'a> {
         }
         let mut out = Pieces::new();
         for reg in regs.iter().flat_map(Region::segments) {
-            match self.bufs[r as usize][reg.buf.index()].read_into(reg.off, reg.len, &mut out) {
+            match bufs[reg.buf.index()].read_into(reg.off, reg.len, &mut out) {
                 Ok(()) => {}
                 Err(at) => {
                     return Err(self.v(
@@ -266,9 +323,11 @@ impl<'a> Verifier<'a> {
         Ok(())
     }
 
-    /// Write `pieces` into the regions `into` of rank `r`.
+    /// Write `pieces` into the regions `into` of rank `r`, whose buffers are `bufs`.
+    #[allow(clippy::too_many_arguments)]
     fn write(
-        &mut self,
+        &self,
+        bufs: &mut [BufState; 3],
         s: usize,
         r: Rank,
         peer: Option<Rank>,
@@ -279,7 +338,7 @@ impl<'a> Verifier<'a> {
         // A message that is one piece, placed into equal regions at a constant stride
         // (ADEA's gather lists): one strided write.
         if let (Action::Place, [p], Some((reg, seg))) = (action, pieces, as_strided(into)) {
-            let buf = &mut self.bufs[r as usize][reg.buf.index()];
+            let buf = &mut bufs[reg.buf.index()];
             buf.place_strided(reg.off, seg, reg.stride, p);
             return Ok(());
         }
@@ -308,7 +367,7 @@ impl<'a> Verifier<'a> {
                 }
             }
             let commutative = self.p.commutative;
-            let buf = &mut self.bufs[r as usize][reg.buf.index()];
+            let buf = &mut bufs[reg.buf.index()];
             let res = match action {
                 Action::Place => {
                     buf.place(reg.off, &chunk);
@@ -357,7 +416,7 @@ impl<'a> Verifier<'a> {
 
     /// No receive may overlap a region the same step sends or another receive writes.
     /// Sort-and-sweep, O(R log R) in the regions R of the step.
-    fn races(&self, s: usize, r: Rank, step: &Step) -> Check {
+    fn races(&self, s: usize, r: Rank, step: &Step, scratch: &mut Scratch) -> Check {
         // A race needs a receive and a second region: most steps of most ranks (one
         // send and one receive of one region each, or nothing) are decided at once.
         let (mut regions, mut recv) = (0usize, false);
@@ -378,7 +437,9 @@ impl<'a> Verifier<'a> {
         // shows against the furthest-reaching send or receive seen before it. The
         // violation names the receive's region and source, whichever of the two
         // sorts first.
-        let mut all: Vec<(Region, bool, Rank)> = Vec::with_capacity(regions);
+        let Scratch { all, order } = scratch;
+        all.clear();
+        all.reserve(regions);
         for o in &step.ops {
             match o {
                 Op::Send { from, .. } => {
@@ -438,21 +499,25 @@ impl<'a> Verifier<'a> {
         // the stable sort merges such runs instead of sorting from scratch.
         // Taken buffer by buffer, so that a list alternating between `out` and `tmp`
         // (TEA1's receives) still gives two runs, not one per region.
-        let mut order: Vec<(u8, u64, u32)> = Vec::with_capacity(all.len());
+        order.clear();
         for buf in [Buf::In, Buf::Out, Buf::Tmp] {
             order.extend(
-                (0..)
-                    .zip(&all)
+                (0u32..)
+                    .zip(all.iter())
                     .filter(|(_, (r, _, _))| r.buf == buf)
-                    .map(|(i, (r, _, _))| (r.buf as u8, r.off, i)),
+                    .map(|(i, (r, _, _))| {
+                        (r.buf as u128) << 96 | (r.off as u128) << 32 | i as u128
+                    }),
             );
         }
-        order.sort();
+        // The keys are distinct (the index is in them): no need for a stable sort,
+        // which would allocate.
+        order.sort_unstable();
         // The furthest-reaching send and receive so far, each with its peer (the
         // send's is unused).
         let mut send_reach: Option<(Region, Rank)> = None;
         let mut recv_reach: Option<(Region, Rank)> = None;
-        for &(reg, is_recv, peer) in order.iter().map(|&(_, _, i)| &all[i as usize]) {
+        for &(reg, is_recv, peer) in order.iter().map(|&key| &all[key as u32 as usize]) {
             let hit = |x: &Option<(Region, Rank)>| {
                 x.filter(|(x, _)| x.buf == reg.buf && x.end() > reg.off)
             };
@@ -562,28 +627,20 @@ impl<'a> Verifier<'a> {
         Ok(())
     }
 
-    /// Execute step `s`; `busy` holds the step s of every rank with operations in it,
-    /// in increasing order of rank (the others are idle: most ranks in most steps of
-    /// SBA or SMG, which the callers never visit).
-    fn step(&mut self, s: usize, busy: &[(Rank, &Step)]) -> Check {
-        // 1. Sends read the state at the start of the step.
-        let mut mail = std::mem::take(&mut self.mail);
-        mail.clear();
-        let res = self.step_with(s, busy, &mut mail);
-        self.mail = mail;
-        res
-    }
-
-    fn step_with(&mut self, s: usize, busy: &[(Rank, &Step)], mail: &mut Mail) -> Check {
-        for &(r, step) in busy {
-            self.races(s, r, step)?;
+    /// Step 1 for the ranks of `part`: their races, port rules and sends, which read
+    /// the state at the start of the step. A message goes into `part.out[d]`, d the part
+    /// of its receiver (`starts`: each part's first rank).
+    fn sends(&self, s: usize, part: &mut Part<'_, '_>, starts: &[Rank]) -> Check {
+        for &(r, step) in part.busy {
+            self.races(s, r, step, &mut part.scratch)?;
             self.strict_rules(s, r, step)?;
+            let bufs = &part.bufs[(r - part.lo) as usize];
             for (i, op) in step.ops.iter().enumerate() {
                 if let Op::Send { to, from } = op {
                     for &q in to {
                         self.peer(s, r, q)?;
                     }
-                    let mut pieces = self.read(s, r, to.first().copied(), from)?;
+                    let mut pieces = self.read(bufs, s, r, to.first().copied(), from)?;
                     let len = op.message_len();
                     for (j, &q) in to.iter().enumerate() {
                         // The last peer takes the pieces, the others a copy.
@@ -592,17 +649,33 @@ impl<'a> Verifier<'a> {
                         } else {
                             pieces.clone()
                         };
-                        mail.entry((r, q)).or_default().1.push(Msg {
-                            from_step_op: (s, i),
-                            pieces,
-                            len,
-                        });
+                        let d = starts.partition_point(|&lo| lo <= q) - 1;
+                        part.out[d].push((
+                            r,
+                            q,
+                            Msg {
+                                from_step_op: (s, i),
+                                pieces,
+                                len,
+                            },
+                        ));
                     }
                 }
             }
         }
-        // 2. Receives take their messages in order.
-        for &(r, step) in busy {
+        Ok(())
+    }
+
+    /// Step 2 for the ranks of `part`: its receives take their messages (`part.inbox`,
+    /// filed into `part.mail` first) in order.
+    fn receives(&self, s: usize, part: &mut Part<'_, '_>) -> Check {
+        let mail = &mut part.mail;
+        mail.clear();
+        for msg in part.inbox.drain(..).flatten() {
+            mail.entry((msg.0, msg.1)).or_default().1.push(msg.2);
+        }
+        for &(r, step) in part.busy {
+            let bufs = &mut part.bufs[(r - part.lo) as usize];
             for op in &step.ops {
                 if let Op::Recv { from, into, action } = op {
                     self.peer(s, r, *from)?;
@@ -635,26 +708,17 @@ impl<'a> Verifier<'a> {
                             format!("receives {want} elements but {from} sends {} (its op {} of step {})", msg.len, msg.from_step_op.1, msg.from_step_op.0),
                         ));
                     }
-                    self.write(s, r, Some(*from), into, &msg.pieces, *action)?;
+                    self.write(bufs, s, r, Some(*from), into, &msg.pieces, *action)?;
                 }
             }
         }
-        if let Some(((a, b), _)) = mail
-            .iter()
-            .filter(|(_, (next, q))| *next < q.len())
-            .min_by_key(|(k, _)| **k)
-        {
-            return Err(self.v(
-                ViolationKind::UnmatchedSend,
-                s,
-                *a,
-                Some(*b),
-                None,
-                format!("{b} posts no receive from {a} for this message"),
-            ));
-        }
-        // 3. Local operations.
-        for &(r, step) in busy {
+        Ok(())
+    }
+
+    /// Step 3 for the ranks of `part`: their local operations.
+    fn locals(&self, s: usize, part: &mut Part<'_, '_>) -> Check {
+        for &(r, step) in part.busy {
+            let bufs = &mut part.bufs[(r - part.lo) as usize];
             for op in &step.ops {
                 if let Op::Local { from, into, action } = op {
                     self.writable(s, r, None, into)?;
@@ -668,19 +732,130 @@ impl<'a> Verifier<'a> {
                             format!("local op copies {} elements into {}", from.len, into.len),
                         ));
                     }
-                    let pieces = self.read(s, r, None, std::slice::from_ref(from))?;
-                    self.write(s, r, None, std::slice::from_ref(into), &pieces, *action)?;
+                    let pieces = self.read(bufs, s, r, None, std::slice::from_ref(from))?;
+                    let into = std::slice::from_ref(into);
+                    self.write(bufs, s, r, None, into, &pieces, *action)?;
                 }
             }
         }
         Ok(())
     }
+}
+
+/// The segments a rank's step names (a strided region counts its segments, a region 1):
+/// the weight by which a step's ranks are split between threads.
+fn weight(step: &Step) -> usize {
+    let segs = |regs: &[Region]| regs.iter().map(|r| r.count.max(1) as usize).sum::<usize>();
+    step.ops
+        .iter()
+        .map(|o| match o {
+            Op::Send { from, .. } => segs(from),
+            Op::Recv { into, .. } => segs(into),
+            Op::Local { from, .. } => segs(std::slice::from_ref(from)),
+        })
+        .fold(1usize, usize::saturating_add)
+}
+
+impl<'a> Verifier<'a> {
+    /// Execute step `s`; `busy` holds the step s of every rank with operations in it,
+    /// in increasing order of rank (the others are idle: most ranks in most steps of
+    /// SBA or SMG, which the callers never visit).
+    ///
+    /// The ranks are cut into parts of consecutive ranks, one per thread when the step
+    /// names at least [`Options::parallel_from`] segments, else one part. Each of the
+    /// three stages (sends, receives, local operations) runs on every part before the
+    /// next begins, and the violation reported is that of the lowest part: the first
+    /// that walking the ranks in order, stage by stage, meets, whatever the parts.
+    ///
+    /// `Ok(true)` when the step was split between threads.
+    fn step(&mut self, s: usize, busy: &[(Rank, &Step)]) -> Check<bool> {
+        let threads = self.pool.as_ref().map_or(1, |p| p.current_num_threads());
+        let weights: Vec<usize> = busy.iter().map(|(_, st)| weight(st)).collect();
+        let total: usize = weights.iter().sum();
+        let n = if threads > 1 && total >= self.opts.parallel_from {
+            threads.min(busy.len()).max(1)
+        } else {
+            1
+        };
+        // Cut `busy` where the running weight passes each n-th of the total.
+        let mut cuts = vec![0usize];
+        let mut acc = 0usize;
+        for (i, w) in weights.iter().enumerate() {
+            if cuts.len() < n && i > *cuts.last().unwrap() && acc * n >= total * cuts.len() {
+                cuts.push(i);
+            }
+            acc += w;
+        }
+        cuts.push(busy.len());
+        let starts: Vec<Rank> = (0..cuts.len() - 1)
+            .map(|c| if c == 0 { 0 } else { busy[cuts[c]].0 })
+            .collect();
+        let ctx = &self.ctx;
+        let mut rest: &mut [[BufState; 3]] = &mut self.bufs;
+        let mut parts: Vec<Part<'_, '_>> = Vec::with_capacity(starts.len());
+        for c in 0..starts.len() {
+            let hi = starts.get(c + 1).copied().unwrap_or(ctx.k);
+            let (mine, tail) = std::mem::take(&mut rest).split_at_mut((hi - starts[c]) as usize);
+            rest = tail;
+            parts.push(Part {
+                lo: starts[c],
+                bufs: mine,
+                busy: &busy[cuts[c]..cuts[c + 1]],
+                out: (0..starts.len()).map(|_| Outbox::new()).collect(),
+                inbox: Vec::new(),
+                mail: Mail::default(),
+                scratch: Scratch::default(),
+            });
+            (parts[c].mail, parts[c].scratch) = self.mails.pop().unwrap_or_default();
+        }
+        let pool = self.pool.as_ref();
+        let res = (|| {
+            // 1. Sends read the state at the start of the step.
+            each(pool, &mut parts, |p| ctx.sends(s, p, &starts))
+                .into_iter()
+                .collect::<Check<Vec<()>>>()?;
+            for d in 0..parts.len() {
+                let inbox = (0..parts.len())
+                    .map(|c| std::mem::take(&mut parts[c].out[d]))
+                    .collect();
+                parts[d].inbox = inbox;
+            }
+            // 2. Receives take their messages in order.
+            each(pool, &mut parts, |p| ctx.receives(s, p))
+                .into_iter()
+                .collect::<Check<Vec<()>>>()?;
+            if let Some((a, b)) = parts
+                .iter()
+                .flat_map(|p| p.mail.iter())
+                .filter(|(_, (next, q))| *next < q.len())
+                .map(|(k, _)| *k)
+                .min()
+            {
+                return Err(ctx.v(
+                    ViolationKind::UnmatchedSend,
+                    s,
+                    a,
+                    Some(b),
+                    None,
+                    format!("{b} posts no receive from {a} for this message"),
+                ));
+            }
+            // 3. Local operations.
+            each(pool, &mut parts, |p| ctx.locals(s, p))
+                .into_iter()
+                .collect::<Check<Vec<()>>>()?;
+            Ok(parts.len() > 1)
+        })();
+        self.mails
+            .extend(parts.into_iter().map(|p| (p.mail, p.scratch)));
+        res
+    }
 
     fn post(&self) -> Check {
-        let m = self.p.len;
-        for r in 0..self.k {
+        let m = self.ctx.p.len;
+        for r in 0..self.ctx.k {
             let out = &self.bufs[r as usize][Buf::Out.index()];
-            for seg in self.p.collective.expected(self.k, m, r) {
+            for seg in self.ctx.p.collective.expected(self.ctx.k, m, r) {
                 let region = Region::new(Buf::Out, seg.start, seg.len);
                 let fail = |detail: String| Violation {
                     kind: ViolationKind::PostCondition,
@@ -818,19 +993,94 @@ fn check_headers(
     Ok(())
 }
 
+/// How a verification runs (not what it checks: that is [`Strictness`]). The result is
+/// the same whatever the options: the same `Ok`, or the same first [`Violation`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Options {
+    /// Threads that verify the ranks of a step side by side (1, the default: the
+    /// caller's thread only, none spawned). More than 1 starts a pool of that many
+    /// threads for the call, joined before it returns.
+    pub threads: usize,
+    /// A step is split between threads when its ranks name at least this many segments
+    /// of regions (a smaller step costs less than handing it to the threads and back).
+    pub parallel_from: usize,
+    /// Runs at which a symbolic buffer turns into cells ([`BufState::blocked`]).
+    #[doc(hidden)]
+    pub promote_at: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            threads: 1,
+            parallel_from: PARALLEL_FROM,
+            promote_at: state::PROMOTE_AT,
+        }
+    }
+}
+
+/// The default [`Options::parallel_from`]: a step of fewer segments runs on one thread
+/// (about 3 ms of work; waking the threads and joining them, three times a step, costs
+/// tens of µs).
+pub const PARALLEL_FROM: usize = 32768;
+
+impl Options {
+    /// Verify on `threads` threads (0 counts as 1).
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.threads = threads.max(1);
+        self
+    }
+    /// Split a step between threads from `segments` segments on
+    /// ([`Options::parallel_from`]).
+    pub fn parallel_from(mut self, segments: usize) -> Self {
+        self.parallel_from = segments;
+        self
+    }
+    /// Turn symbolic buffers into cells at `runs` runs (tests: 1, cells from the first
+    /// write; the result must not change).
+    #[doc(hidden)]
+    pub fn promote_at(mut self, runs: usize) -> Self {
+        self.promote_at = runs;
+        self
+    }
+    /// As many threads as this machine runs at once
+    /// ([`std::thread::available_parallelism`]; 1 if unknown).
+    pub fn all_cores() -> Self {
+        Options::default().threads(std::thread::available_parallelism().map_or(1, |n| n.get()))
+    }
+}
+
 impl<'a> Verifier<'a> {
     /// Every rank's input in `in`, nothing else held; `tmp_lens[r]` is rank r's `tmp`.
     fn new(
         p: Problem<'a>,
         strict: Strictness,
         tmp_lens: impl Iterator<Item = u64>,
-        promote_at: usize,
+        opts: Options,
     ) -> Self {
         let (k, m, c) = (p.topology.nodes(), p.len, p.collective);
+        let promote_at = opts.promote_at;
+        // A pool that cannot start (no threads to be had) leaves the caller's thread.
+        let pool = (opts.threads > 1)
+            .then(|| {
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(opts.threads)
+                    .thread_name(|i| format!("hypercomm-verify-{i}"))
+                    .build()
+                    .ok()
+            })
+            .flatten();
         Verifier {
-            p,
-            strict,
-            k,
+            ctx: Ctx {
+                p,
+                strict,
+                k,
+                lens: (0..k)
+                    .zip(tmp_lens)
+                    .map(|(r, t)| [c.in_len(k, m, r), c.out_len(k, m, r), t])
+                    .collect(),
+            },
             bufs: (0..k)
                 .map(|r| {
                     [
@@ -840,11 +1090,9 @@ impl<'a> Verifier<'a> {
                     ]
                 })
                 .collect(),
-            lens: (0..k)
-                .zip(tmp_lens)
-                .map(|(r, t)| [c.in_len(k, m, r), c.out_len(k, m, r), t])
-                .collect(),
-            mail: Mail::default(),
+            mails: Vec::new(),
+            opts,
+            pool,
         }
     }
 }
@@ -858,27 +1106,34 @@ impl<'a> Verifier<'a> {
 /// A stream that yields more or fewer than `schedule.steps()` steps is a
 /// `MalformedProgram`, reported before the first step when its length is known
 /// upfront (an exact `size_hint`), else where it is found out.
+///
+/// On the caller's thread only; [`verify_with`] verifies on several.
 pub fn verify(
     problem: Problem<'_>,
     schedule: &dyn Schedule,
     strict: Strictness,
 ) -> Result<(), Violation> {
-    verify_promoting_at(problem, schedule, strict, state::PROMOTE_AT)
+    verify_with(problem, schedule, strict, Options::default())
 }
 
-/// [`verify`] with the symbolic buffers switching to cell form at `promote_at` runs
-/// ([`BufState::blocked`]) instead of [`state::PROMOTE_AT`]: the result must be the
-/// same whatever the threshold, which tests check with a threshold of 1.
-#[doc(hidden)]
-pub fn verify_promoting_at(
+/// A rank's stream and its next busy step, read ahead.
+struct Slot<'s> {
+    stream: StepStream<'s>,
+    held: Step,
+}
+
+/// [`verify`] run as `opts` say: with [`Options::threads`] > 1, the ranks of each large
+/// step are verified, and their next steps generated, on that many threads. The result
+/// is the same as [`verify`]'s.
+pub fn verify_with(
     problem: Problem<'_>,
     schedule: &dyn Schedule,
     strict: Strictness,
-    promote_at: usize,
+    opts: Options,
 ) -> Result<(), Violation> {
     let k = problem.topology.nodes();
     let steps = schedule.steps();
-    let mut streams: Vec<_> = (0..schedule.nodes().min(k))
+    let streams: Vec<_> = (0..schedule.nodes().min(k))
         .map(|r| schedule.stream(r))
         .collect();
     let ranks: Vec<Rank> = streams.iter().map(|st| st.rank).collect();
@@ -886,63 +1141,85 @@ pub fn verify_promoting_at(
         (lo, Some(hi)) if lo == hi => Some(lo),
         _ => None,
     })?;
-    let mut v = Verifier::new(
-        problem,
-        strict,
-        streams.iter().map(|st| st.tmp_len),
-        promote_at,
-    );
+    let mut v = Verifier::new(problem, strict, streams.iter().map(|st| st.tmp_len), opts);
     // Every rank's next busy step, filed under its index: a rank is visited only in
     // the steps where it acts ([`StepStream::next_busy`]), so a schedule that keeps
     // most ranks idle most of the time (SBA, SMG) costs its operations, not ranks ×
     // steps. A stream of the wrong length is reported at the step where it ends (or
     // after the last step, if it runs long), as a lock-step walk would find it.
-    type Due = BTreeMap<usize, Vec<usize>>;
-    /// File stream i's next busy step, or note its length if it ended wrong.
-    fn advance(
-        i: usize,
-        st: &mut StepStream<'_>,
-        steps: usize,
-        held: &mut [Step],
-        due: &mut Due,
-        ended: &mut Vec<(usize, usize, usize)>,
-    ) {
-        match st.next_busy() {
-            Some((t, step)) if t < steps => {
-                held[i] = step;
-                due.entry(t).or_default().push(i);
-            }
-            _ => {
-                let len = st.finish();
-                if len != steps {
-                    ended.push((len.min(steps), i, len));
-                }
-            }
-        }
-    }
-    let mut held: Vec<Step> = vec![Step::default(); streams.len()];
-    let mut due = Due::new();
+    // The steps due are kept once each in order (`order`), their ranks in a table.
+    let mut order: BTreeSet<usize> = BTreeSet::new();
+    let mut due: FxHashMap<usize, Vec<usize>> = FxHashMap::default();
+    let mut spare: Vec<Vec<usize>> = Vec::new();
     let mut ended: Vec<(usize, usize, usize)> = Vec::new();
-    for (i, st) in streams.iter_mut().enumerate() {
-        advance(i, st, steps, &mut held, &mut due, &mut ended);
+    /// The next busy step of the stream, or its length if it ended.
+    enum Next {
+        Due(usize),
+        Ended(usize),
     }
-    while let Some((s, mut idx)) = due.pop_first() {
+    let next = |slot: &mut Slot<'_>| match slot.stream.next_busy() {
+        Some((t, step)) if t < steps => {
+            slot.held = step;
+            Next::Due(t)
+        }
+        _ => {
+            slot.held = Step::default();
+            Next::Ended(slot.stream.finish())
+        }
+    };
+    let mut slots: Vec<Option<Slot<'_>>> = Vec::with_capacity(streams.len());
+    let mut taken: Vec<(usize, Slot<'_>)> = Vec::new();
+    for (i, stream) in streams.into_iter().enumerate() {
+        taken.push((
+            i,
+            Slot {
+                stream,
+                held: Step::default(),
+            },
+        ));
+        slots.push(None);
+    }
+    // Whether the last step was split between threads: its ranks' next steps are then
+    // generated side by side too (the first steps of all ranks always are).
+    let mut split = true;
+    loop {
+        // Generate the next busy step of the streams in `taken`, side by side when
+        // the step they just took was, and put them back.
+        let pool = v.pool.as_ref().filter(|_| split && taken.len() > 1);
+        let nexts = each(pool, &mut taken, |(_, slot)| next(slot));
+        for ((i, slot), n) in taken.drain(..).zip(nexts) {
+            match n {
+                Next::Due(t) => due
+                    .entry(t)
+                    .or_insert_with(|| {
+                        order.insert(t);
+                        spare.pop().unwrap_or_default()
+                    })
+                    .push(i),
+                Next::Ended(len) if len != steps => ended.push((len.min(steps), i, len)),
+                Next::Ended(_) => {}
+            }
+            slots[i] = Some(slot);
+        }
+        let Some(s) = order.pop_first() else { break };
+        let mut idx = due.remove(&s).expect("every step in order has its ranks");
         if let Some(&(_, i, len)) = ended.iter().filter(|e| e.0 <= s).min() {
             return Err(step_count(ranks[i], len, steps));
         }
         idx.sort_unstable();
-        let busy: Vec<(Rank, &Step)> = idx.iter().map(|&i| (ranks[i], &held[i])).collect();
-        v.step(s, &busy)?;
-        drop(busy);
-        for &i in &idx {
-            advance(i, &mut streams[i], steps, &mut held, &mut due, &mut ended);
-        }
+        taken.extend(
+            idx.iter()
+                .map(|&i| (i, slots[i].take().expect("a rank is due once"))),
+        );
+        idx.clear();
+        spare.push(idx);
+        let busy: Vec<(Rank, &Step)> = taken.iter().map(|(i, sl)| (ranks[*i], &sl.held)).collect();
+        split = v.step(s, &busy)?;
     }
     if let Some(&(_, i, len)) = ended.iter().min() {
         return Err(step_count(ranks[i], len, steps));
     }
-    drop(held);
-    drop(streams);
+    drop(slots);
     v.post()
 }
 
@@ -953,15 +1230,21 @@ pub fn verify_programs(
     steps: usize,
     strict: Strictness,
 ) -> Result<(), Violation> {
+    verify_programs_with(problem, progs, steps, strict, Options::default())
+}
+
+/// [`verify_programs`] run as `opts` say (see [`verify_with`]).
+pub fn verify_programs_with(
+    problem: Problem<'_>,
+    progs: &[Program],
+    steps: usize,
+    strict: Strictness,
+    opts: Options,
+) -> Result<(), Violation> {
     let k = problem.topology.nodes();
     let ranks: Vec<Rank> = progs.iter().map(|p| p.rank).collect();
     check_headers(k, &ranks, steps, |i| Some(progs[i].steps.len()))?;
-    let mut v = Verifier::new(
-        problem,
-        strict,
-        progs.iter().map(|p| p.tmp_len),
-        state::PROMOTE_AT,
-    );
+    let mut v = Verifier::new(problem, strict, progs.iter().map(|p| p.tmp_len), opts);
     let mut busy: Vec<(Rank, &Step)> = Vec::with_capacity(progs.len());
     for s in 0..steps {
         busy.clear();

@@ -15,7 +15,7 @@ use hypercomm::error::Error;
 use hypercomm::schedule::json::Document;
 use hypercomm::schedule::{materialize, Op, Program, Rank, Schedule};
 use hypercomm::topology::Topology;
-use hypercomm::verify::{verify, verify_programs, verify_promoting_at, Problem, Strictness};
+use hypercomm::verify::{verify, verify_programs, verify_with, Options, Problem, Strictness};
 
 /// Relative tolerance of every comparison between times.
 pub const TOL: f64 = 1e-9;
@@ -346,10 +346,14 @@ pub fn check(case: &Case<'_>) -> Result<Tally, String> {
     if let Err(v) = verified {
         return fail(format!("verify: {v}"));
     }
-    // The symbolic buffers in cell form from their first write on must verify alike.
+    // The symbolic buffers in cell form from their first write on, and every step
+    // split between 2 threads, must verify alike.
     if both_entries {
-        if let Err(v) = verify_promoting_at(problem, sched.as_ref(), strict, 1) {
-            return fail(format!("verify with buffers in cell form: {v}"));
+        let opts = Options::default().promote_at(1).threads(2).parallel_from(0);
+        if let Err(v) = verify_with(problem, sched.as_ref(), strict, opts) {
+            return fail(format!(
+                "verify with buffers in cell form on 2 threads: {v}"
+            ));
         }
     }
     // Schedules of Θ(k²) ops (all-gather at n = 10: millions of regions) are checked
