@@ -283,3 +283,67 @@ fn sparse_streaming_finds_the_same_first_violation_as_whole_programs() {
     }
     assert!(broken > 100, "only {broken} broken schedules");
 }
+
+/// At a size where the default options split steps between threads (TEA1 on
+/// hypercube:9: a step names up to ~300,000 segments, `PARALLEL_FROM` is 32,768), the
+/// verdict on 2 and 3 threads is the sequential one: Ok for the schedule, and the same
+/// first violation when one op is dropped, in a low, a middle and the last rank (so
+/// in the first, a middle and the last part), and when ops are dropped in two ranks of
+/// different parts in one step (the lower rank's violation must win).
+#[test]
+fn parallel_verification_at_default_thresholds_finds_the_same_violations() {
+    let topo: Topology = "hypercube:9".parse().unwrap();
+    let collective = Collective::new(OpKind::Allgather, topo.nodes(), None, None, None).unwrap();
+    let problem = Problem {
+        topology: &topo,
+        collective,
+        len: 3,
+        commutative: true,
+    };
+    let algo = algorithms::find(OpKind::Allgather, "tea1").unwrap();
+    let s = algo.build(&problem, &Params::default()).unwrap();
+    for threads in [2, 3] {
+        let opts = Options::default().threads(threads);
+        assert_eq!(opts.parallel_from, hypercomm::verify::PARALLEL_FROM);
+        verify_with(problem, s.as_ref(), Strictness::default(), opts).unwrap();
+    }
+    let cases = [
+        (3, 4, 2, None),
+        (300, 3, 5, None),
+        (511, 8, 0, None),
+        (200, 0, 0, None),
+        (10, 4, 1, Some(500)),
+        (10, 4, 12, Some(500)),
+        (100, 6, 0, Some(400)),
+    ];
+    for (rank, step, op, also) in cases {
+        let once = Broken {
+            inner: algo.build(&problem, &Params::default()).unwrap(),
+            rank,
+            step,
+            op,
+        };
+        let b = match also {
+            None => once,
+            Some(high) => Broken {
+                inner: Box::new(once),
+                rank: high,
+                step,
+                op,
+            },
+        };
+        let v = verify(problem, &b, Strictness::default());
+        assert!(
+            v.is_err(),
+            "dropping op {op} of step {step} at {rank} passes"
+        );
+        for threads in [2, 3] {
+            let opts = Options::default().threads(threads);
+            let w = verify_with(problem, &b, Strictness::default(), opts);
+            assert_eq!(
+                v, w,
+                "op {op} of step {step} at {rank} on {threads} threads"
+            );
+        }
+    }
+}

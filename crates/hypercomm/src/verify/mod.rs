@@ -170,9 +170,11 @@ struct Verifier<'a> {
     bufs: Vec<[BufState; 3]>,
     /// One mail table and race scratch per part, reused from step to step.
     mails: Vec<(Mail, Scratch)>,
+    /// Outboxes, reused from step to step.
+    boxes: Vec<Outbox>,
     opts: Options,
     /// The threads of a parallel verification ([`Options::threads`] > 1).
-    pool: Option<rayon::ThreadPool>,
+    pool: Option<std::sync::Arc<rayon::ThreadPool>>,
 }
 
 type Check<T = ()> = Result<T, Violation>;
@@ -671,8 +673,8 @@ impl Ctx<'_> {
     fn receives(&self, s: usize, part: &mut Part<'_, '_>) -> Check {
         let mail = &mut part.mail;
         mail.clear();
-        for msg in part.inbox.drain(..).flatten() {
-            mail.entry((msg.0, msg.1)).or_default().1.push(msg.2);
+        for (a, b, msg) in part.inbox.iter_mut().flat_map(|ob| ob.drain(..)) {
+            mail.entry((a, b)).or_default().1.push(msg);
         }
         for &(r, step) in part.busy {
             let bufs = &mut part.bufs[(r - part.lo) as usize];
@@ -769,8 +771,12 @@ impl<'a> Verifier<'a> {
     ///
     /// `Ok(true)` when the step was split between threads.
     fn step(&mut self, s: usize, busy: &[(Rank, &Step)]) -> Check<bool> {
-        let threads = self.pool.as_ref().map_or(1, |p| p.current_num_threads());
-        let weights: Vec<usize> = busy.iter().map(|(_, st)| weight(st)).collect();
+        let threads = self.pool.as_deref().map_or(1, |p| p.current_num_threads());
+        let weights: Vec<usize> = if threads > 1 {
+            busy.iter().map(|(_, st)| weight(st)).collect()
+        } else {
+            Vec::new()
+        };
         let total: usize = weights.iter().sum();
         let n = if threads > 1 && total >= self.opts.parallel_from {
             threads.min(busy.len()).max(1)
@@ -801,14 +807,16 @@ impl<'a> Verifier<'a> {
                 lo: starts[c],
                 bufs: mine,
                 busy: &busy[cuts[c]..cuts[c + 1]],
-                out: (0..starts.len()).map(|_| Outbox::new()).collect(),
+                out: (0..starts.len())
+                    .map(|_| self.boxes.pop().unwrap_or_default())
+                    .collect(),
                 inbox: Vec::new(),
                 mail: Mail::default(),
                 scratch: Scratch::default(),
             });
             (parts[c].mail, parts[c].scratch) = self.mails.pop().unwrap_or_default();
         }
-        let pool = self.pool.as_ref();
+        let pool = self.pool.as_deref();
         let res = (|| {
             // 1. Sends read the state at the start of the step.
             each(pool, &mut parts, |p| ctx.sends(s, p, &starts))
@@ -846,8 +854,15 @@ impl<'a> Verifier<'a> {
                 .collect::<Check<Vec<()>>>()?;
             Ok(parts.len() > 1)
         })();
-        self.mails
-            .extend(parts.into_iter().map(|p| (p.mail, p.scratch)));
+        for p in parts {
+            self.mails.push((p.mail, p.scratch));
+            // Emptied by the receives (or left as they were by an error).
+            self.boxes
+                .extend(p.out.into_iter().chain(p.inbox).map(|mut b| {
+                    b.clear();
+                    b
+                }));
+        }
         res
     }
 
@@ -1070,7 +1085,8 @@ impl<'a> Verifier<'a> {
                     .build()
                     .ok()
             })
-            .flatten();
+            .flatten()
+            .map(std::sync::Arc::new);
         Verifier {
             ctx: Ctx {
                 p,
@@ -1091,6 +1107,7 @@ impl<'a> Verifier<'a> {
                 })
                 .collect(),
             mails: Vec::new(),
+            boxes: Vec::new(),
             opts,
             pool,
         }
@@ -1114,6 +1131,50 @@ pub fn verify(
     strict: Strictness,
 ) -> Result<(), Violation> {
     verify_with(problem, schedule, strict, Options::default())
+}
+
+/// The next busy step of a stream, or its length if it ended.
+enum Next {
+    Due(usize, Step),
+    Ended(usize),
+}
+
+/// The ranks due at each step: the steps in order, each once (`order`), their ranks
+/// (`due`), emptied rank lists to reuse (`spare`), and the streams that ended with the
+/// wrong length as (step where it shows, stream, length).
+#[derive(Default)]
+struct Calendar {
+    order: BTreeSet<usize>,
+    due: FxHashMap<usize, Vec<usize>>,
+    spare: Vec<Vec<usize>>,
+    ended: Vec<(usize, usize, usize)>,
+}
+
+impl Calendar {
+    /// File stream i under its next busy step (`held` takes that step), or note that
+    /// it ended (wrongly unless after `steps` steps).
+    fn file(&mut self, i: usize, held: &mut Step, n: Next, steps: usize) {
+        match n {
+            Next::Due(t, step) => {
+                *held = step;
+                let Calendar {
+                    order, due, spare, ..
+                } = self;
+                due.entry(t)
+                    .or_insert_with(|| {
+                        order.insert(t);
+                        spare.pop().unwrap_or_default()
+                    })
+                    .push(i)
+            }
+            Next::Ended(len) => {
+                *held = Step::default();
+                if len != steps {
+                    self.ended.push((len.min(steps), i, len));
+                }
+            }
+        }
+    }
 }
 
 /// A rank's stream and its next busy step, read ahead.
@@ -1142,85 +1203,88 @@ pub fn verify_with(
         _ => None,
     })?;
     let mut v = Verifier::new(problem, strict, streams.iter().map(|st| st.tmp_len), opts);
-    // Every rank's next busy step, filed under its index: a rank is visited only in
-    // the steps where it acts ([`StepStream::next_busy`]), so a schedule that keeps
-    // most ranks idle most of the time (SBA, SMG) costs its operations, not ranks ×
-    // steps. A stream of the wrong length is reported at the step where it ends (or
-    // after the last step, if it runs long), as a lock-step walk would find it.
-    // The steps due are kept once each in order (`order`), their ranks in a table.
-    let mut order: BTreeSet<usize> = BTreeSet::new();
-    let mut due: FxHashMap<usize, Vec<usize>> = FxHashMap::default();
-    let mut spare: Vec<Vec<usize>> = Vec::new();
-    let mut ended: Vec<(usize, usize, usize)> = Vec::new();
-    /// The next busy step of the stream, or its length if it ended.
-    enum Next {
-        Due(usize),
-        Ended(usize),
-    }
-    let next = |slot: &mut Slot<'_>| match slot.stream.next_busy() {
-        Some((t, step)) if t < steps => {
-            slot.held = step;
-            Next::Due(t)
-        }
-        _ => {
-            slot.held = Step::default();
-            Next::Ended(slot.stream.finish())
-        }
-    };
-    let mut slots: Vec<Option<Slot<'_>>> = Vec::with_capacity(streams.len());
-    let mut taken: Vec<(usize, Slot<'_>)> = Vec::new();
-    for (i, stream) in streams.into_iter().enumerate() {
-        taken.push((
-            i,
-            Slot {
+    // With a pool, the whole walk runs on one of its threads, so that the steps' serial
+    // parts and the other threads' work share the pool's threads and no more.
+    let pool = v.pool.clone();
+    on_pool(pool.as_deref(), move || {
+        // Every rank's next busy step, filed under its index: a rank is visited only in
+        // the steps where it acts ([`StepStream::next_busy`]), so a schedule that keeps
+        // most ranks idle most of the time (SBA, SMG) costs its operations, not ranks ×
+        // steps. A stream of the wrong length is reported at the step where it ends (or
+        // after the last step, if it runs long), as a lock-step walk would find it.
+        // The steps due are kept once each in order (`order`), their ranks in a table.
+        let mut cal = Calendar::default();
+        let next = |st: &mut StepStream<'_>| match st.next_busy() {
+            Some((t, step)) if t < steps => Next::Due(t, step),
+            _ => Next::Ended(st.finish()),
+        };
+        let pool = v.pool.clone();
+        let mut slots: Vec<Slot<'_>> = streams
+            .into_iter()
+            .map(|stream| Slot {
                 stream,
                 held: Step::default(),
-            },
-        ));
-        slots.push(None);
-    }
-    // Whether the last step was split between threads: its ranks' next steps are then
-    // generated side by side too (the first steps of all ranks always are).
-    let mut split = true;
-    loop {
-        // Generate the next busy step of the streams in `taken`, side by side when
-        // the step they just took was, and put them back.
-        let pool = v.pool.as_ref().filter(|_| split && taken.len() > 1);
-        let nexts = each(pool, &mut taken, |(_, slot)| next(slot));
-        for ((i, slot), n) in taken.drain(..).zip(nexts) {
-            match n {
-                Next::Due(t) => due
-                    .entry(t)
-                    .or_insert_with(|| {
-                        order.insert(t);
-                        spare.pop().unwrap_or_default()
-                    })
-                    .push(i),
-                Next::Ended(len) if len != steps => ended.push((len.min(steps), i, len)),
-                Next::Ended(_) => {}
-            }
-            slots[i] = Some(slot);
+            })
+            .collect();
+        // Every rank's first busy step, on the pool's threads if there is a pool.
+        let nexts = each(pool.as_deref(), &mut slots, |sl| next(&mut sl.stream));
+        for (i, (sl, n)) in slots.iter_mut().zip(nexts).enumerate() {
+            cal.file(i, &mut sl.held, n, steps);
         }
-        let Some(s) = order.pop_first() else { break };
-        let mut idx = due.remove(&s).expect("every step in order has its ranks");
-        if let Some(&(_, i, len)) = ended.iter().filter(|e| e.0 <= s).min() {
+        loop {
+            let Some(s) = cal.order.pop_first() else {
+                break;
+            };
+            let mut idx = cal
+                .due
+                .remove(&s)
+                .expect("every step in order has its ranks");
+            if let Some(&(_, i, len)) = cal.ended.iter().filter(|e| e.0 <= s).min() {
+                return Err(step_count(ranks[i], len, steps));
+            }
+            idx.sort_unstable();
+            let busy: Vec<(Rank, &Step)> =
+                idx.iter().map(|&i| (ranks[i], &slots[i].held)).collect();
+            let split = v.step(s, &busy)?;
+            drop(busy);
+            if let (true, Some(pool)) = (split, pool.as_deref()) {
+                // A step split between threads: its ranks' next steps are generated on
+                // them too (one pass over the slots picks them out, in order).
+                let mut want = idx.iter().copied().peekable();
+                let mut mine: Vec<(usize, &mut Slot<'_>)> = slots
+                    .iter_mut()
+                    .enumerate()
+                    .filter(|(j, _)| want.next_if_eq(j).is_some())
+                    .collect();
+                let nexts = each(Some(pool), &mut mine, |(_, sl)| next(&mut sl.stream));
+                for ((i, sl), n) in mine.into_iter().zip(nexts) {
+                    cal.file(i, &mut sl.held, n, steps);
+                }
+            } else {
+                // Generating beside the verification, or for a step too small to split,
+                // costs more in hand-overs and cross-thread frees than it saves.
+                for &i in &idx {
+                    let n = next(&mut slots[i].stream);
+                    cal.file(i, &mut slots[i].held, n, steps);
+                }
+            }
+            idx.clear();
+            cal.spare.push(idx);
+        }
+        if let Some(&(_, i, len)) = cal.ended.iter().min() {
             return Err(step_count(ranks[i], len, steps));
         }
-        idx.sort_unstable();
-        taken.extend(
-            idx.iter()
-                .map(|&i| (i, slots[i].take().expect("a rank is due once"))),
-        );
-        idx.clear();
-        spare.push(idx);
-        let busy: Vec<(Rank, &Step)> = taken.iter().map(|(i, sl)| (ranks[*i], &sl.held)).collect();
-        split = v.step(s, &busy)?;
+        drop(slots);
+        v.post()
+    })
+}
+
+/// `f` on one of `pool`'s threads, or here when there is no pool.
+fn on_pool<R: Send>(pool: Option<&rayon::ThreadPool>, f: impl FnOnce() -> R + Send) -> R {
+    match pool {
+        Some(pool) => pool.install(f),
+        None => f(),
     }
-    if let Some(&(_, i, len)) = ended.iter().min() {
-        return Err(step_count(ranks[i], len, steps));
-    }
-    drop(slots);
-    v.post()
 }
 
 /// [`verify`] for programs already in memory (e.g. read from a file).
@@ -1245,16 +1309,19 @@ pub fn verify_programs_with(
     let ranks: Vec<Rank> = progs.iter().map(|p| p.rank).collect();
     check_headers(k, &ranks, steps, |i| Some(progs[i].steps.len()))?;
     let mut v = Verifier::new(problem, strict, progs.iter().map(|p| p.tmp_len), opts);
-    let mut busy: Vec<(Rank, &Step)> = Vec::with_capacity(progs.len());
-    for s in 0..steps {
-        busy.clear();
-        busy.extend(
-            progs
-                .iter()
-                .map(|p| (p.rank, &p.steps[s]))
-                .filter(|(_, st)| !st.ops.is_empty()),
-        );
-        v.step(s, &busy)?;
-    }
-    v.post()
+    let pool = v.pool.clone();
+    on_pool(pool.as_deref(), move || {
+        let mut busy: Vec<(Rank, &Step)> = Vec::with_capacity(progs.len());
+        for s in 0..steps {
+            busy.clear();
+            busy.extend(
+                progs
+                    .iter()
+                    .map(|p| (p.rank, &p.steps[s]))
+                    .filter(|(_, st)| !st.ops.is_empty()),
+            );
+            v.step(s, &busy)?;
+        }
+        v.post()
+    })
 }
