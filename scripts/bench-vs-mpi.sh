@@ -28,9 +28,17 @@
 #   - iterations: threads OSU's (1000 timed after 200 warm-up up to 8 KiB, 100 after 10
 #     above); vs-native 200 timed after 20 warm-up (20 after 2 from 256 KiB).
 #
-# Environment: REPS (3), ALGO (all), MPIRUN_FLAGS (default as in
-# crates/hypercomm-mpi/tests/mpirun.rs: --oversubscribe --mca mpi_yield_when_idle 1),
-# KEEP=dir to keep the raw outputs. Builds the two binaries (release) first.
+#   - barrier: both sides run the same barrier algorithm between calls (BARRIER,
+#     default recursive-doubling; or tree): `hypercomm bench --barrier B` and Open MPI's
+#     `coll_tuned_barrier_algorithm` 3 or 6 (with coll_tuned_use_dynamic_rules, which
+#     leaves every other collective to Open MPI's fixed rules). Each rank times a call
+#     from its own exit from the barrier, so the barrier's exit order shapes what is
+#     measured (a tree barrier lets rank 0 leave first: a broadcast from rank 0 then
+#     looks faster). BARRIER=native leaves Open MPI's barrier to its own choice.
+#
+# Environment: REPS (3), ALGO (all), BARRIER (recursive-doubling), MPIRUN_FLAGS (default
+# as in crates/hypercomm-mpi/tests/mpirun.rs: --oversubscribe --mca mpi_yield_when_idle
+# 1), KEEP=dir to keep the raw outputs. Builds the two binaries (release) first.
 set -euo pipefail
 
 K=${1:-4}
@@ -41,6 +49,13 @@ OPS=("$@")
 REPS=${REPS:-3}
 ALGO=${ALGO:-all}
 MPIRUN_FLAGS=${MPIRUN_FLAGS:---oversubscribe --mca mpi_yield_when_idle 1}
+BARRIER=${BARRIER:-recursive-doubling}
+case $BARRIER in
+    recursive-doubling) OURS=recursive-doubling; NATIVE_BARRIER="--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_barrier_algorithm 3" ;;
+    tree) OURS=tree; NATIVE_BARRIER="--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_barrier_algorithm 6" ;;
+    native) OURS=recursive-doubling; NATIVE_BARRIER="" ;;
+    *) echo "BARRIER=$BARRIER: valid: recursive-doubling, tree, native" >&2; exit 2 ;;
+esac
 
 cd "$(dirname "$0")/.."
 cargo build --release -q -p hypercomm-cli -p hypercomm-mpi >&2
@@ -51,15 +66,15 @@ if [ -n "${KEEP:-}" ]; then OUT=$KEEP; mkdir -p "$OUT"; else
 
 threads() { # op rep
     target/release/hypercomm bench --backend threads --ranks "$K" --op "$1" \
-        --algo "$ALGO" --min-size 8 --max-size "$MAX" --format csv >"$OUT/threads.$1.$2.csv"
+        --algo "$ALGO" --barrier "$OURS" --min-size 8 --max-size "$MAX" --format csv >"$OUT/threads.$1.$2.csv"
 }
 native() { # op rep
     # shellcheck disable=SC2086
-    mpirun $MPIRUN_FLAGS -n "$K" target/release/hypercomm-mpi vs-native \
+    mpirun $MPIRUN_FLAGS $NATIVE_BARRIER -n "$K" target/release/hypercomm-mpi vs-native \
         --ops "$1" --max-bytes "$MAX" >"$OUT/native.$1.$2.txt"
 }
 
-echo "# $(date -u +%FT%TZ), K=$K, sizes 8..$MAX B, ALGO=$ALGO, REPS=$REPS, load: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+echo "# $(date -u +%FT%TZ), K=$K, sizes 8..$MAX B, ALGO=$ALGO, BARRIER=$BARRIER, REPS=$REPS, load: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 for rep in $(seq 1 "$REPS"); do
     for op in "${OPS[@]}"; do
         echo "# rep $rep: $op" >&2

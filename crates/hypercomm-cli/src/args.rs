@@ -399,9 +399,33 @@ pub struct BenchArgs {
     /// allgather, allreduce, scan, exclusive-scan; broadcast is always in place.
     #[arg(long)]
     pub in_place: bool,
+    /// The barrier between two timed calls (each rank times its call from its own exit
+    /// from the barrier, so which ranks leave it first shapes the latency measured):
+    /// recursive-doubling or tree, as Open MPI's `coll_tuned_barrier_algorithm` 3 and 6.
+    #[arg(long, value_enum, default_value_t = BarrierArg::RecursiveDoubling)]
+    pub barrier: BarrierArg,
     /// Output format.
     #[arg(long, value_enum, default_value_t = BenchFormat::Text)]
     pub format: BenchFormat,
+}
+
+/// The barrier of `bench` (`hypercomm_rt::Barrier`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BarrierArg {
+    /// An all-reduce of one byte by recursive doubling: every rank leaves after its
+    /// last exchange.
+    RecursiveDoubling,
+    /// Fan-in to rank 0 and fan-out along the binomial tree: rank 0 leaves first.
+    Tree,
+}
+
+impl From<BarrierArg> for hypercomm_rt::Barrier {
+    fn from(b: BarrierArg) -> Self {
+        match b {
+            BarrierArg::RecursiveDoubling => hypercomm_rt::Barrier::RecursiveDoubling,
+            BarrierArg::Tree => hypercomm_rt::Barrier::Tree,
+        }
+    }
 }
 
 /// Arguments of `hypercomm calibrate`.

@@ -516,5 +516,6 @@ pub fn rt_bench(args: &crate::args::BenchArgs) -> Result<crate::runtime::BenchCo
         warmup: args.warmup,
         reduce: p.reduce,
         in_place: args.in_place,
+        barrier: args.barrier.into(),
     })
 }

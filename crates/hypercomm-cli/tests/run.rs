@@ -456,6 +456,52 @@ fn bad_input_exits_2_naming_the_valid_choices() {
         &["calibrate", "--pattern", "bibw"],
         &["--pattern", "exchange", "pingpong"],
     );
+    bad(
+        &[
+            "bench",
+            "--ranks",
+            "3",
+            "--op",
+            "broadcast",
+            "--barrier",
+            "ring",
+        ],
+        &["--barrier", "recursive-doubling", "tree"],
+    );
+}
+
+/// `bench --barrier` runs the barrier asked for between calls and says which, in the
+/// text header and the JSON (recursive doubling by default).
+#[test]
+fn bench_names_its_barrier() {
+    let base = [
+        "--ranks",
+        "3",
+        "--op",
+        "broadcast",
+        "--min-size",
+        "8",
+        "--max-size",
+        "8",
+        "--iters",
+        "2",
+        "--warmup",
+        "0",
+    ];
+    for (flag, name) in [(None, "recursive-doubling"), (Some("tree"), "tree")] {
+        let mut a = base.to_vec();
+        if let Some(f) = flag {
+            a.extend(["--barrier", f]);
+        }
+        let text = bench(&a);
+        assert!(
+            text.contains(&format!("a {name} barrier between calls")),
+            "{text}"
+        );
+        a.extend(["--format", "json"]);
+        let json: Value = serde_json::from_str(&bench(&a)).unwrap();
+        assert_eq!(json["barrier"], name);
+    }
 }
 
 /// Both patterns of `calibrate` write a file that says which one measured it, with a
@@ -901,6 +947,7 @@ fn gather_run_and_gather_bench_bring_every_rank_result_to_every_rank() {
         warmup: Some(0),
         reduce: ReduceOp::Sum,
         in_place: false,
+        barrier: hypercomm_rt::Barrier::Tree,
     };
     let per_rank = threads::run(3, |comm| {
         let local = runtime::bench_rank(comm, &bcfg, &|| {})?;

@@ -21,6 +21,35 @@ use crate::op::Op;
 use crate::select::{Algo, Calibration, Call, Ran, Selector};
 use crate::transport::{Part, PartMut, Tag, Transport};
 
+/// The algorithm of a [`Comm::barrier_with`]. Which rank leaves a barrier first, and
+/// how long before the others, shapes the latency a benchmark measures for the call
+/// after it (each rank times its call from its own exit): BENCHMARKS.md compares both
+/// with Open MPI's barrier of the same algorithm.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Barrier {
+    /// An all-reduce of one byte by recursive doubling (the ranks beyond the largest
+    /// power of two folded in before and served after): ⌈log₂k⌉ exchange rounds, every
+    /// rank leaves after its last exchange. Open MPI's `recursive_doubling` barrier
+    /// (`coll_tuned_barrier_algorithm` 3); Hensgen, Finkel & Manber 1988 for the
+    /// pattern.
+    #[default]
+    RecursiveDoubling,
+    /// Fan-in to rank 0 along the binomial tree (a reduce of one byte), then fan-out
+    /// (a broadcast): 2⌈log₂k⌉ hops, rank 0 leaves first and the leaves last. Open
+    /// MPI's `tree` barrier (`coll_tuned_barrier_algorithm` 6).
+    Tree,
+}
+
+impl std::fmt::Display for Barrier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Barrier::RecursiveDoubling => "recursive-doubling",
+            Barrier::Tree => "tree",
+        })
+    }
+}
+
 /// A rank's handle on the communicator: its transport, its caches, its call counter.
 pub struct Comm<X: Transport> {
     transport: X,
@@ -510,6 +539,36 @@ impl<X: Transport> Comm<X> {
         }
         let io = Io::Separate(send, recv);
         self.collective(epoch, Collective::P2p { src, dst }, len, io, None, algo)
+    }
+
+    /// Block until every rank has entered the barrier ([`Barrier::default`]: recursive
+    /// doubling). `last()` still reports the collective before it.
+    ///
+    /// ```
+    /// use hypercomm_rt::threads;
+    /// let done = threads::run(3, |comm| comm.barrier().map(|()| comm.rank())).unwrap();
+    /// assert_eq!(done, [0, 1, 2]);
+    /// ```
+    pub fn barrier(&mut self) -> Result<()> {
+        self.barrier_with(Barrier::default())
+    }
+
+    /// [`barrier`](Self::barrier) by the given algorithm. Every rank must pass the same.
+    pub fn barrier_with(&mut self, how: Barrier) -> Result<()> {
+        let last = self.last;
+        let (bit, mut out) = ([0u8], [0u8]);
+        let or = Op::bit_or();
+        let done = match how {
+            Barrier::RecursiveDoubling => self
+                .all_reduce_into(&bit, &mut out, &or, Algo::Named("recursive-doubling"))
+                .map(drop),
+            Barrier::Tree => self
+                .reduce_into(0, &bit, Some(&mut out), &or, Algo::Named("binomial"))
+                .and_then(|_| self.broadcast_into(0, &mut out, Algo::Named("binomial")))
+                .map(drop),
+        };
+        self.last = last;
+        done
     }
 
     /// Send `data` to `dst` directly, returning once `dst` has received it (a

@@ -168,7 +168,7 @@ pub mod select;
 pub mod threads;
 pub mod transport;
 
-pub use comm::Comm;
+pub use comm::{Barrier, Comm};
 pub use error::{Error, Result};
 pub use op::Op;
 pub use select::{Algo, Calibration, Ran};
@@ -177,5 +177,5 @@ pub use transport::Transport;
 /// Everything a program using the runtime needs.
 pub mod prelude {
     pub use crate::threads;
-    pub use crate::{Algo, Calibration, Comm, Error, Op, Ran, Transport};
+    pub use crate::{Algo, Barrier, Calibration, Comm, Error, Op, Ran, Transport};
 }

@@ -5,7 +5,7 @@
 //! all-to-all and reduce-scatter, the whole vector otherwise. Sizes double from
 //! `--min-size` to `--max-size` (1 B to 1 MiB by default). For every size each rank
 //! runs `warmup` untimed calls, then `iters` timed calls, each followed by a barrier
-//! (outside the timing); a rank's latency is its mean; the table gives the average,
+//! (outside the timing; `--barrier`, [`hypercomm_rt::Barrier`]); a rank's latency is its mean; the table gives the average,
 //! minimum and maximum of the ranks' latencies. Default iterations are OSU's: 1000
 //! (200 warm-up) up to 8 KiB, 100 (10) above. Elements are bytes (`u8`), reductions sum
 //! them (wrapping).
@@ -29,12 +29,12 @@ use std::time::{Duration, Instant};
 
 use hypercomm::collective::{Collective, OpKind};
 use hypercomm::schedule::Rank;
-use hypercomm_rt::{Comm, Transport};
+use hypercomm_rt::{Barrier, Comm, Transport};
 use serde::Serialize;
 
 use super::{
-    barrier, buffer_lens, in_place_offset, invoke, invoke_in_place, predict, AlgoChoice,
-    CalibrationInfo, ReduceOp,
+    buffer_lens, in_place_offset, invoke, invoke_in_place, predict, AlgoChoice, CalibrationInfo,
+    ReduceOp,
 };
 
 /// Sizes above this many bytes take OSU's "large" iteration counts.
@@ -59,6 +59,8 @@ pub struct BenchConfig {
     pub reduce: ReduceOp,
     /// Whether to time the in-place form ([`super::invoke_in_place`]).
     pub in_place: bool,
+    /// The barrier between two timed calls.
+    pub barrier: Barrier,
 }
 
 impl BenchConfig {
@@ -173,7 +175,7 @@ pub fn bench_rank<X: Transport>(
                     total += t;
                 }
                 algorithm = ran.algorithm;
-                barrier(comm)?;
+                comm.barrier_with(cfg.barrier)?;
             }
             points.push(RankPoint {
                 size,
@@ -192,7 +194,7 @@ pub fn bench_rank<X: Transport>(
             let first = points.len() - cfg.algos.len();
             points[first].memcpy = bw;
         }
-        barrier(comm)?;
+        comm.barrier_with(cfg.barrier)?;
     }
     Ok(points)
 }
@@ -279,6 +281,8 @@ pub struct BenchReport {
     pub busbw_factor: f64,
     /// The calibration the predictions (and auto) use.
     pub calibration: CalibrationInfo,
+    /// The barrier between two timed calls (`recursive-doubling` or `tree`).
+    pub barrier: String,
     /// One row per size and algorithm, sizes ascending.
     pub rows: Vec<BenchRow>,
 }
@@ -350,6 +354,7 @@ impl BenchReport {
             reduce_op: kind.is_reduction().then_some(cfg.reduce),
             busbw_factor: nccl(kind, k, 1).1,
             calibration: calibration.clone(),
+            barrier: cfg.barrier.to_string(),
             rows,
         }
     }

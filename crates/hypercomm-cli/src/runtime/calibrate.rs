@@ -27,7 +27,7 @@ use hypercomm_rt::select::CALIBRATION_ENV;
 use hypercomm_rt::{Calibration, Comm, Transport};
 use serde::Serialize;
 
-use super::{barrier, CalibrationInfo};
+use super::CalibrationInfo;
 
 /// One ping-pong size: bytes and the one-way time (half the median round trip), seconds.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -89,7 +89,7 @@ pub fn calibrate_rank<X: Transport>(
         let mut other = vec![0u8; bytes];
         let n = reps(bytes);
         let mut trips = Vec::with_capacity(n as usize);
-        barrier(comm)?;
+        comm.barrier()?;
         if active {
             for i in 0..n + 2 {
                 let start = Instant::now();
@@ -122,7 +122,7 @@ pub fn calibrate_rank<X: Transport>(
             points.push(PingPong { bytes, time });
         }
     }
-    barrier(comm)?;
+    comm.barrier()?;
     Ok(points)
 }
 

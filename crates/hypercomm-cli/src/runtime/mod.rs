@@ -317,13 +317,6 @@ pub fn invoke_in_place<T: Pod, X: Transport>(
     }
 }
 
-/// A barrier: an all-reduce of one byte (no rank leaves before every rank entered).
-pub fn barrier<X: Transport>(comm: &mut Comm<X>) -> hypercomm_rt::Result<()> {
-    let mut out = [0u8];
-    comm.all_reduce_into(&[0u8], &mut out, &Op::bit_or(), Algo::Auto)?;
-    Ok(())
-}
-
 /// The cost model's time (seconds) of `algo` for `c` on `k` ranks with `len` elements
 /// of `elem_bytes` bytes, under `calibration` (as `Algo::Auto` prices it), plus the
 /// schedule's local copies; `None` if the schedule does not build.

@@ -200,7 +200,8 @@ pub fn bench_text(r: &BenchReport) -> String {
     );
     let _ = writeln!(
         s,
-        "# latency over ranks (µs); algbw = bytes/avg, busbw = algbw × {} (nccl-tests), GB/s",
+        "# latency over ranks (µs), a {} barrier between calls; algbw = bytes/avg, busbw = algbw × {} (nccl-tests), GB/s",
+        r.barrier,
         sig(Some(r.busbw_factor), 4)
     );
     let _ = writeln!(

@@ -16,7 +16,7 @@ use hypercomm_rt::exec::{Buffers, Plan};
 use hypercomm_rt::{Comm, Ran, Transport};
 use serde::Serialize;
 
-use super::{barrier, buffer_lens, data, invoke, predict, AlgoChoice, CalibrationInfo, ReduceOp};
+use super::{buffer_lens, data, invoke, predict, AlgoChoice, CalibrationInfo, ReduceOp};
 
 /// Size of a `run` element in bytes (`u64`).
 pub const ELEM_BYTES: usize = 8;
@@ -116,7 +116,7 @@ pub fn run_rank<X: Transport>(
     if !bcast_root {
         output.fill(0xDEAD_BEEF_DEAD_BEEF);
     }
-    barrier(comm)?;
+    comm.barrier()?;
     let start = Instant::now();
     let ran = call(comm, &mut output)?;
     let time = start.elapsed().as_secs_f64();

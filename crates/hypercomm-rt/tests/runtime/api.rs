@@ -11,12 +11,48 @@ use hypercomm::topology::Topology;
 use hypercomm::verify::Problem;
 use hypercomm_rt::exec::{Buffers, Plan};
 use hypercomm_rt::threads::{self, Config, RunError};
-use hypercomm_rt::{Algo, Calibration, Error, Op};
+use hypercomm_rt::{Algo, Barrier, Calibration, Error, Op};
 
 fn config(k: u32) -> Config {
     Config::new(k)
         .timeout(Duration::from_secs(10))
         .calibration(Calibration::default())
+}
+
+/// No rank leaves a barrier before every rank has entered it: rank r enters r × 3 ms
+/// late and counts itself in first, so a rank that left early would see a count short
+/// of k. `last()` still names the collective before the barrier.
+#[test]
+fn no_rank_leaves_a_barrier_before_every_rank_entered() {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    for how in [Barrier::RecursiveDoubling, Barrier::Tree] {
+        for k in [1, 2, 3, 5, 6, 8] {
+            let entered = AtomicU32::new(0);
+            let seen = threads::run_with(&config(k), |comm| {
+                let mut out = [0u8; 1];
+                comm.broadcast_into(0, &mut out, Algo::Named("linear"))?;
+                let mut seen = Vec::new();
+                for round in 1..=3 {
+                    std::thread::sleep(Duration::from_millis(3 * comm.rank() as u64));
+                    entered.fetch_add(1, Ordering::SeqCst);
+                    comm.barrier_with(how)?;
+                    seen.push((entered.load(Ordering::SeqCst), round * k));
+                    // Nobody enters the next round before everyone has looked.
+                    comm.barrier_with(how)?;
+                }
+                assert_eq!(comm.last_algorithm(), Some("linear"));
+                Ok::<_, Error>(seen)
+            })
+            .unwrap();
+            for (r, seen) in seen.iter().enumerate() {
+                for &(count, want) in seen {
+                    assert_eq!(count, want, "{how}, k = {k}: rank {r} left early");
+                }
+            }
+        }
+    }
+    let default = threads::run_with(&config(4), |comm| comm.barrier()).unwrap();
+    assert_eq!(default.len(), 4);
 }
 
 #[test]

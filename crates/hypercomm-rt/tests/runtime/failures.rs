@@ -95,6 +95,29 @@ fn a_rank_that_returns_early_fails_the_others() {
 }
 
 #[test]
+fn a_rank_that_fails_before_a_barrier_fails_the_others_in_it() {
+    for how in [
+        hypercomm_rt::Barrier::RecursiveDoubling,
+        hypercomm_rt::Barrier::Tree,
+    ] {
+        let outcomes = threads::run_each(&config(5), |comm| {
+            if comm.rank() == 3 {
+                return Err(Error::ZeroSized);
+            }
+            comm.barrier_with(how)
+        })
+        .unwrap();
+        for (r, outcome) in outcomes.iter().enumerate() {
+            match (r, outcome) {
+                (3, Err(Failure::Returned(Error::ZeroSized))) => {}
+                (_, Err(Failure::Returned(Error::PeerFailed { rank: 3 }))) if r != 3 => {}
+                (_, other) => panic!("{how}, rank {r}: {other:?}"),
+            }
+        }
+    }
+}
+
+#[test]
 fn a_stalled_rank_makes_the_others_time_out() {
     let short = config(4).timeout(Duration::from_millis(300));
     let outcomes = threads::run_each(&short, |comm| {

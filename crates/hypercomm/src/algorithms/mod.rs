@@ -37,6 +37,7 @@ pub mod broadcast {
     //! One-to-all broadcast.
     pub mod binomial;
     pub mod esbt;
+    pub mod linear;
     pub mod sbt;
 }
 pub mod exclusive_scan {
@@ -574,6 +575,17 @@ pub static ALGORITHMS: &[Algorithm] = &[
         fits: any_complete,
         build: broadcast::binomial::build,
         formulas: broadcast::binomial::formulas,
+    },
+    Algorithm {
+        name: "linear",
+        op: OpKind::Broadcast,
+        summary: "the root sends to every other rank in turn: k − 1 steps, every rank one hop from the root (Open MPI basic_linear)",
+        reference: "Open MPI basic_linear broadcast; Chan et al. 2007, flat tree",
+        topologies: "complete",
+        pipelined: false,
+        fits: any_complete,
+        build: broadcast::linear::build,
+        formulas: broadcast::linear::formulas,
     },
     Algorithm {
         name: "binomial",
