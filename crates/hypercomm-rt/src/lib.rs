@@ -132,6 +132,15 @@
 //! assert_eq!(got[3].2, [1, 2, 3]);
 //! ```
 //!
+//! ## Barrier
+//! ```
+//! use hypercomm_rt::{threads, Barrier};
+//! threads::run(5, |comm| {
+//!     comm.barrier()?; // recursive doubling, as MPI_Barrier
+//!     comm.barrier_with(Barrier::Tree) // fan-in to rank 0, fan-out: rank 0 leaves first
+//! }).unwrap();
+//! ```
+//!
 //! ## Which algorithm ran
 //! ```
 //! use hypercomm_rt::{threads, Algo, Error};

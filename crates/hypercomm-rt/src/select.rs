@@ -7,7 +7,6 @@
 //! the element size, the operator's commutativity and the calibration, never on the
 //! rank, so every rank picks the same algorithm without talking to the others.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use hypercomm::algorithms::{self, Algorithm, Packets, Params};
@@ -16,6 +15,7 @@ use hypercomm::cost::{self, model::Model};
 use hypercomm::schedule::{Rank, Schedule};
 use hypercomm::topology::Topology;
 use hypercomm::verify::{self, Problem, Strictness};
+use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Result};
 use crate::exec::Plan;
@@ -201,13 +201,20 @@ pub(crate) struct Chosen {
     pub auto: bool,
 }
 
-/// Per-communicator caches of choices and plans.
+/// Names of [`Selector::named`] kept at most (a program names a few algorithms).
+const NAMED: usize = 32;
+
+/// Per-communicator caches of choices and plans. A repeated call costs a look-up of
+/// its name among the few recently named (exact match) and a hash of its `Call`.
 pub(crate) struct Selector {
     pub calibration: Calibration,
     topology: Topology,
     rank: Rank,
-    choices: HashMap<ChoiceKey, &'static Algorithm>,
-    plans: HashMap<(Call, &'static str), Arc<Plan>>,
+    choices: FxHashMap<ChoiceKey, &'static Algorithm>,
+    /// Names already looked up, exactly as given, with their algorithm.
+    named: Vec<(OpKind, Box<str>, &'static Algorithm)>,
+    /// Plans by call and algorithm (its address in the registry's static table).
+    plans: FxHashMap<(Call, usize), Arc<Plan>>,
 }
 
 impl Selector {
@@ -216,8 +223,9 @@ impl Selector {
             calibration,
             topology,
             rank,
-            choices: HashMap::new(),
-            plans: HashMap::new(),
+            choices: FxHashMap::default(),
+            named: Vec::new(),
+            plans: FxHashMap::default(),
         }
     }
 
@@ -225,10 +233,10 @@ impl Selector {
     pub fn plan(&mut self, call: Call, algo: Algo<'_>) -> Result<Chosen> {
         let kind = call.collective.kind();
         let (algorithm, auto) = match algo {
-            Algo::Named(name) => (algorithms::lookup(&self.topology, kind, name)?, false),
+            Algo::Named(name) => (self.named(kind, name)?, false),
             Algo::Auto => (self.auto(call)?, true),
         };
-        let key = (call, algorithm.name);
+        let key = (call, algorithm as *const Algorithm as usize);
         if let Some(plan) = self.plans.get(&key) {
             return Ok(Chosen {
                 plan: plan.clone(),
@@ -259,6 +267,23 @@ impl Selector {
             algorithm: algorithm.name,
             auto,
         })
+    }
+
+    /// The registry's algorithm of `kind` named `name` (case-insensitive, trimmed).
+    fn named(&mut self, kind: OpKind, name: &str) -> Result<&'static Algorithm> {
+        if let Some(&(_, _, a)) = self
+            .named
+            .iter()
+            .find(|(k, n, _)| *k == kind && **n == *name)
+        {
+            return Ok(a);
+        }
+        let a = algorithms::lookup(&self.topology, kind, name)?;
+        if self.named.len() == NAMED {
+            self.named.remove(0);
+        }
+        self.named.push((kind, name.into(), a));
+        Ok(a)
     }
 
     fn params(&self, call: Call) -> Params {
