@@ -411,7 +411,7 @@ impl<'s> Threads<'s> {
                     step,
                 });
             }
-            std::thread::park_timeout(deadline - now);
+            self.shared.park(self.rank, deadline - now, &mut ready);
         }
     }
 
@@ -612,8 +612,9 @@ impl Transport for Threads<'_> {
         self.sent_to.clear();
         // Receivers still copying hold claims; wait for them (no timeout: returning
         // while they read our memory would be unsound, and a copy always ends).
-        while self.shared.outstanding(self.rank) != 0 {
-            std::thread::park_timeout(Duration::from_millis(1));
+        let (shared, me) = (self.shared, self.rank);
+        while shared.outstanding(me) != 0 {
+            shared.park(me, Duration::from_millis(1), || shared.outstanding(me) == 0);
         }
     }
 }

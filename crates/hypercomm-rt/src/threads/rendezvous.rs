@@ -41,9 +41,10 @@
 //! goes back under it).
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::thread::Thread;
+use std::time::Duration;
 
 use hypercomm::schedule::Rank;
 
@@ -141,6 +142,9 @@ struct RankState {
     outstanding: AtomicUsize,
     /// Whether the rank's closure has returned or unwound.
     gone: AtomicBool,
+    /// Whether the rank is (about to be) parked in [`Shared::park`]: only then does a
+    /// sender unpark it, sparing every message a write to the receiver's parker.
+    parked: AtomicBool,
 }
 
 /// State shared by the ranks of one run.
@@ -193,14 +197,40 @@ impl Shared {
         let _ = self.ranks[rank as usize].thread.set(std::thread::current());
     }
 
-    fn wake(&self, rank: Rank) {
+    /// Unpark `rank`, unconditionally.
+    fn unpark(&self, rank: Rank) {
         if let Some(t) = self.ranks[rank as usize].thread.get() {
             t.unpark();
         }
     }
 
+    /// Wake `rank` after publishing what it may wait for (a message, a taken claim),
+    /// if it is parked. The fence pairs with the one in [`Shared::park`]: either this
+    /// side sees `parked` set, or the parking side sees what was published and does
+    /// not park (the store-fence-load pattern on both sides).
+    fn wake(&self, rank: Rank) {
+        fence(Ordering::SeqCst);
+        if self.ranks[rank as usize].parked.load(Ordering::Relaxed) {
+            self.unpark(rank);
+        }
+    }
+
+    /// Park the calling thread, `rank`'s, for at most `timeout` unless `ready()` holds
+    /// once it is marked parked; [`Shared::wake`] then unparks it. Spurious returns
+    /// are possible: the caller checks again.
+    pub(crate) fn park(&self, rank: Rank, timeout: Duration, ready: impl FnOnce() -> bool) {
+        let parked = &self.ranks[rank as usize].parked;
+        parked.store(true, Ordering::Relaxed);
+        fence(Ordering::SeqCst);
+        if !ready() {
+            std::thread::park_timeout(timeout);
+        }
+        parked.store(false, Ordering::Relaxed);
+    }
+
+    /// Every rank woken, parked or not (a failure or a departure: waits end at once).
     fn wake_all(&self) {
-        (0..self.k).for_each(|r| self.wake(r));
+        (0..self.k).for_each(|r| self.unpark(r));
     }
 
     /// The first rank that failed, if any.
