@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use hypercomm_rt::threads::{
     self, Config, Failure, RunError, Threads, EAGER_INLINE, EAGER_LIMIT, EAGER_LIMIT_SPIN,
-    EAGER_QUEUE,
+    EAGER_QUEUE, EAGER_RING,
 };
 use hypercomm_rt::{Algo, Calibration, Comm, Error, Op};
 
@@ -136,6 +136,44 @@ fn eager_and_rendezvous_messages_between_two_ranks_keep_their_order() {
     }
 }
 
+/// Inline messages go through the pair's lock-free ring while its queue is empty and
+/// through the queue otherwise: piled up beyond the ring (the receiver late), and
+/// streamed while the receiver takes them (the two paths alternating under races),
+/// they arrive whole and in order, mixed with copied and rendezvous messages.
+#[test]
+fn inline_messages_through_the_ring_and_the_queue_keep_their_order() {
+    let piled: Vec<usize> = (0..3 * EAGER_QUEUE)
+        .map(|i| if i % 11 == 10 { L + 1 } else { i % (I + 1) })
+        .collect();
+    let streamed: Vec<usize> = (0..20_000)
+        .map(|i| [0, 1, I, I + 1, 8, I, 3][i % 7])
+        .collect();
+    for (lens, late) in [(&piled, true), (&streamed, false)] {
+        let got = threads::run_with(&config(2), |comm| {
+            let mut bad = Vec::new();
+            if comm.rank() == 0 {
+                for (i, &n) in lens.iter().enumerate() {
+                    comm.send(1, &pattern(i as u64, n))?;
+                }
+            } else {
+                if late {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                for (i, &n) in lens.iter().enumerate() {
+                    let mut buf = vec![0u8; n];
+                    comm.receive_into(0, &mut buf)?;
+                    if buf != pattern(i as u64, n) {
+                        bad.push(i);
+                    }
+                }
+            }
+            Ok::<_, Error>(bad)
+        })
+        .unwrap();
+        assert_eq!(got[1], Vec::<usize>::new(), "late receiver {late}");
+    }
+}
+
 #[test]
 fn many_eager_messages_in_flight_keep_their_own_buffers() {
     // Rounds of many eager messages queued at once: the buffers come back to the pair
@@ -173,7 +211,8 @@ fn many_eager_messages_in_flight_keep_their_own_buffers() {
 #[test]
 fn a_sender_runs_at_most_eager_queue_messages_ahead_of_its_receiver() {
     // Until rank 1 starts receiving, rank 0's small sends complete only while fewer
-    // than EAGER_QUEUE messages wait; the next one waits for rank 1 (and all arrive).
+    // than EAGER_QUEUE messages wait in the queue (after EAGER_RING in the ring); the
+    // next one waits for rank 1 (and all arrive).
     let receiving = AtomicBool::new(false);
     let total = 3 * EAGER_QUEUE + 5;
     let got = threads::run_with(&config(2), |comm| {
@@ -200,7 +239,11 @@ fn a_sender_runs_at_most_eager_queue_messages_ahead_of_its_receiver() {
         Ok::<_, Error>((ahead, bad))
     })
     .unwrap();
-    assert!(got[0].0 <= EAGER_QUEUE, "{} sends ahead", got[0].0);
+    assert!(
+        got[0].0 <= EAGER_RING + EAGER_QUEUE,
+        "{} sends ahead",
+        got[0].0
+    );
     assert!(got[1].1.is_empty(), "corrupted: {:?}", got[1].1);
 }
 

@@ -11,8 +11,11 @@
 //! A send of at most [`Config::eager`] bytes is eager: the sender copies it into the
 //! queued message (up to [`EAGER_INLINE`] bytes) or into a buffer the pair reuses from
 //! one message to the next, and is done, so its `wait_all` never waits for a receiver
-//! that may be asleep; the receiver copies or combines from that copy. At most
-//! [`EAGER_QUEUE`] messages of a pair wait at once: a small send beyond that is a
+//! that may be asleep; the receiver copies or combines from that copy. Up to
+//! [`EAGER_INLINE`] bytes, while the pair's queue is empty, the message goes instead into
+//! a slot of the pair's lock-free ring ([`EAGER_RING`] slots of a cache line: a fast
+//! box), which neither side locks. At most [`EAGER_RING`] + [`EAGER_QUEUE`] messages of
+//! a pair wait at once: a small send beyond that is a
 //! rendezvous, so a sender cannot run unboundedly ahead of its receiver. Every `unsafe`
 //! line sits in the small `rendezvous` module (plus the receive side of [`Threads`]).
 //!
@@ -74,6 +77,11 @@ pub const EAGER_INLINE: usize = rendezvous::INLINE;
 /// Messages from one rank to another that may wait, untaken, for a small send to still
 /// be eager; beyond, it waits for its receiver as a large one does (flow control).
 pub const EAGER_QUEUE: usize = rendezvous::EAGER_QUEUE;
+
+/// Messages of at most [`EAGER_INLINE`] bytes from one rank to another that may wait in
+/// the pair's lock-free ring (the fast path, used while the pair's queue is empty), on
+/// top of the [`EAGER_QUEUE`] the queue may hold.
+pub const EAGER_RING: usize = rendezvous::RING;
 
 /// [`Config::yield_for`] by default: how long a waiting rank polls between
 /// `yield_now` calls before it parks (measured on 4 ranks sharing 2 cores: a small
@@ -434,7 +442,7 @@ impl<'s> Threads<'s> {
         self.wait(
             from,
             tag.step,
-            || shared.has_message(from, me),
+            || shared.has_message_for_me(from, me),
             || self.check_peer(from),
         )?;
         let claim = match shared.take(from, me) {
@@ -519,16 +527,18 @@ impl<'s> Threads<'s> {
         // this check is told by `launch`, or fails on its own account).
         let waited = waited.and_then(|()| self.check_receivers());
         // A timeout names a peer that has not taken its message, if one is left.
-        let pending = self
-            .sent_to
-            .iter()
-            .find(|&&(q, _)| shared.has_message(me, q));
-        match (waited, pending) {
-            (Err(Error::Timeout { rank, .. }), Some(&(peer, step))) => {
+        let pending = || {
+            self.sent_to
+                .iter()
+                .find(|&&(q, _)| shared.has_message(me, q))
+        };
+        match waited {
+            Err(Error::Timeout { rank, .. }) if pending().is_some() => {
+                let &(peer, step) = pending().expect("checked");
                 Err(Error::Timeout { rank, peer, step })
             }
-            (Err(e), _) => Err(e),
-            (Ok(()), _) => {
+            Err(e) => Err(e),
+            Ok(()) => {
                 self.sent_to.clear();
                 Ok(())
             }

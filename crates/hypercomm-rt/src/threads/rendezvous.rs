@@ -33,6 +33,17 @@
 //! until taken or withdrawn, also after its sender has left: a receiver takes what was
 //! sent to it before it sees that the sender is gone.
 //!
+//! Fast path: an eager message of at most [`INLINE`] bytes goes, when the pair's queue
+//! is empty, into the pair's ring of [`RING`] slots of a cache line each (a fast box,
+//! as Open MPI's shared-memory transport has): the sender fills the slot and sets its
+//! `full` flag (`Release`), the receiver copies it out and clears the flag, without a
+//! lock. Order: a message goes to the ring only while the queue is empty, so every
+//! message in the ring is older than every message in the queue, and the receiver
+//! takes from the ring first (looking at it again once it holds the queue's lock, which
+//! publishes every ring slot filled before the queue's message). A cancelled send in the
+//! ring stays there, as a completed eager send does: `withdraw` removes the newest
+//! messages from the queue only, which are all newer than the ring's.
+//!
 //! Memory ordering: the data a sender wrote before posting (or copied into an eager
 //! envelope) is published by the mailbox mutex (released by the sender's push, acquired
 //! by the receiver's pop); the receiver's reads happen before the sender's next writes
@@ -40,6 +51,7 @@
 //! it, and before an eager buffer's reuse through the same mailbox mutex (the buffer
 //! goes back under it).
 
+use std::cell::UnsafeCell;
 use std::collections::VecDeque;
 use std::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
@@ -54,6 +66,9 @@ const NO_FAILURE: u32 = u32::MAX;
 
 /// Largest eager message (bytes) carried in the envelope itself, without a buffer.
 pub(crate) const INLINE: usize = 40;
+
+/// Slots of a pair's ring of inline messages (the lock-free fast path).
+pub(crate) const RING: usize = 8;
 
 /// Messages a pair's queue may already hold for a small send to still go eagerly;
 /// beyond, it is a rendezvous, so a sender that runs ahead of its receiver (a root
@@ -96,6 +111,34 @@ struct Queue {
     returned: Option<Vec<u8>>,
 }
 
+/// One slot of a pair's ring: an inline message, on a cache line of its own. The
+/// sender writes `tag`, `len` and `bytes` only while `full` is clear, the receiver
+/// reads them only while it is set.
+#[repr(C, align(64))]
+struct InlineSlot {
+    full: AtomicBool,
+    len: UnsafeCell<u8>,
+    tag: UnsafeCell<Tag>,
+    bytes: UnsafeCell<[u8; INLINE]>,
+}
+
+impl Default for InlineSlot {
+    fn default() -> Self {
+        InlineSlot {
+            full: AtomicBool::new(false),
+            len: UnsafeCell::new(0),
+            tag: UnsafeCell::new(Tag { epoch: 0, step: 0 }),
+            bytes: UnsafeCell::new([0; INLINE]),
+        }
+    }
+}
+
+/// An index owned by one side of a pair (the sender's next slot to fill, the
+/// receiver's next slot to read), on a cache line of its own.
+#[derive(Default)]
+#[repr(align(64))]
+struct Index(AtomicUsize);
+
 /// The queue of messages from one rank to another, on cache lines of its own (the
 /// mailboxes of (a, b) and (b, a) are written at once by both ranks).
 #[derive(Default)]
@@ -104,12 +147,86 @@ struct Mailbox {
     queue: Mutex<Queue>,
     /// Length of the queue, readable without the lock (a hint for polling).
     queued: AtomicUsize,
+    /// The ring of inline messages (module documentation, "fast path").
+    ring: [InlineSlot; RING],
+    /// Next slot the sender fills (only the sender touches it).
+    tail: Index,
+    /// Next slot the receiver reads (only the receiver touches it).
+    head: Index,
 }
+
+// SAFETY: a slot's cells are written by the sender only while `full` is clear and read
+// by the receiver only while it is set; the flag's Release/Acquire orders the accesses.
+unsafe impl Sync for Mailbox {}
 
 impl Mailbox {
     fn lock(&self) -> MutexGuard<'_, Queue> {
         // The queue holds plain data: a panic while it was locked leaves it consistent.
         self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Put an inline message into the ring if the queue is empty and a slot is free;
+    /// called by the sender only. Returns whether it did.
+    fn try_ring<'a>(&self, tag: Tag, pieces: impl Iterator<Item = &'a [u8]>) -> bool {
+        // Only the sender pushes to the queue: its length can only have dropped since.
+        if self.queued.load(Ordering::Relaxed) != 0 {
+            return false;
+        }
+        let at = self.tail.0.load(Ordering::Relaxed);
+        let slot = &self.ring[at];
+        if slot.full.load(Ordering::Acquire) {
+            return false;
+        }
+        // SAFETY: the slot is empty, so the receiver does not read it (and has finished
+        // reading it: it cleared `full` with Release after its reads); only this sender
+        // writes slots.
+        let len = unsafe {
+            let bytes = &mut *slot.bytes.get();
+            let mut len = 0;
+            for piece in pieces {
+                bytes[len..len + piece.len()].copy_from_slice(piece);
+                len += piece.len();
+            }
+            *slot.tag.get() = tag;
+            *slot.len.get() = len as u8;
+            len
+        };
+        debug_assert!(len <= INLINE);
+        slot.full.store(true, Ordering::Release);
+        self.tail.0.store((at + 1) % RING, Ordering::Relaxed);
+        true
+    }
+
+    /// Whether the receiver's next ring slot holds a message; called by the receiver.
+    fn ring_ready(&self) -> bool {
+        let at = self.head.0.load(Ordering::Relaxed);
+        self.ring[at].full.load(Ordering::Acquire)
+    }
+
+    /// Whether any ring slot holds a message (any thread).
+    fn ring_nonempty(&self) -> bool {
+        self.ring.iter().any(|s| s.full.load(Ordering::Acquire))
+    }
+
+    /// Take the receiver's next ring message, if any; called by the receiver.
+    fn take_ring(&self) -> Option<Envelope> {
+        let at = self.head.0.load(Ordering::Relaxed);
+        let slot = &self.ring[at];
+        if !slot.full.load(Ordering::Acquire) {
+            return None;
+        }
+        // SAFETY: the slot is full, so the sender does not write it until we clear the
+        // flag, and its writes happened before its Release store of the flag.
+        let env = unsafe {
+            Envelope {
+                tag: *slot.tag.get(),
+                len: *slot.len.get() as usize,
+                body: Body::Inline(*slot.bytes.get()),
+            }
+        };
+        slot.full.store(false, Ordering::Release);
+        self.head.0.store((at + 1) % RING, Ordering::Relaxed);
+        Some(env)
     }
 }
 
@@ -278,14 +395,28 @@ impl Shared {
 
     /// Whether a message from `src` to `dst` waits.
     pub(crate) fn has_message(&self, src: Rank, dst: Rank) -> bool {
-        self.mailbox(src, dst).queued.load(Ordering::Acquire) > 0
+        let mailbox = self.mailbox(src, dst);
+        mailbox.queued.load(Ordering::Acquire) > 0 || mailbox.ring_nonempty()
+    }
+
+    /// Whether a message from `src` waits for the calling receiver, `dst` (its poll:
+    /// the ring's next slot, then the queue).
+    pub(crate) fn has_message_for_me(&self, src: Rank, dst: Rank) -> bool {
+        let mailbox = self.mailbox(src, dst);
+        mailbox.ring_ready() || mailbox.queued.load(Ordering::Acquire) > 0
     }
 
     /// Messages to `dst` still waiting in its mailboxes, as (sender, count) for the
     /// first sender that has any: only meaningful once every rank has left.
     pub(crate) fn untaken(&self, dst: Rank) -> Option<(Rank, usize)> {
         (0..self.k).find_map(|src| {
-            let n = self.mailbox(src, dst).lock().messages.len();
+            let mailbox = self.mailbox(src, dst);
+            let ring = mailbox
+                .ring
+                .iter()
+                .filter(|s| s.full.load(Ordering::Acquire))
+                .count();
+            let n = mailbox.lock().messages.len() + ring;
             (n > 0).then_some((src, n))
         })
     }
@@ -306,6 +437,10 @@ impl Shared {
         let eager = len <= self.eager && mailbox.queued.load(Ordering::Relaxed) < EAGER_QUEUE;
         // SAFETY: the caller keeps the parts readable and unmodified during this call.
         let pieces = || unsafe { Incoming::new(parts) }.pieces();
+        if eager && len <= INLINE && mailbox.try_ring(tag, pieces()) {
+            self.wake(dst);
+            return;
+        }
         let body = if !eager {
             self.ranks[src as usize]
                 .outstanding
@@ -347,7 +482,25 @@ impl Shared {
     /// Take the next message from `src` to `dst`, if any; called by `dst` only.
     pub(crate) fn take(&self, src: Rank, dst: Rank) -> Option<Claim<'_>> {
         let mailbox = self.mailbox(src, dst);
+        let claim = |env| Claim {
+            shared: self,
+            src,
+            dst,
+            env,
+            part: [Part::from_raw(std::ptr::null(), 0)],
+        };
+        if let Some(env) = mailbox.take_ring() {
+            return Some(claim(env));
+        }
         let mut q = mailbox.lock();
+        if q.messages.is_empty() {
+            return None;
+        }
+        // The lock publishes every ring slot filled before the queue's first message,
+        // which is newer than all of them: take those first.
+        if let Some(env) = mailbox.take_ring() {
+            return Some(claim(env));
+        }
         let env = q.messages.pop_front()?;
         mailbox.queued.store(q.messages.len(), Ordering::Release);
         // With a copied message, hand back the buffer of the previous one (if the
@@ -356,20 +509,15 @@ impl Shared {
             q.returned = self.receiving(src, dst).take();
         }
         drop(q);
-        Some(Claim {
-            shared: self,
-            src,
-            dst,
-            env,
-            part: [Part::from_raw(std::ptr::null(), 0)],
-        })
+        Some(claim(env))
     }
 
     /// Remove the newest `n` messages from `src` to `dst`, those of the sends being
     /// cancelled, as far as no one took them (messages are taken oldest first, so the
     /// ones left of the `n` are the newest). Older eager messages stay: their sends
-    /// completed, and their receiver may still take them. Returns how many messages
-    /// were removed.
+    /// completed, and their receiver may still take them. Messages in the ring (older
+    /// than the queue's) are removed only once the receiver has left: a live receiver
+    /// may be reading them. Returns how many messages were removed.
     pub(crate) fn withdraw(&self, src: Rank, dst: Rank, n: usize) -> usize {
         let mailbox = self.mailbox(src, dst);
         let mut q = mailbox.lock();
@@ -381,7 +529,20 @@ impl Shared {
         self.ranks[src as usize]
             .outstanding
             .fetch_sub(lent, Ordering::AcqRel);
-        removed.len()
+        let mut left = n - removed.len();
+        if left > 0 && self.is_gone(dst) {
+            // The newest full slots, from the sender's tail backwards.
+            let tail = mailbox.tail.0.load(Ordering::Relaxed);
+            for back in 1..=RING {
+                let slot = &mailbox.ring[(tail + RING - back) % RING];
+                if left == 0 || !slot.full.load(Ordering::Acquire) {
+                    break;
+                }
+                slot.full.store(false, Ordering::Release);
+                left -= 1;
+            }
+        }
+        n - left
     }
 }
 
