@@ -35,7 +35,8 @@
 //!
 //! Fast path: an eager message of at most [`INLINE`] bytes goes, when the pair's queue
 //! is empty, into the pair's ring of [`RING`] slots of a cache line each (a fast box,
-//! as Open MPI's shared-memory transport has): the sender fills the slot and sets its
+//! as Open MPI's shared-memory transport has; 640 bytes, allocated by the pair's first
+//! such message, so pairs that never carry one cost nothing): the sender fills the slot and sets its
 //! `full` flag (`Release`), the receiver copies it out and clears the flag, without a
 //! lock. Order: a message goes to the ring only while the queue is empty, so every
 //! message in the ring is older than every message in the queue, and the receiver
@@ -147,8 +148,16 @@ struct Mailbox {
     queue: Mutex<Queue>,
     /// Length of the queue, readable without the lock (a hint for polling).
     queued: AtomicUsize,
-    /// The ring of inline messages (module documentation, "fast path").
-    ring: [InlineSlot; RING],
+    /// The ring of inline messages (module documentation, "fast path"), allocated by
+    /// the pair's first inline send: k² pairs, most of which never carry one, cost no
+    /// ring.
+    ring: OnceLock<Box<Ring>>,
+}
+
+/// A pair's ring of inline slots, with each side's index.
+#[derive(Default)]
+struct Ring {
+    slots: [InlineSlot; RING],
     /// Next slot the sender fills (only the sender touches it).
     tail: Index,
     /// Next slot the receiver reads (only the receiver touches it).
@@ -157,7 +166,7 @@ struct Mailbox {
 
 // SAFETY: a slot's cells are written by the sender only while `full` is clear and read
 // by the receiver only while it is set; the flag's Release/Acquire orders the accesses.
-unsafe impl Sync for Mailbox {}
+unsafe impl Sync for Ring {}
 
 impl Mailbox {
     fn lock(&self) -> MutexGuard<'_, Queue> {
@@ -172,8 +181,9 @@ impl Mailbox {
         if self.queued.load(Ordering::Relaxed) != 0 {
             return false;
         }
-        let at = self.tail.0.load(Ordering::Relaxed);
-        let slot = &self.ring[at];
+        let ring = self.ring.get_or_init(Box::default);
+        let at = ring.tail.0.load(Ordering::Relaxed);
+        let slot = &ring.slots[at];
         if slot.full.load(Ordering::Acquire) {
             return false;
         }
@@ -193,25 +203,36 @@ impl Mailbox {
         };
         debug_assert!(len <= INLINE);
         slot.full.store(true, Ordering::Release);
-        self.tail.0.store((at + 1) % RING, Ordering::Relaxed);
+        ring.tail.0.store((at + 1) % RING, Ordering::Relaxed);
         true
     }
 
     /// Whether the receiver's next ring slot holds a message; called by the receiver.
     fn ring_ready(&self) -> bool {
-        let at = self.head.0.load(Ordering::Relaxed);
-        self.ring[at].full.load(Ordering::Acquire)
+        self.ring.get().is_some_and(|ring| {
+            let at = ring.head.0.load(Ordering::Relaxed);
+            ring.slots[at].full.load(Ordering::Acquire)
+        })
     }
 
     /// Whether any ring slot holds a message (any thread).
     fn ring_nonempty(&self) -> bool {
-        self.ring.iter().any(|s| s.full.load(Ordering::Acquire))
+        self.ring_count() > 0
+    }
+
+    /// Messages in the ring (any thread).
+    fn ring_count(&self) -> usize {
+        self.ring.get().map_or(0, |ring| {
+            let full = |s: &&InlineSlot| s.full.load(Ordering::Acquire);
+            ring.slots.iter().filter(full).count()
+        })
     }
 
     /// Take the receiver's next ring message, if any; called by the receiver.
     fn take_ring(&self) -> Option<Envelope> {
-        let at = self.head.0.load(Ordering::Relaxed);
-        let slot = &self.ring[at];
+        let ring = self.ring.get()?;
+        let at = ring.head.0.load(Ordering::Relaxed);
+        let slot = &ring.slots[at];
         if !slot.full.load(Ordering::Acquire) {
             return None;
         }
@@ -225,7 +246,7 @@ impl Mailbox {
             }
         };
         slot.full.store(false, Ordering::Release);
-        self.head.0.store((at + 1) % RING, Ordering::Relaxed);
+        ring.head.0.store((at + 1) % RING, Ordering::Relaxed);
         Some(env)
     }
 }
@@ -411,12 +432,7 @@ impl Shared {
     pub(crate) fn untaken(&self, dst: Rank) -> Option<(Rank, usize)> {
         (0..self.k).find_map(|src| {
             let mailbox = self.mailbox(src, dst);
-            let ring = mailbox
-                .ring
-                .iter()
-                .filter(|s| s.full.load(Ordering::Acquire))
-                .count();
-            let n = mailbox.lock().messages.len() + ring;
+            let n = mailbox.lock().messages.len() + mailbox.ring_count();
             (n > 0).then_some((src, n))
         })
     }
@@ -530,11 +546,11 @@ impl Shared {
             .outstanding
             .fetch_sub(lent, Ordering::AcqRel);
         let mut left = n - removed.len();
-        if left > 0 && self.is_gone(dst) {
+        if let Some(ring) = mailbox.ring.get().filter(|_| left > 0 && self.is_gone(dst)) {
             // The newest full slots, from the sender's tail backwards.
-            let tail = mailbox.tail.0.load(Ordering::Relaxed);
+            let tail = ring.tail.0.load(Ordering::Relaxed);
             for back in 1..=RING {
-                let slot = &mailbox.ring[(tail + RING - back) % RING];
+                let slot = &ring.slots[(tail + RING - back) % RING];
                 if left == 0 || !slot.full.load(Ordering::Acquire) {
                     break;
                 }
