@@ -29,6 +29,7 @@ pub mod alltoall {
     //! Total exchange (transposition): a distinct block from every rank to every rank.
     pub mod bruck;
     pub mod dimension_exchange;
+    pub mod linear;
     pub mod mtadea;
     pub mod pairwise;
     pub mod smg;
@@ -663,6 +664,17 @@ pub static ALGORITHMS: &[Algorithm] = &[
         fits: any_complete,
         build: alltoall::pairwise::build,
         formulas: alltoall::pairwise::formulas,
+    },
+    Algorithm {
+        name: "linear",
+        op: OpKind::Alltoall,
+        summary: "one step: every send and receive posted at once, no send waiting for a receive (Open MPI basic_linear)",
+        reference: "Open MPI basic_linear alltoall; Thakur, Rabenseifner & Gropp 2005, alltoall",
+        topologies: "complete",
+        pipelined: false,
+        fits: any_complete,
+        build: alltoall::linear::build,
+        formulas: alltoall::linear::formulas,
     },
     Algorithm {
         name: "recursive-doubling",
