@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use hypercomm_rt::threads::{
     self, Config, Failure, RunError, Threads, EAGER_INLINE, EAGER_LIMIT, EAGER_LIMIT_SPIN,
-    EAGER_QUEUE, EAGER_RING,
+    EAGER_QUEUE, EAGER_RING, EAGER_RING_INLINE,
 };
 use hypercomm_rt::{Algo, Calibration, Comm, Error, Op};
 
@@ -136,17 +136,23 @@ fn eager_and_rendezvous_messages_between_two_ranks_keep_their_order() {
     }
 }
 
-/// Inline messages go through the pair's lock-free ring while its queue is empty and
-/// through the queue otherwise: piled up beyond the ring (the receiver late), and
+/// Messages up to `EAGER_RING_INLINE` bytes go through the pair's lock-free ring while
+/// its queue is empty and through the queue otherwise: piled up beyond the ring (the receiver late), and
 /// streamed while the receiver takes them (the two paths alternating under races),
 /// they arrive whole and in order, mixed with copied and rendezvous messages.
 #[test]
 fn inline_messages_through_the_ring_and_the_queue_keep_their_order() {
+    const R: usize = EAGER_RING_INLINE;
     let piled: Vec<usize> = (0..3 * EAGER_QUEUE)
-        .map(|i| if i % 11 == 10 { L + 1 } else { i % (I + 1) })
+        .map(|i| match i % 11 {
+            10 => L + 1,
+            9 => R + 1,
+            8 => R,
+            _ => i % (I + 1),
+        })
         .collect();
     let streamed: Vec<usize> = (0..20_000)
-        .map(|i| [0, 1, I, I + 1, 8, I, 3][i % 7])
+        .map(|i| [0, 1, I, I + 1, 8, R, R + 1, 3][i % 8])
         .collect();
     for (lens, late) in [(&piled, true), (&streamed, false)] {
         let got = threads::run_with(&config(2), |comm| {

@@ -12,10 +12,11 @@
 //! queued message (up to [`EAGER_INLINE`] bytes) or into a buffer the pair reuses from
 //! one message to the next, and is done, so its `wait_all` never waits for a receiver
 //! that may be asleep; the receiver copies or combines from that copy. Up to
-//! [`EAGER_INLINE`] bytes, while the pair's queue is empty, the message goes instead into
-//! a slot of the pair's lock-free ring ([`EAGER_RING`] slots of a cache line: a fast
-//! box), which neither side locks. At most [`EAGER_RING`] + [`EAGER_QUEUE`] messages of
-//! a pair wait at once: a small send beyond that is a
+//! [`EAGER_RING_INLINE`] bytes, while the pair's queue is empty, the message goes
+//! instead into a slot of the pair's lock-free ring ([`EAGER_RING`] slots of five cache
+//! lines, allocated by the pair's first such message: a fast box), which neither side
+//! locks. At most [`EAGER_RING`] + [`EAGER_QUEUE`] messages of a pair wait at once: a
+//! small send beyond that is a
 //! rendezvous, so a sender cannot run unboundedly ahead of its receiver. Every `unsafe`
 //! line sits in the small `rendezvous` module (plus the receive side of [`Threads`]).
 //!
@@ -78,10 +79,14 @@ pub const EAGER_INLINE: usize = rendezvous::INLINE;
 /// be eager; beyond, it waits for its receiver as a large one does (flow control).
 pub const EAGER_QUEUE: usize = rendezvous::EAGER_QUEUE;
 
-/// Messages of at most [`EAGER_INLINE`] bytes from one rank to another that may wait in
-/// the pair's lock-free ring (the fast path, used while the pair's queue is empty), on
-/// top of the [`EAGER_QUEUE`] the queue may hold.
+/// Messages of at most [`EAGER_RING_INLINE`] bytes from one rank to another that may
+/// wait in the pair's lock-free ring (the fast path, used while the pair's queue is
+/// empty), on top of the [`EAGER_QUEUE`] the queue may hold.
 pub const EAGER_RING: usize = rendezvous::RING;
+
+/// Largest eager message (bytes) that travels through the pair's ring (when
+/// [`Config::eager`] allows it eager at all).
+pub const EAGER_RING_INLINE: usize = rendezvous::RING_INLINE;
 
 /// [`Config::yield_for`] by default: how long a waiting rank polls between
 /// `yield_now` calls before it parks (measured on 4 ranks sharing 2 cores: a small

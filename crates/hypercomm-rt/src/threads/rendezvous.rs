@@ -33,12 +33,12 @@
 //! until taken or withdrawn, also after its sender has left: a receiver takes what was
 //! sent to it before it sees that the sender is gone.
 //!
-//! Fast path: an eager message of at most [`INLINE`] bytes goes, when the pair's queue
-//! is empty, into the pair's ring of [`RING`] slots of a cache line each (a fast box,
-//! as Open MPI's shared-memory transport has; 640 bytes, allocated by the pair's first
-//! such message, so pairs that never carry one cost nothing): the sender fills the slot and sets its
-//! `full` flag (`Release`), the receiver copies it out and clears the flag, without a
-//! lock. Order: a message goes to the ring only while the queue is empty, so every
+//! Fast path: an eager message of at most [`RING_INLINE`] bytes goes, when the pair's
+//! queue is empty, into the pair's ring of [`RING`] slots of five cache lines each (a
+//! fast box, as Open MPI's shared-memory transport has; 2.6 KiB, allocated by the pair's
+//! first such message, so pairs that never carry one cost nothing): the sender fills
+//! the slot and sets its `full` flag (`Release`); the receiver copies straight from the
+//! slot and clears the flag when its claim is dropped; neither side takes a lock. Order: a message goes to the ring only while the queue is empty, so every
 //! message in the ring is older than every message in the queue, and the receiver
 //! takes from the ring first (looking at it again once it holds the queue's lock, which
 //! publishes every ring slot filled before the queue's message). A cancelled send in the
@@ -68,6 +68,11 @@ const NO_FAILURE: u32 = u32::MAX;
 /// Largest eager message (bytes) carried in the envelope itself, without a buffer.
 pub(crate) const INLINE: usize = 40;
 
+/// Largest eager message (bytes) carried in a slot of the pair's ring: a slot is five
+/// cache lines, 16 bytes of header and this much data (256 B messages fit, as in Open
+/// MPI's shared-memory transport, which sends up to 256 B inline).
+pub(crate) const RING_INLINE: usize = 304;
+
 /// Slots of a pair's ring of inline messages (the lock-free fast path).
 pub(crate) const RING: usize = 8;
 
@@ -84,6 +89,9 @@ enum Body {
     Inline([u8; INLINE]),
     /// A larger eager send: a copy of the message, owned by the envelope.
     Copied(Vec<u8>),
+    /// An eager send in a slot of the pair's ring, which stays full (the sender does
+    /// not reuse it) until the claim on it is dropped.
+    Ring(*const InlineSlot),
 }
 
 /// A posted send, as the receiver finds it.
@@ -118,9 +126,9 @@ struct Queue {
 #[repr(C, align(64))]
 struct InlineSlot {
     full: AtomicBool,
-    len: UnsafeCell<u8>,
+    len: UnsafeCell<u16>,
     tag: UnsafeCell<Tag>,
-    bytes: UnsafeCell<[u8; INLINE]>,
+    bytes: UnsafeCell<[u8; RING_INLINE]>,
 }
 
 impl Default for InlineSlot {
@@ -129,7 +137,7 @@ impl Default for InlineSlot {
             full: AtomicBool::new(false),
             len: UnsafeCell::new(0),
             tag: UnsafeCell::new(Tag { epoch: 0, step: 0 }),
-            bytes: UnsafeCell::new([0; INLINE]),
+            bytes: UnsafeCell::new([0; RING_INLINE]),
         }
     }
 }
@@ -198,10 +206,10 @@ impl Mailbox {
                 len += piece.len();
             }
             *slot.tag.get() = tag;
-            *slot.len.get() = len as u8;
+            *slot.len.get() = len as u16;
             len
         };
-        debug_assert!(len <= INLINE);
+        debug_assert!(len <= RING_INLINE);
         slot.full.store(true, Ordering::Release);
         ring.tail.0.store((at + 1) % RING, Ordering::Relaxed);
         true
@@ -236,16 +244,15 @@ impl Mailbox {
         if !slot.full.load(Ordering::Acquire) {
             return None;
         }
-        // SAFETY: the slot is full, so the sender does not write it until we clear the
-        // flag, and its writes happened before its Release store of the flag.
+        // SAFETY: the slot is full, so the sender does not write it until the claim
+        // clears the flag, and its writes happened before its Release store of it.
         let env = unsafe {
             Envelope {
                 tag: *slot.tag.get(),
                 len: *slot.len.get() as usize,
-                body: Body::Inline(*slot.bytes.get()),
+                body: Body::Ring(slot),
             }
         };
-        slot.full.store(false, Ordering::Release);
         ring.head.0.store((at + 1) % RING, Ordering::Relaxed);
         Some(env)
     }
@@ -453,7 +460,7 @@ impl Shared {
         let eager = len <= self.eager && mailbox.queued.load(Ordering::Relaxed) < EAGER_QUEUE;
         // SAFETY: the caller keeps the parts readable and unmodified during this call.
         let pieces = || unsafe { Incoming::new(parts) }.pieces();
-        if eager && len <= INLINE && mailbox.try_ring(tag, pieces()) {
+        if eager && len <= RING_INLINE && mailbox.try_ring(tag, pieces()) {
             self.wake(dst);
             return;
         }
@@ -595,6 +602,12 @@ impl Claim<'_> {
                 return unsafe { Incoming::new(std::slice::from_raw_parts(*parts, *count)) };
             }
             Body::Inline(bytes) => &bytes[..self.env.len],
+            Body::Ring(slot) => {
+                // SAFETY: the slot stays full, so unwritten by the sender, and the ring
+                // allocated, until this claim is dropped.
+                let bytes: &[u8; RING_INLINE] = unsafe { &*(**slot).bytes.get() };
+                &bytes[..self.env.len]
+            }
             Body::Copied(buf) => &buf[..],
         };
         self.part = [Part::new(copy)];
@@ -614,6 +627,8 @@ impl Drop for Claim<'_> {
                 }
             }
             Body::Inline(_) => {}
+            // SAFETY: the slot lives as long as the mailbox, which outlives the claim.
+            Body::Ring(slot) => unsafe { &**slot }.full.store(false, Ordering::Release),
             // Kept for the next take, which hands it back to the sender.
             Body::Copied(buf) => self
                 .shared
