@@ -16,8 +16,8 @@
 //! instead into a slot of the pair's lock-free ring ([`EAGER_RING`] slots of five cache
 //! lines, allocated by the pair's first such message: a fast box), which neither side
 //! locks. At most [`EAGER_RING`] + [`EAGER_QUEUE`] messages of a pair wait at once: a
-//! small send beyond that is a
-//! rendezvous, so a sender cannot run unboundedly ahead of its receiver. Every `unsafe`
+//! small send beyond that is a rendezvous, so a sender cannot run unboundedly ahead of
+//! its receiver. Every `unsafe`
 //! line sits in the small `rendezvous` module (plus the receive side of [`Threads`]).
 //!
 //! [`run`] starts the ranks, gives each a [`Comm`] and returns every rank's result in
@@ -531,15 +531,15 @@ impl<'s> Threads<'s> {
         // failed, as an untaken rendezvous would have (a receiver that leaves after
         // this check is told by `launch`, or fails on its own account).
         let waited = waited.and_then(|()| self.check_receivers());
-        // A timeout names a peer that has not taken its message, if one is left.
-        let pending = || {
-            self.sent_to
-                .iter()
-                .find(|&&(q, _)| shared.has_message(me, q))
-        };
         match waited {
-            Err(Error::Timeout { rank, .. }) if pending().is_some() => {
-                let &(peer, step) = pending().expect("checked");
+            // A timeout names a peer that has not taken its message, if one is left
+            // (looked up only then: it reads every peer's mailbox).
+            Err(Error::Timeout { rank, peer, step }) => {
+                let pending = self
+                    .sent_to
+                    .iter()
+                    .find(|&&(q, _)| shared.has_message(me, q));
+                let (peer, step) = pending.map_or((peer, step), |&(q, s)| (q, s));
                 Err(Error::Timeout { rank, peer, step })
             }
             Err(e) => Err(e),

@@ -38,12 +38,13 @@
 //! fast box, as Open MPI's shared-memory transport has; 2.6 KiB, allocated by the pair's
 //! first such message, so pairs that never carry one cost nothing): the sender fills
 //! the slot and sets its `full` flag (`Release`); the receiver copies straight from the
-//! slot and clears the flag when its claim is dropped; neither side takes a lock. Order: a message goes to the ring only while the queue is empty, so every
-//! message in the ring is older than every message in the queue, and the receiver
-//! takes from the ring first (looking at it again once it holds the queue's lock, which
-//! publishes every ring slot filled before the queue's message). A cancelled send in the
-//! ring stays there, as a completed eager send does: `withdraw` removes the newest
-//! messages from the queue only, which are all newer than the ring's.
+//! slot and clears the flag when its claim is dropped; neither side takes a lock.
+//! Order: a message goes to the ring only while the queue is empty, so every message in
+//! the ring is older than every message in the queue, and the receiver takes from the
+//! ring first (looking at it again once it holds the queue's lock, which publishes
+//! every ring slot filled before the queue's message). A cancelled send in the ring
+//! stays there, as a completed eager send does, while its receiver may still read it;
+//! `withdraw` removes it only once the receiver has left.
 //!
 //! Memory ordering: the data a sender wrote before posting (or copied into an eager
 //! envelope) is published by the mailbox mutex (released by the sender's push, acquired
@@ -120,8 +121,8 @@ struct Queue {
     returned: Option<Vec<u8>>,
 }
 
-/// One slot of a pair's ring: an inline message, on a cache line of its own. The
-/// sender writes `tag`, `len` and `bytes` only while `full` is clear, the receiver
+/// One slot of a pair's ring: a message of at most [`RING_INLINE`] bytes, on cache lines
+/// of its own (five). The sender writes `tag`, `len` and `bytes` only while `full` is clear, the receiver
 /// reads them only while it is set.
 #[repr(C, align(64))]
 struct InlineSlot {

@@ -25,7 +25,12 @@ fn config(k: u32) -> Config {
 #[test]
 fn no_rank_leaves_a_barrier_before_every_rank_entered() {
     use std::sync::atomic::{AtomicU32, Ordering};
-    for how in [Barrier::RecursiveDoubling, Barrier::Tree] {
+    // `None`: `barrier()`, the default.
+    for how in [None, Some(Barrier::RecursiveDoubling), Some(Barrier::Tree)] {
+        let barrier = |comm: &mut hypercomm_rt::Comm<threads::Threads<'_>>| match how {
+            None => comm.barrier(),
+            Some(how) => comm.barrier_with(how),
+        };
         for k in [1, 2, 3, 5, 6, 8] {
             let entered = AtomicU32::new(0);
             let seen = threads::run_with(&config(k), |comm| {
@@ -35,10 +40,10 @@ fn no_rank_leaves_a_barrier_before_every_rank_entered() {
                 for round in 1..=3 {
                     std::thread::sleep(Duration::from_millis(3 * comm.rank() as u64));
                     entered.fetch_add(1, Ordering::SeqCst);
-                    comm.barrier_with(how)?;
+                    barrier(comm)?;
                     seen.push((entered.load(Ordering::SeqCst), round * k));
                     // Nobody enters the next round before everyone has looked.
-                    comm.barrier_with(how)?;
+                    barrier(comm)?;
                 }
                 assert_eq!(comm.last_algorithm(), Some("linear"));
                 Ok::<_, Error>(seen)
@@ -46,13 +51,11 @@ fn no_rank_leaves_a_barrier_before_every_rank_entered() {
             .unwrap();
             for (r, seen) in seen.iter().enumerate() {
                 for &(count, want) in seen {
-                    assert_eq!(count, want, "{how}, k = {k}: rank {r} left early");
+                    assert_eq!(count, want, "{how:?}, k = {k}: rank {r} left early");
                 }
             }
         }
     }
-    let default = threads::run_with(&config(4), |comm| comm.barrier()).unwrap();
-    assert_eq!(default.len(), 4);
 }
 
 #[test]

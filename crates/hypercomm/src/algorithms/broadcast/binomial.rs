@@ -120,7 +120,13 @@ pub struct BinomialBroadcast {
 }
 
 fn params(problem: &Problem<'_>) -> Result<(u32, Rank), Error> {
-    let k = complete_ranks(problem, "binomial", OpKind::Broadcast)?;
+    broadcast_ranks(problem, "binomial")
+}
+
+/// The number of ranks and the root of a broadcast on `complete:K` (shared by the
+/// broadcasts for any number of ranks); `algo` names the algorithm in errors.
+pub(crate) fn broadcast_ranks(problem: &Problem<'_>, algo: &str) -> Result<(u32, Rank), Error> {
+    let k = complete_ranks(problem, algo, OpKind::Broadcast)?;
     match problem.collective {
         Collective::Broadcast { root } => Ok((k, root)),
         _ => unreachable!("complete_ranks checked the kind"),

@@ -22,9 +22,8 @@
 //!
 //! Constraints: `complete:K`, any K ≥ 1, any root.
 
-use crate::algorithms::broadcast::binomial::complete_ranks;
+use crate::algorithms::broadcast::binomial::broadcast_ranks;
 use crate::algorithms::{Formula, Params};
-use crate::collective::{Collective, OpKind};
 use crate::error::Error;
 use crate::schedule::{Buf, Op, Program, Rank, Region, Schedule};
 use crate::verify::Problem;
@@ -38,11 +37,7 @@ pub struct LinearBroadcast {
 }
 
 fn params(problem: &Problem<'_>) -> Result<(u32, Rank), Error> {
-    let k = complete_ranks(problem, "linear", OpKind::Broadcast)?;
-    match problem.collective {
-        Collective::Broadcast { root } => Ok((k, root)),
-        _ => unreachable!("complete_ranks checked the kind"),
-    }
+    broadcast_ranks(problem, "linear")
 }
 
 /// Build the schedule.
@@ -105,6 +100,7 @@ pub fn formulas(problem: &Problem<'_>, params_: &Params) -> Vec<Formula> {
 mod tests {
     use super::*;
     use crate::algorithms::broadcast::binomial::test_support::*;
+    use crate::collective::{Collective, OpKind};
 
     #[test]
     fn verifies_for_every_rank_count_and_root() {

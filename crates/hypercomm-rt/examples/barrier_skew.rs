@@ -1,0 +1,95 @@
+//! Why the barrier before a timed call shapes the latency measured: per-rank medians of
+//! a short broadcast after each barrier, and the cost of one hand-off between threads.
+//!
+//! ```text
+//! cargo run --release -p hypercomm-rt --example barrier_skew -- bcast [ranks] [algo] [bytes]
+//! taskset -c 0 target/release/examples/barrier_skew handoff
+//! ```
+//!
+//! `bcast` (default 4 ranks, `binomial`, 8 B): 3,000 calls after each barrier, the
+//! first 500 untimed; each rank times its call from its own exit from the barrier, as
+//! `hypercomm bench` and OSU do. Barriers: `allreduce-auto` (an all-reduce of one byte
+//! by `Algo::Auto`, `hypercomm bench`'s barrier before `--barrier` existed),
+//! `recursive-doubling` and `tree` (`hypercomm_rt::Barrier`).
+//!
+//! `handoff`: two threads pass a counter back and forth, each polling with
+//! `yield_now` while it is the other's turn: with both pinned to one core, the time per
+//! hand-off is that of one `sched_yield` context switch.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use hypercomm_rt::{threads, Algo, Barrier, Error, Op};
+
+fn bcast(k: u32, algo: &str, bytes: usize) -> Result<(), Box<dyn std::error::Error>> {
+    println!("broadcast of {bytes} B by {algo} on {k} ranks: per-rank median µs (p10, p90)");
+    for barrier in ["allreduce-auto", "recursive-doubling", "tree"] {
+        let times = threads::run(k, |comm| -> Result<Vec<f64>, Error> {
+            let mut buf = vec![0u8; bytes];
+            let mut t = Vec::with_capacity(3000);
+            for _ in 0..3000 {
+                match barrier {
+                    "allreduce-auto" => {
+                        let mut o = [0u8];
+                        comm.all_reduce_into(&[0u8], &mut o, &Op::bit_or(), Algo::Auto)?;
+                    }
+                    "recursive-doubling" => comm.barrier_with(Barrier::RecursiveDoubling)?,
+                    _ => comm.barrier_with(Barrier::Tree)?,
+                }
+                let start = Instant::now();
+                comm.broadcast_into(0, &mut buf, Algo::Named(algo))?;
+                t.push(start.elapsed().as_secs_f64() * 1e6);
+            }
+            Ok(t)
+        })?;
+        let row: Vec<String> = times
+            .iter()
+            .map(|t| {
+                let mut s = t[500..].to_vec();
+                s.sort_by(f64::total_cmp);
+                let q = |f: f64| s[((s.len() - 1) as f64 * f) as usize];
+                format!("{:.2} ({:.2}, {:.2})", q(0.5), q(0.1), q(0.9))
+            })
+            .collect();
+        println!("{barrier:>18}: {}", row.join(" | "));
+    }
+    Ok(())
+}
+
+fn handoff() {
+    let n = 200_000u64;
+    let turn = AtomicU64::new(0);
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        for me in 0..2 {
+            let turn = &turn;
+            s.spawn(move || loop {
+                let v = turn.load(Ordering::Acquire);
+                if v >= n {
+                    break;
+                }
+                if v % 2 == me {
+                    turn.store(v + 1, Ordering::Release);
+                } else {
+                    std::thread::yield_now();
+                }
+            });
+        }
+    });
+    let us = start.elapsed().as_secs_f64() * 1e6 / n as f64;
+    println!("{us:.3} µs per hand-off between two threads polling with yield_now");
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let a: Vec<String> = std::env::args().skip(1).collect();
+    match a.first().map(String::as_str) {
+        Some("handoff") => handoff(),
+        Some("bcast") | None => bcast(
+            a.get(1).map_or(Ok(4), |s| s.parse())?,
+            a.get(2).map_or("binomial", String::as_str),
+            a.get(3).map_or(Ok(8), |s| s.parse())?,
+        )?,
+        Some(other) => return Err(format!("unknown mode {other}; valid: bcast, handoff").into()),
+    }
+    Ok(())
+}
