@@ -200,7 +200,7 @@ impl<X: Transport> Comm<X> {
             },
         };
         let chosen = self.selector.plan(call, algo)?;
-        let plan = &chosen.plan;
+        let plan = &*chosen.plan;
         let (t, scratch) = (&mut self.transport, &mut self.scratch);
         let in_place = match io {
             Io::Separate(input, output) => {

@@ -308,7 +308,7 @@ pub fn execute_with<T: Pod, X: Transport + ?Sized>(
     check_call(transport, plan, &bufs, op)?;
     let tmp_len = plan.lens[Buf::Tmp.index()];
     let mut own = Vec::new();
-    let tmp = match scratch.get::<T>(tmp_len) {
+    let tmp = match Scratch::get::<T>(&mut scratch.lines, tmp_len) {
         Some(tmp) => tmp,
         None => {
             own.resize(tmp_len, T::zeroed());
@@ -318,8 +318,9 @@ pub fn execute_with<T: Pod, X: Transport + ?Sized>(
     let bases = Bases {
         ptr: [bufs.input as *mut T, bufs.output, tmp.as_mut_ptr()],
     };
-    let mut sends = Vec::with_capacity(plan.max_send_parts);
-    let mut recvs = Vec::with_capacity(plan.max_recv_parts);
+    let (sends, recvs) = (&mut scratch.sends.0, &mut scratch.recvs.0);
+    sends.reserve(plan.max_send_parts);
+    recvs.reserve(plan.max_recv_parts);
     // Declared after the buffers, so dropped (and cancelling) before they are freed.
     let mut guard = Posted::new(transport);
     for (s, step) in plan.program.steps.iter().enumerate() {
@@ -332,9 +333,11 @@ pub fn execute_with<T: Pod, X: Transport + ?Sized>(
             tag,
             op,
         };
-        ctx.run(guard.transport, &step.ops, &mut sends, &mut recvs)?;
+        ctx.run(guard.transport, &step.ops, sends, recvs)?;
     }
     guard.disarm();
+    sends.clear();
+    recvs.clear();
     Ok(())
 }
 
@@ -343,25 +346,47 @@ pub fn execute_with<T: Pod, X: Transport + ?Sized>(
 #[repr(C, align(64))]
 struct Line([u8; 64]);
 
-/// Scratch memory for `tmp`, kept across calls.
+/// Memory kept across calls: `tmp`, and the lists of a step's parts, so that a call
+/// allocates nothing once warm.
 #[derive(Default)]
 pub struct Scratch {
     lines: Vec<Line>,
+    sends: Parts<Part>,
+    recvs: Parts<PartMut>,
 }
+
+/// A list of parts whose capacity is kept from one call to the next; empty between
+/// calls (cleared at the end of each, and before each step fills it).
+struct Parts<P>(Vec<P>);
+
+impl<P> Default for Parts<P> {
+    fn default() -> Self {
+        Parts(Vec::new())
+    }
+}
+
+// SAFETY: the raw pointers of the parts are dereferenced only by the transport, during
+// the call that filled the list and under that call's borrows; between calls the list
+// is empty (or, after an error, holds stale addresses that are never read again: each
+// step clears it before filling it), so moving it to another thread moves no access.
+unsafe impl<P> Send for Parts<P> {}
+// SAFETY: as for `Send`; a shared reference gives no access to the list's contents
+// outside this module.
+unsafe impl<P> Sync for Parts<P> {}
 
 impl Scratch {
     /// `n` elements of scratch (contents unspecified: schedules write `tmp` before
     /// reading it), or `None` for types aligned beyond a cache line.
-    fn get<T: Pod>(&mut self, n: usize) -> Option<&mut [T]> {
+    fn get<T: Pod>(lines: &mut Vec<Line>, n: usize) -> Option<&mut [T]> {
         if std::mem::align_of::<T>() > std::mem::align_of::<Line>() {
             return None;
         }
         let bytes = n * size_of::<T>();
-        let lines = bytes.div_ceil(size_of::<Line>());
-        if self.lines.len() < lines {
-            self.lines.resize(lines, Line([0; 64]));
+        let want = bytes.div_ceil(size_of::<Line>());
+        if lines.len() < want {
+            lines.resize(want, Line([0; 64]));
         }
-        let raw = &mut bytemuck::cast_slice_mut::<Line, u8>(&mut self.lines)[..bytes];
+        let raw = &mut bytemuck::cast_slice_mut::<Line, u8>(lines)[..bytes];
         bytemuck::try_cast_slice_mut(raw).ok()
     }
 }

@@ -204,8 +204,33 @@ pub(crate) struct Chosen {
 /// Names of [`Selector::named`] kept at most (a program names a few algorithms).
 const NAMED: usize = 32;
 
-/// Per-communicator caches of choices and plans. A repeated call costs a look-up of
-/// its name among the few recently named (exact match) and a hash of its `Call`.
+/// Calls of [`Selector::recent`] kept at most: a loop of a few calls (a benchmark's
+/// barrier and timed call, an iterative solver's) finds each of them there.
+const RECENT: usize = 8;
+
+/// A recent call, as it was made, and its plan.
+struct Recent {
+    call: Call,
+    /// `None` for `Algo::Auto`, else the name exactly as given.
+    name: Option<Box<str>>,
+    chosen: Chosen,
+}
+
+impl Recent {
+    fn matches(&self, call: &Call, algo: Algo<'_>) -> bool {
+        self.call == *call
+            && match (&self.name, algo) {
+                (None, Algo::Auto) => true,
+                (Some(a), Algo::Named(b)) => **a == *b,
+                _ => false,
+            }
+    }
+}
+
+/// Per-communicator caches of choices and plans. A call made among the last few costs
+/// a comparison with each of them (no hash, no reference count); any other repeated
+/// call, a look-up of its name among the few recently named (exact match) and a hash
+/// of its `Call`.
 pub(crate) struct Selector {
     pub calibration: Calibration,
     topology: Topology,
@@ -215,6 +240,8 @@ pub(crate) struct Selector {
     named: Vec<(OpKind, Box<str>, &'static Algorithm)>,
     /// Plans by call and algorithm (its address in the registry's static table).
     plans: FxHashMap<(Call, usize), Arc<Plan>>,
+    /// The last calls, newest last.
+    recent: Vec<Recent>,
 }
 
 impl Selector {
@@ -226,11 +253,37 @@ impl Selector {
             choices: FxHashMap::default(),
             named: Vec::new(),
             plans: FxHashMap::default(),
+            recent: Vec::with_capacity(RECENT),
         }
     }
 
     /// The plan of `call` with `algo`, built or cached.
-    pub fn plan(&mut self, call: Call, algo: Algo<'_>) -> Result<Chosen> {
+    pub fn plan(&mut self, call: Call, algo: Algo<'_>) -> Result<&Chosen> {
+        // Looked up by index, then borrowed: the borrow checker does not let a
+        // reference returned from the loop coexist with the slow path's mutation.
+        let at = match self.recent.iter().rposition(|r| r.matches(&call, algo)) {
+            Some(at) => at,
+            None => {
+                let chosen = self.choose(call, algo)?;
+                if self.recent.len() == RECENT {
+                    self.recent.remove(0);
+                }
+                self.recent.push(Recent {
+                    call,
+                    name: match algo {
+                        Algo::Named(n) => Some(n.into()),
+                        Algo::Auto => None,
+                    },
+                    chosen,
+                });
+                self.recent.len() - 1
+            }
+        };
+        Ok(&self.recent[at].chosen)
+    }
+
+    /// The plan of `call` with `algo`, from the caches below `recent` or built.
+    fn choose(&mut self, call: Call, algo: Algo<'_>) -> Result<Chosen> {
         let kind = call.collective.kind();
         let (algorithm, auto) = match algo {
             Algo::Named(name) => (self.named(kind, name)?, false),

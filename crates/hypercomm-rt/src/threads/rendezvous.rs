@@ -37,8 +37,15 @@
 //! queue is empty, into the pair's ring of [`RING`] slots of five cache lines each (a
 //! fast box, as Open MPI's shared-memory transport has; 2.6 KiB, allocated by the pair's
 //! first such message, so pairs that never carry one cost nothing): the sender fills
-//! the slot and sets its `full` flag (`Release`); the receiver copies straight from the
-//! slot and clears the flag when its claim is dropped; neither side takes a lock.
+//! the slot and stamps it with the message's sequence number (`Release`); the receiver,
+//! which knows the number it expects next, copies straight from the slot and, when its
+//! claim is dropped, publishes how many messages it has released (on a cache line of
+//! its own); neither side takes a lock. The sender reads that count only when its own
+//! last look at it says the ring is full, so a message costs one transfer of the slot's
+//! line to the receiver and one back to the sender for its next use of the slot, and no
+//! flag goes back and forth (as Open MPI's fast boxes, which track the reader's
+//! position lazily). A receiver holds at most one claim at a time (it drops each
+//! before taking the next), so claims are released in order.
 //! Order: a message goes to the ring only while the queue is empty, so every message in
 //! the ring is older than every message in the queue, and the receiver takes from the
 //! ring first (looking at it again once it holds the queue's lock, which publishes
@@ -90,9 +97,9 @@ enum Body {
     Inline([u8; INLINE]),
     /// A larger eager send: a copy of the message, owned by the envelope.
     Copied(Vec<u8>),
-    /// An eager send in a slot of the pair's ring, which stays full (the sender does
-    /// not reuse it) until the claim on it is dropped.
-    Ring(*const InlineSlot),
+    /// An eager send, the `index`th message of the pair's ring, which the sender does
+    /// not overwrite until the claim on it is dropped (and releases it).
+    Ring { ring: *const Ring, index: usize },
 }
 
 /// A posted send, as the receiver finds it.
@@ -122,11 +129,13 @@ struct Queue {
 }
 
 /// One slot of a pair's ring: a message of at most [`RING_INLINE`] bytes, on cache lines
-/// of its own (five). The sender writes `tag`, `len` and `bytes` only while `full` is clear, the receiver
-/// reads them only while it is set.
+/// of its own (five). The sender writes `tag`, `len` and `bytes` only while the slot's
+/// last message is released, then sets `seq` to the message's index + 1; the receiver
+/// reads them only once `seq` says the message it expects is there, until it releases
+/// it.
 #[repr(C, align(64))]
 struct InlineSlot {
-    full: AtomicBool,
+    seq: AtomicUsize,
     len: UnsafeCell<u16>,
     tag: UnsafeCell<Tag>,
     bytes: UnsafeCell<[u8; RING_INLINE]>,
@@ -135,7 +144,7 @@ struct InlineSlot {
 impl Default for InlineSlot {
     fn default() -> Self {
         InlineSlot {
-            full: AtomicBool::new(false),
+            seq: AtomicUsize::new(0),
             len: UnsafeCell::new(0),
             tag: UnsafeCell::new(Tag { epoch: 0, step: 0 }),
             bytes: UnsafeCell::new([0; RING_INLINE]),
@@ -143,11 +152,27 @@ impl Default for InlineSlot {
     }
 }
 
-/// An index owned by one side of a pair (the sender's next slot to fill, the
-/// receiver's next slot to read), on a cache line of its own.
+/// The sender's side of a ring, on a cache line of its own (written by the sender
+/// only; others read `sent`).
 #[derive(Default)]
 #[repr(align(64))]
-struct Index(AtomicUsize);
+struct SenderSide {
+    /// Messages put into the ring so far (the next one's index).
+    sent: AtomicUsize,
+    /// The receiver's `released` as the sender last read it.
+    seen: AtomicUsize,
+}
+
+/// The receiver's side of a ring, on a cache line of its own (written by the receiver
+/// only; the sender reads `released` when the ring looks full to it).
+#[derive(Default)]
+#[repr(align(64))]
+struct ReceiverSide {
+    /// Messages taken so far (the next one's index).
+    taken: AtomicUsize,
+    /// Messages whose claims were dropped: their slots may be reused.
+    released: AtomicUsize,
+}
 
 /// The queue of messages from one rank to another, on cache lines of its own (the
 /// mailboxes of (a, b) and (b, a) are written at once by both ranks).
@@ -163,19 +188,31 @@ struct Mailbox {
     ring: OnceLock<Box<Ring>>,
 }
 
-/// A pair's ring of inline slots, with each side's index.
+/// A pair's ring of inline slots, with each side's counters. Message `i` goes into slot
+/// `i % RING`.
 #[derive(Default)]
-struct Ring {
+pub(crate) struct Ring {
     slots: [InlineSlot; RING],
-    /// Next slot the sender fills (only the sender touches it).
-    tail: Index,
-    /// Next slot the receiver reads (only the receiver touches it).
-    head: Index,
+    sender: SenderSide,
+    receiver: ReceiverSide,
 }
 
-// SAFETY: a slot's cells are written by the sender only while `full` is clear and read
-// by the receiver only while it is set; the flag's Release/Acquire orders the accesses.
+// SAFETY: the sender writes a slot's cells for message `i` only once it has seen
+// `released ≥ i + 1 - RING` (Acquire; the receiver stores it with Release after its
+// reads of message `i - RING`), and the receiver reads them only once it has seen
+// `seq == i + 1` (Acquire; the sender stores it with Release after its writes).
 unsafe impl Sync for Ring {}
+
+impl Ring {
+    /// Messages in the ring not yet released (any thread). `released` is read first:
+    /// it never exceeds `sent`, and both only grow (but in `withdraw`, once the
+    /// receiver is gone), so the difference cannot underflow.
+    fn count(&self) -> usize {
+        let released = self.receiver.released.load(Ordering::Acquire);
+        let sent = self.sender.sent.load(Ordering::Acquire);
+        sent.wrapping_sub(released)
+    }
+}
 
 impl Mailbox {
     fn lock(&self) -> MutexGuard<'_, Queue> {
@@ -191,14 +228,21 @@ impl Mailbox {
             return false;
         }
         let ring = self.ring.get_or_init(Box::default);
-        let at = ring.tail.0.load(Ordering::Relaxed);
-        let slot = &ring.slots[at];
-        if slot.full.load(Ordering::Acquire) {
-            return false;
+        let me = &ring.sender;
+        let i = me.sent.load(Ordering::Relaxed);
+        if i.wrapping_sub(me.seen.load(Ordering::Relaxed)) >= RING {
+            // Full as far as we know: look at what the receiver has released since.
+            let released = ring.receiver.released.load(Ordering::Acquire);
+            me.seen.store(released, Ordering::Relaxed);
+            if i.wrapping_sub(released) >= RING {
+                return false;
+            }
         }
-        // SAFETY: the slot is empty, so the receiver does not read it (and has finished
-        // reading it: it cleared `full` with Release after its reads); only this sender
-        // writes slots.
+        let slot = &ring.slots[i % RING];
+        // SAFETY: the slot's previous message, `i - RING`, is released, so the receiver
+        // no longer reads it (its reads happened before the Release store we acquired),
+        // and does not read it again before `seq` says `i + 1`; only this sender writes
+        // slots.
         let len = unsafe {
             let bytes = &mut *slot.bytes.get();
             let mut len = 0;
@@ -211,50 +255,51 @@ impl Mailbox {
             len
         };
         debug_assert!(len <= RING_INLINE);
-        slot.full.store(true, Ordering::Release);
-        ring.tail.0.store((at + 1) % RING, Ordering::Relaxed);
+        slot.seq.store(i.wrapping_add(1), Ordering::Release);
+        me.sent.store(i.wrapping_add(1), Ordering::Release);
         true
     }
 
-    /// Whether the receiver's next ring slot holds a message; called by the receiver.
+    /// Whether the receiver's next ring message is there; called by the receiver.
     fn ring_ready(&self) -> bool {
         self.ring.get().is_some_and(|ring| {
-            let at = ring.head.0.load(Ordering::Relaxed);
-            ring.slots[at].full.load(Ordering::Acquire)
+            let i = ring.receiver.taken.load(Ordering::Relaxed);
+            ring.slots[i % RING].seq.load(Ordering::Acquire) == i.wrapping_add(1)
         })
     }
 
-    /// Whether any ring slot holds a message (any thread).
+    /// Whether the ring holds a message not yet released (any thread).
     fn ring_nonempty(&self) -> bool {
         self.ring_count() > 0
     }
 
-    /// Messages in the ring (any thread).
+    /// Messages in the ring not yet released (any thread).
     fn ring_count(&self) -> usize {
-        self.ring.get().map_or(0, |ring| {
-            let full = |s: &&InlineSlot| s.full.load(Ordering::Acquire);
-            ring.slots.iter().filter(full).count()
-        })
+        self.ring.get().map_or(0, |ring| ring.count())
     }
 
     /// Take the receiver's next ring message, if any; called by the receiver.
     fn take_ring(&self) -> Option<Envelope> {
         let ring = self.ring.get()?;
-        let at = ring.head.0.load(Ordering::Relaxed);
-        let slot = &ring.slots[at];
-        if !slot.full.load(Ordering::Acquire) {
+        let i = ring.receiver.taken.load(Ordering::Relaxed);
+        let slot = &ring.slots[i % RING];
+        if slot.seq.load(Ordering::Acquire) != i.wrapping_add(1) {
             return None;
         }
-        // SAFETY: the slot is full, so the sender does not write it until the claim
-        // clears the flag, and its writes happened before its Release store of it.
+        // SAFETY: message `i` is in the slot (the sender's writes happened before its
+        // Release store of `seq`), and the sender does not write the slot again until
+        // the claim releases the message.
         let env = unsafe {
             Envelope {
                 tag: *slot.tag.get(),
                 len: *slot.len.get() as usize,
-                body: Body::Ring(slot),
+                body: Body::Ring {
+                    ring: &**ring,
+                    index: i,
+                },
             }
         };
-        ring.head.0.store((at + 1) % RING, Ordering::Relaxed);
+        ring.receiver.taken.store(i.wrapping_add(1), Ordering::Relaxed);
         Some(env)
     }
 }
@@ -555,16 +600,12 @@ impl Shared {
             .fetch_sub(lent, Ordering::AcqRel);
         let mut left = n - removed.len();
         if let Some(ring) = mailbox.ring.get().filter(|_| left > 0 && self.is_gone(dst)) {
-            // The newest full slots, from the sender's tail backwards.
-            let tail = ring.tail.0.load(Ordering::Relaxed);
-            for back in 1..=RING {
-                let slot = &ring.slots[(tail + RING - back) % RING];
-                if left == 0 || !slot.full.load(Ordering::Acquire) {
-                    break;
-                }
-                slot.full.store(false, Ordering::Release);
-                left -= 1;
-            }
+            // The newest messages not released, by moving the sender's count back (the
+            // receiver is gone: it reads no slot again).
+            let drop = left.min(ring.count());
+            let sent = ring.sender.sent.load(Ordering::Relaxed);
+            ring.sender.sent.store(sent.wrapping_sub(drop), Ordering::Release);
+            left -= drop;
         }
         n - left
     }
@@ -603,10 +644,11 @@ impl Claim<'_> {
                 return unsafe { Incoming::new(std::slice::from_raw_parts(*parts, *count)) };
             }
             Body::Inline(bytes) => &bytes[..self.env.len],
-            Body::Ring(slot) => {
-                // SAFETY: the slot stays full, so unwritten by the sender, and the ring
-                // allocated, until this claim is dropped.
-                let bytes: &[u8; RING_INLINE] = unsafe { &*(**slot).bytes.get() };
+            Body::Ring { ring, index } => {
+                // SAFETY: the message stays unreleased, so its slot unwritten by the
+                // sender, and the ring allocated, until this claim is dropped.
+                let slot = unsafe { &(**ring).slots[index % RING] };
+                let bytes: &[u8; RING_INLINE] = unsafe { &*slot.bytes.get() };
                 &bytes[..self.env.len]
             }
             Body::Copied(buf) => &buf[..],
@@ -628,8 +670,13 @@ impl Drop for Claim<'_> {
                 }
             }
             Body::Inline(_) => {}
-            // SAFETY: the slot lives as long as the mailbox, which outlives the claim.
-            Body::Ring(slot) => unsafe { &**slot }.full.store(false, Ordering::Release),
+            Body::Ring { ring, index } => {
+                // SAFETY: the ring lives as long as the mailbox, which outlives the claim.
+                let released = &unsafe { &**ring }.receiver.released;
+                // Claims are dropped in order: the receiver holds one at a time.
+                debug_assert_eq!(released.load(Ordering::Relaxed), *index);
+                released.store(index.wrapping_add(1), Ordering::Release);
+            }
             // Kept for the next take, which hands it back to the sender.
             Body::Copied(buf) => self
                 .shared

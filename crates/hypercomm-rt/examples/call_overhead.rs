@@ -1,0 +1,55 @@
+//! The per-call software path of a small collective, without the barrier around it:
+//! rank 0 broadcasts `calls` messages back to back to rank 1, whose receives find
+//! them waiting (the ring lets the root run up to eight messages ahead). Each rank's
+//! time per call is then its own path: posting and completing one send (the root),
+//! finding and copying one message (the receiver), plus the choice of algorithm and
+//! plan that every call makes.
+//!
+//! ```text
+//! cargo run --release -p hypercomm-rt --example call_overhead -- [algo] [bytes] [calls] [reps]
+//! ```
+//!
+//! Defaults: `linear`, 8 B, 1,000,000 calls, 5 repetitions; prints each repetition's
+//! ns per call on the root and on the receiver, then the medians.
+
+use std::time::Instant;
+
+use hypercomm_rt::{threads, Algo, Error};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let a: Vec<String> = std::env::args().skip(1).collect();
+    let algo = a.first().map_or("linear", String::as_str).to_string();
+    let bytes: usize = a.get(1).map_or(Ok(8), |s| s.parse())?;
+    let calls: u32 = a.get(2).map_or(Ok(1_000_000), |s| s.parse())?;
+    let reps: usize = a.get(3).map_or(Ok(5), |s| s.parse())?;
+    println!("broadcast of {bytes} B by {algo} on 2 ranks, {calls} calls back to back: ns per call");
+    let (mut root, mut leaf) = (Vec::new(), Vec::new());
+    for rep in 0..reps {
+        let ns = threads::run(2, |comm| -> Result<f64, Error> {
+            let mut buf = vec![1u8; bytes];
+            let algo = Algo::Named(&algo);
+            for _ in 0..1000 {
+                comm.broadcast_into(0, &mut buf, algo)?;
+            }
+            comm.barrier()?;
+            let start = Instant::now();
+            for _ in 0..calls {
+                comm.broadcast_into(0, &mut buf, algo)?;
+            }
+            Ok(start.elapsed().as_secs_f64() * 1e9 / calls as f64)
+        })?;
+        println!("rep {rep}: root {:.1}  receiver {:.1}", ns[0], ns[1]);
+        root.push(ns[0]);
+        leaf.push(ns[1]);
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    println!(
+        "median: root {:.1}  receiver {:.1}",
+        median(&mut root),
+        median(&mut leaf)
+    );
+    Ok(())
+}
