@@ -1,5 +1,5 @@
-//! Why the barrier before a timed call shapes the latency measured: per-rank medians of
-//! a short broadcast after each barrier, and the cost of one hand-off between threads.
+//! Why the barrier before a timed call shapes the latency measured: per-rank medians (p10,
+//! p90; mean, p99) of a short broadcast after each barrier, and the cost of one hand-off between threads.
 //!
 //! ```text
 //! cargo run --release -p hypercomm-rt --example barrier_skew -- bcast [ranks] [algo] [bytes]
@@ -22,7 +22,9 @@ use std::time::Instant;
 use hypercomm_rt::{threads, Algo, Barrier, Error, Op};
 
 fn bcast(k: u32, algo: &str, bytes: usize) -> Result<(), Box<dyn std::error::Error>> {
-    println!("broadcast of {bytes} B by {algo} on {k} ranks: per-rank median µs (p10, p90)");
+    println!(
+        "broadcast of {bytes} B by {algo} on {k} ranks: per-rank median µs (p10, p90; mean, p99)"
+    );
     for barrier in ["allreduce-auto", "recursive-doubling", "tree"] {
         let times = threads::run(k, |comm| -> Result<Vec<f64>, Error> {
             let mut buf = vec![0u8; bytes];
@@ -48,7 +50,14 @@ fn bcast(k: u32, algo: &str, bytes: usize) -> Result<(), Box<dyn std::error::Err
                 let mut s = t[500..].to_vec();
                 s.sort_by(f64::total_cmp);
                 let q = |f: f64| s[((s.len() - 1) as f64 * f) as usize];
-                format!("{:.2} ({:.2}, {:.2})", q(0.5), q(0.1), q(0.9))
+                let mean = s.iter().sum::<f64>() / s.len() as f64;
+                format!(
+                    "{:.2} ({:.2}, {:.2}; mean {mean:.2}, p99 {:.2})",
+                    q(0.5),
+                    q(0.1),
+                    q(0.9),
+                    q(0.99)
+                )
             })
             .collect();
         println!("{barrier:>18}: {}", row.join(" | "));

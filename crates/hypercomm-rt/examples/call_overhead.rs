@@ -22,7 +22,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let bytes: usize = a.get(1).map_or(Ok(8), |s| s.parse())?;
     let calls: u32 = a.get(2).map_or(Ok(1_000_000), |s| s.parse())?;
     let reps: usize = a.get(3).map_or(Ok(5), |s| s.parse())?;
-    println!("broadcast of {bytes} B by {algo} on 2 ranks, {calls} calls back to back: ns per call");
+    println!(
+        "broadcast of {bytes} B by {algo} on 2 ranks, {calls} calls back to back: ns per call"
+    );
     let (mut root, mut leaf) = (Vec::new(), Vec::new());
     for rep in 0..reps {
         let ns = threads::run(2, |comm| -> Result<f64, Error> {

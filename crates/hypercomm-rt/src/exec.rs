@@ -507,7 +507,6 @@ impl<T: Pod> StepCtx<'_, '_, T> {
             let IrOp::Recv { from, into, action } = op else {
                 continue;
             };
-            let bytes = op.message_len() as usize * size_of::<T>();
             if *action == Action::Place {
                 let msg = &parts[at..at + into.len()];
                 at += into.len();
@@ -516,6 +515,7 @@ impl<T: Pod> StepCtx<'_, '_, T> {
                 unsafe { transport.post_recv(*from, self.tag, msg)? };
             } else {
                 let left = *action == Action::CombineLeft;
+                let bytes = op.message_len() as usize * size_of::<T>();
                 transport.recv_with(*from, self.tag, bytes, &mut |msg| {
                     self.combine_message(msg, into, left)
                 })?;

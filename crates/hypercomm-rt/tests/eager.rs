@@ -613,3 +613,37 @@ fn a_broadcast_whose_child_fails_after_the_root_sent_eagerly_does_not_hang() {
         }
     }
 }
+
+/// A receiver that parks at once (no spinning, no yielding) is woken by each message
+/// and each taken rendezvous wakes its parked sender: the asymmetric fence pair of
+/// `wake` and `park` (light on the sending side, `membarrier` before parking). A
+/// message whose wake-up were lost would leave its receiver asleep until the timeout,
+/// which this test sets short of the default so that it fails instead of hanging.
+#[test]
+fn parked_ranks_are_woken_by_every_message_and_every_taken_send() {
+    let mut config = config(2)
+        .timeout(Duration::from_secs(10))
+        .yield_for(Duration::ZERO);
+    config.spin = 0;
+    for n in [8, EAGER_RING_INLINE + 1, 2 * L] {
+        let got = threads::run_with(&config, |comm| {
+            let mut bad = Vec::new();
+            for i in 0..40u64 {
+                if comm.rank() == 0 {
+                    // The receiver is parked by the time each message goes.
+                    std::thread::sleep(Duration::from_millis(1));
+                    comm.send(1, &pattern(i, n))?;
+                } else {
+                    let mut buf = vec![0u8; n];
+                    comm.receive_into(0, &mut buf)?;
+                    if buf != pattern(i, n) {
+                        bad.push(i);
+                    }
+                }
+            }
+            Ok::<_, Error>(bad)
+        })
+        .unwrap_or_else(|e| panic!("{n} B: {e}"));
+        assert!(got[1].is_empty(), "{n} B: corrupted messages {:?}", got[1]);
+    }
+}
