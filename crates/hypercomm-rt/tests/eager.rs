@@ -616,34 +616,51 @@ fn a_broadcast_whose_child_fails_after_the_root_sent_eagerly_does_not_hang() {
 
 /// A receiver that parks at once (no spinning, no yielding) is woken by each message
 /// and each taken rendezvous wakes its parked sender: the asymmetric fence pair of
-/// `wake` and `park` (light on the sending side, `membarrier` before parking). A
-/// message whose wake-up were lost would leave its receiver asleep until the timeout,
-/// which this test sets short of the default so that it fails instead of hanging.
+/// `wake` and `park` (light on the sending side, `membarrier` before parking). A lost
+/// wake-up is not an error (a receive whose message arrived while it slept succeeds
+/// when the park times out), so the ranks' timeout is long (10 min) and a watchdog
+/// fails the test if the 120 messages, about 0.1 s of sleeps, are not through in
+/// 2 min: with `wake` made a no-op, the first receive sleeps its whole timeout.
 #[test]
 fn parked_ranks_are_woken_by_every_message_and_every_taken_send() {
-    let mut config = config(2)
-        .timeout(Duration::from_secs(10))
-        .yield_for(Duration::ZERO);
-    config.spin = 0;
-    for n in [8, EAGER_RING_INLINE + 1, 2 * L] {
-        let got = threads::run_with(&config, |comm| {
-            let mut bad = Vec::new();
-            for i in 0..40u64 {
-                if comm.rank() == 0 {
-                    // The receiver is parked by the time each message goes.
-                    std::thread::sleep(Duration::from_millis(1));
-                    comm.send(1, &pattern(i, n))?;
-                } else {
-                    let mut buf = vec![0u8; n];
-                    comm.receive_into(0, &mut buf)?;
-                    if buf != pattern(i, n) {
-                        bad.push(i);
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut config = config(2)
+            .timeout(Duration::from_secs(600))
+            .yield_for(Duration::ZERO);
+        config.spin = 0;
+        for n in [8, EAGER_RING_INLINE + 1, 2 * L] {
+            let got = threads::run_with(&config, |comm| {
+                let mut bad = Vec::new();
+                for i in 0..40u64 {
+                    if comm.rank() == 0 {
+                        // The receiver is parked by the time each message goes.
+                        std::thread::sleep(Duration::from_millis(1));
+                        comm.send(1, &pattern(i, n))?;
+                    } else {
+                        let mut buf = vec![0u8; n];
+                        comm.receive_into(0, &mut buf)?;
+                        if buf != pattern(i, n) {
+                            bad.push(i);
+                        }
                     }
                 }
+                Ok::<_, Error>(bad)
+            });
+            let verdict = match got {
+                Ok(got) if got[1].is_empty() => Ok(()),
+                Ok(got) => Err(format!("{n} B: corrupted messages {:?}", got[1])),
+                Err(e) => Err(format!("{n} B: {e}")),
+            };
+            if done.send(verdict).is_err() {
+                return;
             }
-            Ok::<_, Error>(bad)
-        })
-        .unwrap_or_else(|e| panic!("{n} B: {e}"));
-        assert!(got[1].is_empty(), "{n} B: corrupted messages {:?}", got[1]);
+        }
+    });
+    for _ in 0..3 {
+        match finished.recv_timeout(Duration::from_secs(120)) {
+            Ok(verdict) => verdict.unwrap_or_else(|e| panic!("{e}")),
+            Err(_) => panic!("a parked rank was not woken: 40 messages not through in 2 min"),
+        }
     }
 }
