@@ -217,14 +217,23 @@ struct Recent {
 }
 
 impl Recent {
+    #[inline]
     fn matches(&self, call: &Call, algo: Algo<'_>) -> bool {
         self.call == *call
             && match (&self.name, algo) {
                 (None, Algo::Auto) => true,
-                (Some(a), Algo::Named(b)) => **a == *b,
+                (Some(a), Algo::Named(b)) => same_name(a.as_bytes(), b.as_bytes()),
                 _ => false,
             }
     }
+}
+
+/// `a == b` for the short strings that algorithm names are, compared in line: `==` on
+/// slices calls `memcmp`, whose call and dispatch cost more than the comparison of a
+/// name of a few bytes (measured with `examples/call_overhead`, BENCHMARKS.md).
+#[inline]
+fn same_name(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// Per-communicator caches of choices and plans. A call made among the last few costs
@@ -242,6 +251,10 @@ pub(crate) struct Selector {
     plans: FxHashMap<(Call, usize), Arc<Plan>>,
     /// The last calls, newest last.
     recent: Vec<Recent>,
+    /// Where in `recent` the next call is looked for first: the entry after the last
+    /// one found, so that a loop of calls (a benchmark's timed call and barrier, an
+    /// iteration's few collectives) finds each with one comparison.
+    next: usize,
 }
 
 impl Selector {
@@ -254,32 +267,52 @@ impl Selector {
             named: Vec::new(),
             plans: FxHashMap::default(),
             recent: Vec::with_capacity(RECENT),
+            next: 0,
         }
     }
 
-    /// The plan of `call` with `algo`, built or cached.
+    /// The plan of `call` with `algo`, built or cached. The look-up among the recent
+    /// calls is all a repeated call runs: kept apart from the rest (`#[cold]`), whose
+    /// large frame it would otherwise set up on every call.
+    #[inline]
     pub fn plan(&mut self, call: Call, algo: Algo<'_>) -> Result<&Chosen> {
         // Looked up by index, then borrowed: the borrow checker does not let a
         // reference returned from the loop coexist with the slow path's mutation.
-        let at = match self.recent.iter().rposition(|r| r.matches(&call, algo)) {
-            Some(at) => at,
-            None => {
-                let chosen = self.choose(call, algo)?;
-                if self.recent.len() == RECENT {
-                    self.recent.remove(0);
-                }
-                self.recent.push(Recent {
-                    call,
-                    name: match algo {
-                        Algo::Named(n) => Some(n.into()),
-                        Algo::Auto => None,
-                    },
-                    chosen,
-                });
-                self.recent.len() - 1
+        let guess = self.recent.get(self.next);
+        let at = if guess.is_some_and(|r| r.matches(&call, algo)) {
+            self.next
+        } else {
+            match self.recent.iter().rposition(|r| r.matches(&call, algo)) {
+                Some(at) => at,
+                None => self.remember(call, algo)?,
             }
         };
+        self.next = if at + 1 == self.recent.len() {
+            0
+        } else {
+            at + 1
+        };
         Ok(&self.recent[at].chosen)
+    }
+
+    /// Choose and plan a call not among the recent ones, and keep it there; returns its
+    /// index in `recent`.
+    #[cold]
+    #[inline(never)]
+    fn remember(&mut self, call: Call, algo: Algo<'_>) -> Result<usize> {
+        let chosen = self.choose(call, algo)?;
+        if self.recent.len() == RECENT {
+            self.recent.remove(0);
+        }
+        self.recent.push(Recent {
+            call,
+            name: match algo {
+                Algo::Named(n) => Some(n.into()),
+                Algo::Auto => None,
+            },
+            chosen,
+        });
+        Ok(self.recent.len() - 1)
     }
 
     /// The plan of `call` with `algo`, from the caches below `recent` or built.
@@ -413,5 +446,28 @@ impl Selector {
             Some(off) => plan.alias_safe(off),
             None => plan,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_name;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The in-line comparison of names is `==`, on equal strings, on strings that
+        /// differ in one byte (anywhere), and on prefixes.
+        #[test]
+        fn same_name_is_equality(a in "[a-z0-9-]{0,24}", b in "[a-z0-9-]{0,24}", at in any::<usize>()) {
+            prop_assert_eq!(same_name(a.as_bytes(), b.as_bytes()), a == b);
+            prop_assert!(same_name(a.as_bytes(), a.clone().as_bytes()));
+            if !a.is_empty() {
+                let mut c = a.clone().into_bytes();
+                let i = at % c.len();
+                c[i] ^= 1;
+                prop_assert!(!same_name(a.as_bytes(), &c));
+                prop_assert!(!same_name(a.as_bytes(), &a.as_bytes()[..i]));
+            }
+        }
     }
 }

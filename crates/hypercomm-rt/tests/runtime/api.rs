@@ -236,6 +236,61 @@ fn in_place_calls_skip_the_input_copy_when_the_schedule_allows() {
     let _ = ran[0].1.in_place; // whichever the schedule allows; the harness checks results
 }
 
+/// The plan cache (the last few calls, each looked for first where the previous call's
+/// successor sits) returns the plan of the call made, whatever the order of calls:
+/// twelve distinct calls (more than it keeps) in turn, in reverse, and interleaved with
+/// a call that repeats; each runs the algorithm named, and its result is the serial one.
+#[test]
+fn repeated_calls_in_any_order_run_the_algorithm_named() {
+    let calls: Vec<(&str, &str, usize)> = ["linear", "binomial", "sbt", "esbt"]
+        .iter()
+        .flat_map(|&a| [1, 7].map(|m| ("broadcast", a, m)))
+        .chain(
+            ["ring", "bruck"]
+                .iter()
+                .flat_map(|&a| [1, 7].map(|m| ("allgather", a, m))),
+        )
+        .collect();
+    assert_eq!(calls.len(), 12);
+    let mut order: Vec<usize> = (0..12).chain((0..12).rev()).collect();
+    order.extend((0..12).flat_map(|i| [i, 5]));
+    order.extend((0..30).map(|i| (i * 7) % 12));
+    let k = 4;
+    let got = threads::run_with(&config(k), |comm| {
+        let r = comm.rank();
+        let mut mismatches = Vec::new();
+        for (n, &i) in order.iter().enumerate() {
+            let (op, algo, m) = calls[i];
+            let salt = n as u32 * 10;
+            let ran = if op == "broadcast" {
+                let mut buf = vec![if r == 1 { salt + 1 } else { 0 }; m];
+                let ran = comm.broadcast_into(1, &mut buf, Algo::Named(algo))?;
+                if buf != vec![salt + 1; m] {
+                    mismatches.push(format!("call {n}: {op} by {algo}: {buf:?}"));
+                }
+                ran
+            } else {
+                let input = vec![salt + r; m];
+                let mut out = vec![0; m * k as usize];
+                let ran = comm.all_gather_into(&input, &mut out, Algo::Named(algo))?;
+                let want: Vec<u32> = (0..k).flat_map(|q| vec![salt + q; m]).collect();
+                if out != want {
+                    mismatches.push(format!("call {n}: {op} by {algo}: {out:?}"));
+                }
+                ran
+            };
+            if ran.algorithm != algo {
+                mismatches.push(format!("call {n}: asked {algo}, ran {}", ran.algorithm));
+            }
+        }
+        Ok::<_, Error>(mismatches)
+    })
+    .unwrap();
+    for (r, m) in got.iter().enumerate() {
+        assert!(m.is_empty(), "rank {r}: {m:?}");
+    }
+}
+
 /// Rank 0's and rank 1's programs of a swap through `tmp`: each sends `in`, receives
 /// into `tmp`, then combines `tmp` into `out` after copying `in` there.
 fn swap_program(rank: u32) -> Program {
