@@ -282,7 +282,7 @@ pub fn check_size(nodes: u32, steps: usize, limit: u64, hint: &str) -> Result<()
 pub const BACKENDS: &[&str] = &["threads"];
 
 /// Largest `--ranks` of the runtime commands (threads of one process).
-pub const MAX_RANKS: u64 = 4096;
+pub const MAX_RANKS: u64 = hypercomm_rt::threads::MAX_RANKS as u64;
 
 /// Largest bytes a runtime command may allocate over all ranks' buffers (64 GiB).
 pub const MAX_RT_BYTES: u64 = 1 << 36;

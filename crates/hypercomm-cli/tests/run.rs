@@ -335,6 +335,13 @@ fn bad_input_exits_2_naming_the_valid_choices() {
         &["run", "--ranks", "0", "--op", "broadcast", "--len", "4"],
         &["--ranks", "1..="],
     );
+    // The runtime's own limit (memory grows with the square of the ranks), named.
+    let over = (hypercomm_rt::threads::MAX_RANKS + 1).to_string();
+    let valid = format!("1..={}", hypercomm_rt::threads::MAX_RANKS);
+    bad(
+        &["run", "--ranks", &over, "--op", "broadcast", "--len", "4"],
+        &["--ranks", &over, &valid],
+    );
     bad(
         &[
             "run",

@@ -110,6 +110,25 @@ pub enum Error {
         /// The rank.
         rank: Rank,
     },
+    /// A threads communicator of this many ranks is refused (zero, or more than
+    /// [`crate::threads::MAX_RANKS`]: every pair of ranks has a mailbox, so memory grows
+    /// with the square of the count).
+    #[error("a threads communicator has 1..={max} ranks, not {ranks} (memory grows with the square of the count)")]
+    RankCount {
+        /// The count asked for.
+        ranks: u32,
+        /// The most allowed.
+        max: u32,
+    },
+    /// The thread of rank `rank` could not be started (the ranks before it were, and
+    /// ended with [`Error::PeerFailed`] naming it once they needed it).
+    #[error("could not start the thread of rank {rank}: {reason}")]
+    Spawn {
+        /// The first rank not started.
+        rank: Rank,
+        /// The system's reason.
+        reason: String,
+    },
     /// Zero-sized element types carry no data and are refused.
     #[error("zero-sized element types are not supported")]
     ZeroSized,

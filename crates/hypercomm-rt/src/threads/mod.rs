@@ -88,6 +88,12 @@ pub const EAGER_RING: usize = rendezvous::RING;
 /// [`Config::eager`] allows it eager at all).
 pub const EAGER_RING_INLINE: usize = rendezvous::RING_INLINE;
 
+/// Most ranks of one threads communicator. Every ordered pair of ranks has a mailbox
+/// (about 200 bytes, on cache lines of its own), so memory grows with the square of
+/// the count: 1,024 ranks take about 250 MB (`hypercomm run --ranks 1024`: 255 MB
+/// resident), 4,096 would take 3.4 GB. A larger count is [`Error::RankCount`].
+pub const MAX_RANKS: u32 = 1024;
+
 /// [`Config::yield_for`] by default: how long a waiting rank polls between
 /// `yield_now` calls before it parks (measured on 4 ranks sharing 2 cores: a small
 /// broadcast 1.7–5 µs instead of 3–39 µs with parking after 4 yields; BENCHMARKS.md).
@@ -122,6 +128,10 @@ pub struct Config {
     /// a context switch); when every rank has a core its receiver is awake, and above
     /// [`EAGER_LIMIT_SPIN`] bytes the copy costs more than the wait it saves.
     pub eager: usize,
+    /// Stack size (bytes) of each rank's thread; `None` leaves Rust's default (2 MiB,
+    /// or `RUST_MIN_STACK`). A thread that cannot be started (this size refused, no
+    /// memory left) is [`Error::Spawn`].
+    pub stack_size: Option<usize>,
 }
 
 impl Config {
@@ -143,6 +153,7 @@ impl Config {
             } else {
                 EAGER_LIMIT
             },
+            stack_size: None,
         }
     }
     /// The same with another yield window ([`Config::yield_for`]; zero parks at once
@@ -158,6 +169,13 @@ impl Config {
     pub fn calibration(self, calibration: Calibration) -> Self {
         Config {
             calibration: Some(calibration),
+            ..self
+        }
+    }
+    /// The same with another stack size for the ranks' threads ([`Config::stack_size`]).
+    pub fn stack_size(self, bytes: usize) -> Self {
+        Config {
+            stack_size: Some(bytes),
             ..self
         }
     }
@@ -202,7 +220,8 @@ impl<E: std::fmt::Display> std::fmt::Display for Failure<E> {
 /// Why [`run`] failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum RunError<E: std::fmt::Debug + std::fmt::Display> {
-    /// The ranks could not be started (no ranks, a bad calibration file).
+    /// The ranks could not be started (a rank count out of range, a bad calibration
+    /// file, a thread the system refused).
     #[error("cannot start the ranks: {0}")]
     Setup(Error),
     /// A rank failed: the first to fail, whose failure made the others fail.
@@ -266,11 +285,10 @@ where
     T: Send,
     E: Send,
 {
-    if config.ranks == 0 {
-        return Err(Error::BufferLength {
-            what: "the communicator",
-            expected: 1,
-            got: 0,
+    if !(1..=MAX_RANKS).contains(&config.ranks) {
+        return Err(Error::RankCount {
+            ranks: config.ranks,
+            max: MAX_RANKS,
         });
     }
     let calibration = match config.calibration {
@@ -278,26 +296,47 @@ where
         None => Calibration::from_env()?,
     };
     let shared = Shared::new(config.ranks, config.eager);
-    let mut outcomes = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..config.ranks)
-            .map(|rank| {
-                let (shared, f) = (&shared, &f);
-                std::thread::Builder::new()
-                    .name(format!("hypercomm-rank-{rank}"))
-                    .spawn_scoped(scope, move || {
-                        rank_main(shared, config, calibration, rank, f)
-                    })
-                    .expect("spawn a rank thread")
-            })
-            .collect();
-        handles
+    let (mut outcomes, unstarted) = std::thread::scope(|scope| {
+        let mut handles = Vec::with_capacity(config.ranks as usize);
+        let mut unstarted = None;
+        for rank in 0..config.ranks {
+            let (shared, f) = (&shared, &f);
+            let mut builder = std::thread::Builder::new().name(format!("hypercomm-rank-{rank}"));
+            if let Some(bytes) = config.stack_size {
+                builder = builder.stack_size(bytes);
+            }
+            #[cfg(test)]
+            if tests::FAIL_SPAWN_AT.get() == Some(rank) {
+                unstarted = Some((rank, "injected by a test".to_string()));
+                break;
+            }
+            match builder.spawn_scoped(scope, move || {
+                rank_main(shared, config, calibration, rank, f)
+            }) {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    unstarted = Some((rank, e.to_string()));
+                    break;
+                }
+            }
+        }
+        if let Some((first, _)) = &unstarted {
+            // The ranks that started would wait for the ones that never will: mark
+            // those failed, which ends every wait on them at once.
+            (*first..config.ranks).for_each(|r| shared.fail(r));
+        }
+        let outcomes = handles
             .into_iter()
             .map(|h| {
                 h.join()
                     .unwrap_or_else(|p| Err(Failure::Panicked(message(&*p))))
             })
-            .collect::<Vec<Result<T, Failure<E>>>>()
+            .collect::<Vec<Result<T, Failure<E>>>>();
+        (outcomes, unstarted)
     });
+    if let Some((rank, reason)) = unstarted {
+        return Err(Error::Spawn { rank, reason });
+    }
     // Every rank has left: a message still queued was never taken. A rendezvous one
     // cannot be (its sender waited, or withdrew it); an eager one was sent by a send
     // that completed, to a receiver that returned without it. A receiver that failed
@@ -636,5 +675,47 @@ impl Transport for Threads<'_> {
         while shared.outstanding(me) != 0 {
             shared.park(me, Duration::from_millis(1), || shared.outstanding(me) == 0);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+    use std::time::Duration;
+
+    use super::*;
+
+    thread_local! {
+        /// A rank whose thread `launch` fails to start, as the system would (the
+        /// launching thread's own setting, so concurrent tests are not affected).
+        pub(super) static FAIL_SPAWN_AT: Cell<Option<Rank>> = const { Cell::new(None) };
+    }
+
+    #[test]
+    fn ranks_started_before_one_that_cannot_be_are_failed_not_left_waiting() {
+        // Ranks 0 and 1 start and enter a barrier with rank 2, which never starts: they
+        // must end with `PeerFailed { rank: 2 }` (without the marking, nobody fails and
+        // their waits end in `Timeout` instead), and the run must report the spawn.
+        FAIL_SPAWN_AT.set(Some(2));
+        let cfg = Config::new(4)
+            .timeout(Duration::from_secs(20))
+            .calibration(Calibration::default());
+        let seen = std::sync::Mutex::new(Vec::new());
+        let got = run_each(&cfg, |comm| {
+            let r = comm.barrier();
+            seen.lock().unwrap().push((comm.rank(), r.clone()));
+            r
+        });
+        FAIL_SPAWN_AT.set(None);
+        assert!(matches!(got, Err(Error::Spawn { rank: 2, .. })), "{got:?}");
+        let mut seen = seen.into_inner().unwrap();
+        seen.sort_by_key(|s| s.0);
+        assert_eq!(
+            seen,
+            [
+                (0, Err(Error::PeerFailed { rank: 2 })),
+                (1, Err(Error::PeerFailed { rank: 2 }))
+            ]
+        );
     }
 }

@@ -213,3 +213,48 @@ fn a_rank_that_goes_on_after_a_local_error_meets_a_tag_mismatch() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn a_rank_count_out_of_range_is_refused_before_anything_starts() {
+    let max = threads::MAX_RANKS;
+    for k in [0, max + 1, u32::MAX] {
+        let got = threads::run(k, |_| Ok::<(), Error>(()));
+        match got {
+            Err(threads::RunError::Setup(Error::RankCount { ranks, max: m })) => {
+                assert_eq!((ranks, m), (k, max));
+            }
+            other => panic!("{k} ranks: {other:?}"),
+        }
+        let shown = Error::RankCount { ranks: k, max }.to_string();
+        assert!(
+            shown.contains(&format!("1..={max}")) && shown.contains(&k.to_string()),
+            "{shown}"
+        );
+    }
+    // The largest count is allowed (a cheap closure: no communication).
+    let ranks = threads::run(max, |comm| Ok::<u32, Error>(comm.rank())).unwrap();
+    assert_eq!(ranks, (0..max).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_thread_the_system_refuses_is_an_error_and_the_started_ranks_do_not_hang() {
+    // A stack no system gives: the first spawn fails. The run returns `Spawn` naming
+    // rank 0, at once.
+    let cfg = config(3).stack_size(usize::MAX / 2);
+    let got = threads::run_with(&cfg, |comm| comm.barrier());
+    match got {
+        Err(threads::RunError::Setup(Error::Spawn { rank: 0, reason })) => {
+            assert!(!reason.is_empty());
+        }
+        other => panic!("{other:?}"),
+    }
+    // A stack size that works still runs (the option is applied, not only refused).
+    let cfg = config(3).stack_size(4 << 20);
+    let sum = threads::run_with(&cfg, |comm| {
+        let mut out = [0u32];
+        comm.all_reduce_into(&[comm.rank() + 1], &mut out, &Op::sum(), Algo::Auto)?;
+        Ok::<u32, Error>(out[0])
+    })
+    .unwrap();
+    assert_eq!(sum, [6, 6, 6]);
+}
