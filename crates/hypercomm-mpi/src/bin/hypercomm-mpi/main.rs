@@ -17,7 +17,8 @@
 //!   per collective, with the ratio ours/native, the cost model's time of the algorithm
 //!   that ran (`pred µs`, as `bench` predicts it) and ours/pred. The calibration is the
 //!   one `bench` uses (`$HYPERCOMM_CALIBRATION`, else the default path if the file
-//!   exists, else the defaults); the header says which.
+//!   exists, else the defaults); the header says which. `HYPERCOMM_PER_RANK=1` also
+//!   prints each rank's own mean to stderr (which rank is the slowest, on each side).
 //! - `calibrate`: β and τ of the MPI backend, saved where `bench` and `vs-native` read.
 
 mod cli;
@@ -732,6 +733,8 @@ fn vs_native(
     iters: u32,
 ) -> Result<(), Stop> {
     let (me, k) = (comm.rank(), comm.size() as usize);
+    // Each rank's own mean on stderr too (which rank is the slowest, for each side).
+    let per_rank = std::env::var_os("HYPERCOMM_PER_RANK").is_some_and(|v| v == "1");
     if me == 0 {
         println!("# hypercomm over MPI vs native MPI, {k} ranks, u64 elements, algo {algo}");
         println!("# times: mean µs per call (max over ranks)");
@@ -796,6 +799,10 @@ fn vs_native(
                         }
                     }
                     let mine = total.as_secs_f64() * 1e6 / n as f64;
+                    if per_rank {
+                        let side = if native { "native" } else { "ours" };
+                        eprintln!("# rank {me}: {} {bytes} B {side} {mine:.3} µs", op.name());
+                    }
                     let mut worst = 0.0f64;
                     world.all_reduce_into(&mine, &mut worst, SystemOperation::max());
                     Ok(worst)
