@@ -491,7 +491,10 @@ impl<'s> Threads<'s> {
         self.wait(
             from,
             tag.step,
-            || shared.has_message_for_me(from, me),
+            || {
+                shared.prefetch_next(from, me, len);
+                shared.has_message_for_me(from, me)
+            },
             || self.check_peer(from),
         )?;
         let claim = match shared.take(from, me) {
