@@ -346,7 +346,7 @@ fn vs_native_predictions(stdout: &str) -> Vec<(f64, f64, f64)> {
             let num = |i: usize| -> f64 { f[i].parse().unwrap_or_else(|_| panic!("{row}")) };
             let (ours, pred, over) = (num(3), num(5), num(6));
             assert!(pred.is_finite() && pred > 0.0, "{row}");
-            // Both printed to 2 decimals: ours/pred within that rounding of ours / pred.
+            // Printed to 3 (ours) and 2 (pred) decimals: ours/pred within that rounding.
             assert!(
                 (over - ours / pred).abs() <= 0.01 + 0.01 * over,
                 "ours/pred {over} is not {ours} / {pred}: {row}"
