@@ -20,8 +20,10 @@
 //! its receiver. Every `unsafe`
 //! line sits in the small `rendezvous` module (plus the receive side of [`Threads`]).
 //!
-//! [`run`] starts the ranks, gives each a [`Comm`] and returns every rank's result in
-//! rank order; [`run_each`] returns each rank's outcome, failures included. A rank that
+//! [`run`] starts the ranks (1 to [`MAX_RANKS`]; a thread the system refuses is
+//! [`Error::Spawn`], and the ranks already started are failed, not left waiting), gives
+//! each a [`Comm`] and returns every rank's result in rank order; [`run_each`] returns
+//! each rank's outcome, failures included. A rank that
 //! panics or returns an error makes the other ranks' calls fail with
 //! [`Error::PeerFailed`] at once (they are woken); a rank that leaves early does the same
 //! to the ranks that wait for it; any other wait ends with [`Error::Timeout`] after
