@@ -199,6 +199,12 @@ impl<X: Transport> Comm<X> {
                 Io::Separate(..) => None,
             },
         };
+        // Before the look-up: the call is most likely the one the selector predicts (the
+        // next of a loop of calls); if that one starts by waiting for a message, the
+        // message may be here already, and can cross to this core meanwhile.
+        if let Some((from, bytes)) = self.selector.expected() {
+            self.transport.expect(from, bytes);
+        }
         let chosen = self.selector.plan(call, algo)?;
         let plan = &*chosen.plan;
         let (t, scratch) = (&mut self.transport, &mut self.scratch);

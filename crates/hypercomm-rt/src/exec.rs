@@ -129,6 +129,19 @@ impl Plan {
         self
     }
 
+    /// The peer and length (elements) of the first message of the program, if its first
+    /// step only receives (no send, no local op): the message this rank waits for as the
+    /// call begins.
+    pub fn first_receive(&self) -> Option<(Rank, u64)> {
+        let first = self.program.steps.first()?;
+        let mut recvs = first.ops.iter().map(|op| match op {
+            IrOp::Recv { from, .. } => Some((*from, op.message_len())),
+            _ => None,
+        });
+        let (from, len) = recvs.next()??;
+        recvs.all(|r| r.is_some()).then_some((from, len))
+    }
+
     /// The offset of `in` in `out` this plan runs in place with, if any.
     pub fn in_place(&self) -> Option<usize> {
         self.alias

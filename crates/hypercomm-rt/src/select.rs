@@ -214,6 +214,11 @@ struct Recent {
     /// `None` for `Algo::Auto`, else the name exactly as given.
     name: Option<Box<str>>,
     chosen: Chosen,
+    /// The peer and bytes of the message the plan waits for first, if its first step
+    /// only receives (see [`Selector::expected`]).
+    expect: Option<(Rank, usize)>,
+    /// Where in `recent` the call that followed this one last time is.
+    succ: Option<usize>,
 }
 
 impl Recent {
@@ -251,10 +256,10 @@ pub(crate) struct Selector {
     plans: FxHashMap<(Call, usize), Arc<Plan>>,
     /// The last calls, newest last.
     recent: Vec<Recent>,
-    /// Where in `recent` the next call is looked for first: the entry after the last
-    /// one found, so that a loop of calls (a benchmark's timed call and barrier, an
-    /// iteration's few collectives) finds each with one comparison.
-    next: usize,
+    /// Where in `recent` the last call is: the next one is looked for first where the
+    /// call that followed it last time is, so that a loop of calls (a benchmark's timed
+    /// call and barrier, an iteration's few collectives) finds each with one comparison.
+    last: Option<usize>,
 }
 
 impl Selector {
@@ -267,7 +272,7 @@ impl Selector {
             named: Vec::new(),
             plans: FxHashMap::default(),
             recent: Vec::with_capacity(RECENT),
-            next: 0,
+            last: None,
         }
     }
 
@@ -278,21 +283,36 @@ impl Selector {
     pub fn plan(&mut self, call: Call, algo: Algo<'_>) -> Result<&Chosen> {
         // Looked up by index, then borrowed: the borrow checker does not let a
         // reference returned from the loop coexist with the slow path's mutation.
-        let guess = self.recent.get(self.next);
-        let at = if guess.is_some_and(|r| r.matches(&call, algo)) {
-            self.next
-        } else {
-            match self.recent.iter().rposition(|r| r.matches(&call, algo)) {
+        let guess = self.predicted();
+        let at = match guess {
+            Some(g) if self.recent[g].matches(&call, algo) => g,
+            _ => match self.recent.iter().rposition(|r| r.matches(&call, algo)) {
                 Some(at) => at,
                 None => self.remember(call, algo)?,
-            }
+            },
         };
-        self.next = if at + 1 == self.recent.len() {
-            0
-        } else {
-            at + 1
-        };
+        if let Some(last) = self.last {
+            self.recent[last].succ = Some(at);
+        }
+        self.last = Some(at);
         Ok(&self.recent[at].chosen)
+    }
+
+    /// Where in `recent` the next call most likely is: the call that followed the last
+    /// one, last time.
+    #[inline]
+    fn predicted(&self) -> Option<usize> {
+        self.last.and_then(|l| self.recent[l].succ)
+    }
+
+    /// If the call the next one most likely is ([`Selector::plan`]'s first guess)
+    /// begins by waiting for a message, whose and how many bytes: for
+    /// [`crate::Transport::expect`]. Plans whose first step sends too are left out:
+    /// their peer is most likely writing its message at that moment, which an early
+    /// read would only slow (measured: BENCHMARKS.md).
+    #[inline]
+    pub fn expected(&self) -> Option<(Rank, usize)> {
+        self.predicted().and_then(|p| self.recent[p].expect)
     }
 
     /// Choose and plan a call not among the recent ones, and keep it there; returns its
@@ -302,9 +322,19 @@ impl Selector {
     fn remember(&mut self, call: Call, algo: Algo<'_>) -> Result<usize> {
         let chosen = self.choose(call, algo)?;
         if self.recent.len() == RECENT {
+            // Indices past the first move down by one; links to the first are lost.
             self.recent.remove(0);
+            let down = |i: Option<usize>| i.and_then(|i| i.checked_sub(1));
+            self.recent.iter_mut().for_each(|r| r.succ = down(r.succ));
+            self.last = down(self.last);
         }
+        let expect = chosen
+            .plan
+            .first_receive()
+            .map(|(from, elems)| (from, elems as usize * call.elem_bytes));
         self.recent.push(Recent {
+            expect,
+            succ: None,
             call,
             name: match algo {
                 Algo::Named(n) => Some(n.into()),
@@ -451,8 +481,100 @@ impl Selector {
 
 #[cfg(test)]
 mod tests {
-    use super::same_name;
+    use super::{same_name, Algo, Calibration, Call, Selector, RECENT};
+    use hypercomm::collective::Collective;
+    use hypercomm::topology::Topology;
     use proptest::prelude::*;
+
+    /// A call of `len` bytes (elements of one byte, not in place).
+    fn call(collective: Collective, len: u64) -> Call {
+        Call {
+            collective,
+            len,
+            elem_bytes: 1,
+            commutative: true,
+            alias: None,
+        }
+    }
+
+    fn bcast(len: u64) -> Call {
+        call(Collective::Broadcast { root: 0 }, len)
+    }
+
+    /// Rank 1 of 2: a broadcast from 0 begins by receiving from 0; an all-reduce by
+    /// recursive doubling begins by sending too.
+    fn selector() -> Selector {
+        Selector::new(Topology::Complete(2), 1, Calibration::default())
+    }
+
+    const LINEAR: Algo<'static> = Algo::Named("linear");
+    const RD: Algo<'static> = Algo::Named("recursive-doubling");
+
+    #[test]
+    fn a_loop_of_calls_is_predicted_call_by_call_with_the_message_each_waits_for_first() {
+        let mut sel = selector();
+        let calls = [
+            (bcast(8), LINEAR, Some((0, 8))),
+            (call(Collective::Allreduce, 1), RD, None),
+            (bcast(16), LINEAR, Some((0, 16))),
+        ];
+        // The first round links each call to the next, the second the last to the
+        // first; from the third on, each call is where the prediction says, and
+        // `expected` names its first message.
+        for round in 0..4 {
+            for (i, &(c, algo, expect)) in calls.iter().enumerate() {
+                let predicted = sel.predicted();
+                sel.plan(c, algo).unwrap();
+                if round >= 2 {
+                    assert_eq!(predicted, sel.last, "round {round}, call {i}");
+                    assert_eq!(sel.recent[predicted.unwrap()].expect, expect);
+                }
+                if round >= 2 {
+                    let next = &calls[(i + 1) % calls.len()];
+                    assert_eq!(sel.expected(), next.2, "after call {i}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn predictions_survive_the_eviction_of_older_calls() {
+        let mut sel = selector();
+        let (x, y) = (bcast(8), bcast(24));
+        // Two fillers, then x and y twice (linking x → y → x), then new calls until
+        // the first filler is evicted: every index moves down by one.
+        sel.plan(bcast(1), LINEAR).unwrap();
+        sel.plan(bcast(2), LINEAR).unwrap();
+        for _ in 0..2 {
+            sel.plan(x, LINEAR).unwrap();
+            sel.plan(y, LINEAR).unwrap();
+        }
+        for len in 100..100 + (RECENT as u64 - 4) + 1 {
+            sel.plan(bcast(len), LINEAR).unwrap();
+        }
+        assert_eq!(sel.recent.len(), RECENT);
+        assert_eq!(sel.recent[0].call, bcast(2), "the first filler is gone");
+        // The call before the one that evicted it links to that one.
+        assert_eq!(sel.recent[RECENT - 2].succ, Some(RECENT - 1));
+        sel.plan(x, LINEAR).unwrap();
+        assert_eq!(sel.expected(), Some((0, 24)), "y follows x");
+        let p = sel.predicted().unwrap();
+        assert_eq!(sel.recent[p].call, y);
+        sel.plan(y, LINEAR).unwrap();
+        // The last time, y was followed by the first of the new calls.
+        assert_eq!(sel.expected(), Some((0, 100)), "bcast(100) follows y");
+    }
+
+    #[test]
+    fn the_root_of_a_broadcast_expects_nothing() {
+        let mut sel = Selector::new(Topology::Complete(2), 0, Calibration::default());
+        for round in 0..3 {
+            sel.plan(bcast(8), LINEAR).unwrap();
+            assert_eq!(sel.expected(), None);
+            // The call follows itself from the second round on.
+            assert_eq!(sel.predicted(), (round > 0).then_some(0));
+        }
+    }
 
     proptest! {
         /// The in-line comparison of names is `==`, on equal strings, on strings that

@@ -240,6 +240,15 @@ pub trait Transport {
     /// Wait until every posted send and receive has completed.
     fn wait_all(&mut self) -> Result<()>;
 
+    /// A hint, with no effect on what any call does: a message of `len` bytes from
+    /// `from` will be received soon ([`crate::Comm`] names the one a call most likely
+    /// waits for first, as the call begins). A backend may start fetching it; a peer
+    /// out of range is ignored. The default does nothing.
+    #[inline]
+    fn expect(&self, from: Rank, len: usize) {
+        let _ = (from, len);
+    }
+
     /// Withdraw everything posted and not completed, and wait until no one accesses
     /// its memory any more. Called on errors and on unwinding; never fails.
     fn cancel_all(&mut self);

@@ -665,6 +665,13 @@ impl Transport for Threads<'_> {
         self.finish_sends()
     }
 
+    #[inline]
+    fn expect(&self, from: Rank, len: usize) {
+        if from < self.shared.size() && from != self.rank {
+            self.shared.prefetch_slot(from, self.rank, len);
+        }
+    }
+
     fn cancel_all(&mut self) {
         self.recvs.clear();
         // Withdraw what is left of the sends since the last wait, peer by peer; eager

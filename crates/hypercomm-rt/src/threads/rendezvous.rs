@@ -513,7 +513,26 @@ impl Shared {
     /// hint: a prefetch reads nothing the program sees.
     #[inline]
     pub(crate) fn prefetch_next(&self, src: Rank, dst: Rank, len: usize) {
-        if len <= SLOT_FIRST_LINE || len > RING_INLINE {
+        if len > SLOT_FIRST_LINE {
+            self.prefetch_lines(src, dst, len, 1);
+        }
+    }
+
+    /// Ask the cache for every line of the ring slot where the next message from `src`
+    /// to `dst` (the caller) will be, if a message of `len` bytes fits the ring. Called
+    /// as a call begins ([`crate::Transport::expect`]): a sender that got there first has
+    /// written the slot already, and its lines then cross between cores while the
+    /// receiver checks and plans the call, instead of once it polls. Only a hint.
+    #[inline]
+    pub(crate) fn prefetch_slot(&self, src: Rank, dst: Rank, len: usize) {
+        self.prefetch_lines(src, dst, len, 0);
+    }
+
+    /// Prefetch the lines from `first` on of the next ring slot from `src` to `dst` that
+    /// a message of `len` bytes occupies (none if it does not fit the ring).
+    #[inline]
+    fn prefetch_lines(&self, src: Rank, dst: Rank, len: usize, first: usize) {
+        if len > RING_INLINE {
             return;
         }
         let Some(ring) = self.mailbox(src, dst).ring.get() else {
@@ -523,7 +542,7 @@ impl Shared {
         let slot = (&ring.slots[i % RING] as *const InlineSlot).cast::<u8>();
         let lines = (SLOT_HEADER + len).div_ceil(64);
         debug_assert!(64 * lines <= std::mem::size_of::<InlineSlot>());
-        for line in 1..lines {
+        for line in first..lines {
             // SAFETY: within the slot (`lines` ≤ 5, the slot's size); a prefetch does
             // not access memory as the language defines it.
             prefetch(unsafe { slot.add(64 * line) });

@@ -11,7 +11,7 @@ use hypercomm::topology::Topology;
 use hypercomm::verify::Problem;
 use hypercomm_rt::exec::{Buffers, Plan};
 use hypercomm_rt::threads::{self, Config, RunError};
-use hypercomm_rt::{Algo, Barrier, Calibration, Error, Op};
+use hypercomm_rt::{Algo, Barrier, Calibration, Comm, Error, Op, Transport};
 
 fn config(k: u32) -> Config {
     Config::new(k)
@@ -475,4 +475,70 @@ fn calibration_files_are_read_and_checked() {
 fn zero_ranks_is_a_setup_error() {
     let e = threads::run_with(&config(0), |_| Ok::<_, Error>(())).unwrap_err();
     assert!(matches!(e, RunError::Setup(_)), "{e}");
+}
+
+/// `Plan::first_receive` names the message a program waits for first only when its first
+/// step does nothing but receive: a step that also sends or copies does not begin by
+/// waiting.
+#[test]
+fn first_receive_names_the_first_message_of_a_receive_only_first_step() {
+    let r = |buf, len| Region::new(buf, 0, len);
+    let plan = |ops: Vec<IrOp>| {
+        let mut p = Program::new(1, 2);
+        ops.into_iter().for_each(|op| p.push(0, op));
+        p.push(1, IrOp::send(0, r(Buf::Out, 4)));
+        Plan::new(p, 3, 4, 8).unwrap()
+    };
+    let two = plan(vec![
+        IrOp::recv(2, r(Buf::Out, 3)),
+        IrOp::recv(0, Region::new(Buf::Out, 4, 4)),
+    ]);
+    assert_eq!(two.first_receive(), Some((2, 3)));
+    let then_send = plan(vec![
+        IrOp::recv(0, r(Buf::Out, 4)),
+        IrOp::send(2, r(Buf::In, 4)),
+    ]);
+    assert_eq!(then_send.first_receive(), None);
+    let send_first = plan(vec![
+        IrOp::send(2, r(Buf::In, 4)),
+        IrOp::recv(0, r(Buf::Out, 4)),
+    ]);
+    assert_eq!(send_first.first_receive(), None);
+    let then_copy = plan(vec![
+        IrOp::recv(0, r(Buf::Out, 4)),
+        IrOp::copy(r(Buf::In, 4), Region::new(Buf::Out, 4, 4)),
+    ]);
+    assert_eq!(then_copy.first_receive(), None);
+    assert_eq!(
+        Plan::new(Program::new(1, 0), 3, 4, 8)
+            .unwrap()
+            .first_receive(),
+        None
+    );
+}
+
+/// `Transport::expect` is a hint: any peer (out of range, this rank itself) and any
+/// length (beyond the ring, `usize::MAX`) are accepted, before and after the pair's ring
+/// exists, and calls around it give the same results.
+#[test]
+fn expect_is_only_a_hint_whatever_its_arguments() {
+    let got = threads::run_with(&config(3), |comm| {
+        let hint = |comm: &mut Comm<threads::Threads<'_>>| {
+            for from in [0, 1, 2, 3, u32::MAX] {
+                for len in [0, 1, 8, 64, 304, 305, 4096, usize::MAX] {
+                    comm.transport().expect(from, len);
+                }
+            }
+        };
+        hint(comm);
+        let mut buf = [comm.rank() as u64 * 7 + 1; 5];
+        comm.broadcast_into(2, &mut buf, Algo::Named("linear"))?;
+        hint(comm);
+        comm.broadcast_into(1, &mut buf, Algo::Named("binomial"))?;
+        hint(comm);
+        Ok::<_, Error>(buf)
+    })
+    .unwrap();
+    // Rank 2's value (15) went everywhere, then rank 1's copy of it.
+    assert_eq!(got, vec![[15u64; 5]; 3]);
 }
