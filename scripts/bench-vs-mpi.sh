@@ -36,7 +36,12 @@
 #     measured (a tree barrier lets rank 0 leave first: a broadcast from rank 0 then
 #     looks faster). BARRIER=native leaves Open MPI's barrier to its own choice.
 #
-# Environment: REPS (3), ALGO (all), BARRIER (recursive-doubling), MPIRUN_FLAGS (default
+#   - binding: PIN=1 binds both sides' ranks to cores: `hypercomm bench --pin` (blocks:
+#     rank r of K on core r·n/K) and `mpirun --bind-to core:overload-allowed` (round
+#     robin). Without it (PIN=0, the default) ours are unbound, and Open MPI binds to
+#     cores only when K <= cores (its default), not when oversubscribed.
+#
+# Environment: REPS (3), ALGO (all), BARRIER (recursive-doubling), PIN (0), MPIRUN_FLAGS (default
 # as in crates/hypercomm-mpi/tests/mpirun.rs: --oversubscribe --mca mpi_yield_when_idle
 # 1), KEEP=dir to keep the raw outputs. Builds the two binaries (release) first.
 set -euo pipefail
@@ -57,6 +62,12 @@ case $BARRIER in
     *) echo "BARRIER=$BARRIER: valid: recursive-doubling, tree, native" >&2; exit 2 ;;
 esac
 
+case ${PIN:-0} in
+    0) PIN_OURS=""; PIN_NATIVE="" ;;
+    1) PIN_OURS="--pin"; PIN_NATIVE="--bind-to core:overload-allowed" ;;
+    *) echo "PIN=$PIN: valid: 0, 1" >&2; exit 2 ;;
+esac
+
 cd "$(dirname "$0")/.."
 cargo build --release -q -p hypercomm-cli -p hypercomm-mpi >&2
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -65,16 +76,17 @@ if [ -n "${KEEP:-}" ]; then OUT=$KEEP; mkdir -p "$OUT"; else
     OUT=$(mktemp -d); trap 'rm -rf "$OUT"' EXIT; fi
 
 threads() { # op rep
+    # shellcheck disable=SC2086
     target/release/hypercomm bench --backend threads --ranks "$K" --op "$1" \
-        --algo "$ALGO" --barrier "$OURS" --min-size 8 --max-size "$MAX" --format csv >"$OUT/threads.$1.$2.csv"
+        --algo "$ALGO" --barrier "$OURS" $PIN_OURS --min-size 8 --max-size "$MAX" --format csv >"$OUT/threads.$1.$2.csv"
 }
 native() { # op rep
     # shellcheck disable=SC2086
-    mpirun $MPIRUN_FLAGS $NATIVE_BARRIER -n "$K" target/release/hypercomm-mpi vs-native \
+    mpirun $MPIRUN_FLAGS $NATIVE_BARRIER $PIN_NATIVE -n "$K" target/release/hypercomm-mpi vs-native \
         --ops "$1" --max-bytes "$MAX" >"$OUT/native.$1.$2.txt"
 }
 
-echo "# $(date -u +%FT%TZ), K=$K, sizes 8..$MAX B, ALGO=$ALGO, BARRIER=$BARRIER, REPS=$REPS, load: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+echo "# $(date -u +%FT%TZ), K=$K, sizes 8..$MAX B, ALGO=$ALGO, BARRIER=$BARRIER, PIN=${PIN:-0}, REPS=$REPS, load: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 for rep in $(seq 1 "$REPS"); do
     for op in "${OPS[@]}"; do
         echo "# rep $rep: $op" >&2

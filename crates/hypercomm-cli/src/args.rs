@@ -332,6 +332,10 @@ pub struct RtProblemArgs {
     /// Seconds a rank waits for a peer before giving up.
     #[arg(long, value_name = "SECS", default_value_t = 60.0)]
     pub timeout: f64,
+    /// Bind each rank's thread to one of the CPUs the process may use, in blocks (as
+    /// `mpirun --bind-to core`; Linux only).
+    #[arg(long)]
+    pub pin: bool,
 }
 
 /// Arguments of `hypercomm run`.

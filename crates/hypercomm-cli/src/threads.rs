@@ -47,10 +47,16 @@ where
     }
 }
 
-fn config_of(k: u32, timeout: std::time::Duration, c: &CalibrationInfo) -> threads::Config {
+fn config_of(
+    k: u32,
+    timeout: std::time::Duration,
+    c: &CalibrationInfo,
+    pin: bool,
+) -> threads::Config {
     threads::Config::new(k)
         .timeout(timeout)
         .calibration(c.calibration())
+        .pin(pin)
 }
 
 /// `hypercomm run`.
@@ -59,9 +65,10 @@ pub fn run(args: &RtRunArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
     let cfg = config::rt_run(args)?;
     let timeout = config::timeout(args.problem.timeout)?;
     let cal = calibration()?;
-    let results = match threads::run_with(&config_of(cfg.ranks, timeout, &cal), |comm| {
-        runtime::run_rank(comm, &cfg)
-    }) {
+    let results = match threads::run_with(
+        &config_of(cfg.ranks, timeout, &cal, args.problem.pin),
+        |comm| runtime::run_rank(comm, &cfg),
+    ) {
         Ok(r) => r,
         Err(e) => return failed(e, io),
     };
@@ -101,15 +108,18 @@ pub fn bench(args: &BenchArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
     let timeout = config::timeout(args.problem.timeout)?;
     let cal = calibration()?;
     let bar = progress_bar(cfg.points(), args.format != BenchFormat::Text);
-    let results = threads::run_with(&config_of(cfg.ranks, timeout, &cal), |comm| {
-        let leader = comm.rank() == 0;
-        let tick = || {
-            if leader {
-                bar.inc(1);
-            }
-        };
-        runtime::bench_rank(comm, &cfg, &tick)
-    });
+    let results = threads::run_with(
+        &config_of(cfg.ranks, timeout, &cal, args.problem.pin),
+        |comm| {
+            let leader = comm.rank() == 0;
+            let tick = || {
+                if leader {
+                    bar.inc(1);
+                }
+            };
+            runtime::bench_rank(comm, &cfg, &tick)
+        },
+    );
     bar.finish_and_clear();
     let results = match results {
         Ok(r) => r,

@@ -975,3 +975,43 @@ fn gather_run_and_gather_bench_bring_every_rank_result_to_every_rank() {
     assert_eq!(report.rows.len(), 2);
     assert!(report.rows.iter().all(|r| r.memcpy_gbps.is_some()));
 }
+
+/// `--pin` (threads bound to CPUs) changes where ranks run, not what they compute: `run`
+/// and `bench` accept it, and the result is checked correct.
+#[test]
+fn pinned_ranks_compute_the_same() {
+    for k in ["2", "5"] {
+        let j = run_json(&[
+            "--ranks",
+            k,
+            "--op",
+            "allreduce",
+            "--len",
+            "33",
+            "--seed",
+            "7",
+            "--pin",
+        ]);
+        assert_eq!(j["correct"], true, "{j}");
+    }
+    let r = hc(&[
+        "bench",
+        "--ranks",
+        "3",
+        "--op",
+        "alltoall",
+        "--min-size",
+        "8",
+        "--max-size",
+        "16",
+        "--iters",
+        "3",
+        "--warmup",
+        "1",
+        "--pin",
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert_eq!(r.out.lines().count(), 3, "{}", r.out);
+}

@@ -4,6 +4,7 @@
 //! ```text
 //! cargo run --release -p hypercomm-rt --example barrier_skew -- bcast [ranks] [algo] [bytes]
 //! taskset -c 0 target/release/examples/barrier_skew handoff
+//! target/release/examples/barrier_skew delay [algo] [bytes]
 //! ```
 //!
 //! `bcast` (default 4 ranks, `binomial`, 8 B): 3,000 calls after each barrier, the
@@ -15,6 +16,12 @@
 //! `handoff`: two threads pass a counter back and forth, each polling with
 //! `yield_now` while it is the other's turn: with both pinned to one core, the time per
 //! hand-off is that of one `sched_yield` context switch.
+//!
+//! `delay [algo] [bytes]` (default `linear`, 8 B): 2 ranks, a tree barrier, then the
+//! root busy-waits `d` ns before it starts its clock and broadcasts, for d = 0, 25, 50,
+//! 100, 200: each rank's mean. While the receiver's time does not grow with `d`, the
+//! root's path between the two barriers is not what the receiver waits for (its
+//! message is there before the receiver looks): the receiver's own path is.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -89,6 +96,42 @@ fn handoff() {
     println!("{us:.3} µs per hand-off between two threads polling with yield_now");
 }
 
+/// Busy-wait `ns` nanoseconds (a sleep would give the core away).
+fn spin_for(ns: u64) {
+    let start = Instant::now();
+    while start.elapsed().as_nanos() < u128::from(ns) {
+        std::hint::spin_loop();
+    }
+}
+
+fn delay(algo: &str, bytes: usize) -> Result<(), Box<dyn std::error::Error>> {
+    println!("broadcast of {bytes} B by {algo} on 2 ranks after a tree barrier, the root delayed: mean µs per rank");
+    for d in [0u64, 25, 50, 100, 200] {
+        let means = threads::run(2, |comm| -> Result<f64, Error> {
+            let mut buf = vec![0u8; bytes];
+            let (mut total, mut n) = (0.0, 0);
+            for i in 0..20_000 {
+                comm.barrier_with(Barrier::Tree)?;
+                if comm.rank() == 0 && d > 0 {
+                    spin_for(d);
+                }
+                let start = Instant::now();
+                comm.broadcast_into(0, &mut buf, Algo::Named(algo))?;
+                if i >= 5_000 {
+                    total += start.elapsed().as_secs_f64() * 1e6;
+                    n += 1;
+                }
+            }
+            Ok(total / n as f64)
+        })?;
+        println!(
+            "root delayed {d:>3} ns: root {:.3} | receiver {:.3}",
+            means[0], means[1]
+        );
+    }
+    Ok(())
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let a: Vec<String> = std::env::args().skip(1).collect();
     match a.first().map(String::as_str) {
@@ -98,7 +141,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             a.get(2).map_or("binomial", String::as_str),
             a.get(3).map_or(Ok(8), |s| s.parse())?,
         )?,
-        Some(other) => return Err(format!("unknown mode {other}; valid: bcast, handoff").into()),
+        Some("delay") => delay(
+            a.get(1).map_or("linear", String::as_str),
+            a.get(2).map_or(Ok(8), |s| s.parse())?,
+        )?,
+        Some(other) => {
+            return Err(format!("unknown mode {other}; valid: bcast, handoff, delay").into())
+        }
     }
     Ok(())
 }

@@ -134,6 +134,15 @@ pub struct Config {
     /// or `RUST_MIN_STACK`). A thread that cannot be started (this size refused, no
     /// memory left) is [`Error::Spawn`].
     pub stack_size: Option<usize>,
+    /// Bind each rank's thread to one CPU of those the process may run on, in blocks
+    /// (rank r of k on the `r·n/k`-th of the n allowed CPUs: consecutive ranks share a
+    /// CPU when k > n), as MPI launchers bind ranks to cores (`mpirun --bind-to core`).
+    /// Off by default, as a thread pool's are: a program whose other threads need the
+    /// same CPUs may prefer the scheduler's choice. Binding keeps ranks that share a
+    /// core from migrating, which steadies and shortens small calls when ranks
+    /// outnumber cores (BENCHMARKS.md). Linux only (elsewhere it does nothing); a
+    /// rank whose binding the system refuses runs unbound.
+    pub pin: bool,
 }
 
 impl Config {
@@ -156,6 +165,7 @@ impl Config {
                 EAGER_LIMIT
             },
             stack_size: None,
+            pin: false,
         }
     }
     /// The same with another yield window ([`Config::yield_for`]; zero parks at once
@@ -180,6 +190,10 @@ impl Config {
             stack_size: Some(bytes),
             ..self
         }
+    }
+    /// The same with the ranks' threads bound to CPUs, or not ([`Config::pin`]).
+    pub fn pin(self, pin: bool) -> Self {
+        Config { pin, ..self }
     }
     /// The same with another eager limit (bytes; 0: every non-empty send is a
     /// rendezvous).
@@ -298,6 +312,16 @@ where
         None => Calibration::from_env()?,
     };
     let shared = Shared::new(config.ranks, config.eager);
+    let cpus = if config.pin {
+        affinity::allowed()
+    } else {
+        Vec::new()
+    };
+    // Rank r's CPU: the (r·n/k)-th allowed one (in blocks), if binding.
+    let cpu_of = |rank: Rank| {
+        let (n, k) = (cpus.len(), config.ranks as usize);
+        (n > 0).then(|| cpus[rank as usize * n / k])
+    };
     let (mut outcomes, unstarted) = std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(config.ranks as usize);
         let mut unstarted = None;
@@ -312,7 +336,11 @@ where
                 unstarted = Some((rank, "injected by a test".to_string()));
                 break;
             }
+            let cpu = cpu_of(rank);
             match builder.spawn_scoped(scope, move || {
+                if let Some(cpu) = cpu {
+                    affinity::bind(cpu);
+                }
                 rank_main(shared, config, calibration, rank, f)
             }) {
                 Ok(h) => handles.push(h),
@@ -385,6 +413,46 @@ fn message(payload: &(dyn std::any::Any + Send)) -> String {
         .map(|s| s.to_string())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "(no message)".into())
+}
+
+/// Binding threads to CPUs ([`Config::pin`]).
+mod affinity {
+    /// The CPUs this process may run on, in increasing order (empty if unknown).
+    #[cfg(target_os = "linux")]
+    pub(super) fn allowed() -> Vec<usize> {
+        // SAFETY: `set` is a plain bit set, zeroed, and its size is passed along.
+        let set = unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+                return Vec::new();
+            }
+            set
+        };
+        (0..libc::CPU_SETSIZE as usize)
+            // SAFETY: `cpu` is below CPU_SETSIZE, the set's capacity.
+            .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
+            .collect()
+    }
+
+    /// Bind the calling thread to `cpu`; if the system refuses, it stays unbound.
+    #[cfg(target_os = "linux")]
+    pub(super) fn bind(cpu: usize) {
+        // SAFETY: as above; `cpu` came from `allowed`, so is below CPU_SETSIZE.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(cpu, &mut set);
+            // Pid 0: the calling thread. A refusal leaves the thread as it was.
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub(super) fn allowed() -> Vec<usize> {
+        Vec::new()
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub(super) fn bind(_cpu: usize) {}
 }
 
 /// A receive posted and not yet completed.

@@ -542,3 +542,39 @@ fn expect_is_only_a_hint_whatever_its_arguments() {
     // Rank 2's value (15) went everywhere, then rank 1's copy of it.
     assert_eq!(got, vec![[15u64; 5]; 3]);
 }
+
+/// The CPUs the calling thread may run on, from `/proc/thread-self/status`
+/// (`Cpus_allowed_list: 0-3,8`).
+#[cfg(target_os = "linux")]
+fn cpus_allowed() -> Vec<usize> {
+    let status = std::fs::read_to_string("/proc/thread-self/status").unwrap();
+    let list = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap()
+        .trim();
+    list.split(',')
+        .flat_map(|range| {
+            let (a, b) = range.split_once('-').unwrap_or((range, range));
+            a.parse::<usize>().unwrap()..=b.parse::<usize>().unwrap()
+        })
+        .collect()
+}
+
+/// `Config::pin` binds rank r of k to the (r·n/k)-th of the n CPUs the process may use
+/// (consecutive ranks share a CPU when k > n); without it every rank may use them all.
+#[cfg(target_os = "linux")]
+#[test]
+fn pinned_ranks_run_each_on_the_cpu_of_its_block() {
+    let cpus = cpus_allowed();
+    let n = cpus.len();
+    for k in [1, 2, 3, 5] {
+        let pinned =
+            threads::run_with(&config(k).pin(true), |_| Ok::<_, Error>(cpus_allowed())).unwrap();
+        for (r, got) in pinned.iter().enumerate() {
+            assert_eq!(got, &[cpus[r * n / k as usize]], "rank {r} of {k}");
+        }
+        let free = threads::run_with(&config(k), |_| Ok::<_, Error>(cpus_allowed())).unwrap();
+        assert!(free.iter().all(|got| *got == cpus), "{free:?}");
+    }
+}
