@@ -121,7 +121,8 @@ pub enum Error {
         max: u32,
     },
     /// The thread of rank `rank` could not be started (the ranks before it were, and
-    /// ended with [`Error::PeerFailed`] naming it once they needed it).
+    /// ended with [`Error::PeerFailed`] once they needed it, naming it unless one of
+    /// them had failed first).
     #[error("could not start the thread of rank {rank}: {reason}")]
     Spawn {
         /// The first rank not started.

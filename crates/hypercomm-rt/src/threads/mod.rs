@@ -13,7 +13,7 @@
 //! one message to the next, and is done, so its `wait_all` never waits for a receiver
 //! that may be asleep; the receiver copies or combines from that copy. Up to
 //! [`EAGER_RING_INLINE`] bytes, while the pair's queue is empty, the message goes
-//! instead into a slot of the pair's lock-free ring ([`EAGER_RING`] slots of five cache
+//! instead into a slot of the pair's lock-free ring ([`EAGER_RING`] slots of six cache
 //! lines, allocated by the pair's first such message: a fast box), which neither side
 //! locks. At most [`EAGER_RING`] + [`EAGER_QUEUE`] messages of a pair wait at once: a
 //! small send beyond that is a rendezvous, so a sender cannot run unboundedly ahead of
@@ -91,7 +91,7 @@ pub const EAGER_RING: usize = rendezvous::RING;
 pub const EAGER_RING_INLINE: usize = rendezvous::RING_INLINE;
 
 /// Most ranks of one threads communicator. Every ordered pair of ranks has a mailbox
-/// (about 200 bytes, on cache lines of its own), so memory grows with the square of
+/// (128 bytes, on cache lines of its own) and two buffer slots, so memory grows with the square of
 /// the count: 1,024 ranks take about 250 MB (`hypercomm run --ranks 1024`: 255 MB
 /// resident), 4,096 would take 3.4 GB. A larger count is [`Error::RankCount`].
 pub const MAX_RANKS: u32 = 1024;
@@ -132,7 +132,8 @@ pub struct Config {
     pub eager: usize,
     /// Stack size (bytes) of each rank's thread; `None` leaves Rust's default (2 MiB,
     /// or `RUST_MIN_STACK`). A thread that cannot be started (this size refused, no
-    /// memory left) is [`Error::Spawn`].
+    /// memory left) is [`Error::Spawn`] where the system reports the refusal (glibc
+    /// does; with some other C libraries std's spawn panics on an impossible size).
     pub stack_size: Option<usize>,
     /// Bind each rank's thread to one CPU of those the process may run on, in blocks
     /// (rank r of k on the `r·n/k`-th of the n allowed CPUs: consecutive ranks share a

@@ -34,8 +34,8 @@
 //! sent to it before it sees that the sender is gone.
 //!
 //! Fast path: an eager message of at most [`RING_INLINE`] bytes goes, when the pair's
-//! queue is empty, into the pair's ring of [`RING`] slots of five cache lines each (a
-//! fast box, as Open MPI's shared-memory transport has; 2.6 KiB, allocated by the pair's
+//! queue is empty, into the pair's ring of [`RING`] slots of six cache lines each (a
+//! fast box, as Open MPI's shared-memory transport has; 3.1 KiB, allocated by the pair's
 //! first such message, so pairs that never carry one cost nothing): the sender fills
 //! the slot and stamps it with the message's sequence number (`Release`); the receiver,
 //! which knows the number it expects next, copies straight from the slot and, when its
@@ -79,9 +79,9 @@ const NO_FAILURE: u32 = u32::MAX;
 /// Largest eager message (bytes) carried in the envelope itself, without a buffer.
 pub(crate) const INLINE: usize = 40;
 
-/// Largest eager message (bytes) carried in a slot of the pair's ring: a slot is five
-/// cache lines, 16 bytes of header and this much data (256 B messages fit, as in Open
-/// MPI's shared-memory transport, which sends up to 256 B inline).
+/// Largest eager message (bytes) carried in a slot of the pair's ring: a slot is six
+/// cache lines, [`SLOT_HEADER`] (20) bytes of header and this much data (256 B messages
+/// fit, as in Open MPI's shared-memory transport, which sends up to 256 B inline).
 pub(crate) const RING_INLINE: usize = 304;
 
 /// Bytes of a ring slot before its data (sequence number, length, tag).
@@ -89,6 +89,9 @@ const SLOT_HEADER: usize = std::mem::offset_of!(InlineSlot, bytes);
 
 /// Largest message whose slot is one cache line.
 const SLOT_FIRST_LINE: usize = 64 - SLOT_HEADER;
+
+// The slot's layout as the documentation above states it: six lines, a 20-byte header.
+const _: () = assert!(std::mem::size_of::<InlineSlot>() == 6 * 64 && SLOT_HEADER == 20);
 
 /// A hint to bring the line at `p` into this core's cache.
 #[inline(always)]
@@ -150,7 +153,7 @@ struct Queue {
 }
 
 /// One slot of a pair's ring: a message of at most [`RING_INLINE`] bytes, on cache lines
-/// of its own (five). The sender writes `tag`, `len` and `bytes` only while the slot's
+/// of its own (six). The sender writes `tag`, `len` and `bytes` only while the slot's
 /// last message is released, then sets `seq` to the message's index + 1; the receiver
 /// reads them only once `seq` says the message it expects is there, until it releases
 /// it.
@@ -543,7 +546,7 @@ impl Shared {
         let lines = (SLOT_HEADER + len).div_ceil(64);
         debug_assert!(64 * lines <= std::mem::size_of::<InlineSlot>());
         for line in first..lines {
-            // SAFETY: within the slot (`lines` ≤ 5, the slot's size); a prefetch does
+            // SAFETY: within the slot (`lines` ≤ 6, the slot's size); a prefetch does
             // not access memory as the language defines it.
             prefetch(unsafe { slot.add(64 * line) });
         }
