@@ -36,12 +36,13 @@
 #     measured (a tree barrier lets rank 0 leave first: a broadcast from rank 0 then
 #     looks faster). BARRIER=native leaves Open MPI's barrier to its own choice.
 #
-#   - binding: PIN=1 binds both sides' ranks to cores: `hypercomm bench --pin` (blocks:
-#     rank r of K on core r·n/K) and `mpirun --bind-to core:overload-allowed` (round
-#     robin). Without it (PIN=0, the default) ours are unbound, and Open MPI binds to
-#     cores only when K <= cores (its default), not when oversubscribed.
+#   - binding: PIN=1 (the default) binds both sides' ranks to cores: `hypercomm bench
+#     --pin on` (blocks: rank r of K on core r·n/K) and `mpirun --bind-to
+#     core:overload-allowed` (round robin); PIN=0 binds neither (`--pin off`, `mpirun
+#     --bind-to none`). Left to themselves, Open MPI binds when K <= cores and
+#     hypercomm when K > cores.
 #
-# Environment: REPS (3), ALGO (all), BARRIER (recursive-doubling), PIN (0), MPIRUN_FLAGS (default
+# Environment: REPS (3), ALGO (all), BARRIER (recursive-doubling), PIN (1), MPIRUN_FLAGS (default
 # as in crates/hypercomm-mpi/tests/mpirun.rs: --oversubscribe --mca mpi_yield_when_idle
 # 1), KEEP=dir to keep the raw outputs. Builds the two binaries (release) first.
 set -euo pipefail
@@ -62,9 +63,9 @@ case $BARRIER in
     *) echo "BARRIER=$BARRIER: valid: recursive-doubling, tree, native" >&2; exit 2 ;;
 esac
 
-case ${PIN:-0} in
-    0) PIN_OURS=""; PIN_NATIVE="" ;;
-    1) PIN_OURS="--pin"; PIN_NATIVE="--bind-to core:overload-allowed" ;;
+case ${PIN:-1} in
+    0) PIN_OURS="--pin off"; PIN_NATIVE="--bind-to none" ;;
+    1) PIN_OURS="--pin on"; PIN_NATIVE="--bind-to core:overload-allowed" ;;
     *) echo "PIN=$PIN: valid: 0, 1" >&2; exit 2 ;;
 esac
 
@@ -86,7 +87,7 @@ native() { # op rep
         --ops "$1" --max-bytes "$MAX" >"$OUT/native.$1.$2.txt"
 }
 
-echo "# $(date -u +%FT%TZ), K=$K, sizes 8..$MAX B, ALGO=$ALGO, BARRIER=$BARRIER, PIN=${PIN:-0}, REPS=$REPS, load: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+echo "# $(date -u +%FT%TZ), K=$K, sizes 8..$MAX B, ALGO=$ALGO, BARRIER=$BARRIER, PIN=${PIN:-1}, REPS=$REPS, load: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 for rep in $(seq 1 "$REPS"); do
     for op in "${OPS[@]}"; do
         echo "# rep $rep: $op" >&2

@@ -333,9 +333,20 @@ pub struct RtProblemArgs {
     #[arg(long, value_name = "SECS", default_value_t = 60.0)]
     pub timeout: f64,
     /// Bind each rank's thread to one of the CPUs the process may use, in blocks (as
-    /// `mpirun --bind-to core`; Linux only).
-    #[arg(long)]
-    pub pin: bool,
+    /// `mpirun --bind-to core`; Linux only): auto binds when ranks outnumber CPUs.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = PinArg::Auto)]
+    pub pin: PinArg,
+}
+
+/// When `run` and `bench` bind ranks to CPUs (`hypercomm_rt::threads::Config::pin`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum PinArg {
+    /// When ranks outnumber the CPUs (the runtime's default).
+    Auto,
+    /// Always.
+    On,
+    /// Never.
+    Off,
 }
 
 /// Arguments of `hypercomm run`.

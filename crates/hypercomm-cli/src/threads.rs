@@ -11,7 +11,7 @@ use std::io::IsTerminal;
 use hypercomm_rt::threads::{self, Failure, RunError};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::args::{BenchArgs, BenchFormat, CalibrateArgs, Format, RtRunArgs};
+use crate::args::{BenchArgs, BenchFormat, CalibrateArgs, Format, PinArg, RtRunArgs};
 use crate::runtime::calibrate::{self, CalibrationSource};
 use crate::runtime::output::{self, CalibrationReport};
 use crate::runtime::{self, BenchReport, CalibrationInfo, RunReport};
@@ -51,12 +51,16 @@ fn config_of(
     k: u32,
     timeout: std::time::Duration,
     c: &CalibrationInfo,
-    pin: bool,
+    pin: PinArg,
 ) -> threads::Config {
-    threads::Config::new(k)
+    let cfg = threads::Config::new(k)
         .timeout(timeout)
-        .calibration(c.calibration())
-        .pin(pin)
+        .calibration(c.calibration());
+    match pin {
+        PinArg::Auto => cfg,
+        PinArg::On => cfg.pin(true),
+        PinArg::Off => cfg.pin(false),
+    }
 }
 
 /// `hypercomm run`.

@@ -976,11 +976,12 @@ fn gather_run_and_gather_bench_bring_every_rank_result_to_every_rank() {
     assert!(report.rows.iter().all(|r| r.memcpy_gbps.is_some()));
 }
 
-/// `--pin` (threads bound to CPUs) changes where ranks run, not what they compute: `run`
-/// and `bench` accept it, and the result is checked correct.
+/// `--pin on|off|auto` (threads bound to CPUs or not) changes where ranks run, not what
+/// they compute: `run` and `bench` accept each, and the result is checked correct; any
+/// other value is refused, naming the valid ones.
 #[test]
-fn pinned_ranks_compute_the_same() {
-    for k in ["2", "5"] {
+fn pinned_or_not_ranks_compute_the_same() {
+    for (k, pin) in [("2", "on"), ("5", "on"), ("5", "off"), ("3", "auto")] {
         let j = run_json(&[
             "--ranks",
             k,
@@ -991,6 +992,7 @@ fn pinned_ranks_compute_the_same() {
             "--seed",
             "7",
             "--pin",
+            pin,
         ]);
         assert_eq!(j["correct"], true, "{j}");
     }
@@ -1009,9 +1011,24 @@ fn pinned_ranks_compute_the_same() {
         "--warmup",
         "1",
         "--pin",
+        "on",
         "--format",
         "csv",
     ]);
     assert_eq!(r.code, 0, "{}", r.err);
     assert_eq!(r.out.lines().count(), 3, "{}", r.out);
+    bad(
+        &[
+            "run",
+            "--ranks",
+            "2",
+            "--op",
+            "allreduce",
+            "--len",
+            "1",
+            "--pin",
+            "yes",
+        ],
+        &["yes", "auto", "on", "off"],
+    );
 }

@@ -138,10 +138,11 @@ pub struct Config {
     /// Bind each rank's thread to one CPU of those the process may run on, in blocks
     /// (rank r of k on the `r·n/k`-th of the n allowed CPUs: consecutive ranks share a
     /// CPU when k > n), as MPI launchers bind ranks to cores (`mpirun --bind-to core`).
-    /// Off by default, as a thread pool's are: a program whose other threads need the
-    /// same CPUs may prefer the scheduler's choice. Binding keeps ranks that share a
-    /// core from migrating, which steadies and shortens small calls when ranks
-    /// outnumber cores (BENCHMARKS.md). Linux only (elsewhere it does nothing); a
+    /// Binding keeps ranks that share a core from migrating between cores, which
+    /// steadies and shortens small calls when ranks outnumber cores (4 ranks on 2
+    /// cores: a small all-reduce 5.7–10.4 µs unbound, 6.6–7.1 bound; BENCHMARKS.md), so
+    /// [`Config::new`] binds then; with a core per rank threads seldom migrate (2 ns),
+    /// and it leaves them to the scheduler. Linux only (elsewhere it does nothing); a
     /// rank whose binding the system refuses runs unbound.
     pub pin: bool,
 }
@@ -149,8 +150,8 @@ pub struct Config {
 impl Config {
     /// `ranks` ranks, a 60 s timeout, the calibration from the environment, and, if
     /// the machine has a core per rank, spinning and eager sends up to
-    /// [`EAGER_LIMIT_SPIN`] bytes, otherwise no spinning and eager sends up to
-    /// [`EAGER_LIMIT`] bytes.
+    /// [`EAGER_LIMIT_SPIN`] bytes, otherwise no spinning, eager sends up to
+    /// [`EAGER_LIMIT`] bytes and ranks bound to CPUs ([`Config::pin`]).
     pub fn new(ranks: u32) -> Self {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let own_core = ranks as usize <= cores;
@@ -166,7 +167,7 @@ impl Config {
                 EAGER_LIMIT
             },
             stack_size: None,
-            pin: false,
+            pin: !own_core,
         }
     }
     /// The same with another yield window ([`Config::yield_for`]; zero parks at once

@@ -563,6 +563,7 @@ fn cpus_allowed() -> Vec<usize> {
 
 /// `Config::pin` binds rank r of k to the (r·n/k)-th of the n CPUs the process may use
 /// (consecutive ranks share a CPU when k > n); without it every rank may use them all.
+/// `Config::new` binds when the ranks outnumber the CPUs, not otherwise.
 #[cfg(target_os = "linux")]
 #[test]
 fn pinned_ranks_run_each_on_the_cpu_of_its_block() {
@@ -574,7 +575,11 @@ fn pinned_ranks_run_each_on_the_cpu_of_its_block() {
         for (r, got) in pinned.iter().enumerate() {
             assert_eq!(got, &[cpus[r * n / k as usize]], "rank {r} of {k}");
         }
-        let free = threads::run_with(&config(k), |_| Ok::<_, Error>(cpus_allowed())).unwrap();
+        let free =
+            threads::run_with(&config(k).pin(false), |_| Ok::<_, Error>(cpus_allowed())).unwrap();
         assert!(free.iter().all(|got| *got == cpus), "{free:?}");
     }
+    let cores = std::thread::available_parallelism().unwrap().get() as u32;
+    assert!(!Config::new(cores).pin);
+    assert!(Config::new(cores + 1).pin);
 }
