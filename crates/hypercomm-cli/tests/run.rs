@@ -1017,18 +1017,8 @@ fn pinned_or_not_ranks_compute_the_same() {
     ]);
     assert_eq!(r.code, 0, "{}", r.err);
     assert_eq!(r.out.lines().count(), 3, "{}", r.out);
-    bad(
-        &[
-            "run",
-            "--ranks",
-            "2",
-            "--op",
-            "allreduce",
-            "--len",
-            "1",
-            "--pin",
-            "yes",
-        ],
-        &["yes", "auto", "on", "off"],
-    );
+    let args: Vec<&str> = "run --ranks 2 --op allreduce --len 1 --pin yes"
+        .split(' ')
+        .collect();
+    bad(&args, &["yes", "auto", "on", "off"]);
 }
