@@ -528,8 +528,6 @@ mod tests {
                 if round >= 2 {
                     assert_eq!(predicted, sel.last, "round {round}, call {i}");
                     assert_eq!(sel.recent[predicted.unwrap()].expect, expect);
-                }
-                if round >= 2 {
                     let next = &calls[(i + 1) % calls.len()];
                     assert_eq!(sel.expected(), next.2, "after call {i}");
                 }

@@ -91,8 +91,8 @@ pub const EAGER_RING: usize = rendezvous::RING;
 pub const EAGER_RING_INLINE: usize = rendezvous::RING_INLINE;
 
 /// Most ranks of one threads communicator. Every ordered pair of ranks has a mailbox
-/// (128 bytes, on cache lines of its own) and two buffer slots, so memory grows with the square of
-/// the count: 1,024 ranks take about 250 MB (`hypercomm run --ranks 1024`: 255 MB
+/// (128 bytes, on cache lines of its own) and two buffer slots, so memory grows with the
+/// square of the count: 1,024 ranks take about 250 MB (`hypercomm run --ranks 1024`: 255 MB
 /// resident), 4,096 would take 3.4 GB. A larger count is [`Error::RankCount`].
 pub const MAX_RANKS: u32 = 1024;
 
