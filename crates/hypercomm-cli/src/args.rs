@@ -336,6 +336,10 @@ pub struct RtProblemArgs {
     /// `mpirun --bind-to core`; Linux only): auto binds when ranks outnumber CPUs.
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = PinArg::Auto)]
     pub pin: PinArg,
+    /// Run the ranks that share a CPU as fibers of one thread per CPU (user-space
+    /// switches instead of the kernel's; only when ranks outnumber CPUs).
+    #[arg(long)]
+    pub fibers: bool,
 }
 
 /// When `run` and `bench` bind ranks to CPUs (`hypercomm_rt::threads::Config::pin`).

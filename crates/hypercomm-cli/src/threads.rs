@@ -52,10 +52,12 @@ fn config_of(
     timeout: std::time::Duration,
     c: &CalibrationInfo,
     pin: PinArg,
+    fibers: bool,
 ) -> threads::Config {
     let cfg = threads::Config::new(k)
         .timeout(timeout)
-        .calibration(c.calibration());
+        .calibration(c.calibration())
+        .fibers(fibers);
     match pin {
         PinArg::Auto => cfg,
         PinArg::On => cfg.pin(true),
@@ -70,7 +72,13 @@ pub fn run(args: &RtRunArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
     let timeout = config::timeout(args.problem.timeout)?;
     let cal = calibration()?;
     let results = match threads::run_with(
-        &config_of(cfg.ranks, timeout, &cal, args.problem.pin),
+        &config_of(
+            cfg.ranks,
+            timeout,
+            &cal,
+            args.problem.pin,
+            args.problem.fibers,
+        ),
         |comm| runtime::run_rank(comm, &cfg),
     ) {
         Ok(r) => r,
@@ -113,7 +121,13 @@ pub fn bench(args: &BenchArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
     let cal = calibration()?;
     let bar = progress_bar(cfg.points(), args.format != BenchFormat::Text);
     let results = threads::run_with(
-        &config_of(cfg.ranks, timeout, &cal, args.problem.pin),
+        &config_of(
+            cfg.ranks,
+            timeout,
+            &cal,
+            args.problem.pin,
+            args.problem.fibers,
+        ),
         |comm| {
             let leader = comm.rank() == 0;
             let tick = || {

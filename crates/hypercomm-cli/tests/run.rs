@@ -1022,3 +1022,35 @@ fn pinned_or_not_ranks_compute_the_same() {
         .collect();
     bad(&args, &["yes", "auto", "on", "off"]);
 }
+
+/// `--fibers` (ranks that share a CPU as fibers of one thread) computes what threads
+/// compute, in `run` and `bench`.
+#[test]
+fn ranks_as_fibers_compute_the_same() {
+    for (k, op) in [("5", "allreduce"), ("7", "alltoall"), ("2", "broadcast")] {
+        let j = run_json(&[
+            "--ranks", k, "--op", op, "--len", "33", "--seed", "3", "--fibers",
+        ]);
+        assert_eq!(j["correct"], true, "{j}");
+    }
+    let r = hc(&[
+        "bench",
+        "--ranks",
+        "5",
+        "--op",
+        "allgather",
+        "--min-size",
+        "8",
+        "--max-size",
+        "64",
+        "--iters",
+        "3",
+        "--warmup",
+        "1",
+        "--fibers",
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert_eq!(r.out.lines().count(), 5, "{}", r.out);
+}

@@ -448,6 +448,25 @@ impl Shared {
         parked.store(false, Ordering::Relaxed);
     }
 
+    /// [`Shared::park`] for the thread that runs `ranks` as fibers: every one of them
+    /// is marked parked, then, unless `ready()` (the fibers' look at what each waits
+    /// for, after the fence) holds, the thread parks for at most `timeout`; a wake of
+    /// any of them unparks it.
+    pub(crate) fn park_ranks(
+        &self,
+        ranks: &[Rank],
+        timeout: Duration,
+        ready: impl FnOnce() -> bool,
+    ) {
+        let flags = || ranks.iter().map(|&r| &self.ranks[r as usize].parked);
+        flags().for_each(|p| p.store(true, Ordering::Relaxed));
+        fences::heavy();
+        if !ready() {
+            std::thread::park_timeout(timeout);
+        }
+        flags().for_each(|p| p.store(false, Ordering::Relaxed));
+    }
+
     /// Every rank woken, parked or not (a failure or a departure: waits end at once).
     fn wake_all(&self) {
         (0..self.k).for_each(|r| self.unpark(r));

@@ -583,3 +583,53 @@ fn pinned_ranks_run_each_on_the_cpu_of_its_block() {
     assert!(!Config::new(cores).pin);
     assert!(Config::new(cores + 1).pin);
 }
+
+/// `Config::fibers` runs rank r of k on thread r·n/k of n (one per CPU) when the ranks
+/// outnumber the CPUs, each rank on its own stack, and the results are those of
+/// threads; with a CPU per rank every rank keeps a thread of its own. A fiber stack the
+/// system refuses is `Spawn`, before any rank starts.
+#[test]
+fn fibers_share_one_thread_per_cpu_among_the_ranks_of_its_block() {
+    let n = std::thread::available_parallelism().unwrap().get();
+    for k in [n as u32 + 1, 2 * n as u32 + 1, 1] {
+        let got = threads::run_with(&config(k).fibers(true), |comm| {
+            let mut sum = [0u64];
+            let mine = [comm.rank() as u64 + 1];
+            comm.all_reduce_into(&mine, &mut sum, &Op::sum(), Algo::Auto)?;
+            let local = 0u8;
+            Ok::<_, Error>((
+                std::thread::current().id(),
+                sum[0],
+                &local as *const u8 as usize,
+            ))
+        })
+        .unwrap();
+        let k = k as usize;
+        let fibers = k > n;
+        for (r, (thread, sum, _)) in got.iter().enumerate() {
+            assert_eq!(*sum as usize, k * (k + 1) / 2);
+            for (q, (other, _, _)) in got.iter().enumerate() {
+                let same_block = fibers && r * n / k == q * n / k;
+                assert_eq!(
+                    thread == other,
+                    r == q || same_block,
+                    "ranks {r}, {q} of {k}"
+                );
+            }
+        }
+        // Every rank's locals live on a stack of its own.
+        let mut stacks: Vec<usize> = got.iter().map(|g| g.2).collect();
+        stacks.sort_unstable();
+        stacks.dedup();
+        assert_eq!(stacks.len(), k);
+    }
+    let e = threads::run_with(
+        &config(n as u32 + 1).fibers(true).stack_size(usize::MAX / 2),
+        |_| Ok::<_, Error>(()),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(e, RunError::Setup(Error::Spawn { rank: 0, .. })),
+        "{e}"
+    );
+}

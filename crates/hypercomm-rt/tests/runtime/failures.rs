@@ -35,10 +35,17 @@ const YIELD_WINDOWS: [Duration; 3] = [
     Duration::from_secs(3600),
 ];
 
+/// Ranks as threads, then as fibers (`Config::fibers`: ranks that share a CPU on one
+/// thread, where the ranks outnumber the CPUs).
+const FIBERS: [bool; 2] = [false, true];
+
 #[test]
 fn a_rank_that_panics_mid_collective_fails_the_others() {
-    for window in YIELD_WINDOWS {
-        panics_mid_collective(config(4).yield_for(window));
+    for (window, fibers) in YIELD_WINDOWS
+        .into_iter()
+        .flat_map(|w| FIBERS.map(|f| (w, f)))
+    {
+        panics_mid_collective(config(4).yield_for(window).fibers(fibers));
     }
 }
 
@@ -67,11 +74,13 @@ fn panics_mid_collective(cfg: Config) {
 
 #[test]
 fn a_rank_that_returns_early_fails_the_others() {
-    for (early_error, window) in [false, true]
-        .into_iter()
-        .flat_map(|e| YIELD_WINDOWS.map(|w| (e, w)))
-    {
-        let outcomes = threads::run_each(&config(4).yield_for(window), |comm| {
+    for (early_error, window, fibers) in [false, true].into_iter().flat_map(|e| {
+        YIELD_WINDOWS
+            .into_iter()
+            .flat_map(move |w| FIBERS.map(|f| (e, w, f)))
+    }) {
+        let cfg = config(4).yield_for(window).fibers(fibers);
+        let outcomes = threads::run_each(&cfg, |comm| {
             if comm.rank() == 2 {
                 return match early_error {
                     true => Err(Error::ZeroSized),
@@ -87,7 +96,7 @@ fn a_rank_that_returns_early_fails_the_others() {
                 (2, Err(Failure::Returned(Error::ZeroSized))) if early_error => {}
                 (_, Err(Failure::Returned(Error::PeerFailed { rank: 2 }))) if r != 2 => {}
                 (_, other) => {
-                    panic!("early error {early_error}, yield {window:?}, rank {r}: {other:?}")
+                    panic!("early error {early_error}, yield {window:?}, fibers {fibers}, rank {r}: {other:?}")
                 }
             }
         }
@@ -96,11 +105,14 @@ fn a_rank_that_returns_early_fails_the_others() {
 
 #[test]
 fn a_rank_that_fails_before_a_barrier_fails_the_others_in_it() {
-    for how in [
+    for (how, fibers) in [
         hypercomm_rt::Barrier::RecursiveDoubling,
         hypercomm_rt::Barrier::Tree,
-    ] {
-        let outcomes = threads::run_each(&config(5), |comm| {
+    ]
+    .into_iter()
+    .flat_map(|h| FIBERS.map(|f| (h, f)))
+    {
+        let outcomes = threads::run_each(&config(5).fibers(fibers), |comm| {
             if comm.rank() == 3 {
                 return Err(Error::ZeroSized);
             }
@@ -111,7 +123,7 @@ fn a_rank_that_fails_before_a_barrier_fails_the_others_in_it() {
             match (r, outcome) {
                 (3, Err(Failure::Returned(Error::ZeroSized))) => {}
                 (_, Err(Failure::Returned(Error::PeerFailed { rank: 3 }))) if r != 3 => {}
-                (_, other) => panic!("{how}, rank {r}: {other:?}"),
+                (_, other) => panic!("{how}, fibers {fibers}, rank {r}: {other:?}"),
             }
         }
     }
@@ -119,7 +131,14 @@ fn a_rank_that_fails_before_a_barrier_fails_the_others_in_it() {
 
 #[test]
 fn a_stalled_rank_makes_the_others_time_out() {
-    let short = config(4).timeout(Duration::from_millis(300));
+    for fibers in FIBERS {
+        stalled_rank(fibers);
+    }
+}
+
+/// Rank 3 sleeps past the timeout (as fibers it stops rank 2, of its thread, as long).
+fn stalled_rank(fibers: bool) {
+    let short = config(4).timeout(Duration::from_millis(300)).fibers(fibers);
     let outcomes = threads::run_each(&short, |comm| {
         if comm.rank() == 3 {
             std::thread::sleep(Duration::from_millis(1500));

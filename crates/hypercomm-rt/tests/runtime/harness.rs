@@ -294,15 +294,17 @@ fn check(k: u32, i: usize, case: &Case, got: &[&Got]) -> Result<(), String> {
     Ok(())
 }
 
-/// Run every case of `kind` on k ranks; returns how many calls ran.
-fn run_kind(kind: OpKind, k: u32) -> usize {
+/// Run every case of `kind` on k ranks (as fibers if `fibers`); returns how many calls
+/// ran.
+fn run_kind(kind: OpKind, k: u32, fibers: bool) -> usize {
     let cases = cases(kind, k);
     if cases.is_empty() {
         return 0;
     }
     let config = Config::new(k)
         .timeout(Duration::from_secs(30))
-        .calibration(Calibration::default());
+        .calibration(Calibration::default())
+        .fibers(fibers);
     let per_rank = threads::run_with(&config, |comm| rank_main(comm, &cases))
         .unwrap_or_else(|e| panic!("{kind} on {k} ranks: {e}"));
     for (i, case) in cases.iter().enumerate() {
@@ -318,7 +320,7 @@ fn run_kind(kind: OpKind, k: u32) -> usize {
 fn every_algorithm_matches_the_serial_reference() {
     let mut report = Vec::new();
     for kind in OpKind::ALL {
-        let runs: Vec<usize> = RANKS.iter().map(|&k| run_kind(kind, k)).collect();
+        let runs: Vec<usize> = RANKS.iter().map(|&k| run_kind(kind, k, false)).collect();
         report.push(format!("{kind}: {runs:?}"));
     }
     eprintln!("calls per k in {RANKS:?}:\n{}", report.join("\n"));
@@ -329,5 +331,22 @@ fn every_algorithm_matches_the_serial_reference() {
             !algorithms::fitting(&Topology::Complete(16), kind).is_empty(),
             "no algorithm for {kind} on 16 ranks"
         );
+    }
+}
+
+/// The same matrix with the ranks that share a CPU run as fibers of one thread per CPU
+/// (`Config::fibers`; it engages where the ranks outnumber the CPUs: from 3 ranks on a
+/// 2-core machine).
+#[test]
+fn every_algorithm_matches_the_serial_reference_on_fibers() {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+    let ks: Vec<u32> = RANKS.iter().copied().filter(|&k| k > cpus).collect();
+    if ks.is_empty() {
+        eprintln!("{cpus} CPUs: no rank count of {RANKS:?} runs as fibers here");
+        return;
+    }
+    for kind in OpKind::ALL {
+        let runs: Vec<usize> = ks.iter().map(|&k| run_kind(kind, k, true)).collect();
+        assert!(runs.iter().sum::<usize>() > 0, "{kind}: no case ran");
     }
 }
