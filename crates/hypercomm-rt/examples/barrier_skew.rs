@@ -5,6 +5,7 @@
 //! cargo run --release -p hypercomm-rt --example barrier_skew -- bcast [ranks] [algo] [bytes]
 //! taskset -c 0 target/release/examples/barrier_skew handoff
 //! target/release/examples/barrier_skew delay [algo] [bytes]
+//! target/release/examples/barrier_skew switches [ranks] [algo] [bytes] [threads|fibers]
 //! ```
 //!
 //! `bcast` (default 4 ranks, `binomial`, 8 B): 3,000 calls after each barrier, the
@@ -22,6 +23,13 @@
 //! 100, 200: each rank's mean. While the receiver's time does not grow with `d`, the
 //! root's path between the two barriers is not what the receiver waits for (its
 //! message is there before the receiver looks): the receiver's own path is.
+//!
+//! `switches` (default 4 ranks, `linear`, 2,048 B, threads; Linux): 3,000 rounds of a
+//! recursive-doubling barrier then an all-to-all, then 3,000 barriers alone; per rank,
+//! the mean time of the all-to-all and of a lone barrier, and the context switches of
+//! its thread per round and per barrier (`getrusage(RUSAGE_THREAD)`: a `sched_yield`
+//! that hands the core over counts as involuntary). With `fibers`
+//! ([`threads::Config::fibers`]) the ranks sharing a CPU switch in user space.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -132,6 +140,70 @@ fn delay(algo: &str, bytes: usize) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// Context switches of the calling thread so far (voluntary + involuntary).
+#[cfg(target_os = "linux")]
+fn switches_so_far() -> i64 {
+    // SAFETY: `u` is a plain struct, zeroed, filled by the call.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut u) };
+    u.ru_nvcsw + u.ru_nivcsw
+}
+
+#[cfg(not(target_os = "linux"))]
+fn switches_so_far() -> i64 {
+    0
+}
+
+fn switches(
+    k: u32,
+    algo: &str,
+    bytes: usize,
+    fibers: bool,
+) -> Result<(), Box<dyn std::error::Error>> {
+    println!(
+        "{k} ranks ({}), all-to-all of {bytes} B by {algo} after a recursive-doubling barrier",
+        if fibers { "fibers" } else { "threads" }
+    );
+    let rounds = 3000;
+    let config = threads::Config::new(k).fibers(fibers);
+    let per_rank = threads::run_with(&config, |comm| -> Result<[f64; 4], Error> {
+        let n = comm.size() as usize;
+        let send = vec![comm.rank() as u8; bytes * n];
+        let mut recv = vec![0u8; bytes * n];
+        let barrier = Barrier::RecursiveDoubling;
+        for _ in 0..300 {
+            comm.barrier_with(barrier)?;
+            comm.all_to_all_into(&send, &mut recv, Algo::Named(algo))?;
+        }
+        let s0 = switches_so_far();
+        let mut call = 0.0;
+        for _ in 0..rounds {
+            comm.barrier_with(barrier)?;
+            let start = Instant::now();
+            comm.all_to_all_into(&send, &mut recv, Algo::Named(algo))?;
+            call += start.elapsed().as_secs_f64();
+        }
+        let s1 = switches_so_far();
+        let start = Instant::now();
+        for _ in 0..rounds {
+            comm.barrier_with(barrier)?;
+        }
+        let lone = start.elapsed().as_secs_f64();
+        let s2 = switches_so_far();
+        let per = |x: f64| x / f64::from(rounds);
+        Ok([
+            per(call) * 1e6,
+            per((s1 - s0) as f64),
+            per(lone) * 1e6,
+            per((s2 - s1) as f64),
+        ])
+    })?;
+    for (r, [call, sw, lone, sw_lone]) in per_rank.iter().enumerate() {
+        println!("rank {r}: all-to-all {call:.2} µs, {sw:.2} switches per round | barrier alone {lone:.2} µs, {sw_lone:.2} switches per barrier");
+    }
+    Ok(())
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let a: Vec<String> = std::env::args().skip(1).collect();
     match a.first().map(String::as_str) {
@@ -145,8 +217,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             a.get(1).map_or("linear", String::as_str),
             a.get(2).map_or(Ok(8), |s| s.parse())?,
         )?,
+        Some("switches") => switches(
+            a.get(1).map_or(Ok(4), |s| s.parse())?,
+            a.get(2).map_or("linear", String::as_str),
+            a.get(3).map_or(Ok(2048), |s| s.parse())?,
+            match a.get(4).map(String::as_str) {
+                None | Some("threads") => false,
+                Some("fibers") => true,
+                Some(other) => return Err(format!("{other}: valid: threads, fibers").into()),
+            },
+        )?,
         Some(other) => {
-            return Err(format!("unknown mode {other}; valid: bcast, handoff, delay").into())
+            return Err(
+                format!("unknown mode {other}; valid: bcast, handoff, delay, switches").into(),
+            )
         }
     }
     Ok(())

@@ -30,7 +30,9 @@
 //! [`Config::timeout`]. Waiting spins briefly (when every rank has a core), then polls
 //! between `yield_now` calls for up to [`Config::yield_for`] (as Open MPI's
 //! `mpi_yield_when_idle`: a waiting rank hands its core to the rank it waits for, which
-//! runs at once instead of after a futex wake-up), then parks the thread.
+//! runs at once instead of after a futex wake-up), then parks the thread. With
+//! [`Config::fibers`], the ranks that share a CPU run instead as fibers of one thread
+//! per CPU, and a wait hands the CPU to the next of them in user space.
 //!
 //! An eager send completes before its receiver has taken it, so: a `wait_all` whose
 //! eager message's receiver is already gone without taking it fails with
@@ -154,7 +156,11 @@ pub struct Config {
     /// threads. Changes nothing when every rank has a CPU. The ranks of one thread share
     /// its thread-local variables, and a rank that blocks the thread (a sleep, a
     /// blocking read) stops them too, for as long; each has a stack of
-    /// [`Config::stack_size`] (2 MiB by default) with a guard page. Off by default.
+    /// [`Config::stack_size`] (2 MiB by default) with a guard page. A rank whose
+    /// unwinding (a panic) must wait for a receiver to finish copying from its memory
+    /// pauses meanwhile, and the thread's other ranks then see
+    /// `std::thread::panicking()`. Off by default: the first two are visible to code
+    /// that worked on threads.
     pub fibers: bool,
 }
 
