@@ -65,26 +65,34 @@ fn config_of(
     }
 }
 
+/// The backend as reports name it: `threads`, or `threads (fibers)` when the ranks
+/// run as fibers (`--fibers` and more ranks than CPUs).
+fn backend_name(config: &threads::Config) -> &'static str {
+    if config.uses_fibers() {
+        "threads (fibers)"
+    } else {
+        BACKEND
+    }
+}
+
 /// `hypercomm run`.
 pub fn run(args: &RtRunArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
     config::backend(&args.problem.backend)?;
     let cfg = config::rt_run(args)?;
     let timeout = config::timeout(args.problem.timeout)?;
     let cal = calibration()?;
-    let results = match threads::run_with(
-        &config_of(
-            cfg.ranks,
-            timeout,
-            &cal,
-            args.problem.pin,
-            args.problem.fibers,
-        ),
-        |comm| runtime::run_rank(comm, &cfg),
-    ) {
+    let config = config_of(
+        cfg.ranks,
+        timeout,
+        &cal,
+        args.problem.pin,
+        args.problem.fibers,
+    );
+    let results = match threads::run_with(&config, |comm| runtime::run_rank(comm, &cfg)) {
         Ok(r) => r,
         Err(e) => return failed(e, io),
     };
-    let report = RunReport::new(&cfg, BACKEND, &cal, &results);
+    let report = RunReport::new(&cfg, backend_name(&config), &cal, &results);
     io.out
         .write_all(output::run(&report, args.format == Format::Json).as_bytes())?;
     io.out.flush()?;
@@ -120,30 +128,28 @@ pub fn bench(args: &BenchArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
     let timeout = config::timeout(args.problem.timeout)?;
     let cal = calibration()?;
     let bar = progress_bar(cfg.points(), args.format != BenchFormat::Text);
-    let results = threads::run_with(
-        &config_of(
-            cfg.ranks,
-            timeout,
-            &cal,
-            args.problem.pin,
-            args.problem.fibers,
-        ),
-        |comm| {
-            let leader = comm.rank() == 0;
-            let tick = || {
-                if leader {
-                    bar.inc(1);
-                }
-            };
-            runtime::bench_rank(comm, &cfg, &tick)
-        },
+    let config = config_of(
+        cfg.ranks,
+        timeout,
+        &cal,
+        args.problem.pin,
+        args.problem.fibers,
     );
+    let results = threads::run_with(&config, |comm| {
+        let leader = comm.rank() == 0;
+        let tick = || {
+            if leader {
+                bar.inc(1);
+            }
+        };
+        runtime::bench_rank(comm, &cfg, &tick)
+    });
     bar.finish_and_clear();
     let results = match results {
         Ok(r) => r,
         Err(e) => return failed(e, io),
     };
-    let report = BenchReport::new(&cfg, BACKEND, &cal, &results);
+    let report = BenchReport::new(&cfg, backend_name(&config), &cal, &results);
     io.out
         .write_all(output::bench(&report, args.format).as_bytes())?;
     io.out.flush()?;

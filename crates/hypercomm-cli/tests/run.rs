@@ -1024,19 +1024,29 @@ fn pinned_or_not_ranks_compute_the_same() {
 }
 
 /// `--fibers` (ranks that share a CPU as fibers of one thread) computes what threads
-/// compute, in `run` and `bench`.
+/// compute, in `run` and `bench`, and the report says when the ranks ran as fibers: when
+/// they outnumber the CPUs.
 #[test]
 fn ranks_as_fibers_compute_the_same() {
-    for (k, op) in [("5", "allreduce"), ("7", "alltoall"), ("2", "broadcast")] {
+    let n = std::thread::available_parallelism().unwrap().get();
+    let (over, over2) = ((n + 1).to_string(), (2 * n + 1).to_string());
+    for (k, op, backend) in [
+        (over.as_str(), "allreduce", "threads (fibers)"),
+        (over2.as_str(), "alltoall", "threads (fibers)"),
+        ("1", "broadcast", "threads"),
+    ] {
         let j = run_json(&[
             "--ranks", k, "--op", op, "--len", "33", "--seed", "3", "--fibers",
         ]);
         assert_eq!(j["correct"], true, "{j}");
+        assert_eq!(j["backend"], backend, "{j}");
     }
+    let j = run_json(&["--ranks", &over, "--op", "allgather", "--len", "3"]);
+    assert_eq!(j["backend"], "threads", "no --fibers: {j}");
     let r = hc(&[
         "bench",
         "--ranks",
-        "5",
+        &over,
         "--op",
         "allgather",
         "--min-size",
@@ -1049,8 +1059,9 @@ fn ranks_as_fibers_compute_the_same() {
         "1",
         "--fibers",
         "--format",
-        "csv",
+        "json",
     ]);
     assert_eq!(r.code, 0, "{}", r.err);
-    assert_eq!(r.out.lines().count(), 5, "{}", r.out);
+    let j: serde_json::Value = serde_json::from_str(&r.out).unwrap();
+    assert_eq!(j["backend"], "threads (fibers)", "{j}");
 }

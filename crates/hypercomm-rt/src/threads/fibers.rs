@@ -6,13 +6,19 @@
 //! (Charm++) and MPC run MPI ranks as user-level threads.
 //!
 //! The thread's loop ([`host`]) resumes every unfinished rank once per round. A round
-//! in which no rank's wait ended and every rank has waited longer than
+//! in which every rank paused in a wait it has been in for longer than
 //! [`super::Config::yield_for`] parks the thread ([`Shared::park_ranks`]: each of its
 //! ranks is marked parked, then each looks once more at what it waits for), and a
-//! message to any of them wakes it; rounds without progress before that give the
-//! kernel a `yield_now` now and then.
+//! message to any of them wakes it; other rounds give the kernel a `yield_now` now and
+//! then. (A wait that ends runs its rank on to its next pause, which is then not idle,
+//! or to its end: a round with progress never parks.)
+//!
+//! A rank gives the CPU up only in a wait: one that computes long between calls
+//! delays the ranks of its thread as long, and one that blocks the thread (a sleep, a
+//! lock or a `std::sync::Barrier` another rank of the same thread must release) stops
+//! them; if what it blocks on needs a rank of its own thread, that is a hang no
+//! timeout can end, since the waits that would time out never run.
 
-use std::cell::Cell;
 use std::time::Duration;
 
 use corosensei::stack::DefaultStack;
@@ -30,12 +36,10 @@ pub(crate) enum Pause {
     Idle,
 }
 
-/// A rank's view of the thread that runs it: how to hand the CPU on, and the count of
-/// waits ended on the thread (its progress).
+/// A rank's view of the thread that runs it: how to hand the CPU on.
 #[derive(Clone, Copy)]
 pub(crate) struct Fiber<'a> {
     yielder: &'a Yielder<(), Pause>,
-    progress: &'a Cell<u64>,
 }
 
 impl Fiber<'_> {
@@ -43,19 +47,31 @@ impl Fiber<'_> {
     pub(crate) fn pause(&self, how: Pause) {
         self.yielder.suspend(how);
     }
-
-    /// A wait ended: the thread made progress.
-    pub(crate) fn progressed(&self) {
-        self.progress.set(self.progress.get().wrapping_add(1));
-    }
 }
 
-/// Rounds without progress between two `yield_now` calls of a thread of fibers.
+/// Rounds not all idle between two `yield_now` calls of a thread of fibers.
 const ROUNDS_PER_YIELD: u32 = 64;
 
-/// The stack of each fiber: `bytes`, or Rust's default thread stack (2 MiB).
+/// Smallest fiber stack: the runtime's own frames need more than a page or two (a
+/// thread's stack is rounded up by the system; a fiber's is what it is asked for).
+pub(crate) const MIN_STACK: usize = 64 << 10;
+
+/// Largest fiber stack (bytes) asked of the system: beyond, the guard page's
+/// arithmetic would overflow.
+const MAX_STACK: usize = isize::MAX as usize / 2;
+
+/// The stack of each fiber: `bytes` (at least [`MIN_STACK`]), else `RUST_MIN_STACK`, as
+/// for a thread, else Rust's default thread stack (2 MiB).
 pub(crate) fn stack(bytes: Option<usize>) -> std::io::Result<DefaultStack> {
-    DefaultStack::new(bytes.unwrap_or(2 << 20))
+    let bytes = bytes
+        .or_else(|| std::env::var("RUST_MIN_STACK").ok()?.parse().ok())
+        .unwrap_or(2 << 20);
+    if bytes > MAX_STACK {
+        return Err(std::io::Error::other(format!(
+            "a stack of {bytes} bytes (at most {MAX_STACK})"
+        )));
+    }
+    DefaultStack::new(bytes.max(MIN_STACK))
 }
 
 /// Run `ranks` (with their stacks) as fibers of the calling thread until every one has
@@ -67,24 +83,14 @@ pub(crate) fn host<R>(
     park_for: Duration,
     body: &dyn Fn(Rank, Fiber<'_>) -> R,
 ) -> Vec<R> {
-    let progress = Cell::new(0u64);
     let ids: Vec<Rank> = ranks.iter().map(|&(r, _)| r).collect();
-    let progress_ref = &progress;
     let mut fibers: Vec<Option<Coroutine<(), Pause, R, DefaultStack>>> = ranks
         .into_iter()
         .map(|(rank, stack)| {
-            let start = move |yielder: &Yielder<(), Pause>, ()| {
-                body(
-                    rank,
-                    Fiber {
-                        yielder,
-                        progress: progress_ref,
-                    },
-                )
-            };
-            // SAFETY: the closure borrows `body` and `progress`, which outlive every
-            // coroutine: each is run to its end, or dropped (which unwinds it), before
-            // this function returns.
+            let start = move |yielder: &Yielder<(), Pause>, ()| body(rank, Fiber { yielder });
+            // SAFETY: the closure borrows `body`, which outlives every coroutine: each
+            // is run to its end, or dropped (which unwinds it), before this function
+            // returns.
             Some(unsafe { Coroutine::with_stack_unchecked(stack, start) })
         })
         .collect();
@@ -112,11 +118,9 @@ pub(crate) fn host<R>(
         all_idle
     };
     while live > 0 {
-        let before = progress.get();
         let all_idle = round(&mut fibers, &mut results, &mut live);
-        if live == 0 || progress.get() != before {
-            quiet = 0;
-            continue;
+        if live == 0 {
+            break;
         }
         if all_idle {
             // Every rank has waited past the yield window: park until a message
@@ -128,9 +132,7 @@ pub(crate) fn host<R>(
                 .map(|(&r, _)| r)
                 .collect();
             shared.park_ranks(&waiting, park_for, || {
-                let before = progress.get();
-                let idle = round(&mut fibers, &mut results, &mut live);
-                idle && progress.get() == before
+                !round(&mut fibers, &mut results, &mut live)
             });
             quiet = 0;
         } else {

@@ -152,15 +152,23 @@ pub struct Config {
     /// as by [`Config::pin`], which still decides whether the threads are bound): a
     /// rank that waits hands the CPU to the next rank of its thread by a switch of
     /// stacks in user space, tens of nanoseconds, instead of a `sched_yield` of the
-    /// kernel (1.3 µs here), as Adaptive MPI and MPC run MPI ranks as user-level
-    /// threads. Changes nothing when every rank has a CPU. The ranks of one thread share
-    /// its thread-local variables, and a rank that blocks the thread (a sleep, a
-    /// blocking read) stops them too, for as long; each has a stack of
-    /// [`Config::stack_size`] (2 MiB by default) with a guard page. A rank whose
-    /// unwinding (a panic) must wait for a receiver to finish copying from its memory
-    /// pauses meanwhile, and the thread's other ranks then see
-    /// `std::thread::panicking()`. Off by default: the first two are visible to code
-    /// that worked on threads.
+    /// kernel (1.3–2.3 µs here), as Adaptive MPI and MPC run MPI ranks as user-level
+    /// threads. Changes nothing when every rank has a CPU. Off by default, since code
+    /// written for threads sees the difference:
+    /// - the ranks of one thread share its thread-local variables and
+    ///   `std::thread::current()`;
+    /// - a rank gives its CPU up only inside a wait: one that computes long between
+    ///   calls delays the other ranks of its thread (timings of single calls skew, the
+    ///   total does not), and one that blocks the thread (a sleep, a blocking read)
+    ///   stops them; blocking on something only a rank of the same thread can release
+    ///   (a lock it holds, a `std::sync::Barrier` across ranks) hangs for good, beyond
+    ///   the reach of [`Config::timeout`];
+    /// - each rank has a stack of [`Config::stack_size`] (else `RUST_MIN_STACK`, else
+    ///   2 MiB; at least 64 KiB) with a guard page, and overflowing it is a bare
+    ///   `SIGSEGV`, without Rust's message;
+    /// - a rank whose unwinding (a panic) must wait for a receiver to finish copying
+    ///   from its memory pauses meanwhile, and the other ranks of its thread then see
+    ///   `std::thread::panicking()` (a lock guard they drop then is poisoned).
     pub fibers: bool,
 }
 
@@ -232,6 +240,11 @@ impl Config {
             eager,
             ..self
         }
+    }
+    /// Whether [`run_with`] runs these ranks as fibers: [`Config::fibers`] asked, and
+    /// more ranks than the CPUs the calling thread may use.
+    pub fn uses_fibers(&self) -> bool {
+        self.fibers && self.ranks as usize > affinity::cpu_count()
     }
     /// The same with another eager limit (bytes; 0: every non-empty send is a
     /// rendezvous).
@@ -361,13 +374,15 @@ where
         let (n, k) = (cpus.len(), config.ranks as usize);
         (n > 0).then(|| cpus[rank as usize * n / k])
     };
-    let n = if allowed.is_empty() {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    } else {
-        allowed.len()
-    };
-    let started = if config.fibers && config.ranks as usize > n {
-        launch_fibers(config, &shared, calibration, &f, &cpus, n)?
+    let started = if config.uses_fibers() {
+        launch_fibers(
+            config,
+            &shared,
+            calibration,
+            &f,
+            &cpus,
+            affinity::cpu_count(),
+        )?
     } else {
         launch_threads(config, &shared, calibration, &f, cpu_of)
     };
@@ -554,6 +569,15 @@ fn message(payload: &(dyn std::any::Any + Send)) -> String {
 
 /// Binding threads to CPUs ([`Config::pin`]).
 mod affinity {
+    /// How many CPUs the calling thread may run on (the system's count where the
+    /// set is unknown).
+    pub(super) fn cpu_count() -> usize {
+        match allowed().len() {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        }
+    }
+
     /// The CPUs this process may run on, in increasing order (empty if unknown).
     #[cfg(target_os = "linux")]
     pub(super) fn allowed() -> Vec<usize> {
@@ -712,7 +736,6 @@ impl<'s> Threads<'s> {
                 fibers::Pause::Waiting
             });
             if ready() {
-                fiber.progressed();
                 return Ok(());
             }
             polls = polls.wrapping_add(1);

@@ -439,13 +439,7 @@ impl Shared {
     /// once it is marked parked; [`Shared::wake`] then unparks it. Spurious returns
     /// are possible: the caller checks again.
     pub(crate) fn park(&self, rank: Rank, timeout: Duration, ready: impl FnOnce() -> bool) {
-        let parked = &self.ranks[rank as usize].parked;
-        parked.store(true, Ordering::Relaxed);
-        fences::heavy();
-        if !ready() {
-            std::thread::park_timeout(timeout);
-        }
-        parked.store(false, Ordering::Relaxed);
+        self.park_ranks(std::slice::from_ref(&rank), timeout, ready);
     }
 
     /// [`Shared::park`] for the thread that runs `ranks` as fibers: every one of them

@@ -587,7 +587,7 @@ fn pinned_ranks_run_each_on_the_cpu_of_its_block() {
 /// `Config::fibers` runs rank r of k on thread r·n/k of n (one per CPU) when the ranks
 /// outnumber the CPUs, each rank on its own stack, and the results are those of
 /// threads; with a CPU per rank every rank keeps a thread of its own. A fiber stack the
-/// system refuses is `Spawn`, before any rank starts.
+/// system refuses, or too large to ask for, is `Spawn`, before any rank starts.
 #[test]
 fn fibers_share_one_thread_per_cpu_among_the_ranks_of_its_block() {
     let n = std::thread::available_parallelism().unwrap().get();
@@ -623,13 +623,25 @@ fn fibers_share_one_thread_per_cpu_among_the_ranks_of_its_block() {
         stacks.dedup();
         assert_eq!(stacks.len(), k);
     }
-    let e = threads::run_with(
-        &config(n as u32 + 1).fibers(true).stack_size(usize::MAX / 2),
-        |_| Ok::<_, Error>(()),
+    for huge in [usize::MAX / 2, usize::MAX] {
+        let e = threads::run_with(&config(n as u32 + 1).fibers(true).stack_size(huge), |_| {
+            Ok::<_, Error>(())
+        })
+        .unwrap_err();
+        assert!(
+            matches!(e, RunError::Setup(Error::Spawn { rank: 0, .. })),
+            "{e}"
+        );
+    }
+    // A stack too small for the runtime's frames is raised to the least that fits.
+    let sums = threads::run_with(
+        &config(n as u32 + 1).fibers(true).stack_size(4096),
+        |comm| {
+            let mut sum = [0u32];
+            comm.all_reduce_into(&[1], &mut sum, &Op::sum(), Algo::Auto)?;
+            Ok::<_, Error>(sum[0])
+        },
     )
-    .unwrap_err();
-    assert!(
-        matches!(e, RunError::Setup(Error::Spawn { rank: 0, .. })),
-        "{e}"
-    );
+    .unwrap();
+    assert_eq!(sums, vec![n as u32 + 1; n + 1]);
 }

@@ -22,8 +22,18 @@ fn all_reduce(
     comm: &mut hypercomm_rt::Comm<threads::Threads<'_>>,
     op: &Op<u64>,
 ) -> Result<u64, Error> {
-    let mut out = [0u64; 64];
-    comm.all_reduce_into(&[comm.rank() as u64; 64], &mut out, op, ALL_REDUCE)?;
+    all_reduce_of(comm, op, 64)
+}
+
+/// [`all_reduce`] of `len` elements (above 64, 512 B, the messages are rendezvous
+/// sends, which a failing rank must withdraw or wait for).
+fn all_reduce_of(
+    comm: &mut hypercomm_rt::Comm<threads::Threads<'_>>,
+    op: &Op<u64>,
+    len: usize,
+) -> Result<u64, Error> {
+    let mut out = vec![0u64; len];
+    comm.all_reduce_into(&vec![comm.rank() as u64; len], &mut out, op, ALL_REDUCE)?;
     Ok(out[0])
 }
 
@@ -39,18 +49,35 @@ const YIELD_WINDOWS: [Duration; 3] = [
 /// thread, where the ranks outnumber the CPUs).
 const FIBERS: [bool; 2] = [false, true];
 
+/// `threads::run_each`, launched from a thread restricted to two CPUs when
+/// `cfg.fibers`, so that the ranks run as fibers on any machine (checked).
+fn run_each<T: Send, E: Send, F>(cfg: &Config, f: F) -> Result<Vec<Result<T, Failure<E>>>, Error>
+where
+    F: Fn(&mut hypercomm_rt::Comm<threads::Threads<'_>>) -> Result<T, E> + Sync + Send,
+{
+    if !cfg.fibers {
+        return threads::run_each(cfg, f);
+    }
+    crate::on_two_cpus(|| {
+        assert!(cfg.uses_fibers(), "{} ranks on two CPUs", cfg.ranks);
+        threads::run_each(cfg, f)
+    })
+}
+
 #[test]
 fn a_rank_that_panics_mid_collective_fails_the_others() {
     for (window, fibers) in YIELD_WINDOWS
         .into_iter()
         .flat_map(|w| FIBERS.map(|f| (w, f)))
     {
-        panics_mid_collective(config(4).yield_for(window).fibers(fibers));
+        for len in [64, 8192] {
+            panics_mid_collective(config(4).yield_for(window).fibers(fibers), len);
+        }
     }
 }
 
-fn panics_mid_collective(cfg: Config) {
-    let outcomes = threads::run_each(&cfg, |comm| {
+fn panics_mid_collective(cfg: Config, len: usize) {
+    let outcomes = run_each(&cfg, |comm| {
         let me = comm.rank();
         // Rank 1 panics inside the collective, in its first combine. Ranks that no
         // longer need it finish the call, and fail in the next one.
@@ -58,8 +85,8 @@ fn panics_mid_collective(cfg: Config) {
             assert!(me != 1, "injected failure");
             a + b
         });
-        all_reduce(comm, &op)?;
-        all_reduce(comm, &op)
+        all_reduce_of(comm, &op, len)?;
+        all_reduce_of(comm, &op, len)
     })
     .unwrap();
     for (r, outcome) in outcomes.iter().enumerate() {
@@ -80,7 +107,7 @@ fn a_rank_that_returns_early_fails_the_others() {
             .flat_map(move |w| FIBERS.map(|f| (e, w, f)))
     }) {
         let cfg = config(4).yield_for(window).fibers(fibers);
-        let outcomes = threads::run_each(&cfg, |comm| {
+        let outcomes = run_each(&cfg, |comm| {
             if comm.rank() == 2 {
                 return match early_error {
                     true => Err(Error::ZeroSized),
@@ -112,7 +139,7 @@ fn a_rank_that_fails_before_a_barrier_fails_the_others_in_it() {
     .into_iter()
     .flat_map(|h| FIBERS.map(|f| (h, f)))
     {
-        let outcomes = threads::run_each(&config(5).fibers(fibers), |comm| {
+        let outcomes = run_each(&config(5).fibers(fibers), |comm| {
             if comm.rank() == 3 {
                 return Err(Error::ZeroSized);
             }
@@ -139,7 +166,7 @@ fn a_stalled_rank_makes_the_others_time_out() {
 /// Rank 3 sleeps past the timeout (as fibers it stops rank 2, of its thread, as long).
 fn stalled_rank(fibers: bool) {
     let short = config(4).timeout(Duration::from_millis(300)).fibers(fibers);
-    let outcomes = threads::run_each(&short, |comm| {
+    let outcomes = run_each(&short, |comm| {
         if comm.rank() == 3 {
             std::thread::sleep(Duration::from_millis(1500));
         }
