@@ -1014,4 +1014,41 @@ mod tests {
             ]
         );
     }
+
+    /// Ranks 0 and 1, fibers of one thread, wait for rank 2 (the other thread), which
+    /// sleeps first: the first thread goes idle and parks (each of its ranks marked
+    /// parked), and rank 2's message must unpark it. Without the marks, the send would
+    /// not unpark it (the thread would sleep out its park, 100 ms with a timeout this
+    /// long), and the count each rank reads as its broadcast returns (before anyone
+    /// leaves, which unparks everyone) would be 0.
+    #[test]
+    fn a_thread_of_idle_fibers_parks_and_a_message_wakes_it() {
+        let shared = Shared::new(3, 512);
+        let config = Config::new(3)
+            .timeout(Duration::from_secs(3600))
+            .yield_for(Duration::ZERO)
+            .fibers(true);
+        let f = |comm: &mut Comm<Threads<'_>>| {
+            let mut buf = [0u32; 4];
+            if comm.rank() == 2 {
+                std::thread::sleep(Duration::from_millis(300));
+                buf = [7; 4];
+            }
+            comm.broadcast_into(2, &mut buf, crate::Algo::Named("linear"))?;
+            let unparked = shared.unparks(0) + shared.unparks(1);
+            comm.barrier()?;
+            Ok::<_, Error>((buf, unparked))
+        };
+        let (outcomes, unstarted) =
+            launch_fibers(&config, &shared, Calibration::default(), &f, &[], 2).unwrap();
+        assert!(unstarted.is_none());
+        assert_eq!(outcomes.len(), 3);
+        for (r, o) in outcomes.iter().enumerate() {
+            let (buf, unparked) = o.as_ref().unwrap();
+            assert_eq!(buf, &[7; 4]);
+            if r < 2 {
+                assert!(*unparked >= 1, "rank {r}'s thread was never unparked");
+            }
+        }
+    }
 }

@@ -362,6 +362,9 @@ struct RankState {
     /// Whether the rank is (about to be) parked in [`Shared::park`]: only then does a
     /// sender unpark it, sparing every message a write to the receiver's parker.
     parked: AtomicBool,
+    /// Unparks so far ([`Shared::unparks`]).
+    #[cfg(test)]
+    unparks: AtomicU32,
 }
 
 /// State shared by the ranks of one run.
@@ -417,9 +420,19 @@ impl Shared {
 
     /// Unpark `rank`, unconditionally.
     fn unpark(&self, rank: Rank) {
+        #[cfg(test)]
+        self.ranks[rank as usize]
+            .unparks
+            .fetch_add(1, Ordering::Relaxed);
         if let Some(t) = self.ranks[rank as usize].thread.get() {
             t.unpark();
         }
+    }
+
+    /// How many times `rank`'s thread was unparked (tests of the parking protocol).
+    #[cfg(test)]
+    pub(crate) fn unparks(&self, rank: Rank) -> u32 {
+        self.ranks[rank as usize].unparks.load(Ordering::Relaxed)
     }
 
     /// Wake `rank` after publishing what it may wait for (a message, a taken claim),
