@@ -11,7 +11,9 @@ use std::io::IsTerminal;
 use hypercomm_rt::threads::{self, Failure, RunError};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::args::{BenchArgs, BenchFormat, CalibrateArgs, Format, PinArg, RtRunArgs};
+use crate::args::{
+    BenchArgs, BenchFormat, CalibrateArgs, Format, PinArg, RtProblemArgs, RtRunArgs,
+};
 use crate::runtime::calibrate::{self, CalibrationSource};
 use crate::runtime::output::{self, CalibrationReport};
 use crate::runtime::{self, BenchReport, CalibrationInfo, RunReport};
@@ -51,14 +53,13 @@ fn config_of(
     k: u32,
     timeout: std::time::Duration,
     c: &CalibrationInfo,
-    pin: PinArg,
-    fibers: bool,
+    problem: &RtProblemArgs,
 ) -> threads::Config {
     let cfg = threads::Config::new(k)
         .timeout(timeout)
         .calibration(c.calibration())
-        .fibers(fibers);
-    match pin {
+        .fibers(problem.fibers);
+    match problem.pin {
         PinArg::Auto => cfg,
         PinArg::On => cfg.pin(true),
         PinArg::Off => cfg.pin(false),
@@ -81,13 +82,7 @@ pub fn run(args: &RtRunArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
     let cfg = config::rt_run(args)?;
     let timeout = config::timeout(args.problem.timeout)?;
     let cal = calibration()?;
-    let config = config_of(
-        cfg.ranks,
-        timeout,
-        &cal,
-        args.problem.pin,
-        args.problem.fibers,
-    );
+    let config = config_of(cfg.ranks, timeout, &cal, &args.problem);
     let results = match threads::run_with(&config, |comm| runtime::run_rank(comm, &cfg)) {
         Ok(r) => r,
         Err(e) => return failed(e, io),
@@ -128,13 +123,7 @@ pub fn bench(args: &BenchArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
     let timeout = config::timeout(args.problem.timeout)?;
     let cal = calibration()?;
     let bar = progress_bar(cfg.points(), args.format != BenchFormat::Text);
-    let config = config_of(
-        cfg.ranks,
-        timeout,
-        &cal,
-        args.problem.pin,
-        args.problem.fibers,
-    );
+    let config = config_of(cfg.ranks, timeout, &cal, &args.problem);
     let results = threads::run_with(&config, |comm| {
         let leader = comm.rank() == 0;
         let tick = || {

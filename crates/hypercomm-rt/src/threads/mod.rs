@@ -704,11 +704,7 @@ impl<'s> Threads<'s> {
             check()?;
             let now = Instant::now();
             if now >= deadline {
-                return Err(Error::Timeout {
-                    rank: self.rank,
-                    peer,
-                    step,
-                });
+                return Err(self.timed_out(peer, step));
             }
             self.shared.park(self.rank, deadline - now, &mut ready);
         }
@@ -743,14 +739,19 @@ impl<'s> Threads<'s> {
                 check()?;
                 let now = Instant::now();
                 if now >= deadline {
-                    return Err(Error::Timeout {
-                        rank: self.rank,
-                        peer,
-                        step,
-                    });
+                    return Err(self.timed_out(peer, step));
                 }
                 idle = now >= idle_after;
             }
+        }
+    }
+
+    /// This rank's wait for `peer` in `step` outlasted the timeout.
+    fn timed_out(&self, peer: Rank, step: u32) -> Error {
+        Error::Timeout {
+            rank: self.rank,
+            peer,
+            step,
         }
     }
 
