@@ -169,6 +169,23 @@ pub struct Config {
     /// - a rank whose unwinding (a panic) must wait for a receiver to finish copying
     ///   from its memory pauses meanwhile, and the other ranks of its thread then see
     ///   `std::thread::panicking()` (a lock guard they drop then is poisoned).
+    ///
+    /// ```
+    /// use hypercomm_rt::threads::{self, Config};
+    /// use hypercomm_rt::{Algo, Op};
+    ///
+    /// // More ranks than CPUs: the ranks of each CPU share one thread
+    /// // (`config.uses_fibers()` says whether they will).
+    /// let k = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32 * 4;
+    /// let config = Config::new(k).fibers(true);
+    /// let sums = threads::run_with(&config, |comm| {
+    ///     let mut out = [0u64];
+    ///     comm.all_reduce_into(&[1u64], &mut out, &Op::sum(), Algo::Auto)?;
+    ///     Ok::<_, hypercomm_rt::Error>(out[0])
+    /// })
+    /// .unwrap();
+    /// assert_eq!(sums, vec![u64::from(k); k as usize]);
+    /// ```
     pub fibers: bool,
 }
 
