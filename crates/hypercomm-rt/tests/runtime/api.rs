@@ -590,6 +590,11 @@ fn pinned_ranks_run_each_on_the_cpu_of_its_block() {
 /// system refuses, or too large to ask for, is `Spawn`, before any rank starts.
 #[test]
 fn fibers_share_one_thread_per_cpu_among_the_ranks_of_its_block() {
+    // The CPUs this thread may use, as the runtime counts them (a CPU quota can make
+    // `available_parallelism` smaller).
+    #[cfg(target_os = "linux")]
+    let n = cpus_allowed().len();
+    #[cfg(not(target_os = "linux"))]
     let n = std::thread::available_parallelism().unwrap().get();
     for k in [n as u32 + 1, 2 * n as u32 + 1, 1] {
         let got = threads::run_with(&config(k).fibers(true), |comm| {
