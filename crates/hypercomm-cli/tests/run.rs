@@ -1028,7 +1028,16 @@ fn pinned_or_not_ranks_compute_the_same() {
 /// they outnumber the CPUs.
 #[test]
 fn ranks_as_fibers_compute_the_same() {
-    let n = cpus_allowed();
+    // The fewest ranks that outnumber this process's CPUs, as the runtime counts them.
+    let uses_fibers = |k| {
+        hypercomm_rt::threads::Config::new(k)
+            .fibers(true)
+            .uses_fibers()
+    };
+    let n = (1..=4096)
+        .find(|&k| uses_fibers(k))
+        .expect("from some rank count on, ranks outnumber the CPUs")
+        - 1;
     let (over, over2) = ((n + 1).to_string(), (2 * n + 1).to_string());
     for (k, op, backend) in [
         (over.as_str(), "allreduce", "threads (fibers)"),
@@ -1064,23 +1073,4 @@ fn ranks_as_fibers_compute_the_same() {
     assert_eq!(r.code, 0, "{}", r.err);
     let j: serde_json::Value = serde_json::from_str(&r.out).unwrap();
     assert_eq!(j["backend"], "threads (fibers)", "{j}");
-}
-
-/// How many CPUs this process may use, as the runtime counts them (the affinity mask,
-/// `Cpus_allowed_list: 0-3,8`, not a CPU quota).
-fn cpus_allowed() -> usize {
-    let Ok(status) = std::fs::read_to_string("/proc/self/status") else {
-        return std::thread::available_parallelism().unwrap().get();
-    };
-    let list = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-        .unwrap()
-        .trim();
-    list.split(',')
-        .map(|range| match range.split_once('-') {
-            Some((a, b)) => b.parse::<usize>().unwrap() - a.parse::<usize>().unwrap() + 1,
-            None => 1,
-        })
-        .sum()
 }

@@ -54,7 +54,7 @@ const ROUNDS_PER_YIELD: u32 = 64;
 
 /// Smallest fiber stack: the runtime's own frames need more than a page or two (a
 /// thread's stack is rounded up by the system; a fiber's is what it is asked for).
-pub(crate) const MIN_STACK: usize = 64 << 10;
+const MIN_STACK: usize = 64 << 10;
 
 /// Largest fiber stack (bytes) asked of the system: beyond, the guard page's
 /// arithmetic would overflow.

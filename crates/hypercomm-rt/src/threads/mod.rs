@@ -380,17 +380,14 @@ where
         None => Calibration::from_env()?,
     };
     let shared = Shared::new(config.ranks, config.eager);
-    let allowed = affinity::allowed();
     let cpus = if config.pin {
-        allowed.clone()
+        affinity::allowed()
     } else {
         Vec::new()
     };
     // Rank r's CPU: the (r·n/k)-th allowed one (in blocks), if binding.
-    let cpu_of = |rank: Rank| {
-        let (n, k) = (cpus.len(), config.ranks as usize);
-        (n > 0).then(|| cpus[rank as usize * n / k])
-    };
+    let cpu_of =
+        |rank: Rank| (!cpus.is_empty()).then(|| cpus[block(rank, cpus.len(), config.ranks)]);
     let started = if config.uses_fibers() {
         launch_fibers(
             config,
@@ -419,6 +416,12 @@ where
         }
     }
     Ok((outcomes, first))
+}
+
+/// The block of `rank` when k ranks are spread over n CPUs in blocks of consecutive
+/// ranks: `r·n/k` ([`Config::pin`], [`Config::fibers`]).
+fn block(rank: Rank, n: usize, k: u32) -> usize {
+    rank as usize * n / k as usize
 }
 
 /// The ranks' outcomes, in rank order, and the first rank whose thread could not be
@@ -499,14 +502,14 @@ where
     E: Send,
 {
     let k = config.ranks as usize;
-    // Rank r on thread r·n/k: every thread gets a block (n < k), in rank order.
+    // Every thread gets a block (n < k), in rank order.
     let mut blocks: Vec<Vec<_>> = (0..n).map(|_| Vec::new()).collect();
     for rank in 0..config.ranks {
         let stack = fibers::stack(config.stack_size).map_err(|e| Error::Spawn {
             rank,
             reason: format!("no stack for its fiber: {e}"),
         })?;
-        blocks[rank as usize * n / k].push((rank, stack));
+        blocks[block(rank, n, config.ranks)].push((rank, stack));
     }
     let park_for = (config.timeout / 8).clamp(Duration::from_millis(1), Duration::from_millis(100));
     Ok(std::thread::scope(|scope| {

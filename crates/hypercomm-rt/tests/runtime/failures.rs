@@ -25,8 +25,9 @@ fn all_reduce(
     all_reduce_of(comm, op, 64)
 }
 
-/// [`all_reduce`] of `len` elements (above 64, 512 B, the messages are rendezvous
-/// sends, which a failing rank must withdraw or wait for).
+/// [`all_reduce`] of `len` elements (at 8,192, 64 KiB, the messages are rendezvous
+/// sends under any default eager limit, which a failing rank must withdraw or wait
+/// for).
 fn all_reduce_of(
     comm: &mut hypercomm_rt::Comm<threads::Threads<'_>>,
     op: &Op<u64>,
