@@ -658,6 +658,26 @@ pub struct Threads<'s> {
     fiber: Option<fibers::Fiber<'s>>,
 }
 
+/// `check()`'s verdict on a wait, `Ok(true)` if what the wait is for is there after all.
+/// A failure it reports stands only if `ready()` is still false once it is seen: a
+/// sender that sends eagerly and leaves (its program is over) is marked gone after its
+/// message is visible (the `SeqCst` store of [`Shared::leave`] follows the send), so a
+/// receiver whose last look came just before the message, and whose check comes just
+/// after the departure, must look once more, or it would fail a receive that can
+/// complete (seen once in CI, in the point-to-point example of the crate's docs: rank
+/// 3 failed with `PeerFailed { rank: 1 }` while rank 1's message waited for it).
+#[inline]
+fn check_unless_ready(
+    ready: &mut impl FnMut() -> bool,
+    check: &mut impl FnMut() -> Result<()>,
+) -> Result<bool> {
+    match check() {
+        Ok(()) => Ok(false),
+        Err(_) if ready() => Ok(true),
+        Err(e) => Err(e),
+    }
+}
+
 impl<'s> Threads<'s> {
     fn new(
         shared: &'s Shared,
@@ -710,7 +730,9 @@ impl<'s> Threads<'s> {
             }
             yields = yields.wrapping_add(1);
             if yields % YIELDS_PER_CHECK == 0 {
-                check()?;
+                if check_unless_ready(&mut ready, &mut check)? {
+                    return Ok(());
+                }
                 if Instant::now() >= yield_until {
                     break;
                 }
@@ -718,10 +740,9 @@ impl<'s> Threads<'s> {
             std::thread::yield_now();
         }
         loop {
-            if ready() {
+            if ready() || check_unless_ready(&mut ready, &mut check)? {
                 return Ok(());
             }
-            check()?;
             let now = Instant::now();
             if now >= deadline {
                 return Err(self.timed_out(peer, step));
@@ -761,7 +782,9 @@ impl<'s> Threads<'s> {
             }
             polls = polls.wrapping_add(1);
             if idle || polls % YIELDS_PER_CHECK == 0 {
-                check()?;
+                if check_unless_ready(&mut ready, &mut check)? {
+                    return Ok(());
+                }
                 let now = Instant::now();
                 if now >= deadline {
                     return Err(self.timed_out(peer, step));
@@ -1039,6 +1062,39 @@ mod tests {
                 (1, Err(Error::PeerFailed { rank: 2 }))
             ]
         );
+    }
+
+    /// A wait whose check reports a failure (its peer has just left) after what it waits
+    /// for has arrived (the peer's last message, sent before it left) must complete:
+    /// here the check itself makes the awaited thing arrive, as a sender that sends and
+    /// leaves between the waiter's last look and its check does. Without the second look
+    /// the wait fails with the check's error. A failure with nothing arrived stands.
+    #[test]
+    fn a_failure_seen_after_the_awaited_message_arrived_does_not_fail_the_wait() {
+        for window in [Duration::ZERO, Duration::from_secs(3600)] {
+            let shared = Shared::new(2, 512);
+            let config = Config::new(2)
+                .timeout(Duration::from_secs(3600))
+                .yield_for(window);
+            let threads = Threads::new(&shared, 0, &config, None);
+            let arrived = Cell::new(false);
+            let got = threads.wait(
+                1,
+                0,
+                || arrived.get(),
+                || {
+                    arrived.set(true);
+                    Err(Error::PeerFailed { rank: 1 })
+                },
+            );
+            assert_eq!(got, Ok(()), "yield window {window:?}");
+            let got = threads.wait(1, 0, || false, || Err(Error::PeerFailed { rank: 1 }));
+            assert_eq!(
+                got,
+                Err(Error::PeerFailed { rank: 1 }),
+                "yield window {window:?}"
+            );
+        }
     }
 
     /// Ranks 0 and 1, fibers of one thread, wait for rank 2 (the other thread), which
