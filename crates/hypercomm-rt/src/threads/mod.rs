@@ -803,15 +803,16 @@ impl<'s> Threads<'s> {
         }
     }
 
-    /// `PeerFailed` if any rank failed, or if `peer` left while we need it.
+    /// `PeerFailed` if any rank failed, or if `peer` left while we need it. Blames no
+    /// one for the latter: the wait may still find what `peer` sent before it left
+    /// ([`check_unless_ready`]), and a rank that sent and left has done nothing wrong;
+    /// [`Threads::take`] blames it once the failure stands.
     fn check_peer(&self, peer: Rank) -> Result<()> {
         if let Some(rank) = self.shared.failed() {
             return Err(Error::PeerFailed { rank });
         }
         if self.shared.is_gone(peer) {
-            return Err(Error::PeerFailed {
-                rank: self.shared.blame(peer),
-            });
+            return Err(Error::PeerFailed { rank: peer });
         }
         Ok(())
     }
@@ -827,7 +828,17 @@ impl<'s> Threads<'s> {
                 shared.has_message_for_me(from, me)
             },
             || self.check_peer(from),
-        )?;
+        )
+        .map_err(|e| match e {
+            // `from` left while we need it: it is the run's failure, unless a rank
+            // failed first (then that one is named, as the other waits do).
+            Error::PeerFailed { rank } if rank == from && shared.is_gone(from) => {
+                Error::PeerFailed {
+                    rank: shared.blame(from),
+                }
+            }
+            e => e,
+        })?;
         let claim = match shared.take(from, me) {
             Some(c) => c,
             // Withdrawn since the hint: `from` cancelled its sends, after an error that
@@ -1095,6 +1106,57 @@ mod tests {
                 "yield window {window:?}"
             );
         }
+    }
+
+    /// Rank 1 waits for rank 0, which sends eagerly and leaves between rank 1's last
+    /// look and its check (done here inside the check). The wait is rescued, and must
+    /// leave no blame behind: before, the check blamed rank 0 on the way, so that every
+    /// later wait of any rank failed with `PeerFailed { rank: 0 }` (found in review).
+    #[test]
+    fn a_rescued_wait_leaves_no_blame_behind() {
+        use crate::transport::{Part, Tag};
+        let shared = Shared::new(3, 512);
+        let config = Config::new(3)
+            .timeout(Duration::from_secs(3600))
+            .yield_for(Duration::ZERO);
+        let r1 = Threads::new(&shared, 1, &config, None);
+        let data = [7u8; 8];
+        let parts = [Part::new(&data)];
+        let sent = Cell::new(false);
+        let got = r1.wait(
+            0,
+            0,
+            || shared.has_message_for_me(0, 1),
+            || {
+                if !sent.replace(true) {
+                    // Rank 0: an eager send, then its closure returns Ok.
+                    // SAFETY: eager (8 B), so complete once posted; `data` outlives it.
+                    unsafe { shared.post(0, 1, Tag::p2p(), &parts) };
+                    shared.leave(0);
+                }
+                r1.check_peer(0)
+            },
+        );
+        assert_eq!(got, Ok(()));
+        assert!(shared.take(0, 1).is_some());
+        assert_eq!(
+            shared.failed(),
+            None,
+            "rank 0 left after sending: no one failed"
+        );
+        let r2 = Threads::new(&shared, 2, &config, None);
+        assert_eq!(r2.check_peer(1), Ok(()));
+        // A wait that finds nothing blames the rank that left.
+        let mut r1 = r1;
+        let mut buf = [0u8; 8];
+        let recv = [crate::transport::PartMut::new(&mut buf)];
+        // SAFETY: `buf` and `recv` outlive the wait; the receive fails before writing.
+        unsafe { crate::Transport::post_recv(&mut r1, 0, Tag::p2p(), &recv).unwrap() };
+        assert_eq!(
+            crate::Transport::wait_all(&mut r1),
+            Err(Error::PeerFailed { rank: 0 })
+        );
+        assert_eq!(shared.failed(), Some(0));
     }
 
     /// Ranks 0 and 1, fibers of one thread, wait for rank 2 (the other thread), which
