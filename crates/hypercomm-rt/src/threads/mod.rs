@@ -13,7 +13,7 @@
 //! one message to the next, and is done, so its `wait_all` never waits for a receiver
 //! that may be asleep; the receiver copies or combines from that copy. Up to
 //! [`EAGER_RING_INLINE`] bytes, while the pair's queue is empty, the message goes
-//! instead into a slot of the pair's lock-free ring ([`EAGER_RING`] slots of six cache
+//! instead into a slot of the pair's lock-free ring ([`EAGER_RING`] slots of nine cache
 //! lines, allocated by the pair's first such message: a fast box), which neither side
 //! locks. At most [`EAGER_RING`] + [`EAGER_QUEUE`] messages of a pair wait at once: a
 //! small send beyond that is a rendezvous, so a sender cannot run unboundedly ahead of

@@ -34,8 +34,8 @@
 //! sent to it before it sees that the sender is gone.
 //!
 //! Fast path: an eager message of at most [`RING_INLINE`] bytes goes, when the pair's
-//! queue is empty, into the pair's ring of [`RING`] slots of six cache lines each (a
-//! fast box, as Open MPI's shared-memory transport has; 3.1 KiB, allocated by the pair's
+//! queue is empty, into the pair's ring of [`RING`] slots of nine cache lines each (a
+//! fast box, as Open MPI's shared-memory transport has; 4.6 KiB, allocated by the pair's
 //! first such message, so pairs that never carry one cost nothing): the sender fills
 //! the slot and stamps it with the message's sequence number (`Release`); the receiver,
 //! which knows the number it expects next, copies straight from the slot and, when its
@@ -79,10 +79,14 @@ const NO_FAILURE: u32 = u32::MAX;
 /// Largest eager message (bytes) carried in the envelope itself, without a buffer.
 pub(crate) const INLINE: usize = 40;
 
-/// Largest eager message (bytes) carried in a slot of the pair's ring: a slot is six
-/// cache lines, [`SLOT_HEADER`] (20) bytes of header and this much data (256 B messages
-/// fit, as in Open MPI's shared-memory transport, which sends up to 256 B inline).
-pub(crate) const RING_INLINE: usize = 304;
+/// Largest eager message (bytes) carried in a slot of the pair's ring: a slot is nine
+/// cache lines, [`SLOT_HEADER`] (20) bytes of header and this much data. 512 B messages
+/// fit, the largest eager ones when every rank has a core ([`super::EAGER_LIMIT_SPIN`]):
+/// with six-line slots (304 B), a 512 B message took the locked queue with a copied
+/// buffer, and an all-gather, all-to-all or all-reduce of 512 B on 2 ranks was slower
+/// than of 1 KiB (a rendezvous), 1.25–1.35 µs against 0.83–0.92 through the ring
+/// (BENCHMARKS.md, "Ranks on an Intel Xeon").
+pub(crate) const RING_INLINE: usize = 556;
 
 /// Bytes of a ring slot before its data (sequence number, length, tag).
 const SLOT_HEADER: usize = std::mem::offset_of!(InlineSlot, bytes);
@@ -90,8 +94,8 @@ const SLOT_HEADER: usize = std::mem::offset_of!(InlineSlot, bytes);
 /// Largest message whose slot is one cache line.
 const SLOT_FIRST_LINE: usize = 64 - SLOT_HEADER;
 
-// The slot's layout as the documentation above states it: six lines, a 20-byte header.
-const _: () = assert!(std::mem::size_of::<InlineSlot>() == 6 * 64 && SLOT_HEADER == 20);
+// The slot's layout as the documentation above states it: nine lines, a 20-byte header.
+const _: () = assert!(std::mem::size_of::<InlineSlot>() == 9 * 64 && SLOT_HEADER == 20);
 
 /// A hint to bring the line at `p` into this core's cache.
 #[inline(always)]
@@ -153,7 +157,7 @@ struct Queue {
 }
 
 /// One slot of a pair's ring: a message of at most [`RING_INLINE`] bytes, on cache lines
-/// of its own (six). The sender writes `tag`, `len` and `bytes` only while the slot's
+/// of its own (nine). The sender writes `tag`, `len` and `bytes` only while the slot's
 /// last message is released, then sets `seq` to the message's index + 1; the receiver
 /// reads them only once `seq` says the message it expects is there, until it releases
 /// it.

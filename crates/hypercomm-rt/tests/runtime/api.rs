@@ -525,7 +525,8 @@ fn expect_is_only_a_hint_whatever_its_arguments() {
     let got = threads::run_with(&config(3), |comm| {
         let hint = |comm: &mut Comm<threads::Threads<'_>>| {
             for from in [0, 1, 2, 3, u32::MAX] {
-                for len in [0, 1, 8, 64, 304, 305, 4096, usize::MAX] {
+                let ring = threads::EAGER_RING_INLINE;
+                for len in [0, 1, 8, 64, ring, ring + 1, 4096, usize::MAX] {
                     comm.transport().expect(from, len);
                 }
             }
