@@ -76,6 +76,13 @@ pub const EAGER_LIMIT: usize = 4096;
 /// cost more than waiting for an awake receiver (measured: BENCHMARKS.md).
 pub const EAGER_LIMIT_SPIN: usize = 512;
 
+/// Rendezvous messages (larger than [`Config::eager`]) of at least this many bytes, one
+/// piece received into one contiguous part, are copied by two cores: the receiver offers
+/// its sender, which waits idle until the message is taken, to share the copy, and both
+/// take chunks of 64 KiB until none is left (the receiver copies them all if its sender
+/// is busy elsewhere). A 1 MiB broadcast on 2 ranks took one core's memcpy time before.
+pub const SHARED_COPY_FROM: usize = rendezvous::SHARE_FROM;
+
 /// Largest eager message (bytes) carried in the queued message itself, without a
 /// separate buffer.
 pub const EAGER_INLINE: usize = rendezvous::INLINE;
@@ -876,9 +883,23 @@ impl<'s> Threads<'s> {
             let parts = unsafe { std::slice::from_raw_parts(r.parts, r.count) };
             let len = parts.iter().map(PartMut::len).sum();
             let mut claim = self.take(r.from, r.tag, len)?;
-            // SAFETY: the claim keeps the sender's memory readable; `post_recv`'s
-            // contract makes `parts` writable and used by no one else, so disjoint.
-            unsafe { claim.incoming().copy_to(parts) };
+            let lent = claim.is_lent();
+            let incoming = claim.incoming();
+            let mut pieces = incoming.pieces();
+            match (pieces.next(), pieces.next(), parts) {
+                // A large rendezvous, one piece into one part: the sender, waiting for
+                // it to be taken, copies half.
+                (Some(src), None, [dst]) if lent && len >= rendezvous::SHARE_FROM => {
+                    // SAFETY: as below; `src` is the whole message, `dst` the whole part.
+                    unsafe {
+                        self.shared
+                            .copy_shared(r.from, src.as_ptr(), dst.ptr(), len)
+                    }
+                }
+                // SAFETY: the claim keeps the sender's memory readable; `post_recv`'s
+                // contract makes `parts` writable and used by no one else, so disjoint.
+                _ => unsafe { incoming.copy_to(parts) },
+            }
             self.recvs.pop_front();
         }
         Ok(())
@@ -908,7 +929,10 @@ impl<'s> Threads<'s> {
         let waited = self.wait(
             peer,
             step,
-            || shared.outstanding(me) == 0,
+            || {
+                shared.help(me);
+                shared.outstanding(me) == 0
+            },
             || {
                 if let Some(rank) = shared.failed() {
                     return Err(Error::PeerFailed { rank });

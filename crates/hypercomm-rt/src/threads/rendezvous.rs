@@ -56,6 +56,16 @@
 //! stays there, as a completed eager send does, while its receiver may still read it;
 //! `withdraw` removes it only once the receiver has left.
 //!
+//! Shared copies: a receiver that takes a rendezvous message of at least
+//! [`SHARE_FROM`] bytes (one piece, into one contiguous part) posts a [`CopyJob`] in
+//! its sender's offer slot and wakes it; the sender, which only waits until its sends
+//! are taken, looks at its slot each time it looks at its count ([`Shared::help`]) and
+//! takes chunks of the copy as the receiver does, so two cores copy. The receiver
+//! withdraws the offer when no chunk is left and, if the sender took it, waits until the
+//! sender says it is done (it copies at most one more chunk): only then may the job,
+//! on the receiver's stack, go away, and the claim be dropped. One slot per sender: a
+//! receiver that finds it taken copies alone.
+//!
 //! Memory ordering: the data a sender wrote before posting (or copied into an eager
 //! envelope) is published by the mailbox mutex (released by the sender's push, acquired
 //! by the receiver's pop); the receiver's reads happen before the sender's next writes
@@ -65,7 +75,7 @@
 
 use std::cell::UnsafeCell;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::thread::Thread;
 use std::time::Duration;
@@ -353,6 +363,63 @@ impl Slot {
     }
 }
 
+/// Bytes from which a rendezvous message's receiver offers its sender to share the copy
+/// ([`Shared::copy_shared`]).
+pub(crate) const SHARE_FROM: usize = 256 * 1024;
+
+/// Bytes of one chunk of a shared copy.
+const SHARE_CHUNK: usize = 64 * 1024;
+
+/// A copy that a receiver offers its sender to share: chunk `c` is bytes
+/// `c · SHARE_CHUNK ..` of `src`, copied to the same offsets of `dst`; whoever takes a
+/// chunk (`next`) copies it.
+struct CopyJob {
+    src: *const u8,
+    dst: *mut u8,
+    len: usize,
+    next: AtomicUsize,
+}
+
+impl CopyJob {
+    /// Copy chunks until none is left to take.
+    ///
+    /// # Safety
+    /// `src` is readable and `dst` writable for `len` bytes, they do not overlap, and no
+    /// one else accesses `dst` but through this job meanwhile.
+    unsafe fn work(&self) {
+        let chunks = self.len.div_ceil(SHARE_CHUNK);
+        loop {
+            let c = self.next.fetch_add(1, Ordering::Relaxed);
+            if c >= chunks {
+                return;
+            }
+            let at = c * SHARE_CHUNK;
+            let n = SHARE_CHUNK.min(self.len - at);
+            // SAFETY: within both regions (`at + n <= len`); each chunk is taken once.
+            unsafe { std::ptr::copy_nonoverlapping(self.src.add(at), self.dst.add(at), n) };
+        }
+    }
+}
+
+/// A rank's offer slot: a receiver of one of its rendezvous messages posts a
+/// [`CopyJob`] here, and the rank, waiting for its sends to be taken, helps with it.
+/// `state` goes `OFFER_IDLE` → `OFFER_FILLING` (the receiver owns the slot) →
+/// `OFFER_POSTED` → either back to `OFFER_IDLE` (withdrawn, no helper came) or
+/// `OFFER_TAKEN` (the sender copies) → `OFFER_DONE` (it no longer touches the job) →
+/// `OFFER_IDLE` (set by the receiver, which may then drop the job).
+#[derive(Default)]
+#[repr(align(64))]
+struct Offer {
+    state: AtomicU8,
+    job: AtomicPtr<CopyJob>,
+}
+
+const OFFER_IDLE: u8 = 0;
+const OFFER_FILLING: u8 = 1;
+const OFFER_POSTED: u8 = 2;
+const OFFER_TAKEN: u8 = 3;
+const OFFER_DONE: u8 = 4;
+
 /// One rank's state, on cache lines of its own (its peers write `outstanding`).
 #[derive(Default)]
 #[repr(align(128))]
@@ -383,6 +450,8 @@ pub(crate) struct Shared {
     /// The receiver's buffer slot of (src, dst) at `dst · k + src`.
     receiving: Box<[Slot]>,
     ranks: Box<[RankState]>,
+    /// Each rank's offer slot, for the copies its receivers share with it.
+    offers: Box<[Offer]>,
     failed: AtomicU32,
 }
 
@@ -397,12 +466,105 @@ impl Shared {
             sending: (0..n * n).map(|_| Slot::default()).collect(),
             receiving: (0..n * n).map(|_| Slot::default()).collect(),
             ranks: (0..n).map(|_| RankState::default()).collect(),
+            offers: (0..n).map(|_| Offer::default()).collect(),
             failed: AtomicU32::new(NO_FAILURE),
         }
     }
 
     pub(crate) fn size(&self) -> u32 {
         self.k
+    }
+
+    /// Copy `len` bytes of a rendezvous message of `from` from `src` to `dst`, sharing
+    /// the copy with `from` if it is waiting for its sends (it takes chunks as this rank
+    /// does, so two cores copy): `from`, idle until its message is taken, moves half of
+    /// it. Without a helper (the slot is taken by another receiver, or `from` is busy
+    /// elsewhere or never looks) this rank copies every chunk itself.
+    ///
+    /// # Safety
+    /// `src` is readable (a message of `from`, which keeps it unchanged until its claim
+    /// is dropped, after this call) and `dst` writable for `len` bytes, they do not
+    /// overlap, and no one else accesses `dst` during the call.
+    pub(crate) unsafe fn copy_shared(&self, from: Rank, src: *const u8, dst: *mut u8, len: usize) {
+        let job = CopyJob {
+            src,
+            dst,
+            len,
+            next: AtomicUsize::new(0),
+        };
+        let offer = &self.offers[from as usize];
+        let posted = offer
+            .state
+            .compare_exchange(
+                OFFER_IDLE,
+                OFFER_FILLING,
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            )
+            .is_ok();
+        if posted {
+            offer
+                .job
+                .store(std::ptr::from_ref(&job).cast_mut(), Ordering::Relaxed);
+            offer.state.store(OFFER_POSTED, Ordering::Release);
+            self.wake(from);
+        }
+        // SAFETY: the caller's contract; the helper copies other chunks.
+        unsafe { job.work() };
+        if posted
+            && offer
+                .state
+                .compare_exchange(
+                    OFFER_POSTED,
+                    OFFER_IDLE,
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                )
+                .is_err()
+        {
+            // Taken: `job` must live until the helper has copied its last chunk (no
+            // more than one: none is left to take), and its copies must be visible.
+            let mut spins = 0u32;
+            while offer.state.load(Ordering::Acquire) != OFFER_DONE {
+                spins = spins.wrapping_add(1);
+                match spins % 1024 {
+                    0 => std::thread::yield_now(),
+                    _ => std::hint::spin_loop(),
+                }
+            }
+            offer.state.store(OFFER_IDLE, Ordering::Release);
+        }
+    }
+
+    /// If a receiver of `rank`'s messages offers to share its copy, take part in it;
+    /// called by `rank` while it waits for its sends to be taken.
+    #[inline]
+    pub(crate) fn help(&self, rank: Rank) {
+        let offer = &self.offers[rank as usize];
+        if offer.state.load(Ordering::Relaxed) == OFFER_POSTED {
+            self.help_with(offer);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn help_with(&self, offer: &Offer) {
+        if offer
+            .state
+            .compare_exchange(
+                OFFER_POSTED,
+                OFFER_TAKEN,
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            )
+            .is_ok()
+        {
+            // SAFETY: the receiver keeps the job alive, and its regions valid, until it
+            // sees `OFFER_DONE`; the regions are a message of this rank (unchanged while
+            // it waits) and the receiver's buffer, which only the job's chunks write.
+            unsafe { (*offer.job.load(Ordering::Relaxed)).work() };
+            offer.state.store(OFFER_DONE, Ordering::Release);
+        }
     }
 
     fn mailbox(&self, src: Rank, dst: Rank) -> &Mailbox {
@@ -735,6 +897,11 @@ impl Claim<'_> {
         self.env.len
     }
 
+    /// Whether the message is lent (a rendezvous): its sender waits until it is taken.
+    pub(crate) fn is_lent(&self) -> bool {
+        !self.env.is_eager()
+    }
+
     /// The message, borrowed from the sender (or the eager copy) for as long as the
     /// claim is borrowed (mutably: an inline copy lives in the claim, which must not
     /// move meanwhile).
@@ -879,5 +1046,54 @@ mod fences {
             }
         }
         fence(Ordering::SeqCst);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A shared copy arrives whole, whether a helper takes part (a thread calling
+    /// `help` for the sender all along), the slot is taken by another receiver's offer
+    /// (the copy is then this receiver's alone), or no one helps; the slot is idle
+    /// after each.
+    #[test]
+    fn a_shared_copy_arrives_whole_with_or_without_a_helper() {
+        let shared = Shared::new(2, 512);
+        let len = 40 * SHARE_CHUNK + 12_345;
+        let src: Vec<u8> = (0..len).map(|i| (i * 7 % 251) as u8).collect();
+        for case in ["helper", "slot taken", "alone"] {
+            let mut dst = vec![0u8; len];
+            let stop = AtomicBool::new(false);
+            if case == "slot taken" {
+                shared.offers[0]
+                    .state
+                    .store(OFFER_FILLING, Ordering::Relaxed);
+            }
+            std::thread::scope(|s| {
+                if case == "helper" {
+                    s.spawn(|| {
+                        while !stop.load(Ordering::Relaxed) {
+                            shared.help(0);
+                        }
+                    });
+                }
+                // SAFETY: both vectors live through the call, distinct, `len` long.
+                unsafe { shared.copy_shared(0, src.as_ptr(), dst.as_mut_ptr(), len) };
+                stop.store(true, Ordering::Relaxed);
+            });
+            assert!(dst == src, "{case}");
+            let want = if case == "slot taken" {
+                OFFER_FILLING
+            } else {
+                OFFER_IDLE
+            };
+            assert_eq!(
+                shared.offers[0].state.load(Ordering::Relaxed),
+                want,
+                "{case}"
+            );
+            shared.offers[0].state.store(OFFER_IDLE, Ordering::Relaxed);
+        }
     }
 }

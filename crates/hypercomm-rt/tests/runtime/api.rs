@@ -651,3 +651,60 @@ fn fibers_share_one_thread_per_cpu_among_the_ranks_of_its_block() {
     .unwrap();
     assert_eq!(sums, vec![n as u32 + 1; n + 1]);
 }
+
+/// Large rendezvous messages, whose copy the receiver shares with its waiting sender
+/// (`threads::SHARED_COPY_FROM`), arrive whole: lengths around the threshold and not a
+/// whole number of 64 KiB chunks; a broadcast whose receivers contend for the root's
+/// one offer slot, an all-to-all where every rank both sends and receives, and a
+/// point-to-point pair; as threads and as fibers (ranks sharing a thread, whose waits
+/// never help a rank of their own thread).
+#[test]
+fn large_messages_copied_by_two_cores_arrive_whole() {
+    let from = threads::SHARED_COPY_FROM / 4;
+    for fibers in [false, true] {
+        for k in [2u32, 3, 4] {
+            for n in [from - 1, from, from + 12_345, 3 * from + 7] {
+                let cfg = config(k).fibers(fibers);
+                let body = || {
+                    threads::run_with(&cfg, |comm| {
+                        let (r, kk) = (comm.rank(), comm.size());
+                        let word = |src: u32, i: usize| src.wrapping_mul(0x9E37_79B9) ^ i as u32;
+                        let mut buf: Vec<u32> = (0..n).map(|i| word(r, i)).collect();
+                        comm.broadcast_into(1 % kk, &mut buf, Algo::Named("linear"))?;
+                        let bcast_ok = buf.iter().enumerate().all(|(i, &x)| x == word(1 % kk, i));
+                        let m = n / kk as usize;
+                        let send: Vec<u32> = (0..m * kk as usize).map(|i| word(r, i)).collect();
+                        let mut recv = vec![0u32; send.len()];
+                        comm.all_to_all_into(&send, &mut recv, Algo::Named("pairwise"))?;
+                        let a2a_ok = (0..kk as usize).all(|s| {
+                            (0..m).all(|j| recv[s * m + j] == word(s as u32, r as usize * m + j))
+                        });
+                        let mut got = vec![0u32; n];
+                        match r {
+                            0 => comm.send(kk - 1, &buf)?,
+                            _ if r == kk - 1 => comm.receive_into(0, &mut got)?,
+                            _ => {}
+                        }
+                        let p2p_ok = r != kk - 1 || got == buf;
+                        Ok::<_, Error>((bcast_ok, a2a_ok, p2p_ok))
+                    })
+                };
+                let got = match fibers {
+                    false => body(),
+                    true => crate::on_two_cpus(|| {
+                        assert!(k <= 2 || cfg.uses_fibers());
+                        body()
+                    }),
+                }
+                .unwrap();
+                for (r, ok) in got.iter().enumerate() {
+                    assert_eq!(
+                        *ok,
+                        (true, true, true),
+                        "fibers {fibers}, k {k}, {n} words, rank {r}"
+                    );
+                }
+            }
+        }
+    }
+}
