@@ -524,6 +524,10 @@ impl Shared {
         {
             // Taken: `job` must live until the helper has copied its last chunk (no
             // more than one: none is left to take), and its copies must be visible.
+            // No timeout and no failure check: the helper is inside `help_with`, which
+            // neither waits nor pauses (a fiber of this thread cannot have taken the
+            // offer), so this lasts one chunk's copy once its thread runs; and this rank
+            // may not leave while the helper may still write its buffer.
             let mut spins = 0u32;
             while offer.state.load(Ordering::Acquire) != OFFER_DONE {
                 spins = spins.wrapping_add(1);
