@@ -6,7 +6,9 @@
 //! (sender, receiver) and goes on posting; the receiver copies, or combines, straight
 //! from the sender's memory into its own, then decrements the sender's count of
 //! outstanding sends; the sender's `wait_all` waits for that count to reach zero before
-//! its memory may change. No intermediate buffer, no allocation per message.
+//! its memory may change. No intermediate buffer, no allocation per message. From
+//! [`SHARED_COPY_FROM`] bytes the sender, idle in that wait, copies half of the message
+//! into the receiver's memory while the receiver copies the other half.
 //!
 //! A send of at most [`Config::eager`] bytes is eager: the sender copies it into the
 //! queued message (up to [`EAGER_INLINE`] bytes) or into a buffer the pair reuses from
