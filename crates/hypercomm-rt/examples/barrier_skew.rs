@@ -6,6 +6,7 @@
 //! taskset -c 0 target/release/examples/barrier_skew handoff
 //! target/release/examples/barrier_skew delay [algo] [bytes]
 //! target/release/examples/barrier_skew switches [ranks] [algo] [bytes] [threads|fibers]
+//! target/release/examples/barrier_skew transfer
 //! ```
 //!
 //! `bcast` (default 4 ranks, `binomial`, 8 B): 3,000 calls after each barrier, the
@@ -17,6 +18,12 @@
 //! `handoff`: two threads pass a counter back and forth, each polling with
 //! `yield_now` while it is the other's turn: with both pinned to one core, the time per
 //! hand-off is that of one `sched_yield` context switch.
+//!
+//! `transfer` (Linux): what the small sizes are made of on this machine. Two threads
+//! bound to CPUs 0 and 1 pass a counter back and forth through two atomics on lines of
+//! their own, busy-polling: half the round trip is one cache line's transfer between
+//! the cores. Then the cost of a pair of `Instant::now` calls (a timed call reads the
+//! clock twice).
 //!
 //! `delay [algo] [bytes]` (default `linear`, 8 B): 2 ranks, a tree barrier, then the
 //! root busy-waits `d` ns before it starts its clock and broadcasts, for d = 0, 25, 50,
@@ -78,6 +85,59 @@ fn bcast(k: u32, algo: &str, bytes: usize) -> Result<(), Box<dyn std::error::Err
         println!("{barrier:>18}: {}", row.join(" | "));
     }
     Ok(())
+}
+
+/// Bind the calling thread to `cpu` (Linux; elsewhere a no-op).
+fn bind_to(cpu: usize) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: `set` is a plain bit set, zeroed, then filled; the call reads it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = cpu;
+}
+
+fn transfer() {
+    #[repr(align(128))]
+    struct Line(AtomicU64);
+    let (ping, pong) = (Line(AtomicU64::new(0)), Line(AtomicU64::new(0)));
+    let n = 2_000_000u64;
+    for _ in 0..3 {
+        let ns = std::thread::scope(|s| {
+            s.spawn(|| {
+                bind_to(1);
+                for i in 1..=n {
+                    while ping.0.load(Ordering::Acquire) != i {
+                        std::hint::spin_loop();
+                    }
+                    pong.0.store(i, Ordering::Release);
+                }
+            });
+            bind_to(0);
+            let start = Instant::now();
+            for i in 1..=n {
+                ping.0.store(i, Ordering::Release);
+                while pong.0.load(Ordering::Acquire) != i {
+                    std::hint::spin_loop();
+                }
+            }
+            start.elapsed().as_nanos() as f64 / n as f64 / 2.0
+        });
+        ping.0.store(0, Ordering::Relaxed);
+        pong.0.store(0, Ordering::Relaxed);
+        println!("one-way transfer of a line between CPUs 0 and 1: {ns:.1} ns");
+    }
+    let calls = 1_000_000;
+    let start = Instant::now();
+    let mut sum = 0u128;
+    for _ in 0..calls {
+        sum += std::hint::black_box(Instant::now()).elapsed().as_nanos();
+    }
+    let ns = start.elapsed().as_nanos() as f64 / calls as f64;
+    println!("a pair of Instant::now calls: {ns:.1} ns (sum {sum})");
 }
 
 fn handoff() {
@@ -208,6 +268,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let a: Vec<String> = std::env::args().skip(1).collect();
     match a.first().map(String::as_str) {
         Some("handoff") => handoff(),
+        Some("transfer") => transfer(),
         Some("bcast") | None => bcast(
             a.get(1).map_or(Ok(4), |s| s.parse())?,
             a.get(2).map_or("binomial", String::as_str),
@@ -228,9 +289,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             },
         )?,
         Some(other) => {
-            return Err(
-                format!("unknown mode {other}; valid: bcast, handoff, delay, switches").into(),
+            return Err(format!(
+                "unknown mode {other}; valid: bcast, handoff, transfer, delay, switches"
             )
+            .into())
         }
     }
     Ok(())

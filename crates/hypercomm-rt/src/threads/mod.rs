@@ -885,22 +885,23 @@ impl<'s> Threads<'s> {
             let parts = unsafe { std::slice::from_raw_parts(r.parts, r.count) };
             let len = parts.iter().map(PartMut::len).sum();
             let mut claim = self.take(r.from, r.tag, len)?;
-            let lent = claim.is_lent();
+            let large = len >= rendezvous::SHARE_FROM && claim.is_lent();
             let incoming = claim.incoming();
-            let mut pieces = incoming.pieces();
-            match (pieces.next(), pieces.next(), parts) {
-                // A large rendezvous, one piece into one part: the sender, waiting for
-                // it to be taken, copies half.
-                (Some(src), None, [dst]) if lent && len >= rendezvous::SHARE_FROM => {
-                    // SAFETY: as below; `src` is the whole message, `dst` the whole part.
-                    unsafe {
-                        self.shared
-                            .copy_shared(r.from, src.as_ptr(), dst.ptr(), len)
-                    }
+            // A large rendezvous, one piece into one part: the sender, waiting for it to
+            // be taken, copies half (small messages skip the look at the pieces).
+            let shared = large.then(|| {
+                let mut pieces = incoming.pieces();
+                match (pieces.next(), pieces.next(), parts) {
+                    (Some(src), None, [dst]) => Some((src.as_ptr(), dst.ptr())),
+                    _ => None,
                 }
+            });
+            match shared.flatten() {
+                // SAFETY: as below; `src` is the whole message, `dst` the whole part.
+                Some((src, dst)) => unsafe { self.shared.copy_shared(r.from, src, dst, len) },
                 // SAFETY: the claim keeps the sender's memory readable; `post_recv`'s
                 // contract makes `parts` writable and used by no one else, so disjoint.
-                _ => unsafe { incoming.copy_to(parts) },
+                None => unsafe { incoming.copy_to(parts) },
             }
             self.recvs.pop_front();
         }

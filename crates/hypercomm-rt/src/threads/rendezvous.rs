@@ -94,7 +94,7 @@ pub(crate) const INLINE: usize = 40;
 /// fit, the largest eager ones when every rank has a core ([`super::EAGER_LIMIT_SPIN`]):
 /// with six-line slots (304 B), a 512 B message took the locked queue with a copied
 /// buffer, and an all-gather, all-to-all or all-reduce of 512 B on 2 ranks was slower
-/// than of 1 KiB (a rendezvous), 1.25–1.35 µs against 0.83–0.92 through the ring
+/// than of 1 KiB (a rendezvous), 1.27–1.32 µs against 0.83–0.92 through the ring
 /// (BENCHMARKS.md, "Ranks on an Intel Xeon").
 pub(crate) const RING_INLINE: usize = 556;
 
