@@ -1,13 +1,15 @@
 //! Choosing and building schedules: `Algo::Named` looks the algorithm up in the
 //! registry, `Algo::Auto` times every fitting algorithm with the cost simulator under a
 //! [`Calibration`] and takes the fastest. Choices and checked plans are cached per
-//! communicator, so a repeated call costs a hash lookup.
+//! communicator, so a repeated call costs a hash lookup; the choice itself (and the
+//! verifier's verdict on rank order) is computed once per process and shared by its
+//! ranks (`shared_answer`).
 //!
 //! **Invariant**: the choice depends only on the collective, the rank count, the length,
 //! the element size, the operator's commutativity and the calibration, never on the
 //! rank, so every rank picks the same algorithm without talking to the others.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use hypercomm::algorithms::{self, Algorithm, Packets, Params};
 use hypercomm::collective::{Collective, OpKind};
@@ -193,6 +195,59 @@ struct ChoiceKey {
     commutative: bool,
 }
 
+/// A question whose answer does not depend on the rank, as every communicator of the
+/// process sees it: the same topology, question and calibration (its bits) give the
+/// same answer on every rank.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct SharedKey {
+    topology: Topology,
+    question: Question,
+    beta: u64,
+    tau: u64,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Question {
+    /// Which algorithm `Algo::Auto` runs (answer: it, or `None` when none fits).
+    Fastest(ChoiceKey),
+    /// Whether the algorithm (its address in the registry) combines in rank order for
+    /// this call (answer: the algorithm if it does, `None` if not).
+    KeepsOrder(Call, usize),
+}
+
+/// Choices kept process-wide at most; past that the table starts afresh (a program
+/// calling with ever new lengths would otherwise grow it without end).
+const SHARED_CHOICES: usize = 4096;
+
+/// The process-wide choices: one cell per question, filled by the first rank to ask.
+type SharedChoices = FxHashMap<SharedKey, Arc<OnceLock<Option<&'static Algorithm>>>>;
+
+/// The answer to `key`, computed by `answer` by the first rank of the process to ask,
+/// while ranks asking meanwhile wait for it: with k ranks as threads of one process,
+/// `Algo::Auto` then simulates each candidate once, not k times (a simulation of
+/// all-to-all on k ranks costs O(k²): 1024 ranks took minutes before the answer was
+/// shared), and a non-commutative reduction verifies its schedule once. A rank waiting
+/// here waits on a computation that itself waits on no rank, so it cannot deadlock; if
+/// `answer` panics, the cell stays empty and the next rank to ask computes it.
+fn shared_answer(
+    key: SharedKey,
+    answer: impl FnOnce() -> Option<&'static Algorithm>,
+) -> Option<&'static Algorithm> {
+    static CHOICES: OnceLock<Mutex<SharedChoices>> = OnceLock::new();
+    let cell = {
+        let mut table = CHOICES
+            .get_or_init(Default::default)
+            .lock()
+            // The table holds plain data: a panic elsewhere leaves it consistent.
+            .unwrap_or_else(|e| e.into_inner());
+        if table.len() >= SHARED_CHOICES && !table.contains_key(&key) {
+            table.clear();
+        }
+        table.entry(key).or_default().clone()
+    };
+    *cell.get_or_init(answer)
+}
+
 /// A checked plan and what it came from.
 #[derive(Clone)]
 pub(crate) struct Chosen {
@@ -373,8 +428,15 @@ impl Selector {
             Err(e) => return Err(e),
         };
         // `auto` only chooses among algorithms that keep rank order when they must.
-        if !auto && call.needs_order() && !self.keeps_order(call, schedule.as_ref()) {
-            return Err(unordered());
+        if !auto && call.needs_order() {
+            let question = Question::KeepsOrder(call, key.1);
+            let kept = shared_answer(self.shared(question), || {
+                self.keeps_order(call, schedule.as_ref())
+                    .then_some(algorithm)
+            });
+            if kept.is_none() {
+                return Err(unordered());
+            }
         }
         let plan = Arc::new(self.check(call, schedule.as_ref())?);
         self.plans.insert(key, plan.clone());
@@ -431,7 +493,12 @@ impl Selector {
         if let Some(a) = self.choices.get(&key) {
             return Ok(a);
         }
-        let best = self.fastest(call)?;
+        // Every rank of the process asks the same question (the choice does not depend
+        // on the rank): the first to ask simulates, the others wait for its answer.
+        let best = shared_answer(self.shared(Question::Fastest(key)), || {
+            self.fastest(call).ok()
+        })
+        .ok_or_else(|| self.no_algorithm(call))?;
         self.choices.insert(key, best);
         Ok(best)
     }
@@ -454,7 +521,20 @@ impl Selector {
                 best = Some((algorithm, time));
             }
         }
-        best.map(|(a, _)| a).ok_or_else(|| Error::NoAlgorithm {
+        best.map(|(a, _)| a).ok_or_else(|| self.no_algorithm(call))
+    }
+
+    fn shared(&self, question: Question) -> SharedKey {
+        SharedKey {
+            topology: self.topology,
+            question,
+            beta: self.calibration.beta.to_bits(),
+            tau: self.calibration.tau.to_bits(),
+        }
+    }
+
+    fn no_algorithm(&self, call: Call) -> Error {
+        Error::NoAlgorithm {
             op: call.collective.kind().to_string(),
             ranks: self.topology.nodes(),
             why: if call.needs_order() {
@@ -462,7 +542,7 @@ impl Selector {
             } else {
                 ""
             },
-        })
+        }
     }
 
     /// This rank's program of `schedule`, checked for `call`'s buffers.
@@ -481,10 +561,15 @@ impl Selector {
 
 #[cfg(test)]
 mod tests {
-    use super::{same_name, Algo, Calibration, Call, Selector, RECENT};
+    use super::{
+        same_name, shared_answer, Algo, Calibration, Call, ChoiceKey, Question, Selector,
+        SharedKey, RECENT,
+    };
     use hypercomm::collective::Collective;
+    use hypercomm::collective::OpKind;
     use hypercomm::topology::Topology;
     use proptest::prelude::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
 
     /// A call of `len` bytes (elements of one byte, not in place).
     fn call(collective: Collective, len: u64) -> Call {
@@ -589,5 +674,84 @@ mod tests {
                 prop_assert!(!same_name(a.as_bytes(), &a.as_bytes()[..i]));
             }
         }
+    }
+
+    /// A key no other test uses (the table is process-wide): `len` tells them apart.
+    fn key(len: u64) -> SharedKey {
+        SharedKey {
+            topology: Topology::Complete(7),
+            question: Question::Fastest(ChoiceKey {
+                op: OpKind::Broadcast,
+                len: 1_000_000 + len,
+                elem_bytes: 3,
+                commutative: true,
+            }),
+            beta: 1,
+            tau: 2,
+        }
+    }
+
+    #[test]
+    fn ranks_asking_the_same_question_at_once_compute_its_answer_once() {
+        let first = &hypercomm::algorithms::all()[0];
+        let computed = AtomicUsize::new(0);
+        let start = std::sync::Barrier::new(8);
+        let answers: Vec<_> = std::thread::scope(|s| {
+            let ask = || {
+                start.wait();
+                shared_answer(key(1), || {
+                    computed.fetch_add(1, Ordering::Relaxed);
+                    // Long enough that the others ask while it computes.
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                    Some(first)
+                })
+            };
+            let asks: Vec<_> = (0..8).map(|_| s.spawn(ask)).collect();
+            asks.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(computed.load(Ordering::Relaxed), 1);
+        assert!(answers
+            .iter()
+            .all(|a| a.is_some_and(|a| std::ptr::eq(a, first))));
+        // A different question is computed afresh, and its `None` is kept too.
+        assert_eq!(shared_answer(key(2), || None).map(|a| a.name), None);
+        assert_eq!(shared_answer(key(2), || Some(first)).map(|a| a.name), None);
+    }
+
+    #[test]
+    fn an_answer_that_panicked_is_computed_by_the_next_rank_to_ask() {
+        let first = &hypercomm::algorithms::all()[0];
+        let panicked = std::panic::catch_unwind(|| shared_answer(key(3), || panic!("boom")));
+        assert!(panicked.is_err());
+        let a = shared_answer(key(3), || Some(first));
+        assert!(a.is_some_and(|a| std::ptr::eq(a, first)));
+    }
+
+    #[test]
+    fn auto_chooses_alike_on_every_rank_whether_the_answer_is_shared_or_not() {
+        // Rank 0 computes and shares; rank 5's answer comes from the table; a
+        // calibration of other bits asks afresh (its own simulation).
+        let calibration = Calibration {
+            beta: 3.25e-6,
+            tau: 7.5e-10,
+        };
+        let call = Call {
+            collective: Collective::Alltoall,
+            len: 977,
+            elem_bytes: 8,
+            commutative: true,
+            alias: None,
+        };
+        let topo = Topology::Complete(11);
+        let a = Selector::new(topo, 0, calibration).auto(call).unwrap();
+        let b = Selector::new(topo, 5, calibration).auto(call).unwrap();
+        let fresh = Selector::new(topo, 5, calibration).fastest(call).unwrap();
+        assert!(
+            std::ptr::eq(a, b) && std::ptr::eq(a, fresh),
+            "{} {} {}",
+            a.name,
+            b.name,
+            fresh.name
+        );
     }
 }
