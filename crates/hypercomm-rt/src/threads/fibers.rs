@@ -18,10 +18,15 @@
 //! lock or a `std::sync::Barrier` another rank of the same thread must release) stops
 //! them; if what it blocks on needs a rank of its own thread, that is a hang no
 //! timeout can end, since the waits that would time out never run.
+//!
+//! A rank that overflows its fiber's stack hits the stack's guard page; on Linux the
+//! handler of [`overflow`] recognises the page and aborts with a message naming the
+//! rank and its stack size, as Rust does for a thread ("has overflowed its stack"),
+//! instead of a bare segmentation fault.
 
 use std::time::Duration;
 
-use corosensei::stack::DefaultStack;
+use corosensei::stack::{DefaultStack, Stack};
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use hypercomm::schedule::Rank;
 
@@ -84,6 +89,11 @@ pub(crate) fn host<R>(
     body: &dyn Fn(Rank, Fiber<'_>) -> R,
 ) -> Vec<R> {
     let ids: Vec<Rank> = ranks.iter().map(|&(r, _)| r).collect();
+    let guards: Vec<overflow::Guard> = ranks
+        .iter()
+        .map(|(r, stack)| overflow::Guard::of(*r, stack))
+        .collect();
+    let _overflow = overflow::watch();
     let mut fibers: Vec<Option<Coroutine<(), Pause, R, DefaultStack>>> = ranks
         .into_iter()
         .map(|(rank, stack)| {
@@ -102,9 +112,12 @@ pub(crate) fn host<R>(
                  results: &mut [Option<R>],
                  live: &mut usize| {
         let mut all_idle = true;
-        for (slot, result) in fibers.iter_mut().zip(results.iter_mut()) {
+        for ((slot, result), guard) in fibers.iter_mut().zip(results.iter_mut()).zip(&guards) {
             let Some(fiber) = slot else { continue };
-            match fiber.resume(()) {
+            overflow::running(*guard);
+            let resumed = fiber.resume(());
+            overflow::running(overflow::Guard::NONE);
+            match resumed {
                 CoroutineResult::Yield(Pause::Idle) => {}
                 CoroutineResult::Yield(Pause::Waiting) => all_idle = false,
                 CoroutineResult::Return(r) => {
@@ -146,4 +159,253 @@ pub(crate) fn host<R>(
         .into_iter()
         .map(|r| r.expect("every fiber returned"))
         .collect()
+}
+
+/// Telling a fiber's stack overflow from any other fault (Linux; elsewhere the guard
+/// page's fault stays a bare `SIGSEGV`). Each thread of fibers notes the guard page of
+/// the fiber it resumes ([`running`]); a handler of `SIGSEGV` and `SIGBUS`, installed
+/// once, on the thread's alternate signal stack, checks the faulting address against
+/// it: inside, it writes which rank overflowed and aborts, as Rust's own handler does
+/// for a thread's guard page; elsewhere it hands the signal to the handler it replaced
+/// (Rust's, which reports a thread's overflow, or the default action).
+mod overflow {
+    use super::{DefaultStack, Rank, Stack};
+
+    /// A fiber's guard page, `[lo, hi)`, its rank and its usable stack size.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub(super) struct Guard {
+        lo: usize,
+        hi: usize,
+        rank: Rank,
+        bytes: usize,
+    }
+
+    impl Guard {
+        /// No fiber running.
+        pub(super) const NONE: Guard = Guard {
+            lo: 0,
+            hi: 0,
+            rank: 0,
+            bytes: 0,
+        };
+
+        /// The guard page of `stack` (corosensei maps one page below the usable
+        /// stack, `limit` being the start of that mapping).
+        pub(super) fn of(rank: Rank, stack: &DefaultStack) -> Guard {
+            let (base, limit) = (stack.base().get(), stack.limit().get());
+            let page = page_size();
+            Guard {
+                lo: limit,
+                hi: limit + page,
+                rank,
+                bytes: base - limit - page,
+            }
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    fn page_size() -> usize {
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        usize::try_from(page).unwrap_or(4096)
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn page_size() -> usize {
+        4096
+    }
+
+    pub(super) use imp::{running, watch};
+
+    #[cfg(target_os = "linux")]
+    mod imp {
+        use super::Guard;
+        use std::cell::Cell;
+        use std::sync::OnceLock;
+
+        thread_local! {
+            /// The guard page of the fiber this thread runs (`Guard::NONE` between
+            /// fibers). Const-initialised, without destructor: readable from a signal
+            /// handler (no lazy initialisation, no allocation).
+            static RUNNING: Cell<Guard> = const { Cell::new(Guard::NONE) };
+        }
+
+        /// The actions of `SIGSEGV` and `SIGBUS` before ours.
+        static PREVIOUS: OnceLock<[libc::sigaction; 2]> = OnceLock::new();
+
+        /// Note the fiber this thread is about to resume (or `Guard::NONE`).
+        #[inline]
+        pub(in super::super) fn running(guard: Guard) {
+            RUNNING.with(|r| r.set(guard));
+        }
+
+        /// Install the handler (once per process) and make sure this thread has an
+        /// alternate signal stack for it (the fiber's own is exhausted when it runs);
+        /// the returned value removes an alternate stack it added when dropped.
+        pub(in super::super) fn watch() -> AltStack {
+            PREVIOUS.get_or_init(|| {
+                // SAFETY: sigaction with a zeroed action filled in; the previous
+                // actions are kept for `on_fault` to hand other faults to.
+                unsafe {
+                    let mut ours: libc::sigaction = std::mem::zeroed();
+                    ours.sa_sigaction = on_fault as *const () as usize;
+                    ours.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
+                    libc::sigemptyset(&mut ours.sa_mask);
+                    let mut previous: [libc::sigaction; 2] = std::mem::zeroed();
+                    for (sig, prev) in [libc::SIGSEGV, libc::SIGBUS].into_iter().zip(&mut previous)
+                    {
+                        libc::sigaction(sig, &ours, prev);
+                    }
+                    previous
+                }
+            });
+            AltStack::ensure()
+        }
+
+        /// An alternate signal stack this thread lacked, installed for the time the
+        /// thread runs fibers (std gives its threads one already, so usually none).
+        pub(in super::super) struct AltStack(Option<Vec<u8>>);
+
+        impl AltStack {
+            fn ensure() -> AltStack {
+                // SAFETY: sigaltstack reads the current stack into `current`, then
+                // installs `buf`, which lives until `drop` disables it again.
+                unsafe {
+                    let mut current: libc::stack_t = std::mem::zeroed();
+                    if libc::sigaltstack(std::ptr::null(), &mut current) != 0
+                        || current.ss_flags & libc::SS_DISABLE == 0
+                    {
+                        return AltStack(None);
+                    }
+                    let mut buf = vec![0u8; libc::SIGSTKSZ.max(64 << 10)];
+                    let stack = libc::stack_t {
+                        ss_sp: buf.as_mut_ptr().cast(),
+                        ss_flags: 0,
+                        ss_size: buf.len(),
+                    };
+                    if libc::sigaltstack(&stack, std::ptr::null_mut()) != 0 {
+                        return AltStack(None);
+                    }
+                    AltStack(Some(buf))
+                }
+            }
+        }
+
+        impl Drop for AltStack {
+            fn drop(&mut self) {
+                if self.0.is_some() {
+                    // SAFETY: disables the stack installed by `ensure` before its
+                    // memory is freed.
+                    unsafe {
+                        let mut off: libc::stack_t = std::mem::zeroed();
+                        off.ss_flags = libc::SS_DISABLE;
+                        libc::sigaltstack(&off, std::ptr::null_mut());
+                    }
+                }
+            }
+        }
+
+        /// The handler: a fault in the running fiber's guard page is its overflow;
+        /// any other goes to the previous action. Only async-signal-safe calls.
+        unsafe extern "C" fn on_fault(
+            sig: libc::c_int,
+            info: *mut libc::siginfo_t,
+            context: *mut libc::c_void,
+        ) {
+            // SAFETY: the kernel passes a valid `siginfo_t`; what follows calls only
+            // async-signal-safe functions (write, abort, sigaction) or the handler we
+            // replaced, with the arguments it was installed for.
+            unsafe {
+                let addr = (*info).si_addr() as usize;
+                let guard = RUNNING.try_with(Cell::get).unwrap_or(Guard::NONE);
+                if guard.lo <= addr && addr < guard.hi {
+                    let mut text = Text::default();
+                    text.push(b"\nrank ");
+                    text.number(guard.rank as usize);
+                    text.push(b" has overflowed its fiber's stack of ");
+                    text.number(guard.bytes);
+                    text.push(
+                        b" bytes (hypercomm threads::Config::stack_size, or RUST_MIN_STACK, \
+                          sets it)\nfatal runtime error: stack overflow\n",
+                    );
+                    libc::write(2, text.buf.as_ptr().cast(), text.len);
+                    libc::abort();
+                }
+                let previous = PREVIOUS.get().map(|p| p[usize::from(sig != libc::SIGSEGV)]);
+                match previous {
+                    Some(p) if p.sa_sigaction == libc::SIG_IGN => {}
+                    Some(p)
+                        if p.sa_sigaction != libc::SIG_DFL
+                            && p.sa_flags & libc::SA_SIGINFO != 0 =>
+                    {
+                        let handler: unsafe extern "C" fn(
+                            libc::c_int,
+                            *mut libc::siginfo_t,
+                            *mut libc::c_void,
+                        ) = std::mem::transmute(p.sa_sigaction);
+                        handler(sig, info, context);
+                    }
+                    Some(p) if p.sa_sigaction != libc::SIG_DFL => {
+                        let handler: unsafe extern "C" fn(libc::c_int) =
+                            std::mem::transmute(p.sa_sigaction);
+                        handler(sig);
+                    }
+                    // The default action: restore it; returning re-runs the faulting
+                    // instruction, which then takes it.
+                    _ => {
+                        let mut default: libc::sigaction = std::mem::zeroed();
+                        default.sa_sigaction = libc::SIG_DFL;
+                        libc::sigaction(sig, &default, std::ptr::null_mut());
+                    }
+                }
+            }
+        }
+
+        /// A message built without allocating (inside a signal handler).
+        struct Text {
+            buf: [u8; 256],
+            len: usize,
+        }
+
+        impl Default for Text {
+            fn default() -> Self {
+                Text {
+                    buf: [0; 256],
+                    len: 0,
+                }
+            }
+        }
+
+        impl Text {
+            fn push(&mut self, bytes: &[u8]) {
+                let n = bytes.len().min(self.buf.len() - self.len);
+                self.buf[self.len..self.len + n].copy_from_slice(&bytes[..n]);
+                self.len += n;
+            }
+
+            fn number(&mut self, mut n: usize) {
+                let mut digits = [0u8; 20];
+                let mut i = digits.len();
+                loop {
+                    i -= 1;
+                    digits[i] = b'0' + (n % 10) as u8;
+                    n /= 10;
+                    if n == 0 {
+                        break;
+                    }
+                }
+                self.push(&digits[i..]);
+            }
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    mod imp {
+        use super::Guard;
+
+        #[inline]
+        pub(in super::super) fn running(_: Guard) {}
+
+        pub(in super::super) fn watch() {}
+    }
 }

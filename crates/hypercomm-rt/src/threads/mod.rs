@@ -173,8 +173,9 @@ pub struct Config {
     ///   (a lock it holds, a `std::sync::Barrier` across ranks) hangs for good, beyond
     ///   the reach of [`Config::timeout`];
     /// - each rank has a stack of [`Config::stack_size`] (else `RUST_MIN_STACK`, else
-    ///   2 MiB; at least 64 KiB) with a guard page, and overflowing it is a bare
-    ///   `SIGSEGV`, without Rust's message;
+    ///   2 MiB; at least 64 KiB) with a guard page; overflowing it aborts the process
+    ///   with a message naming the rank and the stack's size (Linux; elsewhere a bare
+    ///   `SIGSEGV`), as a thread's overflow does with Rust's message;
     /// - a rank whose unwinding (a panic) must wait for a receiver to finish copying
     ///   from its memory pauses meanwhile, and the other ranks of its thread then see
     ///   `std::thread::panicking()` (a lock guard they drop then is poisoned).

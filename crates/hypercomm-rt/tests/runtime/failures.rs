@@ -349,3 +349,79 @@ fn a_thread_the_system_refuses_is_an_error_and_a_stack_size_is_applied() {
     .unwrap();
     assert_eq!(sum, [6, 6, 6]);
 }
+
+/// Set in the child processes of the stack-overflow test: which overflow to cause.
+#[cfg(target_os = "linux")]
+const OVERFLOW_CHILD: &str = "HYPERCOMM_TEST_OVERFLOW_CHILD";
+
+/// Recursion without end (but for a depth never reached), a frame of 512 B each.
+#[cfg(target_os = "linux")]
+fn recurse(depth: u64) -> u64 {
+    let frame = std::hint::black_box([depth; 64]);
+    if depth == u64::MAX {
+        return frame[1];
+    }
+    recurse(depth + 1).wrapping_add(frame[3])
+}
+
+/// A rank whose fiber overflows its stack aborts the process with a message naming the
+/// rank and the stack's size (not a bare `SIGSEGV`), and a thread's overflow, once the
+/// fibers' handler is installed, still gets Rust's own message. Each case runs in a
+/// child process (an overflow aborts it): this test binary, run again on this test
+/// alone, with `OVERFLOW_CHILD` saying which case.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_rank_that_overflows_its_fiber_stack_is_named_as_the_process_aborts() {
+    use std::os::unix::process::ExitStatusExt;
+    match std::env::var(OVERFLOW_CHILD).as_deref() {
+        Ok("fiber") => {
+            // Rank 2 of 4, on two CPUs: it shares its thread with rank 3.
+            let cfg = config(4).fibers(true).stack_size(128 << 10);
+            let _ = run_each(&cfg, |comm| {
+                if comm.rank() == 2 {
+                    std::hint::black_box(recurse(0));
+                }
+                comm.barrier()
+            });
+            panic!("the overflow did not abort the process");
+        }
+        Ok("thread") => {
+            // The fibers' handler installed first, then a thread overflows.
+            run_each(&config(4).fibers(true), |comm| comm.barrier()).unwrap();
+            let t = std::thread::Builder::new()
+                .name("small".into())
+                .stack_size(128 << 10)
+                .spawn(|| recurse(0))
+                .unwrap();
+            let _ = t.join();
+            panic!("the overflow did not abort the process");
+        }
+        _ => {}
+    }
+    for (case, expected) in [
+        (
+            "fiber",
+            &["rank 2 has overflowed its fiber's stack of 131072 bytes"][..],
+        ),
+        // Rust's message (recent versions put the thread's id after its name).
+        (
+            "thread",
+            &["thread 'small'", "has overflowed its stack"][..],
+        ),
+    ] {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "failures::a_rank_that_overflows_its_fiber_stack_is_named_as_the_process_aborts",
+                "--nocapture",
+            ])
+            .env(OVERFLOW_CHILD, case)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.signal(), Some(libc::SIGABRT), "{case}: {stderr}");
+        for part in expected {
+            assert!(stderr.contains(part), "{case}: {stderr}");
+        }
+    }
+}
