@@ -208,8 +208,10 @@ struct SharedKey {
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 enum Question {
-    /// Which algorithm `Algo::Auto` runs (answer: it, or `None` when none fits).
-    Fastest(ChoiceKey),
+    /// Which algorithm `Algo::Auto` runs (answer: it, or `None` when none fits); the
+    /// whole collective (its root, its peers) is part of the question, in case a cost
+    /// ever depends on them.
+    Fastest(ChoiceKey, Collective),
     /// Whether the algorithm (its address in the registry) combines in rank order for
     /// this call (answer: the algorithm if it does, `None` if not).
     KeepsOrder(Call, usize),
@@ -219,16 +221,24 @@ enum Question {
 /// calling with ever new lengths would otherwise grow it without end).
 const SHARED_CHOICES: usize = 4096;
 
+/// An answer, or the message of the panic that computing it raised.
+type Answer = Result<Option<&'static Algorithm>, Arc<str>>;
+
 /// The process-wide choices: one cell per question, filled by the first rank to ask.
-type SharedChoices = FxHashMap<SharedKey, Arc<OnceLock<Option<&'static Algorithm>>>>;
+type SharedChoices = FxHashMap<SharedKey, Arc<OnceLock<Answer>>>;
 
 /// The answer to `key`, computed by `answer` by the first rank of the process to ask,
 /// while ranks asking meanwhile wait for it: with k ranks as threads of one process,
 /// `Algo::Auto` then simulates each candidate once, not k times (a simulation of
 /// all-to-all on k ranks costs O(k²): 1024 ranks took minutes before the answer was
-/// shared), and a non-commutative reduction verifies its schedule once. A rank waiting
-/// here waits on a computation that itself waits on no rank, so it cannot deadlock; if
-/// `answer` panics, the cell stays empty and the next rank to ask computes it.
+/// shared), and a non-commutative reduction verifies its schedule once.
+///
+/// A rank waiting here blocks its thread (with fibers, every rank of that thread) on a
+/// computation that waits on no rank, so it cannot deadlock: `answer` must never
+/// pause (reach a wait of the transport), or a fiber blocked here could be the one
+/// to resume the fiber computing. If `answer` panics, the panic goes on in the rank
+/// that computed, and the cell keeps its message: every rank asking later panics with
+/// it at once, instead of computing (and panicking) again one after the other.
 fn shared_answer(
     key: SharedKey,
     answer: impl FnOnce() -> Option<&'static Algorithm>,
@@ -245,7 +255,34 @@ fn shared_answer(
         }
         table.entry(key).or_default().clone()
     };
-    *cell.get_or_init(answer)
+    let mut panicked = None;
+    let got = cell.get_or_init(|| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(answer)).map_err(|payload| {
+            let message = panic_message(&*payload);
+            panicked = Some(payload);
+            message
+        })
+    });
+    if let Some(payload) = panicked {
+        std::panic::resume_unwind(payload);
+    }
+    match got {
+        Ok(answer) => *answer,
+        Err(message) => panic!("choosing an algorithm panicked on another rank: {message}"),
+    }
+}
+
+/// The text of a panic's payload (a `&str` or a `String`, as `panic!` makes them).
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> Arc<str> {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| Arc::from(*s))
+        .or_else(|| {
+            payload
+                .downcast_ref::<String>()
+                .map(|s| Arc::from(s.as_str()))
+        })
+        .unwrap_or_else(|| Arc::from("(a panic without a message)"))
 }
 
 /// A checked plan and what it came from.
@@ -495,10 +532,9 @@ impl Selector {
         }
         // Every rank of the process asks the same question (the choice does not depend
         // on the rank): the first to ask simulates, the others wait for its answer.
-        let best = shared_answer(self.shared(Question::Fastest(key)), || {
-            self.fastest(call).ok()
-        })
-        .ok_or_else(|| self.no_algorithm(call))?;
+        let question = Question::Fastest(key, call.collective);
+        let best = shared_answer(self.shared(question), || self.fastest(call).ok())
+            .ok_or_else(|| self.no_algorithm(call))?;
         self.choices.insert(key, best);
         Ok(best)
     }
@@ -680,12 +716,15 @@ mod tests {
     fn key(len: u64) -> SharedKey {
         SharedKey {
             topology: Topology::Complete(7),
-            question: Question::Fastest(ChoiceKey {
-                op: OpKind::Broadcast,
-                len: 1_000_000 + len,
-                elem_bytes: 3,
-                commutative: true,
-            }),
+            question: Question::Fastest(
+                ChoiceKey {
+                    op: OpKind::Broadcast,
+                    len: 1_000_000 + len,
+                    elem_bytes: 3,
+                    commutative: true,
+                },
+                Collective::Broadcast { root: 0 },
+            ),
             beta: 1,
             tau: 2,
         }
@@ -719,12 +758,22 @@ mod tests {
     }
 
     #[test]
-    fn an_answer_that_panicked_is_computed_by_the_next_rank_to_ask() {
+    fn a_panic_while_answering_is_remembered_and_raised_in_every_rank_that_asks() {
         let first = &hypercomm::algorithms::all()[0];
-        let panicked = std::panic::catch_unwind(|| shared_answer(key(3), || panic!("boom")));
-        assert!(panicked.is_err());
-        let a = shared_answer(key(3), || Some(first));
-        assert!(a.is_some_and(|a| std::ptr::eq(a, first)));
+        let ask = |answer: fn() -> Option<&'static hypercomm::algorithms::Algorithm>| {
+            std::panic::catch_unwind(|| shared_answer(key(3), answer))
+                .map_err(|p| super::panic_message(&*p).to_string())
+        };
+        // The rank that computes sees its own panic; a later one, the same message,
+        // without computing again.
+        assert_eq!(ask(|| panic!("boom")).unwrap_err(), "boom");
+        let again = ask(|| unreachable!("computed twice")).unwrap_err();
+        assert_eq!(
+            again,
+            "choosing an algorithm panicked on another rank: boom"
+        );
+        // Another question is not affected.
+        assert!(shared_answer(key(4), || Some(first)).is_some());
     }
 
     #[test]

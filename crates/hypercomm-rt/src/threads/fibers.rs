@@ -114,9 +114,10 @@ pub(crate) fn host<R>(
         let mut all_idle = true;
         for ((slot, result), guard) in fibers.iter_mut().zip(results.iter_mut()).zip(&guards) {
             let Some(fiber) = slot else { continue };
-            overflow::running(*guard);
-            let resumed = fiber.resume(());
-            overflow::running(overflow::Guard::NONE);
+            let resumed = {
+                let _running = overflow::Running::enter(*guard);
+                fiber.resume(())
+            };
             match resumed {
                 CoroutineResult::Yield(Pause::Idle) => {}
                 CoroutineResult::Yield(Pause::Waiting) => all_idle = false,
@@ -215,13 +216,13 @@ mod overflow {
         4096
     }
 
-    pub(super) use imp::{running, watch};
+    pub(super) use imp::{watch, Running};
 
     #[cfg(target_os = "linux")]
     mod imp {
         use super::Guard;
         use std::cell::Cell;
-        use std::sync::OnceLock;
+        use std::sync::{Once, OnceLock};
 
         thread_local! {
             /// The guard page of the fiber this thread runs (`Guard::NONE` between
@@ -230,46 +231,70 @@ mod overflow {
             static RUNNING: Cell<Guard> = const { Cell::new(Guard::NONE) };
         }
 
-        /// The actions of `SIGSEGV` and `SIGBUS` before ours.
+        /// The actions of `SIGSEGV` and `SIGBUS` before ours, read before ours is
+        /// installed (a fault meanwhile finds them).
         static PREVIOUS: OnceLock<[libc::sigaction; 2]> = OnceLock::new();
 
-        /// Note the fiber this thread is about to resume (or `Guard::NONE`).
-        #[inline]
-        pub(in super::super) fn running(guard: Guard) {
-            RUNNING.with(|r| r.set(guard));
+        /// The fiber a thread runs while this lives; then what it ran before (a nested
+        /// run of fibers inside a rank, a resume that unwinds).
+        pub(in super::super) struct Running(Guard);
+
+        impl Running {
+            #[inline]
+            pub(in super::super) fn enter(guard: Guard) -> Running {
+                Running(RUNNING.with(|r| r.replace(guard)))
+            }
+        }
+
+        impl Drop for Running {
+            #[inline]
+            fn drop(&mut self) {
+                RUNNING.with(|r| r.set(self.0));
+            }
         }
 
         /// Install the handler (once per process) and make sure this thread has an
         /// alternate signal stack for it (the fiber's own is exhausted when it runs);
         /// the returned value removes an alternate stack it added when dropped.
         pub(in super::super) fn watch() -> AltStack {
-            PREVIOUS.get_or_init(|| {
-                // SAFETY: sigaction with a zeroed action filled in; the previous
-                // actions are kept for `on_fault` to hand other faults to.
+            static INSTALL: Once = Once::new();
+            INSTALL.call_once(|| {
+                // SAFETY: sigaction reads the current actions into zeroed structs,
+                // kept for `on_fault` to hand other faults to; then it installs ours,
+                // a zeroed action filled in.
                 unsafe {
+                    PREVIOUS.get_or_init(|| {
+                        let mut previous: [libc::sigaction; 2] = std::mem::zeroed();
+                        for (sig, prev) in SIGNALS.into_iter().zip(&mut previous) {
+                            libc::sigaction(sig, std::ptr::null(), prev);
+                        }
+                        previous
+                    });
                     let mut ours: libc::sigaction = std::mem::zeroed();
                     ours.sa_sigaction = on_fault as *const () as usize;
                     ours.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
                     libc::sigemptyset(&mut ours.sa_mask);
-                    let mut previous: [libc::sigaction; 2] = std::mem::zeroed();
-                    for (sig, prev) in [libc::SIGSEGV, libc::SIGBUS].into_iter().zip(&mut previous)
-                    {
-                        libc::sigaction(sig, &ours, prev);
+                    for sig in SIGNALS {
+                        libc::sigaction(sig, &ours, std::ptr::null_mut());
                     }
-                    previous
                 }
             });
             AltStack::ensure()
         }
 
+        /// The signals a guard page's fault raises; `PREVIOUS` in this order.
+        const SIGNALS: [libc::c_int; 2] = [libc::SIGSEGV, libc::SIGBUS];
+
         /// An alternate signal stack this thread lacked, installed for the time the
-        /// thread runs fibers (std gives its threads one already, so usually none).
-        pub(in super::super) struct AltStack(Option<Vec<u8>>);
+        /// thread runs fibers (std gives its threads one already, so usually none):
+        /// `(mapping, length)`, its lowest page a guard, as std's.
+        pub(in super::super) struct AltStack(Option<(*mut libc::c_void, usize)>);
 
         impl AltStack {
             fn ensure() -> AltStack {
-                // SAFETY: sigaltstack reads the current stack into `current`, then
-                // installs `buf`, which lives until `drop` disables it again.
+                // SAFETY: sigaltstack reads the current stack into `current`; the new
+                // stack is a fresh mapping, which lives until `drop` disables the stack
+                // and unmaps it.
                 unsafe {
                     let mut current: libc::stack_t = std::mem::zeroed();
                     if libc::sigaltstack(std::ptr::null(), &mut current) != 0
@@ -277,29 +302,46 @@ mod overflow {
                     {
                         return AltStack(None);
                     }
-                    let mut buf = vec![0u8; libc::SIGSTKSZ.max(64 << 10)];
-                    let stack = libc::stack_t {
-                        ss_sp: buf.as_mut_ptr().cast(),
-                        ss_flags: 0,
-                        ss_size: buf.len(),
-                    };
-                    if libc::sigaltstack(&stack, std::ptr::null_mut()) != 0 {
+                    let page = super::page_size();
+                    let size = libc::SIGSTKSZ.max(64 << 10).next_multiple_of(page);
+                    let len = size + page;
+                    let map = libc::mmap(
+                        std::ptr::null_mut(),
+                        len,
+                        libc::PROT_READ | libc::PROT_WRITE,
+                        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                        -1,
+                        0,
+                    );
+                    if map == libc::MAP_FAILED {
                         return AltStack(None);
                     }
-                    AltStack(Some(buf))
+                    let stack = libc::stack_t {
+                        ss_sp: map.cast::<u8>().add(page).cast(),
+                        ss_flags: 0,
+                        ss_size: size,
+                    };
+                    if libc::mprotect(map, page, libc::PROT_NONE) != 0
+                        || libc::sigaltstack(&stack, std::ptr::null_mut()) != 0
+                    {
+                        libc::munmap(map, len);
+                        return AltStack(None);
+                    }
+                    AltStack(Some((map, len)))
                 }
             }
         }
 
         impl Drop for AltStack {
             fn drop(&mut self) {
-                if self.0.is_some() {
+                if let Some((map, len)) = self.0 {
                     // SAFETY: disables the stack installed by `ensure` before its
-                    // memory is freed.
+                    // memory is unmapped.
                     unsafe {
                         let mut off: libc::stack_t = std::mem::zeroed();
                         off.ss_flags = libc::SS_DISABLE;
                         libc::sigaltstack(&off, std::ptr::null_mut());
+                        libc::munmap(map, len);
                     }
                 }
             }
@@ -326,18 +368,21 @@ mod overflow {
                     text.number(guard.bytes);
                     text.push(
                         b" bytes (hypercomm threads::Config::stack_size, or RUST_MIN_STACK, \
-                          sets it)\nfatal runtime error: stack overflow\n",
+                          sets it)\nfatal runtime error: stack overflow, aborting\n",
                     );
                     libc::write(2, text.buf.as_ptr().cast(), text.len);
                     libc::abort();
                 }
                 let previous = PREVIOUS.get().map(|p| p[usize::from(sig != libc::SIGSEGV)]);
+                // An ignored fault is a default one: the kernel kills a process whose
+                // synchronous fault is ignored, and returning would fault forever.
+                let handled = |p: &libc::sigaction| {
+                    p.sa_sigaction != libc::SIG_DFL && p.sa_sigaction != libc::SIG_IGN
+                };
+                // (The previous action's mask and flags other than SA_SIGINFO are not
+                // applied: std's handler, the usual one, needs none of them.)
                 match previous {
-                    Some(p) if p.sa_sigaction == libc::SIG_IGN => {}
-                    Some(p)
-                        if p.sa_sigaction != libc::SIG_DFL
-                            && p.sa_flags & libc::SA_SIGINFO != 0 =>
-                    {
+                    Some(p) if handled(&p) && p.sa_flags & libc::SA_SIGINFO != 0 => {
                         let handler: unsafe extern "C" fn(
                             libc::c_int,
                             *mut libc::siginfo_t,
@@ -345,13 +390,13 @@ mod overflow {
                         ) = std::mem::transmute(p.sa_sigaction);
                         handler(sig, info, context);
                     }
-                    Some(p) if p.sa_sigaction != libc::SIG_DFL => {
+                    Some(p) if handled(&p) => {
                         let handler: unsafe extern "C" fn(libc::c_int) =
                             std::mem::transmute(p.sa_sigaction);
                         handler(sig);
                     }
-                    // The default action: restore it; returning re-runs the faulting
-                    // instruction, which then takes it.
+                    // The default action (or an ignored fault): restore it; returning
+                    // re-runs the faulting instruction, which then takes it.
                     _ => {
                         let mut default: libc::sigaction = std::mem::zeroed();
                         default.sa_sigaction = libc::SIG_DFL;
@@ -403,8 +448,14 @@ mod overflow {
     mod imp {
         use super::Guard;
 
-        #[inline]
-        pub(in super::super) fn running(_: Guard) {}
+        pub(in super::super) struct Running;
+
+        impl Running {
+            #[inline]
+            pub(in super::super) fn enter(_: Guard) -> Running {
+                Running
+            }
+        }
 
         pub(in super::super) fn watch() {}
     }

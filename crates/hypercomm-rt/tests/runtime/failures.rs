@@ -396,30 +396,59 @@ fn a_rank_that_overflows_its_fiber_stack_is_named_as_the_process_aborts() {
             let _ = t.join();
             panic!("the overflow did not abort the process");
         }
+        Ok("ignored") => {
+            // A process that ignores SIGSEGV (inherited through exec: std then leaves
+            // it alone) and faults outside any guard page dies of it, as without the
+            // fibers' handler, instead of faulting forever.
+            // SAFETY: plain libc calls; the write faults on purpose.
+            unsafe { libc::signal(libc::SIGSEGV, libc::SIG_IGN) };
+            run_each(&config(4).fibers(true), |comm| comm.barrier()).unwrap();
+            unsafe { std::ptr::write_volatile(std::hint::black_box(16usize) as *mut u64, 1) };
+            panic!("the fault did not kill the process");
+        }
         _ => {}
     }
-    for (case, expected) in [
+    for (case, signal, expected) in [
         (
             "fiber",
+            libc::SIGABRT,
             &["rank 2 has overflowed its fiber's stack of 131072 bytes"][..],
         ),
         // Rust's message (recent versions put the thread's id after its name).
         (
             "thread",
+            libc::SIGABRT,
             &["thread 'small'", "has overflowed its stack"][..],
         ),
+        ("ignored", libc::SIGSEGV, &[][..]),
     ] {
-        let out = std::process::Command::new(std::env::current_exe().unwrap())
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
             .args([
                 "--exact",
                 "failures::a_rank_that_overflows_its_fiber_stack_is_named_as_the_process_aborts",
                 "--nocapture",
             ])
             .env(OVERFLOW_CHILD, case)
-            .output()
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
             .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.signal(), Some(libc::SIGABRT), "{case}: {stderr}");
+        // A broken handler may fault forever: a child still running after a minute
+        // is killed, and the test fails.
+        let start = std::time::Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if start.elapsed() > Duration::from_secs(60) {
+                child.kill().unwrap();
+                panic!("{case}: the child still runs after a minute");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+        assert_eq!(status.signal(), Some(signal), "{case}: {stderr}");
         for part in expected {
             assert!(stderr.contains(part), "{case}: {stderr}");
         }
