@@ -76,6 +76,15 @@ fn backend_name(config: &threads::Config) -> &'static str {
     }
 }
 
+/// The size from which the backend copies a message on two cores, as the prediction
+/// counts it: only when every rank has a CPU (else the sender that would help may be
+/// waiting for one).
+fn shared_copy_from(config: &threads::Config) -> Option<u64> {
+    config
+        .ranks_have_cpus()
+        .then_some(threads::SHARED_COPY_FROM as u64)
+}
+
 /// `hypercomm run`.
 pub fn run(args: &RtRunArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
     config::backend(&args.problem.backend)?;
@@ -87,7 +96,13 @@ pub fn run(args: &RtRunArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
         Ok(r) => r,
         Err(e) => return failed(e, io),
     };
-    let report = RunReport::new(&cfg, backend_name(&config), &cal, &results);
+    let report = RunReport::new(
+        &cfg,
+        backend_name(&config),
+        &cal,
+        &results,
+        shared_copy_from(&config),
+    );
     io.out
         .write_all(output::run(&report, args.format == Format::Json).as_bytes())?;
     io.out.flush()?;
@@ -138,7 +153,13 @@ pub fn bench(args: &BenchArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
         Ok(r) => r,
         Err(e) => return failed(e, io),
     };
-    let report = BenchReport::new(&cfg, backend_name(&config), &cal, &results);
+    let report = BenchReport::new(
+        &cfg,
+        backend_name(&config),
+        &cal,
+        &results,
+        shared_copy_from(&config),
+    );
     io.out
         .write_all(output::bench(&report, args.format).as_bytes())?;
     io.out.flush()?;

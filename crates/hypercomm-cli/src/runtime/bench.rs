@@ -288,12 +288,14 @@ pub struct BenchReport {
 }
 
 impl BenchReport {
-    /// Combine every rank's points (`ranks[r]` is rank r's).
+    /// Combine every rank's points (`ranks[r]` is rank r's); `shared_copy_from` as for
+    /// [`super::predict`].
     pub fn new(
         cfg: &BenchConfig,
         backend: &str,
         calibration: &CalibrationInfo,
         ranks: &[Vec<RankPoint>],
+        shared_copy_from: Option<u64>,
     ) -> Self {
         let (c, k) = (cfg.collective, cfg.ranks);
         let kind = c.kind();
@@ -326,6 +328,7 @@ impl BenchReport {
                         hypercomm::algorithms::Packets::Opt,
                         calibration.calibration(),
                         cfg.in_place,
+                        shared_copy_from,
                     )
                 });
                 BenchRow {

@@ -26,7 +26,7 @@
 //! let local = run_rank(&mut comm, &cfg)?;
 //! let all = gather_run(&mut comm, local)?;
 //! if comm.rank() == 0 {
-//!     let report = RunReport::new(&cfg, "mpi", &calibration, &all);
+//!     let report = RunReport::new(&cfg, "mpi", &calibration, &all, None);
 //!     print!("{}", output::run(&report, format));
 //! }
 //! ```
@@ -331,6 +331,11 @@ pub fn invoke_in_place<T: Pod, X: Transport>(
 /// timed is the in-place one: `in` lies in `out` at [`in_place_offset`], and a local
 /// copy onto itself (the all-gather's own block, a broadcast root's) costs nothing, as
 /// the runtime skips it.
+///
+/// With `shared_copy_from = Some(bytes)` (the threads backend with a CPU per rank,
+/// `hypercomm_rt::threads::SHARED_COPY_FROM`), a message of at least that many bytes
+/// that the backend copies on two cores is priced at half its length
+/// ([`shared_copy_programs`]).
 #[allow(clippy::too_many_arguments)]
 pub fn predict(
     c: Collective,
@@ -341,6 +346,7 @@ pub fn predict(
     packets: Packets,
     calibration: Calibration,
     in_place: bool,
+    shared_copy_from: Option<u64>,
 ) -> Option<f64> {
     let topology = Topology::Complete(k);
     let problem = Problem {
@@ -351,13 +357,88 @@ pub fn predict(
     };
     let model = calibration.model(elem_bytes);
     let schedule = algo.build(&problem, &Params { packets, model }).ok()?;
-    let t = cost::simulate(&topology, schedule.as_ref(), &model).time;
+    let t = match shared_copy_from {
+        Some(from) => {
+            let programs = shared_copy_programs(schedule.as_ref(), elem_bytes, from);
+            cost::simulate_programs(&topology, &programs, schedule.steps(), &model).time
+        }
+        None => cost::simulate(&topology, schedule.as_ref(), &model).time,
+    };
     // A broadcast always runs in place (`broadcast_into` takes one buffer).
     let in_place = in_place || matches!(c, Collective::Broadcast { .. });
     let alias = |r: Rank| in_place.then(|| in_place_offset(c, r, len as usize) as u64);
     let t =
         t + local_elements(schedule.as_ref(), alias) as f64 * elem_bytes as f64 * calibration.tau;
     Some(if t == 0.0 { 0.0 } else { t })
+}
+
+/// The programs of `schedule`, with every message that the threads backend copies on
+/// two cores halved in length, so that the papers' model prices it at `β + (m/2)τ`.
+///
+/// The threads backend (`hypercomm_rt::threads`, its module documentation) lets a
+/// receiver hand half of a rendezvous of at least `from` bytes, one contiguous piece into
+/// one contiguous part, to its sender, which copies it while it waits for its send to be
+/// taken. The sender only helps if it is idle, so a message is halved here when, in its
+/// step, its sender receives nothing and sends nothing else, and both ends are one
+/// contiguous region (`count == 1`); and only if every rank has a CPU, which the caller
+/// decides (`None` for `from` in [`predict`]). An all-gather's or all-to-all's step, in
+/// which every rank also receives, is priced as before.
+pub fn shared_copy_programs(
+    schedule: &dyn hypercomm::schedule::Schedule,
+    elem_bytes: usize,
+    from: u64,
+) -> Vec<hypercomm::schedule::Program> {
+    use hypercomm::schedule::{Op as IrOp, Regions};
+    use std::collections::HashSet;
+    let mut programs: Vec<_> = (0..schedule.nodes()).map(|r| schedule.program(r)).collect();
+    let one_piece = |regions: &Regions| regions.len() == 1 && regions[0].count == 1;
+    let large = |elems: u64| elems.saturating_mul(elem_bytes as u64) >= from;
+    // (step, sender, receiver) of the messages whose sender is idle but for them.
+    let mut idle: HashSet<(usize, Rank, Rank)> = HashSet::new();
+    for p in &programs {
+        for (s, step) in p.steps.iter().enumerate() {
+            let receives = step.ops.iter().any(|op| matches!(op, IrOp::Recv { .. }));
+            let sends: Vec<_> = step
+                .ops
+                .iter()
+                .filter_map(|op| match op {
+                    IrOp::Send { to, from } => Some((to, from)),
+                    _ => None,
+                })
+                .collect();
+            if let [(to, regions)] = sends[..] {
+                if !receives && to.len() == 1 && one_piece(regions) && large(regions[0].len) {
+                    idle.insert((s, p.rank, to[0]));
+                }
+            }
+        }
+    }
+    // The receivers that take such a message as one piece: halve both ends.
+    let mut shared: HashSet<(usize, Rank, Rank)> = HashSet::new();
+    for p in &mut programs {
+        for (s, step) in p.steps.iter_mut().enumerate() {
+            for op in &mut step.ops {
+                if let IrOp::Recv { from, into, .. } = op {
+                    if one_piece(into) && idle.contains(&(s, *from, p.rank)) {
+                        into[0].len = into[0].len.div_ceil(2);
+                        shared.insert((s, *from, p.rank));
+                    }
+                }
+            }
+        }
+    }
+    for p in &mut programs {
+        for (s, step) in p.steps.iter_mut().enumerate() {
+            for op in &mut step.ops {
+                if let IrOp::Send { to, from } = op {
+                    if to.len() == 1 && shared.contains(&(s, p.rank, to[0])) {
+                        from[0].len = from[0].len.div_ceil(2);
+                    }
+                }
+            }
+        }
+    }
+    programs
 }
 
 /// The elements the schedule copies locally on the rank that copies the most; with
@@ -455,6 +536,7 @@ mod tests {
                     at,
                     calibration,
                     in_place,
+                    None,
                 )
                 .unwrap()
             });
@@ -469,11 +551,82 @@ mod tests {
             let s = sbt.build(&problem, &params).unwrap();
             assert_eq!(local_elements(s.as_ref(), |_| None), len, "the root's copy");
             let alone = cost::simulate(&topology, s.as_ref(), &model).time;
-            let p = predict(bcast, k, len, 8, sbt, Packets::Count(1), calibration, false);
+            let p = predict(
+                bcast,
+                k,
+                len,
+                8,
+                sbt,
+                Packets::Count(1),
+                calibration,
+                false,
+                None,
+            );
             let p = p.unwrap();
             assert!((p - alone).abs() <= 1e-12 * alone, "k {k}: {p} vs {alone}");
             let want = messages + len as f64 * 8.0 * 1e-9;
             assert!((got - want).abs() <= 1e-12 * want, "k {k}: {got} vs {want}");
+        }
+    }
+
+    /// A message its sender waits on alone is priced at half its length once large
+    /// enough: a broadcast of 2L elements (its root and inner nodes only send in their
+    /// steps) costs what one of L costs unshared; an all-gather, whose every rank also
+    /// receives in each step, and a message below the threshold, cost as before.
+    #[test]
+    fn the_prediction_halves_the_messages_an_idle_sender_helps_copy() {
+        let calibration = Calibration {
+            beta: 1e-6,
+            tau: 1e-9,
+        };
+        let p = |c: Collective, name: &str, k: u32, len: u64, from: Option<u64>| {
+            let algo = algorithms::find(c.kind(), name).unwrap();
+            predict(
+                c,
+                k,
+                len,
+                8,
+                algo,
+                Packets::Count(1),
+                calibration,
+                false,
+                from,
+            )
+            .unwrap()
+        };
+        let bcast = Collective::Broadcast { root: 0 };
+        // (The linear broadcast sends to one rank a step: its root is idle in each.)
+        for (name, k) in [
+            ("linear", 2),
+            ("linear", 3),
+            ("binomial", 2),
+            ("binomial", 4),
+            ("binomial", 8),
+        ] {
+            let len = 1 << 15; // 256 KiB of u64
+            let shared = p(bcast, name, k, 2 * len, Some(256 << 10));
+            let half = p(bcast, name, k, len, None);
+            assert!(
+                (shared - half).abs() <= 1e-12 * half,
+                "{name} k {k}: {shared} vs {half}"
+            );
+            // Below the threshold (and without one) the whole length is priced.
+            let whole = p(bcast, name, k, 2 * len, None);
+            assert!(whole > shared * 1.5, "{name} k {k}");
+            assert_eq!(
+                p(bcast, name, k, 2 * len, Some(1 << 30)),
+                whole,
+                "{name} k {k}"
+            );
+        }
+        for (name, k) in [
+            ("ring", 2),
+            ("ring", 5),
+            ("bruck", 5),
+            ("dimension-exchange", 4),
+        ] {
+            let ag = |from| p(Collective::Allgather, name, k, 1 << 16, from);
+            assert_eq!(ag(Some(0)), ag(None), "{name} k {k}");
         }
     }
 }

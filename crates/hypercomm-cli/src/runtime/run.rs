@@ -270,12 +270,15 @@ pub struct RunReport {
 }
 
 impl RunReport {
-    /// Combine every rank's result (`results` in any order, at least one).
+    /// Combine every rank's result (`results` in any order, at least one);
+    /// `shared_copy_from` as for [`predict`] (the backend copies messages of at least
+    /// that many bytes on two cores).
     pub fn new(
         cfg: &RunConfig,
         backend: &str,
         calibration: &CalibrationInfo,
         results: &[RankResult],
+        shared_copy_from: Option<u64>,
     ) -> Self {
         let c = cfg.collective;
         let kind = c.kind();
@@ -294,6 +297,7 @@ impl RunReport {
                 cfg.packets,
                 calibration.calibration(),
                 false,
+                shared_copy_from,
             )
         });
         let (root, src, dst) = match c {

@@ -871,6 +871,7 @@ fn predicted(
         hypercomm::algorithms::Packets::Opt,
         calibration,
         false,
+        None,
     )
 }
 
