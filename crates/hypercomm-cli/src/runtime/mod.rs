@@ -379,16 +379,18 @@ pub fn predict(
 /// receiver hand half of a rendezvous of at least `from` bytes, one contiguous piece into
 /// one contiguous part, to its sender, which copies it while it waits for its send to be
 /// taken. The sender only helps if it is idle, so a message is halved here when, in its
-/// step, its sender receives nothing and sends nothing else, and both ends are one
-/// contiguous region (`count == 1`); and only if every rank has a CPU, which the caller
-/// decides (`None` for `from` in [`predict`]). An all-gather's or all-to-all's step, in
-/// which every rank also receives, is priced as before.
+/// step, its sender receives nothing and sends nothing else, both ends are one
+/// contiguous region (`count == 1`), and the receive places the data (a combining
+/// receive, `CombineLeft`/`CombineRight`, runs on the receiver alone); and only if every
+/// rank has a CPU, which the caller decides (`None` for `from` in [`predict`]). Steps in
+/// which every rank also receives (a ring's, Bruck's, a dimension exchange's) are priced
+/// as before; one-way steps (a broadcast's, SBA's) are halved.
 pub fn shared_copy_programs(
     schedule: &dyn hypercomm::schedule::Schedule,
     elem_bytes: usize,
     from: u64,
 ) -> Vec<hypercomm::schedule::Program> {
-    use hypercomm::schedule::{Op as IrOp, Regions};
+    use hypercomm::schedule::{Action, Op as IrOp, Regions};
     use std::collections::HashSet;
     let mut programs: Vec<_> = (0..schedule.nodes()).map(|r| schedule.program(r)).collect();
     let one_piece = |regions: &Regions| regions.len() == 1 && regions[0].count == 1;
@@ -418,8 +420,9 @@ pub fn shared_copy_programs(
     for p in &mut programs {
         for (s, step) in p.steps.iter_mut().enumerate() {
             for op in &mut step.ops {
-                if let IrOp::Recv { from, into, .. } = op {
-                    if one_piece(into) && idle.contains(&(s, *from, p.rank)) {
+                if let IrOp::Recv { from, into, action } = op {
+                    let placed = *action == Action::Place;
+                    if placed && one_piece(into) && idle.contains(&(s, *from, p.rank)) {
                         into[0].len = into[0].len.div_ceil(2);
                         shared.insert((s, *from, p.rank));
                     }
@@ -619,6 +622,19 @@ mod tests {
                 "{name} k {k}"
             );
         }
+        // A binomial reduce places its first step's messages (combined locally after)
+        // and combines the others as they arrive, which the runtime does alone: one step
+        // of log₂k is halved, m/2 elements of τ saved.
+        for k in [2, 4, 8] {
+            let m = 1u64 << 16;
+            let reduce = |from| p(Collective::Reduce { root: 0 }, "binomial", k, m, from);
+            let saved = reduce(None) - reduce(Some(0));
+            let half = (m / 2) as f64 * 8.0 * 1e-9;
+            assert!(
+                (saved - half).abs() <= 1e-9 * half,
+                "reduce k {k}: {saved} vs {half}"
+            );
+        }
         for (name, k) in [
             ("ring", 2),
             ("ring", 5),
@@ -627,6 +643,83 @@ mod tests {
         ] {
             let ag = |from| p(Collective::Allgather, name, k, 1 << 16, from);
             assert_eq!(ag(Some(0)), ag(None), "{name} k {k}");
+        }
+    }
+
+    /// Each condition of [`shared_copy_programs`], on a step built by hand: rank 0
+    /// sends `len` elements to rank 1, which receives them; one change at a time makes
+    /// the message one the runtime copies alone.
+    #[test]
+    fn a_message_is_halved_only_when_the_runtime_shares_its_copy() {
+        use hypercomm::schedule::{Action, Buf, Materialized, Op as IrOp, Program, Region, Step};
+        let len = 1000u64;
+        let whole = Region::new(Buf::In, 0, len);
+        let into = Region::new(Buf::Out, 0, len);
+        // Rank 0's and rank 1's step, and the threshold, give the first message's
+        // length at each end after `shared_copy_programs`.
+        let lens = |send: Vec<IrOp>, recv: Vec<IrOp>, from: u64| {
+            let program = |rank, ops| Program {
+                rank,
+                tmp_len: 0,
+                steps: vec![Step { ops }],
+            };
+            let schedule = Materialized {
+                nodes: 3,
+                steps: 1,
+                programs: vec![program(0, send), program(1, recv), program(2, vec![])],
+            };
+            let p = shared_copy_programs(&schedule, 8, from);
+            let first = |r: usize| p[r].steps[0].ops.first().map_or(0, IrOp::message_len);
+            (first(0), first(1))
+        };
+        let (send, recv) = (IrOp::send(1, whole), IrOp::recv(0, into));
+        let bytes = len * 8;
+        // Shared: halved at both ends, from exactly the threshold on.
+        assert_eq!(
+            lens(vec![send.clone()], vec![recv.clone()], bytes),
+            (500, 500)
+        );
+        assert_eq!(
+            lens(vec![send.clone()], vec![recv.clone()], bytes + 1),
+            (len, len)
+        );
+        // The sender also receives in the step: it is busy, not helping.
+        let busy = vec![send.clone(), IrOp::recv(2, Region::new(Buf::Out, 0, 1))];
+        assert_eq!(lens(busy, vec![recv.clone()], 0), (len, len));
+        // The sender sends another message in the step.
+        let two = vec![send.clone(), IrOp::send(2, whole)];
+        assert_eq!(lens(two, vec![recv.clone()], 0), (len, len));
+        // A multicast: the receivers race for one helper; priced whole.
+        let multicast = vec![IrOp::multicast([1, 2], whole)];
+        assert_eq!(lens(multicast, vec![recv.clone()], 0), (len, len));
+        // The send is two pieces, or strided.
+        let halves = [Region::new(Buf::In, 0, 500), Region::new(Buf::In, 500, 500)];
+        let pieces = IrOp::Send {
+            to: [1].into_iter().collect(),
+            from: halves.into_iter().collect(),
+        };
+        assert_eq!(lens(vec![pieces], vec![recv.clone()], 0), (len, len));
+        let strided = IrOp::send(1, Region::strided(Buf::In, 0, 500, 600, 2));
+        assert_eq!(lens(vec![strided], vec![recv.clone()], 0), (len, len));
+        // The receive is two parts, or combines.
+        let halves = [
+            Region::new(Buf::Out, 0, 500),
+            Region::new(Buf::Out, 500, 500),
+        ];
+        let parts = IrOp::Recv {
+            from: 0,
+            into: halves.into_iter().collect(),
+            action: Action::Place,
+        };
+        assert_eq!(lens(vec![send.clone()], vec![parts], 0), (len, len));
+        for action in [Action::CombineLeft, Action::CombineRight] {
+            let combine = IrOp::Recv {
+                from: 0,
+                into: [into].into_iter().collect(),
+                action,
+            };
+            let got = lens(vec![send.clone()], vec![combine], 0);
+            assert_eq!(got, (len, len), "{action:?}");
         }
     }
 }

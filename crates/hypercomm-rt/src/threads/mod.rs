@@ -273,11 +273,12 @@ impl Config {
     pub fn uses_fibers(&self) -> bool {
         self.fibers && self.ranks as usize > affinity::cpu_count()
     }
-    /// Whether every rank has a CPU of its own: no more ranks than the CPUs the calling
-    /// thread may use. Then a sender waiting for a large send to be taken is running,
-    /// and helps copy it ([`SHARED_COPY_FROM`]).
+    /// Whether every rank has a CPU of its own, counted as [`Config::new`] counts them
+    /// (`available_parallelism`: the CPUs the process may use, within its cgroup's
+    /// quota). Then a sender waiting for a large send to be taken is running, and helps
+    /// copy it ([`SHARED_COPY_FROM`]).
     pub fn ranks_have_cpus(&self) -> bool {
-        self.ranks as usize <= affinity::cpu_count()
+        self.ranks as usize <= std::thread::available_parallelism().map_or(1, |n| n.get())
     }
     /// The same with another eager limit (bytes; 0: every non-empty send is a
     /// rendezvous).

@@ -125,12 +125,13 @@ fn prefetch(p: *const u8) {
 /// encoded in the hint space of `nop`).
 #[inline(always)]
 fn demote(p: *const u8) {
-    #[cfg(target_arch = "x86_64")]
+    // (Not under Miri, which runs no inline assembly.)
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
     // SAFETY: `cldemote` reads and writes nothing the program sees and cannot fault.
     unsafe {
         std::arch::asm!("cldemote [{0}]", in(reg) p, options(nostack, preserves_flags, readonly))
     };
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
     let _ = p;
 }
 
@@ -767,7 +768,7 @@ impl Shared {
         let lines = (SLOT_HEADER + len).div_ceil(64);
         debug_assert!(64 * lines <= std::mem::size_of::<InlineSlot>());
         for line in first..lines {
-            // SAFETY: within the slot (`lines` ≤ 6, the slot's size); a prefetch does
+            // SAFETY: within the slot (`lines` ≤ 9, the slot's size); a prefetch does
             // not access memory as the language defines it.
             prefetch(unsafe { slot.add(64 * line) });
         }
