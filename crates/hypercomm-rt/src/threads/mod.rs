@@ -396,7 +396,12 @@ where
         Some(c) => c,
         None => Calibration::from_env()?,
     };
-    let shared = Shared::new(config.ranks, config.eager);
+    let mut shared = Shared::new(config.ranks, config.eager);
+    if config.uses_fibers() {
+        let n = affinity::cpu_count();
+        shared.share_threads(|rank| block(rank, n, config.ranks));
+    }
+    let shared = shared;
     let cpus = if config.pin {
         affinity::allowed()
     } else {

@@ -240,6 +240,9 @@ struct Mailbox {
     /// the pair's first inline send: k² pairs, most of which never carry one, cost no
     /// ring.
     ring: OnceLock<Box<Ring>>,
+    /// Whether sender and receiver run on one thread (fibers): the receiver then reads
+    /// the message from this core's own caches, and its lines are not demoted.
+    local: bool,
 }
 
 /// A pair's ring of inline slots, with each side's counters. Message `i` goes into slot
@@ -315,11 +318,14 @@ impl Mailbox {
         // read is then served by the shared cache, not by a snoop of this core (a
         // producer's use of `cldemote`). A 2-rank broadcast after a tree barrier, 8–64
         // B: 0.142–0.157 µs → 0.131–0.143; 4 ranks as fibers 0.27 → 0.22; exchanges
-        // unchanged (BENCHMARKS.md, "Demoting the ring's lines").
-        let at = (slot as *const InlineSlot).cast::<u8>();
-        for line in 0..(SLOT_HEADER + len).div_ceil(64) {
-            // SAFETY: within the slot (`len` ≤ RING_INLINE); a hint, no access.
-            demote(unsafe { at.add(64 * line) });
+        // unchanged (BENCHMARKS.md, "Demoting the ring's lines"). Not for a receiver
+        // on this thread, which reads them from this core's caches.
+        if !self.local {
+            let at = (slot as *const InlineSlot).cast::<u8>();
+            for line in 0..(SLOT_HEADER + len).div_ceil(64) {
+                // SAFETY: within the slot (`len` ≤ RING_INLINE); a hint, no access.
+                demote(unsafe { at.add(64 * line) });
+            }
         }
         true
     }
@@ -494,6 +500,15 @@ impl Shared {
             ranks: (0..n).map(|_| RankState::default()).collect(),
             offers: (0..n).map(|_| Offer::default()).collect(),
             failed: AtomicU32::new(NO_FAILURE),
+        }
+    }
+
+    /// Note which ranks share a thread (ranks as fibers): `thread_of(rank)`.
+    pub(crate) fn share_threads(&mut self, thread_of: impl Fn(Rank) -> usize) {
+        let k = self.k;
+        for (i, mailbox) in self.boxes.iter_mut().enumerate() {
+            let (src, dst) = (i as Rank / k, i as Rank % k);
+            mailbox.local = thread_of(src) == thread_of(dst);
         }
     }
 
