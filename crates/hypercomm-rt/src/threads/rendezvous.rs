@@ -1098,6 +1098,22 @@ mod fences {
 mod tests {
     use super::*;
 
+    /// `share_threads` marks exactly the pairs whose ranks share a thread, in both
+    /// directions (the mailbox of (src, dst) is at src·k + dst).
+    #[test]
+    fn pairs_on_one_thread_are_marked_local() {
+        let mut shared = Shared::new(5, 512);
+        // Threads of ranks {0, 1}, {2, 3, 4}.
+        let thread_of = |r: Rank| usize::from(r >= 2);
+        shared.share_threads(thread_of);
+        for src in 0..5 {
+            for dst in 0..5 {
+                let local = thread_of(src) == thread_of(dst);
+                assert_eq!(shared.mailbox(src, dst).local, local, "{src} -> {dst}");
+            }
+        }
+    }
+
     /// A shared copy arrives whole, whether a helper takes part (a thread calling
     /// `help` for the sender all along), the slot is taken by another receiver's offer
     /// (the copy is then this receiver's alone), or no one helps; the slot is idle
