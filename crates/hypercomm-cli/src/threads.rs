@@ -16,7 +16,7 @@ use crate::args::{
 };
 use crate::runtime::calibrate::{self, CalibrationSource};
 use crate::runtime::output::{self, CalibrationReport};
-use crate::runtime::{self, BenchReport, CalibrationInfo, RunReport};
+use crate::runtime::{self, BenchReport, CalibrationInfo, Execution, RunReport};
 use crate::{config, CliError, Io, Outcome};
 
 /// The name reports give this backend.
@@ -76,13 +76,17 @@ fn backend_name(config: &threads::Config) -> &'static str {
     }
 }
 
-/// The size from which the backend copies a message on two cores, as the prediction
-/// counts it: only when every rank has a CPU (else the sender that would help may be
-/// waiting for one).
-fn shared_copy_from(config: &threads::Config) -> Option<u64> {
-    config
-        .ranks_have_cpus()
-        .then_some(threads::SHARED_COPY_FROM as u64)
+/// What the prediction knows of how the threads backend runs `config`: with a CPU per
+/// rank, a large message is copied by two cores (the sender that would help is
+/// running); with fewer CPUs than ranks, the ranks of a CPU take turns.
+fn execution(config: &threads::Config) -> Execution {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    Execution {
+        shared_copy_from: config
+            .ranks_have_cpus()
+            .then_some(threads::SHARED_COPY_FROM as u64),
+        cpus: (!config.ranks_have_cpus()).then_some(cpus),
+    }
 }
 
 /// `hypercomm run`.
@@ -101,7 +105,7 @@ pub fn run(args: &RtRunArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
         backend_name(&config),
         &cal,
         &results,
-        shared_copy_from(&config),
+        execution(&config),
     );
     io.out
         .write_all(output::run(&report, args.format == Format::Json).as_bytes())?;
@@ -158,7 +162,7 @@ pub fn bench(args: &BenchArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
         backend_name(&config),
         &cal,
         &results,
-        shared_copy_from(&config),
+        execution(&config),
     );
     io.out
         .write_all(output::bench(&report, args.format).as_bytes())?;

@@ -941,7 +941,13 @@ fn gather_run_and_gather_bench_bring_every_rank_result_to_every_rank() {
     }
     assert!(locals[2].mismatch.is_some() && locals[0].mismatch.is_none());
     let cal = runtime::CalibrationInfo::new(Calibration::default(), None);
-    let report = runtime::RunReport::new(&cfg, "test", &cal, &per_rank[1].1, None);
+    let report = runtime::RunReport::new(
+        &cfg,
+        "test",
+        &cal,
+        &per_rank[1].1,
+        runtime::Execution::default(),
+    );
     assert!(!report.correct);
     assert_eq!(report.checked, 3 * 15);
 
@@ -971,7 +977,13 @@ fn gather_run_and_gather_bench_bring_every_rank_result_to_every_rank() {
         }
         assert!(all[0][0].memcpy.is_some() && all[1][0].memcpy.is_none());
     }
-    let report = runtime::BenchReport::new(&bcfg, "test", &cal, &per_rank[2].1, None);
+    let report = runtime::BenchReport::new(
+        &bcfg,
+        "test",
+        &cal,
+        &per_rank[2].1,
+        runtime::Execution::default(),
+    );
     assert_eq!(report.rows.len(), 2);
     assert!(report.rows.iter().all(|r| r.memcpy_gbps.is_some()));
 }

@@ -288,14 +288,14 @@ pub struct BenchReport {
 }
 
 impl BenchReport {
-    /// Combine every rank's points (`ranks[r]` is rank r's); `shared_copy_from` as for
+    /// Combine every rank's points (`ranks[r]` is rank r's); `execution` as for
     /// [`super::predict`].
     pub fn new(
         cfg: &BenchConfig,
         backend: &str,
         calibration: &CalibrationInfo,
         ranks: &[Vec<RankPoint>],
-        shared_copy_from: Option<u64>,
+        execution: super::Execution,
     ) -> Self {
         let (c, k) = (cfg.collective, cfg.ranks);
         let kind = c.kind();
@@ -328,7 +328,7 @@ impl BenchReport {
                         hypercomm::algorithms::Packets::Opt,
                         calibration.calibration(),
                         cfg.in_place,
-                        shared_copy_from,
+                        execution,
                     )
                 });
                 BenchRow {

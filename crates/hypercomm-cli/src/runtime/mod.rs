@@ -26,7 +26,7 @@
 //! let local = run_rank(&mut comm, &cfg)?;
 //! let all = gather_run(&mut comm, local)?;
 //! if comm.rank() == 0 {
-//!     let report = RunReport::new(&cfg, "mpi", &calibration, &all, None);
+//!     let report = RunReport::new(&cfg, "mpi", &calibration, &all, Execution::default());
 //!     print!("{}", output::run(&report, format));
 //! }
 //! ```
@@ -332,10 +332,8 @@ pub fn invoke_in_place<T: Pod, X: Transport>(
 /// copy onto itself (the all-gather's own block, a broadcast root's) costs nothing, as
 /// the runtime skips it.
 ///
-/// With `shared_copy_from = Some(bytes)` (the threads backend with a CPU per rank,
-/// `hypercomm_rt::threads::SHARED_COPY_FROM`), a message of at least that many bytes
-/// that the backend copies on two cores is priced at half its length
-/// ([`shared_copy_programs`]).
+/// `execution` says what else the backend does that the papers' model does not
+/// ([`Execution`]): copies shared by two cores, ranks sharing CPUs.
 #[allow(clippy::too_many_arguments)]
 pub fn predict(
     c: Collective,
@@ -346,7 +344,7 @@ pub fn predict(
     packets: Packets,
     calibration: Calibration,
     in_place: bool,
-    shared_copy_from: Option<u64>,
+    execution: Execution,
 ) -> Option<f64> {
     let topology = Topology::Complete(k);
     let problem = Problem {
@@ -357,19 +355,79 @@ pub fn predict(
     };
     let model = calibration.model(elem_bytes);
     let schedule = algo.build(&problem, &Params { packets, model }).ok()?;
-    let t = match shared_copy_from {
-        Some(from) => {
-            let programs = shared_copy_programs(schedule.as_ref(), elem_bytes, from);
-            cost::simulate_programs(&topology, &programs, schedule.steps(), &model).time
-        }
-        None => cost::simulate(&topology, schedule.as_ref(), &model).time,
-    };
     // A broadcast always runs in place (`broadcast_into` takes one buffer).
     let in_place = in_place || matches!(c, Collective::Broadcast { .. });
     let alias = |r: Rank| in_place.then(|| in_place_offset(c, r, len as usize) as u64);
-    let t =
-        t + local_elements(schedule.as_ref(), alias) as f64 * elem_bytes as f64 * calibration.tau;
+    let local = local_elements_by_rank(schedule.as_ref(), alias);
+    let per_byte = elem_bytes as f64 * calibration.tau;
+    let t = match (execution.shared_copy_from, execution.cpus) {
+        (_, Some(n)) if (n as u64) < u64::from(k) => {
+            let programs: Vec<_> = (0..k).map(|r| schedule.program(r)).collect();
+            let messages = cpu_shared_time(&topology, &model, &programs, n);
+            let busiest = (0..n)
+                .map(|cpu| cpu_ranks(cpu, n, k).map(|r| local[r as usize]).sum::<u64>())
+                .max()
+                .unwrap_or(0);
+            messages + busiest as f64 * per_byte
+        }
+        (shared, _) => {
+            let messages = match shared {
+                Some(from) => {
+                    let programs = shared_copy_programs(schedule.as_ref(), elem_bytes, from);
+                    cost::simulate_programs(&topology, &programs, schedule.steps(), &model).time
+                }
+                None => cost::simulate(&topology, schedule.as_ref(), &model).time,
+            };
+            messages + local.iter().copied().max().unwrap_or(0) as f64 * per_byte
+        }
+    };
     Some(if t == 0.0 { 0.0 } else { t })
+}
+
+/// What a backend does that the papers' model does not price, for [`predict`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Execution {
+    /// Messages of at least this many bytes that the receiver and its idle sender copy
+    /// together ([`shared_copy_programs`]): the threads backend, with a CPU per rank
+    /// (`hypercomm_rt::threads::SHARED_COPY_FROM`).
+    pub shared_copy_from: Option<u64>,
+    /// The CPUs the ranks run on, when fewer than the ranks: rank r on CPU ⌊r·n/k⌋ (the
+    /// threads backend's blocks), and ranks that share a CPU run their steps one after
+    /// another ([`cpu_shared_time`]).
+    pub cpus: Option<usize>,
+}
+
+/// The ranks on CPU `cpu` of `n` when `k` ranks are placed in blocks (rank r on CPU
+/// ⌊r·n/k⌋, as the threads backend places them).
+fn cpu_ranks(cpu: usize, n: usize, k: u32) -> impl Iterator<Item = Rank> {
+    (0..k).filter(move |&r| r as usize * n / k as usize == cpu)
+}
+
+/// The rounds timing of `programs` when the k ranks share `n` < k CPUs in blocks: a
+/// CPU runs the steps of its ranks one after another (one thread runs them as fibers,
+/// or the scheduler time-slices their threads), so a round costs the largest, over the
+/// CPUs, of the sum of its ranks' step times ([`cost::step_time`]), where the papers'
+/// rounds take the largest over the ranks. With a CPU per rank the two agree.
+pub fn cpu_shared_time(
+    topology: &Topology,
+    model: &cost::model::Model,
+    programs: &[hypercomm::schedule::Program],
+    n: usize,
+) -> f64 {
+    let k = programs.len() as u32;
+    let steps = programs.iter().map(|p| p.steps.len()).max().unwrap_or(0);
+    (0..steps)
+        .map(|s| {
+            (0..n.max(1))
+                .map(|cpu| {
+                    cpu_ranks(cpu, n.max(1), k)
+                        .filter_map(|r| Some((r, programs[r as usize].steps.get(s)?)))
+                        .map(|(r, step)| cost::step_time(topology, model, r, step))
+                        .sum::<f64>()
+                })
+                .fold(0.0, f64::max)
+        })
+        .sum()
 }
 
 /// The programs of `schedule`, with every message that the threads backend copies on
@@ -451,6 +509,17 @@ pub fn local_elements(
     schedule: &dyn hypercomm::schedule::Schedule,
     alias: impl Fn(Rank) -> Option<u64>,
 ) -> u64 {
+    local_elements_by_rank(schedule, alias)
+        .into_iter()
+        .max()
+        .unwrap_or(0)
+}
+
+/// The elements each rank copies locally ([`local_elements`]), in rank order.
+pub fn local_elements_by_rank(
+    schedule: &dyn hypercomm::schedule::Schedule,
+    alias: impl Fn(Rank) -> Option<u64>,
+) -> Vec<u64> {
     use hypercomm::schedule::{Action, Buf, Op as IrOp};
     (0..schedule.nodes())
         .map(|r| {
@@ -471,8 +540,7 @@ pub fn local_elements(
                 })
                 .sum::<u64>()
         })
-        .max()
-        .unwrap_or(0)
+        .collect()
 }
 
 /// The registry entry of a name the runtime reported.
@@ -539,7 +607,7 @@ mod tests {
                     at,
                     calibration,
                     in_place,
-                    None,
+                    Execution::default(),
                 )
                 .unwrap()
             });
@@ -563,7 +631,7 @@ mod tests {
                 Packets::Count(1),
                 calibration,
                 false,
-                None,
+                Execution::default(),
             );
             let p = p.unwrap();
             assert!((p - alone).abs() <= 1e-12 * alone, "k {k}: {p} vs {alone}");
@@ -593,7 +661,10 @@ mod tests {
                 Packets::Count(1),
                 calibration,
                 false,
-                from,
+                Execution {
+                    shared_copy_from: from,
+                    cpus: None,
+                },
             )
             .unwrap()
         };
@@ -721,5 +792,92 @@ mod tests {
             let got = lens(vec![send.clone()], vec![combine], 0);
             assert_eq!(got, (len, len), "{action:?}");
         }
+    }
+
+    /// Ranks sharing CPUs take turns: with a CPU per rank the rounds timing is the
+    /// simulator's; with 4 ranks on 2 CPUs a ring all-gather, whose every rank works
+    /// in every step, takes twice as long (and its own-block copies add up per CPU),
+    /// and a binomial broadcast takes three transfers instead of two (its second step
+    /// has a sender on each CPU and a receiver on each CPU, one after another).
+    #[test]
+    fn ranks_that_share_a_cpu_take_turns() {
+        let calibration = Calibration {
+            beta: 1e-6,
+            tau: 1e-9,
+        };
+        let model = calibration.model(8);
+        let (k, m) = (4u32, 1000u64);
+        let build = |c: Collective, name: &str| {
+            let topology = Topology::Complete(k);
+            let problem = Problem {
+                topology: &topology,
+                collective: c,
+                len: m,
+                commutative: true,
+            };
+            let params = Params {
+                packets: Packets::Count(1),
+                model,
+            };
+            let algo = algorithms::find(c.kind(), name).unwrap();
+            let schedule = algo.build(&problem, &params).unwrap();
+            let programs: Vec<_> = (0..k).map(|r| schedule.program(r)).collect();
+            (
+                algo,
+                cost::simulate(&topology, schedule.as_ref(), &model).time,
+                programs,
+            )
+        };
+        let topology = Topology::Complete(k);
+        let ag = Collective::Allgather;
+        for (c, name) in [
+            (ag, "ring"),
+            (ag, "bruck"),
+            (Collective::Alltoall, "pairwise"),
+        ] {
+            let (_, rounds, programs) = build(c, name);
+            let own = cpu_shared_time(&topology, &model, &programs, 4);
+            assert!(
+                (own - rounds).abs() <= 1e-12 * rounds,
+                "{name}: {own} vs {rounds}"
+            );
+        }
+        let transfer = 1e-6 + m as f64 * 8.0 * 1e-9;
+        let (ring, rounds, programs) = build(ag, "ring");
+        let shared = cpu_shared_time(&topology, &model, &programs, 2);
+        assert!(
+            (shared - 2.0 * rounds).abs() <= 1e-12 * rounds,
+            "{shared} vs 2 × {rounds}"
+        );
+        assert!((rounds - 3.0 * transfer).abs() <= 1e-12 * rounds);
+        let execution = Execution {
+            shared_copy_from: None,
+            cpus: Some(2),
+        };
+        let predicted = predict(
+            ag,
+            k,
+            m,
+            8,
+            ring,
+            Packets::Count(1),
+            calibration,
+            false,
+            execution,
+        );
+        // Two ranks' own blocks per CPU, copied at τ per byte.
+        let want = shared + 2.0 * m as f64 * 8.0 * 1e-9;
+        let predicted = predicted.unwrap();
+        assert!(
+            (predicted - want).abs() <= 1e-12 * want,
+            "{predicted} vs {want}"
+        );
+        let (_, rounds, programs) = build(Collective::Broadcast { root: 0 }, "binomial");
+        assert!((rounds - 2.0 * transfer).abs() <= 1e-12 * rounds);
+        let shared = cpu_shared_time(&topology, &model, &programs, 2);
+        assert!(
+            (shared - 3.0 * transfer).abs() <= 1e-12 * shared,
+            "{shared}"
+        );
     }
 }

@@ -271,14 +271,13 @@ pub struct RunReport {
 
 impl RunReport {
     /// Combine every rank's result (`results` in any order, at least one);
-    /// `shared_copy_from` as for [`predict`] (the backend copies messages of at least
-    /// that many bytes on two cores).
+    /// `execution` as for [`predict`] (what the backend does beyond the papers' model).
     pub fn new(
         cfg: &RunConfig,
         backend: &str,
         calibration: &CalibrationInfo,
         results: &[RankResult],
-        shared_copy_from: Option<u64>,
+        execution: super::Execution,
     ) -> Self {
         let c = cfg.collective;
         let kind = c.kind();
@@ -297,7 +296,7 @@ impl RunReport {
                 cfg.packets,
                 calibration.calibration(),
                 false,
-                shared_copy_from,
+                execution,
             )
         });
         let (root, src, dst) = match c {

@@ -111,6 +111,14 @@ fn node_step_time(
     node_step_time_in(topo, model, rank, step, ready, begin, &mut Vec::new())
 }
 
+/// The time `rank` needs for `step` on its own, its transfers starting at 0 and no
+/// peer making it wait: what `rounds` timing charges the node for the step (a round
+/// costs the largest of these). For callers that combine nodes' step times in other
+/// ways, e.g. ranks sharing a processor, whose steps run one after another.
+pub fn step_time(topo: &Topology, model: &Model, rank: Rank, step: &Step) -> f64 {
+    node_step_time(topo, model, rank, step, 0.0, |_| 0.0)
+}
+
 /// [`node_step_time`] with the scratch space of [`side`] supplied by the caller.
 fn node_step_time_in(
     topo: &Topology,

@@ -871,7 +871,7 @@ fn predicted(
         hypercomm::algorithms::Packets::Opt,
         calibration,
         false,
-        None,
+        hypercomm_cli::runtime::Execution::default(),
     )
 }
 
