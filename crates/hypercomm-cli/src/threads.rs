@@ -80,12 +80,14 @@ fn backend_name(config: &threads::Config) -> &'static str {
 /// rank, a large message is copied by two cores (the sender that would help is
 /// running); with fewer CPUs than ranks, the ranks of a CPU take turns.
 fn execution(config: &threads::Config) -> Execution {
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // The CPUs the backend places ranks on (fibers, bound threads), in blocks.
+    let placed = threads::cpu_count();
+    let own = config.ranks_have_cpus();
     Execution {
-        shared_copy_from: config
-            .ranks_have_cpus()
-            .then_some(threads::SHARED_COPY_FROM as u64),
-        cpus: (!config.ranks_have_cpus()).then_some(cpus),
+        shared_copy_from: own.then_some(threads::SHARED_COPY_FROM as u64),
+        cpus: (config.ranks as usize > placed || !own).then_some(
+            placed.min(std::thread::available_parallelism().map_or(placed, |n| n.get())),
+        ),
     }
 }
 

@@ -609,6 +609,13 @@ fn message(payload: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "(no message)".into())
 }
 
+/// The CPUs the calling thread may run on (`sched_getaffinity` on Linux; elsewhere the
+/// system's count): the CPUs the backend places ranks on, in blocks (rank r of k on the
+/// ⌊r·n/k⌋-th), when it runs them as fibers or binds their threads.
+pub fn cpu_count() -> usize {
+    affinity::cpu_count()
+}
+
 /// Binding threads to CPUs ([`Config::pin`]).
 mod affinity {
     /// How many CPUs the calling thread may run on (the system's count where the
