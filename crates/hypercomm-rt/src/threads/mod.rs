@@ -397,9 +397,10 @@ where
         None => Calibration::from_env()?,
     };
     let mut shared = Shared::new(config.ranks, config.eager);
+    // One count for both: the fibers' threads and the pairs that share one.
+    let fiber_threads = affinity::cpu_count();
     if config.uses_fibers() {
-        let n = affinity::cpu_count();
-        shared.share_threads(|rank| block(rank, n, config.ranks));
+        shared.share_threads(|rank| block(rank, fiber_threads, config.ranks));
     }
     let shared = shared;
     let cpus = if config.pin {
@@ -411,14 +412,7 @@ where
     let cpu_of =
         |rank: Rank| (!cpus.is_empty()).then(|| cpus[block(rank, cpus.len(), config.ranks)]);
     let started = if config.uses_fibers() {
-        launch_fibers(
-            config,
-            &shared,
-            calibration,
-            &f,
-            &cpus,
-            affinity::cpu_count(),
-        )?
+        launch_fibers(config, &shared, calibration, &f, &cpus, fiber_threads)?
     } else {
         launch_threads(config, &shared, calibration, &f, cpu_of)
     };
