@@ -610,7 +610,7 @@ fn bench_in_place_runs_the_in_place_forms_and_prices_no_own_block_copy() {
         (0..n)
             .map(|cpu| {
                 (0..3)
-                    .filter(|&r| hypercomm_cli::runtime::cpu_of(r, n, 3) == cpu)
+                    .filter(|&r| hypercomm_rt::threads::block(r, n, 3) == cpu)
                     .count()
             })
             .max()

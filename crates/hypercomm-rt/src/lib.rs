@@ -169,6 +169,16 @@
 #![warn(unsafe_op_in_unsafe_fn)]
 
 mod alias;
+
+/// The text of a panic's payload (a `&str` or a `String`, as `panic!` makes them).
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".into())
+}
+
 pub mod comm;
 pub mod error;
 pub mod exec;

@@ -187,9 +187,11 @@ impl Call {
     }
 }
 
+/// What `Algo::Auto`'s choice depends on: the whole collective (its root, its peers,
+/// in case a cost ever depends on them), never the rank.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 struct ChoiceKey {
-    op: OpKind,
+    collective: Collective,
     len: u64,
     elem_bytes: usize,
     commutative: bool,
@@ -208,10 +210,8 @@ struct SharedKey {
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 enum Question {
-    /// Which algorithm `Algo::Auto` runs (answer: it, or `None` when none fits); the
-    /// whole collective (its root, its peers) is part of the question, in case a cost
-    /// ever depends on them.
-    Fastest(ChoiceKey, Collective),
+    /// Which algorithm `Algo::Auto` runs (answer: it, or `None` when none fits).
+    Fastest(ChoiceKey),
     /// Whether the algorithm (its address in the registry) combines in rank order for
     /// this call (answer: the algorithm if it does, `None` if not).
     KeepsOrder(Call, usize),
@@ -258,7 +258,7 @@ fn shared_answer(
     let mut panicked = None;
     let got = cell.get_or_init(|| {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(answer)).map_err(|payload| {
-            let message = panic_message(&*payload);
+            let message = Arc::from(crate::panic_message(&*payload));
             panicked = Some(payload);
             message
         })
@@ -270,19 +270,6 @@ fn shared_answer(
         Ok(answer) => *answer,
         Err(message) => panic!("choosing an algorithm panicked on another rank: {message}"),
     }
-}
-
-/// The text of a panic's payload (a `&str` or a `String`, as `panic!` makes them).
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> Arc<str> {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| Arc::from(*s))
-        .or_else(|| {
-            payload
-                .downcast_ref::<String>()
-                .map(|s| Arc::from(s.as_str()))
-        })
-        .unwrap_or_else(|| Arc::from("(a panic without a message)"))
 }
 
 /// A checked plan and what it came from.
@@ -522,7 +509,7 @@ impl Selector {
 
     fn auto(&mut self, call: Call) -> Result<&'static Algorithm> {
         let key = ChoiceKey {
-            op: call.collective.kind(),
+            collective: call.collective,
             len: call.len,
             elem_bytes: call.elem_bytes,
             commutative: call.commutative,
@@ -532,7 +519,7 @@ impl Selector {
         }
         // Every rank of the process asks the same question (the choice does not depend
         // on the rank): the first to ask simulates, the others wait for its answer.
-        let question = Question::Fastest(key, call.collective);
+        let question = Question::Fastest(key);
         let best = shared_answer(self.shared(question), || self.fastest(call).ok())
             .ok_or_else(|| self.no_algorithm(call))?;
         self.choices.insert(key, best);
@@ -602,7 +589,6 @@ mod tests {
         SharedKey, RECENT,
     };
     use hypercomm::collective::Collective;
-    use hypercomm::collective::OpKind;
     use hypercomm::topology::Topology;
     use proptest::prelude::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -716,15 +702,12 @@ mod tests {
     fn key(len: u64) -> SharedKey {
         SharedKey {
             topology: Topology::Complete(7),
-            question: Question::Fastest(
-                ChoiceKey {
-                    op: OpKind::Broadcast,
-                    len: 1_000_000 + len,
-                    elem_bytes: 3,
-                    commutative: true,
-                },
-                Collective::Broadcast { root: 0 },
-            ),
+            question: Question::Fastest(ChoiceKey {
+                collective: Collective::Broadcast { root: 0 },
+                len: 1_000_000 + len,
+                elem_bytes: 3,
+                commutative: true,
+            }),
             beta: 1,
             tau: 2,
         }
@@ -762,7 +745,7 @@ mod tests {
         let first = &hypercomm::algorithms::all()[0];
         let ask = |answer: fn() -> Option<&'static hypercomm::algorithms::Algorithm>| {
             std::panic::catch_unwind(|| shared_answer(key(3), answer))
-                .map_err(|p| super::panic_message(&*p).to_string())
+                .map_err(|p| crate::panic_message(&*p))
         };
         // The rank that computes sees its own panic; a later one, the same message,
         // without computing again.

@@ -4,7 +4,9 @@
 //!
 //! # Reuse by another backend
 //!
-//! Nothing in this module knows threads exist. Each command is split in three parts:
+//! Nothing in this module runs threads (the prediction only borrows the threads
+//! backend's placement of ranks on CPUs, `threads::block`). Each command is split in
+//! three parts:
 //!
 //! 1. **per rank**, generic over [`hypercomm_rt::Transport`]: [`run_rank`],
 //!    [`bench_rank`], [`calibrate_rank`] take a rank's `&mut Comm<X>` and the validated
@@ -58,6 +60,7 @@ use hypercomm::schedule::Rank;
 use hypercomm::topology::Topology;
 use hypercomm::verify::Problem;
 use hypercomm_rt::op::{Arith, Bits};
+use hypercomm_rt::threads::block;
 use hypercomm_rt::{Algo, Calibration, Comm, Op, Ran, Transport};
 use serde::Serialize;
 
@@ -365,7 +368,7 @@ pub fn predict(
             let messages = cpu_shared_time(&topology, &model, schedule.as_ref(), n);
             let mut per_cpu = vec![0u64; n];
             for (r, l) in local.iter().enumerate() {
-                per_cpu[cpu_of(r as Rank, n, k)] += l;
+                per_cpu[block(r as Rank, n, k)] += l;
             }
             messages + per_cpu.into_iter().max().unwrap_or(0) as f64 * per_byte
         }
@@ -396,14 +399,8 @@ pub struct Execution {
     pub cpus: Option<usize>,
 }
 
-/// The CPU of rank `r` of `k` placed in blocks on `n` CPUs: ⌊r·n/k⌋, as the threads
-/// backend places ranks (fibers, or threads bound with `--pin`).
-pub fn cpu_of(r: Rank, n: usize, k: u32) -> usize {
-    r as usize * n / k as usize
-}
-
 /// The rounds timing of `schedule` when its k ranks share `n` < k CPUs in blocks
-/// ([`cpu_of`]). A CPU runs its ranks one after another (one thread runs them as
+/// (`hypercomm_rt::threads::block`: rank r on CPU ⌊r·n/k⌋). A CPU runs its ranks one after another (one thread runs them as
 /// fibers, or the scheduler time-slices their threads), and the work of a message is
 /// its receiver's copy (the threads backend's receiver copies straight from the
 /// sender's memory while the sender waits, handing its CPU on): so a round costs the
@@ -427,7 +424,7 @@ pub fn cpu_shared_time(
     let mut receives = Step::default();
     for r in 0..k {
         schedule.program_into(r, &mut program);
-        let cpu = cpu_of(r, n, k);
+        let cpu = block(r, n, k);
         for (s, step) in program.steps.iter().enumerate() {
             receives.ops.clear();
             let recvs = step.ops.iter().filter(|op| matches!(op, IrOp::Recv { .. }));
@@ -882,7 +879,7 @@ mod tests {
         let shared = cpu_shared_time(&Topology::Complete(5), &model, schedule.as_ref(), 2);
         assert!(close(shared, 4.0 * 3.0 * transfer), "{shared}");
         assert_eq!(
-            (0..5).map(|r| cpu_of(r, 2, 5)).collect::<Vec<_>>(),
+            (0..5).map(|r| block(r, 2, 5)).collect::<Vec<_>>(),
             [0, 0, 0, 1, 1]
         );
     }

@@ -435,8 +435,9 @@ where
 }
 
 /// The block of `rank` when k ranks are spread over n CPUs in blocks of consecutive
-/// ranks: `r·n/k` ([`Config::pin`], [`Config::fibers`]).
-fn block(rank: Rank, n: usize, k: u32) -> usize {
+/// ranks: `r·n/k` ([`Config::pin`], [`Config::fibers`]): where the backend places a
+/// rank, for models of its CPU ([`cpu_count`]).
+pub fn block(rank: Rank, n: usize, k: u32) -> usize {
     rank as usize * n / k as usize
 }
 
@@ -494,7 +495,7 @@ where
             .into_iter()
             .map(|h| {
                 h.join()
-                    .unwrap_or_else(|p| Err(Failure::Panicked(message(&*p))))
+                    .unwrap_or_else(|p| Err(Failure::Panicked(crate::panic_message(&*p))))
             })
             .collect::<Vec<Result<T, Failure<E>>>>();
         (outcomes, unstarted)
@@ -559,7 +560,7 @@ where
             match h.join() {
                 Ok(block) => outcomes.extend(block),
                 Err(p) => {
-                    let m = message(&*p);
+                    let m = crate::panic_message(&*p);
                     outcomes.extend((0..ranks).map(|_| Err(Failure::Panicked(m.clone()))));
                 }
             }
@@ -586,21 +587,13 @@ where
     let outcome = match catch_unwind(AssertUnwindSafe(|| f(&mut comm))) {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => Err(Failure::Returned(e)),
-        Err(p) => Err(Failure::Panicked(message(&*p))),
+        Err(p) => Err(Failure::Panicked(crate::panic_message(&*p))),
     };
     match outcome {
         Ok(_) => shared.leave(rank),
         Err(_) => shared.fail(rank),
     }
     outcome
-}
-
-fn message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "(no message)".into())
 }
 
 /// The CPUs the calling thread may run on (`sched_getaffinity` on Linux; elsewhere the
