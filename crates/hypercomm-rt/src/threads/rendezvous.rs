@@ -316,9 +316,9 @@ impl Mailbox {
         me.sent.store(i.wrapping_add(1), Ordering::Release);
         // Push the message's lines towards the receiver, which reads them next: its
         // read is then served by the shared cache, not by a snoop of this core (a
-        // producer's use of `cldemote`). A 2-rank broadcast after a tree barrier, 8–64
-        // B: 0.142–0.157 µs → 0.131–0.143; 4 ranks as fibers 0.27 → 0.22; exchanges
-        // unchanged (BENCHMARKS.md, "Demoting the ring's lines"). Not for a receiver
+        // producer's use of `cldemote`). A 2-rank broadcast after a tree barrier, 16–256
+        // B: 4–10 % faster; 8 B and exchanges unchanged; 4 ranks as fibers, 512 B about
+        // 10 % slower (BENCHMARKS.md, "Demoting the ring's lines"). Not for a receiver
         // on this thread, which reads them from this core's caches.
         if !self.local {
             let at = (slot as *const InlineSlot).cast::<u8>();
