@@ -7,6 +7,7 @@
 //! target/release/examples/barrier_skew delay [algo] [bytes]
 //! target/release/examples/barrier_skew switches [ranks] [algo] [bytes] [threads|fibers]
 //! target/release/examples/barrier_skew transfer
+//! target/release/examples/barrier_skew drain
 //! ```
 //!
 //! `bcast` (default 4 ranks, `binomial`, 8 B): 3,000 calls after each barrier, the
@@ -30,6 +31,12 @@
 //! 100, 200: each rank's mean. While the receiver's time does not grow with `d`, the
 //! root's path between the two barriers is not what the receiver waits for (its
 //! message is there before the receiver looks): the receiver's own path is.
+//!
+//! `drain` (Linux, x86-64): 2 ranks bound to CPUs, a tree barrier, then a broadcast
+//! of 8 B by `binomial`; before it starts its clock the root does nothing, or `mfence`,
+//! or a locked add, or `pause` 1 or 3 times: each rank's mean, three runs each. If the
+//! root's call is faster after a fence, what it waited for inside the call was its own
+//! earlier stores (the barrier's release message) leaving its store buffer.
 //!
 //! `switches` (default 4 ranks, `linear`, 2,048 B, threads; Linux): 3,000 rounds of a
 //! recursive-doubling barrier then an all-to-all, then 3,000 barriers alone; per rank,
@@ -200,6 +207,69 @@ fn delay(algo: &str, bytes: usize) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// What the root does between the barrier and its clock in `drain`.
+#[derive(Clone, Copy, Debug)]
+enum Before {
+    Nothing,
+    Mfence,
+    LockedAdd,
+    Pause(u32),
+}
+
+fn drain() -> Result<(), Box<dyn std::error::Error>> {
+    println!(
+        "broadcast of 8 B by binomial on 2 bound ranks after a tree barrier: mean µs per rank"
+    );
+    let modes = [
+        Before::Nothing,
+        Before::Mfence,
+        Before::LockedAdd,
+        Before::Pause(1),
+        Before::Pause(3),
+    ];
+    for before in modes {
+        for _ in 0..3 {
+            let config = threads::Config::new(2).pin(true);
+            let means = threads::run_with(&config, |comm| -> Result<f64, Error> {
+                let mut buf = [0u8; 8];
+                let counter = std::sync::atomic::AtomicU64::new(0);
+                let (mut total, mut n) = (0.0, 0);
+                for i in 0..30_000 {
+                    comm.barrier_with(Barrier::Tree)?;
+                    if comm.rank() == 0 {
+                        match before {
+                            Before::Nothing => {}
+                            // SAFETY: `mfence` has no operands and cannot fault.
+                            #[cfg(target_arch = "x86_64")]
+                            Before::Mfence => unsafe { std::arch::x86_64::_mm_mfence() },
+                            #[cfg(not(target_arch = "x86_64"))]
+                            Before::Mfence => std::sync::atomic::fence(Ordering::SeqCst),
+                            Before::LockedAdd => {
+                                counter.fetch_add(1, Ordering::SeqCst);
+                            }
+                            Before::Pause(p) => (0..p).for_each(|_| std::hint::spin_loop()),
+                        }
+                    }
+                    let start = Instant::now();
+                    comm.broadcast_into(0, &mut buf, Algo::Named("binomial"))?;
+                    if i >= 5_000 {
+                        total += start.elapsed().as_secs_f64() * 1e6;
+                        n += 1;
+                    }
+                }
+                Ok(total / f64::from(n))
+            })?;
+            println!(
+                "{:>12}: root {:.3} | receiver {:.3}",
+                format!("{before:?}"),
+                means[0],
+                means[1]
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Context switches of the calling thread so far (voluntary + involuntary).
 #[cfg(target_os = "linux")]
 fn switches_so_far() -> i64 {
@@ -269,6 +339,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     match a.first().map(String::as_str) {
         Some("handoff") => handoff(),
         Some("transfer") => transfer(),
+        Some("drain") => drain()?,
         Some("bcast") | None => bcast(
             a.get(1).map_or(Ok(4), |s| s.parse())?,
             a.get(2).map_or("binomial", String::as_str),
@@ -290,7 +361,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         )?,
         Some(other) => {
             return Err(format!(
-                "unknown mode {other}; valid: bcast, handoff, transfer, delay, switches"
+                "unknown mode {other}; valid: bcast, handoff, transfer, delay, drain, switches"
             )
             .into())
         }
