@@ -147,6 +147,25 @@ impl<X: Transport> Comm<X> {
 
     /// Run a checked plan of one's own (e.g. a schedule read from JSON) as the next
     /// collective call; every rank must run its program of the same schedule.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hypercomm::algorithms::{find, Params};
+    /// use hypercomm::{collective::{Collective, OpKind}, verify::Problem};
+    /// use hypercomm_rt::{exec::{Buffers, Plan}, threads, Op};
+    /// let got = threads::run(4, |comm| {
+    ///     // This rank's program of the registry's ring all-reduce of 2 elements.
+    ///     let topology = comm.topology();
+    ///     let problem = Problem { topology: &topology, collective: Collective::Allreduce, len: 2, commutative: true };
+    ///     let schedule = find(OpKind::Allreduce, "ring").unwrap().build(&problem, &Params::default())?;
+    ///     let plan = Plan::new(schedule.program(comm.rank()), comm.size(), 2, 2)?;
+    ///     let (x, mut sum) = ([comm.rank() as i64, 1], [0i64; 2]);
+    ///     comm.execute(&plan, Buffers::new(&x, &mut sum), Some(&Op::sum()))?;
+    ///     Ok::<_, hypercomm_rt::Error>(sum)
+    /// }).unwrap();
+    /// assert_eq!(got, vec![[6, 4]; 4]); // 0 + 1 + 2 + 3, and one 1 per rank
+    /// ```
     pub fn execute<T: Pod>(
         &mut self,
         plan: &Plan,
@@ -238,6 +257,19 @@ impl<X: Transport> Comm<X> {
     }
 
     /// Broadcast: every rank's `buf` gets the root's `buf` (in place).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hypercomm_rt::{threads, Algo};
+    /// let got = threads::run(3, |comm| {
+    ///     let mut buf = if comm.rank() == 1 { [4u32, 5, 6] } else { [0; 3] };
+    ///     let ran = comm.broadcast_into(1, &mut buf, Algo::Named("binomial"))?;
+    ///     assert_eq!(ran.algorithm, "binomial");
+    ///     Ok::<_, hypercomm_rt::Error>(buf)
+    /// }).unwrap();
+    /// assert_eq!(got, vec![[4, 5, 6]; 3]);
+    /// ```
     pub fn broadcast_into<T: Pod>(&mut self, root: Rank, buf: &mut [T], algo: Algo) -> Result<Ran> {
         let epoch = self.next_epoch();
         self.check_rank("root", root)?;
@@ -256,6 +288,21 @@ impl<X: Transport> Comm<X> {
 
     /// Scatter: rank r's `recv` gets block r of the root's `send` (`size · recv.len()`
     /// elements, passed by the root only).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hypercomm_rt::{threads, Algo};
+    /// let got = threads::run(4, |comm| {
+    ///     let data: Vec<i64> = (0..8).map(|i| -i).collect(); // block r: [-2r, -2r - 1]
+    ///     let send = (comm.rank() == 3).then_some(&data[..]);
+    ///     let mut mine = [0i64; 2];
+    ///     comm.scatter_into(3, send, &mut mine, Algo::Auto)?;
+    ///     Ok::<_, hypercomm_rt::Error>(mine)
+    /// }).unwrap();
+    /// let want: Vec<[i64; 2]> = (0..4).map(|r| [-2 * r, -2 * r - 1]).collect();
+    /// assert_eq!(got, want);
+    /// ```
     pub fn scatter_into<T: Pod>(
         &mut self,
         root: Rank,
@@ -283,6 +330,22 @@ impl<X: Transport> Comm<X> {
 
     /// Gather: block r of the root's `recv` (`size · send.len()` elements, passed by the
     /// root only) gets rank r's `send`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hypercomm_rt::{threads, Algo};
+    /// let got = threads::run(3, |comm| {
+    ///     let r = comm.rank() as u16;
+    ///     let mut all = [0u16; 6];
+    ///     let recv = (comm.rank() == 0).then_some(&mut all[..]);
+    ///     comm.gather_into(0, &[r, r * r], recv, Algo::Auto)?;
+    ///     Ok::<_, hypercomm_rt::Error>(all)
+    /// }).unwrap();
+    /// let want: Vec<u16> = (0..3).flat_map(|r| [r, r * r]).collect();
+    /// assert_eq!(got[0].to_vec(), want);
+    /// assert_eq!(got[1], [0; 6]); // only the root receives
+    /// ```
     pub fn gather_into<T: Pod>(
         &mut self,
         root: Rank,
@@ -311,6 +374,22 @@ impl<X: Transport> Comm<X> {
 
     /// All-gather: block r of every rank's `recv` (`size · send.len()`) gets rank r's
     /// `send`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hypercomm_rt::{threads, Algo};
+    /// let got = threads::run(3, |comm| {
+    ///     let x = [comm.rank() as f64 * 0.5, -1.0];
+    ///     let mut all = [0.0; 6];
+    ///     comm.all_gather_into(&x, &mut all, Algo::Auto)?;
+    ///     Ok::<_, hypercomm_rt::Error>(all)
+    /// }).unwrap();
+    /// let want: Vec<f64> = (0..3).flat_map(|r| [r as f64 * 0.5, -1.0]).collect();
+    /// for all in &got {
+    ///     assert_eq!(all.to_vec(), want);
+    /// }
+    /// ```
     pub fn all_gather_into<T: Pod>(
         &mut self,
         send: &[T],
@@ -335,6 +414,23 @@ impl<X: Transport> Comm<X> {
     }
 
     /// All-gather in place: rank r's block r of `buf` is its contribution.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hypercomm_rt::{threads, Algo};
+    /// let got = threads::run(4, |comm| {
+    ///     let r = comm.rank();
+    ///     let mut buf = [0u32; 8];
+    ///     buf[2 * r as usize..][..2].copy_from_slice(&[r, 10 * r]); // block r is rank r's
+    ///     comm.all_gather_in_place(&mut buf, Algo::Auto)?;
+    ///     Ok::<_, hypercomm_rt::Error>(buf)
+    /// }).unwrap();
+    /// let want: Vec<u32> = (0..4).flat_map(|r| [r, 10 * r]).collect();
+    /// for buf in &got {
+    ///     assert_eq!(buf.to_vec(), want);
+    /// }
+    /// ```
     pub fn all_gather_in_place<T: Pod>(&mut self, buf: &mut [T], algo: Algo) -> Result<Ran> {
         let epoch = self.next_epoch();
         let m = self.block_len("all-gather's buffer", buf.len())?;
@@ -352,6 +448,23 @@ impl<X: Transport> Comm<X> {
 
     /// All-to-all: block i of rank j's `recv` gets block j of rank i's `send` (both of
     /// `size` blocks).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hypercomm_rt::{threads, Algo};
+    /// let got = threads::run(3, |comm| {
+    ///     let r = comm.rank() as i64;
+    ///     let send: Vec<i64> = (0..3).map(|j| 10 * r + j).collect(); // block j goes to rank j
+    ///     let mut recv = [0i64; 3];
+    ///     comm.all_to_all_into(&send, &mut recv, Algo::Named("bruck"))?;
+    ///     Ok::<_, hypercomm_rt::Error>(recv)
+    /// }).unwrap();
+    /// for (j, recv) in got.iter().enumerate() {
+    ///     let want: Vec<i64> = (0..3).map(|i| 10 * i + j as i64).collect(); // from rank i
+    ///     assert_eq!(recv.to_vec(), want);
+    /// }
+    /// ```
     pub fn all_to_all_into<T: Pod>(
         &mut self,
         send: &[T],
@@ -372,6 +485,22 @@ impl<X: Transport> Comm<X> {
     }
 
     /// Reduce: the root's `recv` gets send_0 ⊕ send_1 ⊕ … (in rank order).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hypercomm_rt::{threads, Algo, Op};
+    /// let k = 4;
+    /// let got = threads::run(k, |comm| {
+    ///     let x = [comm.rank() + 1, 1];
+    ///     let mut total = [0u32; 2];
+    ///     let recv = (comm.rank() == 2).then_some(&mut total[..]);
+    ///     comm.reduce_into(2, &x, recv, &Op::sum(), Algo::Auto)?;
+    ///     Ok::<_, hypercomm_rt::Error>(total)
+    /// }).unwrap();
+    /// assert_eq!(got[2], [k * (k + 1) / 2, k]); // 1 + 2 + 3 + 4, and one 1 per rank
+    /// assert_eq!(got[0], [0, 0]); // only the root receives
+    /// ```
     pub fn reduce_into<T: Pod>(
         &mut self,
         root: Rank,
@@ -396,6 +525,20 @@ impl<X: Transport> Comm<X> {
     }
 
     /// All-reduce: every rank's `recv` gets send_0 ⊕ send_1 ⊕ ….
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hypercomm_rt::{threads, Algo, Op};
+    /// let got = threads::run(4, |comm| {
+    ///     let r = comm.rank() as i64;
+    ///     let mut total = [0i64; 2];
+    ///     comm.all_reduce_into(&[r, -r * r], &mut total, &Op::sum(), Algo::Auto)?;
+    ///     Ok::<_, hypercomm_rt::Error>(total)
+    /// }).unwrap();
+    /// let k = 4i64; // Σ r = k(k − 1)/2, Σ r² = (k − 1)k(2k − 1)/6
+    /// assert_eq!(got, vec![[k * (k - 1) / 2, -(k - 1) * k * (2 * k - 1) / 6]; 4]);
+    /// ```
     pub fn all_reduce_into<T: Pod>(
         &mut self,
         send: &[T],
@@ -417,6 +560,19 @@ impl<X: Transport> Comm<X> {
     }
 
     /// All-reduce in place: `buf` is the input and gets the result.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hypercomm_rt::{threads, Algo, Op};
+    /// let got = threads::run(3, |comm| {
+    ///     let r = comm.rank() as f64;
+    ///     let mut buf = [r - 1.0, -2.0 * r];
+    ///     comm.all_reduce_in_place(&mut buf, &Op::max(), Algo::Auto)?;
+    ///     Ok::<_, hypercomm_rt::Error>(buf)
+    /// }).unwrap();
+    /// assert_eq!(got, vec![[1.0, 0.0]; 3]); // maxima over r = 0, 1, 2
+    /// ```
     pub fn all_reduce_in_place<T: Pod>(
         &mut self,
         buf: &mut [T],
@@ -430,6 +586,20 @@ impl<X: Transport> Comm<X> {
     }
 
     /// Inclusive scan: rank r's `recv` gets send_0 ⊕ … ⊕ send_r.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hypercomm_rt::{threads, Algo, Op};
+    /// let got = threads::run(4, |comm| {
+    ///     let x = [comm.rank() as u16 + 1];
+    ///     let mut prefix = [0u16];
+    ///     comm.scan_into(&x, &mut prefix, &Op::sum(), Algo::Auto)?;
+    ///     Ok::<_, hypercomm_rt::Error>(prefix[0])
+    /// }).unwrap();
+    /// let want: Vec<u16> = (1..=4).map(|n| n * (n + 1) / 2).collect(); // 1, 1+2, 1+2+3, …
+    /// assert_eq!(got, want);
+    /// ```
     pub fn scan_into<T: Pod>(
         &mut self,
         send: &[T],
@@ -451,6 +621,22 @@ impl<X: Transport> Comm<X> {
     }
 
     /// Inclusive scan in place.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hypercomm_rt::{threads, Algo, Op};
+    /// // A non-commutative operator: concatenation of decimal numbers, each held as
+    /// // [value, 10^digits].
+    /// let concat = Op::associative(|a: &[u64; 2], b: &[u64; 2]| [a[0] * b[1] + b[0], a[1] * b[1]]);
+    /// let got = threads::run(4, |comm| {
+    ///     let mut buf = [[comm.rank() as u64 + 1, 10]];
+    ///     comm.scan_in_place(&mut buf, &concat, Algo::Auto)?;
+    ///     Ok::<_, hypercomm_rt::Error>(buf[0][0])
+    /// }).unwrap();
+    /// let want: Vec<u64> = (1..=4).map(|n| (1..=n).fold(0, |acc, d| 10 * acc + d)).collect();
+    /// assert_eq!(got, want); // 1, 12, 123, 1234: in rank order
+    /// ```
     pub fn scan_in_place<T: Pod>(
         &mut self,
         buf: &mut [T],
@@ -465,6 +651,21 @@ impl<X: Transport> Comm<X> {
 
     /// Exclusive scan: rank r's `recv` gets send_0 ⊕ … ⊕ send_{r−1}; rank 0's `recv`
     /// is unspecified.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hypercomm_rt::{threads, Algo, Op};
+    /// let got = threads::run(4, |comm| {
+    ///     let x = [comm.rank() as i64 + 1];
+    ///     let mut before = [0i64];
+    ///     comm.exclusive_scan_into(&x, &mut before, &Op::product(), Algo::Auto)?;
+    ///     Ok::<_, hypercomm_rt::Error>(before[0])
+    /// }).unwrap();
+    /// // Rank r gets 1 · 2 · … · r (rank 0's is unspecified).
+    /// let want: Vec<i64> = (1..4).map(|r| (1..=r).product()).collect();
+    /// assert_eq!(got[1..], want[..]);
+    /// ```
     pub fn exclusive_scan_into<T: Pod>(
         &mut self,
         send: &[T],
@@ -480,6 +681,22 @@ impl<X: Transport> Comm<X> {
     }
 
     /// Exclusive scan in place (rank 0's `buf` is unspecified afterwards).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hypercomm_rt::{threads, Algo, Op};
+    /// let got = threads::run(3, |comm| {
+    ///     let r = comm.rank();
+    ///     let mut buf = [r + 1, 2 * r];
+    ///     comm.exclusive_scan_in_place(&mut buf, &Op::sum(), Algo::Auto)?;
+    ///     Ok::<_, hypercomm_rt::Error>(buf)
+    /// }).unwrap();
+    /// // Rank r gets the sums over ranks 0..r (rank 0's is unspecified).
+    /// for r in 1..3u32 {
+    ///     assert_eq!(got[r as usize], [r * (r + 1) / 2, r * (r - 1)]);
+    /// }
+    /// ```
     pub fn exclusive_scan_in_place<T: Pod>(
         &mut self,
         buf: &mut [T],
@@ -494,6 +711,22 @@ impl<X: Transport> Comm<X> {
 
     /// Reduce-scatter with equal blocks: rank r's `recv` gets block r of
     /// send_0 ⊕ send_1 ⊕ … (`send` has `size · recv.len()` elements).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hypercomm_rt::{threads, Algo, Op};
+    /// let got = threads::run(4, |comm| {
+    ///     let r = comm.rank() as f64;
+    ///     let send: Vec<f64> = (0..4).map(|j| 10.0 * r + j as f64).collect(); // block j: rank j's
+    ///     let mut recv = [0.0];
+    ///     comm.reduce_scatter_block_into(&send, &mut recv, &Op::sum(), Algo::Auto)?;
+    ///     Ok::<_, hypercomm_rt::Error>(recv[0])
+    /// }).unwrap();
+    /// // Rank j gets Σ_r (10r + j) = 10 · (0 + 1 + 2 + 3) + 4j.
+    /// let want: Vec<f64> = (0..4).map(|j| 60.0 + 4.0 * j as f64).collect();
+    /// assert_eq!(got, want);
+    /// ```
     pub fn reduce_scatter_block_into<T: Pod>(
         &mut self,
         send: &[T],
@@ -515,6 +748,23 @@ impl<X: Transport> Comm<X> {
     /// Routed point-to-point: `src`'s `send` reaches `dst`'s `recv` along the schedule's
     /// paths (e.g. the hypercube's disjoint paths); every rank calls it, intermediate
     /// ranks forward. `len` is the message length, which every rank must know.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hypercomm_rt::{threads, Algo};
+    /// let got = threads::run(4, |comm| {
+    ///     let r = comm.rank();
+    ///     let send: Vec<u16> = (0..5).map(|i| 100 + i).collect();
+    ///     let mut recv = [0u16; 5];
+    ///     // Every rank calls it; only rank 1 sends and only rank 2 receives.
+    ///     let (s, d) = ((r == 1).then_some(&send[..]), (r == 2).then_some(&mut recv[..]));
+    ///     comm.p2p_into(1, 2, 5, s, d, Algo::Auto)?;
+    ///     Ok::<_, hypercomm_rt::Error>(recv)
+    /// }).unwrap();
+    /// assert_eq!(got[2].to_vec(), (100..105).collect::<Vec<u16>>());
+    /// assert_eq!(got[3], [0; 5]);
+    /// ```
     pub fn p2p_into<T: Pod>(
         &mut self,
         src: Rank,
@@ -550,6 +800,8 @@ impl<X: Transport> Comm<X> {
     /// Block until every rank has entered the barrier ([`Barrier::default`]: recursive
     /// doubling). `last()` still reports the collective before it.
     ///
+    /// # Examples
+    ///
     /// ```
     /// use hypercomm_rt::threads;
     /// let done = threads::run(3, |comm| comm.barrier().map(|()| comm.rank())).unwrap();
@@ -560,6 +812,21 @@ impl<X: Transport> Comm<X> {
     }
 
     /// [`barrier`](Self::barrier) by the given algorithm. Every rank must pass the same.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+    /// use hypercomm_rt::{threads, Barrier};
+    /// let arrived = AtomicU32::new(0);
+    /// let seen = threads::run(4, |comm| {
+    ///     arrived.fetch_add(1, SeqCst);
+    ///     comm.barrier_with(Barrier::Tree)?;
+    ///     // No rank leaves before every rank has arrived.
+    ///     Ok::<_, hypercomm_rt::Error>(arrived.load(SeqCst))
+    /// }).unwrap();
+    /// assert_eq!(seen, [4; 4]);
+    /// ```
     pub fn barrier_with(&mut self, how: Barrier) -> Result<()> {
         let last = self.last;
         let (bit, mut out) = ([0u8], [0u8]);
@@ -579,17 +846,74 @@ impl<X: Transport> Comm<X> {
 
     /// Send `data` to `dst` directly, returning once `dst` has received it (a
     /// synchronous send: the receiver copies straight from `data`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hypercomm_rt::threads;
+    /// let k = 4;
+    /// let got = threads::run(k, |comm| {
+    ///     let r = comm.rank();
+    ///     let mut from = vec![[0i64; 2]; k as usize];
+    ///     if r == 0 {
+    ///         for q in 1..k {
+    ///             comm.receive_into(q, &mut from[q as usize])?;
+    ///         }
+    ///     } else {
+    ///         comm.send(0, &[r as i64, -(r as i64)])?;
+    ///     }
+    ///     Ok::<_, hypercomm_rt::Error>(from)
+    /// }).unwrap();
+    /// assert_eq!(got[0], (0..k as i64).map(|q| [q, -q]).collect::<Vec<_>>());
+    /// ```
     pub fn send<T: Pod>(&mut self, dst: Rank, data: &[T]) -> Result<()> {
         self.exchange(Some((dst, data)), None)
     }
 
     /// Receive from `src` into `buf`; the message must have exactly `buf.len()` elements.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hypercomm_rt::threads;
+    /// let k = 4;
+    /// let got = threads::run(k, |comm| {
+    ///     // A running sum passed down the chain 0 → 1 → … → k − 1.
+    ///     let r = comm.rank();
+    ///     let mut sum = [0u32];
+    ///     if r > 0 {
+    ///         comm.receive_into(r - 1, &mut sum)?;
+    ///     }
+    ///     sum[0] += r + 1;
+    ///     if r + 1 < k {
+    ///         comm.send(r + 1, &sum)?;
+    ///     }
+    ///     Ok::<_, hypercomm_rt::Error>(sum[0])
+    /// }).unwrap();
+    /// assert_eq!(got, (1..=k).map(|n| n * (n + 1) / 2).collect::<Vec<_>>());
+    /// ```
     pub fn receive_into<T: Pod>(&mut self, src: Rank, buf: &mut [T]) -> Result<()> {
         self.exchange(None, Some((src, buf)))
     }
 
     /// Send to `dst` and receive from `src` at once (the pattern of a ring shift, which
     /// `send` then `receive_into` on every rank would deadlock).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hypercomm_rt::threads;
+    /// let k = 3;
+    /// let got = threads::run(k, |comm| {
+    ///     let r = comm.rank();
+    ///     let mut left = [0.0f64];
+    ///     // A ring shift: send right, receive from the left.
+    ///     comm.send_receive_into((r + 1) % k, &[r as f64 * 1.5], (r + k - 1) % k, &mut left)?;
+    ///     Ok::<_, hypercomm_rt::Error>(left[0])
+    /// }).unwrap();
+    /// let want: Vec<f64> = (0..k).map(|r| ((r + k - 1) % k) as f64 * 1.5).collect();
+    /// assert_eq!(got, want);
+    /// ```
     pub fn send_receive_into<T: Pod>(
         &mut self,
         dst: Rank,
