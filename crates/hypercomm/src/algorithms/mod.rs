@@ -63,6 +63,7 @@ pub mod reduce {
 }
 pub mod reduce_scatter {
     //! Reduction whose result is scattered in blocks.
+    pub mod pairwise;
     pub mod recursive_halving;
     pub mod ring;
 }
@@ -708,6 +709,17 @@ pub static ALGORITHMS: &[Algorithm] = &[
         fits: any_complete,
         build: reduce_scatter::ring::build,
         formulas: reduce_scatter::ring::formulas,
+    },
+    Algorithm {
+        name: "pairwise",
+        op: OpKind::ReduceScatter,
+        summary: "k − 1 steps: step s sends block r + s to r + s; arrivals combine on the left of two partials, rank order",
+        reference: "Thakur, Rabenseifner & Gropp 2005, reduce-scatter: pairwise exchange (MPICH), in rank order",
+        topologies: "complete",
+        pipelined: false,
+        fits: any_complete,
+        build: reduce_scatter::pairwise::build,
+        formulas: reduce_scatter::pairwise::formulas,
     },
     Algorithm {
         name: "recursive-doubling",
