@@ -220,6 +220,71 @@ fn auto_runs_the_fastest_algorithm_under_the_calibration() {
     }
 }
 
+/// `MPI_Reduce_scatter_block` with a non-commutative user operator on any number of
+/// ranks: `Algo::Auto` finds an algorithm that combines in rank order (on 2^n ranks
+/// `recursive-halving`, on the others `pairwise`, the only one there), and every rank's
+/// block equals the serial left-to-right reduction; with a commutative operator `Auto`
+/// takes the fastest under the cost model, as always.
+#[test]
+fn a_non_commutative_reduce_scatter_runs_in_rank_order_on_any_number_of_ranks() {
+    use crate::reference::{random, Mat2};
+    // Decimal concatenation, each number held as [value, 10^digits].
+    let concat = Op::associative(|a: &[u64; 2], b: &[u64; 2]| [a[0] * b[1] + b[0], a[1] * b[1]]);
+    let matmul = Op::associative(Mat2::mul);
+    let m = 3;
+    for k in [1u32, 2, 3, 5, 13] {
+        let ku = k as usize;
+        // Rank r's block j, element e: the digit (r + j + e) mod 10, and a random matrix.
+        let digits = |r: usize| -> Vec<[u64; 2]> {
+            (0..ku * m)
+                .map(|i| [((r + i / m + i % m) % 10) as u64, 10])
+                .collect()
+        };
+        let matrices: Vec<Vec<Mat2>> = (0..ku).map(|r| random(1000 + r as u64, ku * m)).collect();
+        let ran = threads::run_with(&config(k), |comm| {
+            let r = comm.rank() as usize;
+            let mut cat = vec![[0u64; 2]; m];
+            let a = comm.reduce_scatter_block_into(&digits(r), &mut cat, &concat, Algo::Auto)?;
+            let mut prod = vec![Mat2([0; 4]); m];
+            let b = comm.reduce_scatter_block_into(&matrices[r], &mut prod, &matmul, Algo::Auto)?;
+            let mut sum = vec![0u32; m];
+            let send: Vec<u32> = (0..ku * m).map(|i| (r * 100 + i) as u32).collect();
+            let c = comm.reduce_scatter_block_into(&send, &mut sum, &Op::sum(), Algo::Auto)?;
+            Ok::<_, Error>(((a, cat), (b, prod), (c, sum)))
+        })
+        .unwrap_or_else(|e| panic!("k = {k}: {e}"));
+        let ordered = if k.is_power_of_two() {
+            "recursive-halving"
+        } else {
+            "pairwise"
+        };
+        let commutative = fastest(
+            k,
+            Collective::ReduceScatter,
+            m as u64,
+            Calibration::default(),
+        );
+        for (j, ((a, cat), (b, prod), (c, sum))) in ran.into_iter().enumerate() {
+            assert!(a.auto && b.auto && c.auto);
+            assert_eq!((a.algorithm, b.algorithm), (ordered, ordered), "k = {k}");
+            assert_eq!(c.algorithm, commutative, "k = {k}");
+            for e in 0..m {
+                let i = j * m + e;
+                let want_cat = (0..ku).fold(0u64, |acc, r| acc * 10 + digits(r)[i][0]);
+                assert_eq!(
+                    cat[e],
+                    [want_cat, 10u64.pow(k)],
+                    "k = {k}, rank {j}, element {e}"
+                );
+                let want_prod = (1..ku).fold(matrices[0][i], |acc, r| acc.mul(&matrices[r][i]));
+                assert_eq!(prod[e], want_prod, "k = {k}, rank {j}, element {e}");
+                let want_sum: u32 = (0..ku).map(|r| (r * 100 + i) as u32).sum();
+                assert_eq!(sum[e], want_sum, "k = {k}, rank {j}, element {e}");
+            }
+        }
+    }
+}
+
 #[test]
 fn in_place_calls_skip_the_input_copy_when_the_schedule_allows() {
     let ran = threads::run_with(&config(8), |comm| {
