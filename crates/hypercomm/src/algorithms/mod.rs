@@ -343,9 +343,9 @@ pub static ALGORITHMS: &[Algorithm] = &[
     Algorithm {
         name: "direct",
         op: OpKind::P2p,
-        summary: "one shortest path: the single link on complete:K (one message, β + mτ); elsewhere store-and-forward, pipelined in ν packets",
+        summary: "one shortest path in ν packets: one message on complete:K (β + mτ), store-and-forward elsewhere",
         reference: "Saad & Schultz 1989 (Data Communication in Parallel Architectures); Saad & Schultz 1985, §3, eq. (3.1)",
-        topologies: "any (complete, hypercube, hypercube+host)",
+        topologies: "any",
         pipelined: true,
         fits: any_topology,
         build: p2p::direct::build,
