@@ -484,8 +484,8 @@ bad_input! {
         ["formulas", "--op", "nope"]
         => ["unknown collective `nope`"];
     compare_without_algorithms:
-        ["compare", "--topology", "complete:3", "--op", "p2p", "--src", "0", "--dst", "1", "--len", "1"]
-        => ["no algorithm performs p2p on complete:3"];
+        ["compare", "--topology", "hypercube:2+host", "--op", "broadcast", "--len", "1"]
+        => ["no algorithm performs broadcast on hypercube:2+host", "collectives with algorithms: p2p"];
     compare_every_row_invalid:
         ["compare", "--topology", "hypercube:3", "--op", "scatter", "--len", "10", "--packets", "3"]
         => ["no algorithm could run", "`sbt`", "not pipelined"];

@@ -112,7 +112,8 @@ fn checked_elements(op: OpKind, k: u64, m: u64) -> u64 {
     }
 }
 
-const OPS: [&str; 10] = [
+const OPS: [&str; 11] = [
+    "p2p",
     "broadcast",
     "scatter",
     "gather",
@@ -125,13 +126,26 @@ const OPS: [&str; 10] = [
     "reduce-scatter",
 ];
 
+/// `--src 0 --dst k − 1` for point-to-point (which needs both), nothing otherwise.
+fn ends(op: &str, k: u64) -> Vec<String> {
+    match op {
+        "p2p" => ["--src", "0", "--dst", &(k - 1).to_string()]
+            .map(String::from)
+            .to_vec(),
+        _ => Vec::new(),
+    }
+}
+
 #[test]
 fn every_collective_on_1_3_4_5_ranks_is_correct_with_the_contract_fields() {
     for op in OPS {
         let kind: OpKind = op.parse().unwrap();
         for k in [1u64, 3, 4, 5] {
             let ks = k.to_string();
-            let j = run_json(&["--ranks", &ks, "--op", op, "--len", "13"]);
+            let mut args = vec!["--ranks", &ks, "--op", op, "--len", "13"];
+            let ends = ends(op, k);
+            args.extend(ends.iter().map(String::as_str));
+            let j = run_json(&args);
             for field in ["op", "algo", "ranks", "len", "correct", "time", "backend"] {
                 assert!(j.get(field).is_some(), "{op} k={k}: no `{field}` in {j}");
             }
@@ -158,7 +172,10 @@ fn every_fitting_algorithm_runs_correctly_by_name() {
         for k in [4u32, 5] {
             for a in algorithms::fitting(&Topology::Complete(k), kind) {
                 let ks = k.to_string();
-                let j = run_json(&["--ranks", &ks, "--op", op, "--algo", a.name, "--len", "9"]);
+                let mut args = vec!["--ranks", &ks, "--op", op, "--algo", a.name, "--len", "9"];
+                let ends = ends(op, k.into());
+                args.extend(ends.iter().map(String::as_str));
+                let j = run_json(&args);
                 assert_eq!(j["algo"], a.name);
                 assert_eq!(j["auto"], false);
                 assert_eq!(j["correct"], true, "{op} {} k={k}: {j}", a.name);

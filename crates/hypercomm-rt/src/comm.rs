@@ -746,24 +746,31 @@ impl<X: Transport> Comm<X> {
     }
 
     /// Routed point-to-point: `src`'s `send` reaches `dst`'s `recv` along the schedule's
-    /// paths (e.g. the hypercube's disjoint paths); every rank calls it, intermediate
-    /// ranks forward. `len` is the message length, which every rank must know.
+    /// paths; every rank calls it, intermediate ranks forward. `len` is the message
+    /// length, which every rank must know. Any k and any `src`, `dst` (`src == dst`
+    /// copies locally): `direct` sends one message over the link (on `complete:k` every
+    /// pair is linked); for k = 2^n the hypercube's `ecube` (one e-cube path) and
+    /// `multipath` (the n disjoint paths) fit too, and `Algo::Auto` takes the fastest
+    /// under the cost model. For a plain message between two ranks, without every rank
+    /// calling, see [`send`](Comm::send) and [`receive_into`](Comm::receive_into).
     ///
     /// # Examples
     ///
     /// ```
     /// use hypercomm_rt::{threads, Algo};
-    /// let got = threads::run(4, |comm| {
+    /// // 3 ranks: any number does.
+    /// let got = threads::run(3, |comm| {
     ///     let r = comm.rank();
     ///     let send: Vec<u16> = (0..5).map(|i| 100 + i).collect();
     ///     let mut recv = [0u16; 5];
     ///     // Every rank calls it; only rank 1 sends and only rank 2 receives.
     ///     let (s, d) = ((r == 1).then_some(&send[..]), (r == 2).then_some(&mut recv[..]));
-    ///     comm.p2p_into(1, 2, 5, s, d, Algo::Auto)?;
+    ///     let ran = comm.p2p_into(1, 2, 5, s, d, Algo::Auto)?;
+    ///     assert_eq!(ran.algorithm, "direct");
     ///     Ok::<_, hypercomm_rt::Error>(recv)
     /// }).unwrap();
     /// assert_eq!(got[2].to_vec(), (100..105).collect::<Vec<u16>>());
-    /// assert_eq!(got[3], [0; 5]);
+    /// assert_eq!(got[0], [0; 5]);
     /// ```
     pub fn p2p_into<T: Pod>(
         &mut self,

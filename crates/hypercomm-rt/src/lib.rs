@@ -10,7 +10,9 @@
 //! process moving data with a single copy; [`exec`], one rank's program on typed buffers.
 //!
 //! Schedules are built for `complete:k` (every pair of ranks linked), so any algorithm
-//! of the registry that fits k ranks runs; hypercube algorithms fit k = 2^n.
+//! of the registry that fits k ranks runs: every collective has algorithms for any k
+//! (point-to-point `direct`, one message), and the hypercube algorithms join them when
+//! k = 2^n.
 //!
 //! Every example below runs 4 ranks with [`threads::run`], which returns each rank's
 //! result in rank order. Each call's doc in [`Comm`] says what it computes.

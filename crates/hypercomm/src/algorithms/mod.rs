@@ -53,6 +53,7 @@ pub mod gather {
 }
 pub mod p2p {
     //! Point-to-point transfers.
+    pub mod direct;
     pub mod ecube;
     pub mod multipath;
 }
@@ -311,6 +312,11 @@ fn any_complete(t: &Topology) -> Result<(), String> {
     }
 }
 
+/// Fits every topology the core has (`complete:K`, `hypercube:N`, `hypercube:N+host`).
+fn any_topology(_: &Topology) -> Result<(), String> {
+    Ok(())
+}
+
 /// Every algorithm.
 pub static ALGORITHMS: &[Algorithm] = &[
     Algorithm {
@@ -334,6 +340,17 @@ pub static ALGORITHMS: &[Algorithm] = &[
         fits: hypercube_only,
         build: p2p::multipath::build,
         formulas: p2p::multipath::formulas,
+    },
+    Algorithm {
+        name: "direct",
+        op: OpKind::P2p,
+        summary: "one shortest path in ν packets: one message on complete:K (β + mτ), store-and-forward elsewhere",
+        reference: "Saad & Schultz 1989 (Data Communication in Parallel Architectures); Saad & Schultz 1985, §3, eq. (3.1)",
+        topologies: "any",
+        pipelined: true,
+        fits: any_topology,
+        build: p2p::direct::build,
+        formulas: p2p::direct::formulas,
     },
     Algorithm {
         name: "sbt",

@@ -118,6 +118,34 @@ impl Topology {
             Topology::Complete(_) => u32::from(a != b),
         }
     }
+    /// One shortest path from `a` to `b`, both included (`[a]` when `a == b`): its
+    /// length is [`distance`](Topology::distance)`(a, b)` hops and each hop is a link.
+    /// - `complete:K`: the link `a`–`b`;
+    /// - `hypercube:N`: the e-cube route (differing bits corrected in ascending order);
+    /// - `hypercube:N+host`: the host link when either end is the host; the e-cube
+    ///   route when the Hamming distance is at most 2 (processing-element links only,
+    ///   even where the two host links would be as short); through the host otherwise.
+    ///   A path's links are therefore all of one class.
+    pub fn shortest_path(&self, a: Rank, b: Rank) -> Vec<Rank> {
+        debug_assert!(a < self.nodes() && b < self.nodes());
+        if a == b {
+            return vec![a];
+        }
+        match self {
+            Topology::Complete(_) => vec![a, b],
+            Topology::Hypercube(h) => h.ecube_path(a, b),
+            Topology::HypercubeHost(h) => {
+                let host = h.nodes();
+                if a == host || b == host {
+                    vec![a, b]
+                } else if Hypercube::hamming(a, b) <= 2 {
+                    h.ecube_path(a, b)
+                } else {
+                    vec![a, host, b]
+                }
+            }
+        }
+    }
     /// Eccentricity of `a`: the distance to the farthest node.
     pub fn eccentricity(&self, a: Rank) -> u32 {
         match self {
