@@ -118,7 +118,7 @@ fn cases(kind: OpKind, k: u32) -> Vec<Case> {
                     if matrices && !kind.is_reduction() {
                         continue;
                     }
-                    let refused = refusal(&fitting, &topo, collective, len, algo, matrices);
+                    let refused = refusal(&topo, collective, len, algo, matrices);
                     for in_place in [false, true] {
                         if in_place && !has_in_place(kind) {
                             continue;
@@ -141,7 +141,6 @@ fn cases(kind: OpKind, k: u32) -> Vec<Case> {
 
 /// Which error every rank must return, if any.
 fn refusal(
-    fitting: &[&'static algorithms::Algorithm],
     topo: &Topology,
     c: Collective,
     m: usize,
@@ -150,13 +149,9 @@ fn refusal(
 ) -> Option<&'static str> {
     let ordered = |a: &&&algorithms::Algorithm| !matrices || keeps_order(a, topo, c, m);
     match algo {
-        // `Algo::Auto` with a commutative operator always runs: every collective has an
-        // algorithm for every k on complete:k, so a refusal is a failure.
-        None if !matrices => None,
-        // Until an order-keeping reduce-scatter for any k lands
-        None if c.kind() == OpKind::ReduceScatter && !fitting.iter().any(|a| ordered(&a)) => {
-            Some("NoAlgorithm")
-        }
+        // `Algo::Auto` always runs, whatever the operator: every collective has an
+        // algorithm for every k on complete:k, and one that keeps rank order (for
+        // reduce-scatter on k ≠ 2^n, `pairwise`), so a refusal is a failure.
         None => None,
         // A named algorithm (each one fits complete:k here) is refused only for a
         // non-commutative operator whose rank order it does not keep.
