@@ -40,7 +40,8 @@
 //! `run` moves `u64` elements of random data (a seed, printed, makes it reproducible)
 //! and checks every rank's result against a serial reference computed here from the
 //! same seed ([`data`]), independently of the library's post-conditions. `bench`
-//! moves bytes (`u8`), as the OSU micro-benchmarks do: see [`bench`] for the columns.
+//! moves bytes (`u8`), as the OSU micro-benchmarks do: see [`bench`](mod@bench) for the
+//! columns.
 
 pub mod bench;
 pub mod calibrate;
@@ -410,7 +411,8 @@ pub struct Execution {
 /// rank sends what it receives in each step (rings, exchanges). Not counted: an eager
 /// message's copy by its sender (small messages), and the half of a large message that
 /// a sender on another CPU copies when idle. Ranks are generated one at a time
-/// ([`Schedule::program_into`]), so memory is steps × n, not the whole schedule.
+/// ([`Schedule::program_into`](hypercomm::schedule::Schedule::program_into)), so
+/// memory is steps × n, not the whole schedule.
 pub fn cpu_shared_time(
     topology: &Topology,
     model: &cost::model::Model,
