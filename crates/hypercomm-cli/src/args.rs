@@ -490,7 +490,8 @@ pub struct CalibrateArgs {
     /// ~/.config/hypercomm/calibration.conf].
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Largest size in bytes (sizes are powers of 4 from 1 B).
+    /// Largest size in bytes (sizes are powers of 4 from 1 B; at least 4, as the fit of
+    /// β and τ needs two sizes). A fit with τ ≤ 0 or β < 0 is not saved (exit 1).
     #[arg(long, value_name = "B", default_value_t = 4 << 20)]
     pub max_size: u64,
     /// Repetitions per size [default: 5000 for small sizes down to 50 for the largest].
