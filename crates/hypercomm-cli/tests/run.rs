@@ -867,6 +867,60 @@ fn calibrate_writes_a_file_that_run_then_loads() {
     assert!(r.err.contains("fast"), "{}", r.err);
 }
 
+/// `MemAvailable` of `/proc/meminfo`, bytes.
+#[cfg(target_os = "linux")]
+fn mem_available() -> u64 {
+    let text = std::fs::read_to_string("/proc/meminfo").unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("MemAvailable:"))
+        .unwrap();
+    let kb: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    kb * 1024
+}
+
+/// A run whose buffers would take more than the machine's available memory is refused
+/// before allocating anything (exit 2, the bytes needed and available named), however
+/// far below the fixed 64 GiB it is. The lengths are computed from `MemAvailable` now:
+/// their buffers would take three times it (twice for `in` and `out` alone), so a
+/// machine that frees memory meanwhile still refuses them.
+#[cfg(target_os = "linux")]
+#[test]
+fn buffers_beyond_the_available_memory_are_refused() {
+    let available = mem_available();
+    // 2 ranks of all-reduce: each holds in, out and the reference, m elements of 8 B.
+    let m = available / 16 + 1;
+    let need = 2 * 3 * m * 8;
+    let ms = m.to_string();
+    let r = hc(&["run", "--ranks", "2", "--op", "allreduce", "--len", &ms]);
+    assert_eq!(r.code, 2, "--len {ms}:\n{}\n{}", r.out, r.err);
+    for needle in [
+        "--len",
+        &format!("{need} bytes"),
+        "available",
+        "MemAvailable",
+    ] {
+        assert!(r.err.contains(needle), "no `{needle}`:\n{}", r.err);
+    }
+    // bench at one size S: in and out of 2 ranks, and memcpy's two buffers: 6·S bytes.
+    let size = (available / 2 + 1).to_string();
+    let r = hc(&[
+        "bench",
+        "--ranks",
+        "2",
+        "--op",
+        "allreduce",
+        "--min-size",
+        &size,
+        "--max-size",
+        &size,
+    ]);
+    assert_eq!(r.code, 2, "--max-size {size}:\n{}\n{}", r.out, r.err);
+    for needle in ["--max-size", "available", "MemAvailable"] {
+        assert!(r.err.contains(needle), "no `{needle}`:\n{}", r.err);
+    }
+}
+
 /// `--max-size` below 4 measures one size, which cannot tell β from τ: refused before
 /// measuring, naming the valid choice, nothing saved.
 #[test]

@@ -16,7 +16,9 @@ use hypercomm_rt::exec::{Buffers, Plan};
 use hypercomm_rt::{Comm, Ran, Transport};
 use serde::Serialize;
 
-use super::{buffer_lens, data, invoke, predict, AlgoChoice, CalibrationInfo, ReduceOp};
+use super::{
+    buffer_lens, data, invoke, predict, try_buffer, AlgoChoice, CalibrationInfo, ReduceOp,
+};
 
 /// Size of a `run` element in bytes (`u64`).
 pub const ELEM_BYTES: usize = 8;
@@ -90,8 +92,10 @@ pub fn run_rank<X: Transport>(
     let (k, r, m) = (comm.size(), comm.rank(), cfg.len);
     let c = cfg.collective;
     let (in_len, out_len) = buffer_lens(c, k, m, r);
-    let input = data::input(cfg.seed, r, in_len);
-    let mut output = vec![0u64; out_len];
+    let input = try_buffer(in_len, "--len", &format!("rank {r}'s input"), |i| {
+        data::element(cfg.seed, r, i)
+    })?;
+    let mut output = try_buffer(out_len, "--len", &format!("rank {r}'s output"), |_| 0u64)?;
     let bcast_root = matches!(c, Collective::Broadcast { root } if root == r);
     if bcast_root {
         output.copy_from_slice(&input);
