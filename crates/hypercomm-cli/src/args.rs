@@ -397,6 +397,11 @@ pub struct RtRunArgs {
     /// Seed of the random input [default: from the clock; the report prints it].
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
+    /// Timed calls, after one untimed warm-up call. Each call's time is the slowest
+    /// rank's; the report's `time` is their median and `min` the fastest. Every call's
+    /// result is checked.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_RUN_ITERS)]
+    pub iters: u64,
     /// Corrupt one element of the result before the check (tests the checker).
     #[arg(long, hide = true)]
     pub inject_error: bool,
@@ -404,6 +409,10 @@ pub struct RtRunArgs {
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 }
+
+/// `run --iters` by default: enough calls for a median that does not swing with one
+/// descheduled rank, few enough that a run of a large message stays short.
+pub const DEFAULT_RUN_ITERS: u64 = 10;
 
 /// Output format of `hypercomm bench`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

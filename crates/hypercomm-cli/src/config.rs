@@ -279,6 +279,9 @@ pub fn check_size(nodes: u32, steps: usize, limit: u64, hint: &str) -> Result<()
     Ok(())
 }
 
+/// Most timed calls of `run --iters` (each rank keeps every call's time).
+pub const MAX_RUN_ITERS: u64 = 1_000_000;
+
 /// Backends this binary runs (`run`, `bench`, `calibrate`).
 pub const BACKENDS: &[&str] = &["threads"];
 
@@ -517,6 +520,12 @@ pub fn rt_run(args: &crate::args::RtRunArgs) -> Result<crate::runtime::RunConfig
         memory_limit(),
         "--len",
     )?;
+    if !(1..=MAX_RUN_ITERS).contains(&args.iters) {
+        return Err(Error::InvalidParameter {
+            what: "--iters",
+            reason: format!("{}; valid: 1..={MAX_RUN_ITERS}", args.iters),
+        });
+    }
     let seed = args.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -531,6 +540,7 @@ pub fn rt_run(args: &crate::args::RtRunArgs) -> Result<crate::runtime::RunConfig
         reduce: p.reduce,
         seed,
         inject_error: args.inject_error,
+        iters: args.iters as usize,
     })
 }
 

@@ -144,11 +144,66 @@ fn every_collective_on_1_3_4_5_ranks_is_correct_with_the_contract_fields() {
             assert_eq!(j["checked"], checked_elements(kind, k, 13), "{op} k={k}");
             assert!(j["time"].as_f64().unwrap() > 0.0);
             assert!(j["time"].as_f64() >= j["time_min"].as_f64());
+            assert!(j["time"].as_f64() >= j["min"].as_f64());
+            assert_eq!(j["iters"], 10, "the default");
             let fitting = algorithms::fitting(&Topology::Complete(k as u32), kind);
             let algo = j["algo"].as_str().unwrap();
             assert!(fitting.iter().any(|a| a.name == algo), "{op} k={k}: {algo}");
         }
     }
+}
+
+/// `--iters N` times N calls after a warm-up: `time` is their median and `min` the
+/// fastest (each the slowest rank's), both in the text; 0 calls is bad input.
+#[test]
+fn run_times_iters_calls_and_reports_the_median_and_the_fastest() {
+    for n in ["1", "4"] {
+        let j = run_json(&[
+            "--ranks",
+            "3",
+            "--op",
+            "allgather",
+            "--len",
+            "100",
+            "--iters",
+            n,
+        ]);
+        assert_eq!(j["iters"].to_string(), n);
+        assert_eq!(j["correct"], true);
+        let (time, min) = (j["time"].as_f64().unwrap(), j["min"].as_f64().unwrap());
+        assert!(min > 0.0 && min <= time, "{j}");
+        if n == "1" {
+            assert_eq!(min, time, "one call is its own median");
+        }
+    }
+    let r = hc(&[
+        "run",
+        "--ranks",
+        "2",
+        "--op",
+        "allreduce",
+        "--len",
+        "8",
+        "--iters",
+        "5",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(r.out.contains("median of 5 calls"), "{}", r.out);
+    assert!(r.out.contains("fastest call"), "{}", r.out);
+    bad(
+        &[
+            "run",
+            "--ranks",
+            "2",
+            "--op",
+            "allreduce",
+            "--len",
+            "8",
+            "--iters",
+            "0",
+        ],
+        &["--iters", "1..="],
+    );
 }
 
 #[test]
@@ -1067,6 +1122,7 @@ fn gather_run_and_gather_bench_bring_every_rank_result_to_every_rank() {
         reduce: ReduceOp::Sum,
         seed: 9,
         inject_error: true,
+        iters: 3,
     };
     let per_rank = threads::run(3, |comm| {
         let local = runtime::run_rank(comm, &cfg)?;
@@ -1079,6 +1135,7 @@ fn gather_run_and_gather_bench_bring_every_rank_result_to_every_rank() {
         assert_eq!(all, &locals);
     }
     assert!(locals[2].mismatch.is_some() && locals[0].mismatch.is_none());
+    assert!(locals.iter().all(|l| l.times.len() == 3), "{locals:?}");
     let cal = runtime::CalibrationInfo::new(Calibration::default(), None);
     let report = runtime::RunReport::new(
         &cfg,

@@ -78,7 +78,7 @@ pub fn run_text(r: &RunReport) -> String {
     };
     let correct = match &r.mismatch {
         None => format!(
-            "yes ({} elements checked against the serial reference)",
+            "yes ({} elements checked against the serial reference, after each call)",
             r.checked
         ),
         Some(m) => format!(
@@ -112,8 +112,11 @@ pub fn run_text(r: &RunReport) -> String {
         (
             "time",
             format!(
-                "{} (max over ranks; min {})",
+                "{} (median of {} calls, the slowest rank's; fastest call {}; fastest \
+                 rank {})",
                 secs(r.time),
+                r.iters,
+                secs(r.min),
                 secs(r.time_min)
             ),
         ),
