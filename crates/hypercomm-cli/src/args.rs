@@ -6,10 +6,34 @@
 //! configuration. Plain numbers are parsed by clap.
 
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use hypercomm::collective::OpKind;
+
+use crate::runtime::ReduceOp;
 
 pub use crate::runtime::calibrate::Pattern;
+
+/// The help of `--op`: every collective, named as the parser ([`OpKind`]'s `FromStr`)
+/// takes them, from [`OpKind::ALL`].
+pub fn op_help() -> &'static str {
+    static HELP: OnceLock<String> = OnceLock::new();
+    HELP.get_or_init(|| {
+        let names = OpKind::ALL.map(OpKind::name).join(", ");
+        format!("Collective: {names}")
+    })
+}
+
+/// The help of `--reduce-op`: every operator [`ReduceOp`]'s `FromStr` takes, from
+/// [`ReduceOp::ALL`].
+pub fn reduce_op_help() -> &'static str {
+    static HELP: OnceLock<String> = OnceLock::new();
+    HELP.get_or_init(|| {
+        let names = ReduceOp::ALL.map(ReduceOp::name).join(", ");
+        format!("Reduction operator of reductions: {names} (integers wrap) [default: sum]")
+    })
+}
 
 /// `hypercomm`: collective-communication schedules on hypercubes, generated, verified
 /// and costed.
@@ -47,8 +71,9 @@ pub enum Command {
     /// Benchmark collectives on a runtime backend over message sizes (OSU and
     /// nccl-tests conventions), beside the cost model and memcpy.
     Bench(BenchArgs),
-    /// Measure the backend's start-up time β and time per byte τ by ping-pong and save
-    /// them for `Algo::Auto`, `run` and `bench`.
+    /// Measure the backend's start-up time β and time per byte τ between pairs of ranks
+    /// (exchanging messages by default, or by ping-pong: --pattern) and save them for
+    /// `Algo::Auto`, `run` and `bench`.
     Calibrate(CalibrateArgs),
 }
 
@@ -78,8 +103,8 @@ pub struct ProblemArgs {
     /// Interconnect, e.g. `hypercube:4`.
     #[arg(long, value_name = "T")]
     pub topology: String,
-    /// Collective: p2p, broadcast, scatter, gather, ...
-    #[arg(long, value_name = "OP")]
+    /// Collective (every name `OpKind` parses: see [`op_help`]).
+    #[arg(long, value_name = "OP", help = op_help())]
     pub op: String,
     /// Elements per message (per block for scatter and gather).
     #[arg(long, value_name = "M")]
@@ -265,8 +290,8 @@ pub struct SweepArgs {
     /// Interconnect, e.g. `hypercube:4`; with `--dims`, only its family counts.
     #[arg(long, value_name = "T")]
     pub topology: String,
-    /// Collective: p2p, broadcast, scatter, gather, ...
-    #[arg(long, value_name = "OP")]
+    /// Collective (every name `OpKind` parses: see [`op_help`]).
+    #[arg(long, value_name = "OP", help = op_help())]
     pub op: String,
     /// Elements per message: `M`, a range `A..B` (step 1), `A..B:STEP`, a geometric range
     /// `A..BxF` (factor F > 1), or a list `A,B,C`. A single `M` with `--dims`.
@@ -313,8 +338,8 @@ pub struct RtProblemArgs {
     /// Number of ranks.
     #[arg(long, value_name = "K")]
     pub ranks: u64,
-    /// Collective: p2p, broadcast, scatter, gather, allgather, alltoall, reduce, ...
-    #[arg(long, value_name = "OP")]
+    /// Collective (every name `OpKind` parses: see [`op_help`]).
+    #[arg(long, value_name = "OP", help = op_help())]
     pub op: String,
     /// The root of a rooted collective [default: 0].
     #[arg(long, value_name = "R")]
@@ -325,9 +350,8 @@ pub struct RtProblemArgs {
     /// Destination rank of p2p.
     #[arg(long, value_name = "B")]
     pub dst: Option<u64>,
-    /// Reduction operator of reductions: sum, prod, min, max, band, bor, bxor
-    /// (integers wrap) [default: sum].
-    #[arg(long, value_name = "OP")]
+    /// Reduction operator of reductions (see [`reduce_op_help`]) [default: sum].
+    #[arg(long, value_name = "OP", help = reduce_op_help())]
     pub reduce_op: Option<String>,
     /// Seconds a rank waits for a peer before giving up.
     #[arg(long, value_name = "SECS", default_value_t = 60.0)]
@@ -373,6 +397,11 @@ pub struct RtRunArgs {
     /// Seed of the random input [default: from the clock; the report prints it].
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
+    /// Timed calls, after one untimed warm-up call. Each call's time is the slowest
+    /// rank's; the report's `time` is their median and `min` the fastest. Every call's
+    /// result is checked.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_RUN_ITERS)]
+    pub iters: u64,
     /// Corrupt one element of the result before the check (tests the checker).
     #[arg(long, hide = true)]
     pub inject_error: bool,
@@ -380,6 +409,10 @@ pub struct RtRunArgs {
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 }
+
+/// `run --iters` by default: enough calls for a median that does not swing with one
+/// descheduled rank, few enough that a run of a large message stays short.
+pub const DEFAULT_RUN_ITERS: u64 = 10;
 
 /// Output format of `hypercomm bench`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -466,7 +499,8 @@ pub struct CalibrateArgs {
     /// ~/.config/hypercomm/calibration.conf].
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Largest size in bytes (sizes are powers of 4 from 1 B).
+    /// Largest size in bytes (sizes are powers of 4 from 1 B; at least 4, as the fit of
+    /// β and τ needs two sizes). A fit with τ ≤ 0 or β < 0 is not saved (exit 1).
     #[arg(long, value_name = "B", default_value_t = 4 << 20)]
     pub max_size: u64,
     /// Repetitions per size [default: 5000 for small sizes down to 50 for the largest].

@@ -4,7 +4,8 @@
 //! stderr with exit code 2. The library's own parsers (`Topology`, `OpKind`, `Packets`,
 //! `Ports`, `Duplex`, `Timing`) produce messages that name the valid choices; the CLI
 //! adds the checks that protect the process itself: lengths whose counts would overflow,
-//! and schedules too large to hold in memory.
+//! schedules too large to hold in memory, and runtime buffers larger than the memory
+//! available ([`memory_limit`]).
 
 use hypercomm::algorithms::{self, Algorithm, Packets, Params};
 use hypercomm::collective::{Collective, OpKind};
@@ -278,14 +279,67 @@ pub fn check_size(nodes: u32, steps: usize, limit: u64, hint: &str) -> Result<()
     Ok(())
 }
 
+/// Most timed calls of `run --iters` (each rank keeps every call's time).
+pub const MAX_RUN_ITERS: u64 = 1_000_000;
+
 /// Backends this binary runs (`run`, `bench`, `calibrate`).
 pub const BACKENDS: &[&str] = &["threads"];
 
 /// Largest `--ranks` of the runtime commands (threads of one process).
 pub const MAX_RANKS: u64 = hypercomm_rt::threads::MAX_RANKS as u64;
 
-/// Largest bytes a runtime command may allocate over all ranks' buffers (64 GiB).
+/// Largest bytes a runtime command may allocate over all ranks' buffers when the memory
+/// available is unknown (not Linux, or `/proc/meminfo` unreadable): 64 GiB.
 pub const MAX_RT_BYTES: u64 = 1 << 36;
+
+/// What a runtime command may allocate ([`memory_limit`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryLimit {
+    /// Bytes.
+    pub bytes: u64,
+    /// Whether it is the machine's `MemAvailable` (else the fixed [`MAX_RT_BYTES`]).
+    pub available: bool,
+}
+
+/// `MemAvailable` of a `/proc/meminfo` text, in bytes (the kernel's estimate of the
+/// memory a new process can take without swapping).
+pub fn mem_available(meminfo: &str) -> Option<u64> {
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let mut words = line["MemAvailable:".len()..].split_whitespace();
+    let n: u64 = words.next()?.parse().ok()?;
+    match words.next() {
+        Some("kB") => n.checked_mul(1024),
+        None => Some(n),
+        Some(_) => None,
+    }
+}
+
+/// The memory a runtime command may take: on Linux, `MemAvailable` of `/proc/meminfo`
+/// now; elsewhere, or if it cannot be read, [`MAX_RT_BYTES`].
+pub fn memory_limit() -> MemoryLimit {
+    let available = if cfg!(target_os = "linux") {
+        std::fs::read_to_string("/proc/meminfo")
+            .ok()
+            .and_then(|t| mem_available(&t))
+    } else {
+        None
+    };
+    match available {
+        Some(bytes) => MemoryLimit {
+            bytes,
+            available: true,
+        },
+        None => MemoryLimit {
+            bytes: MAX_RT_BYTES,
+            available: false,
+        },
+    }
+}
+
+/// `bytes` in GiB, one decimal.
+fn gib(bytes: u64) -> String {
+    format!("{:.1} GiB", bytes as f64 / f64::from(1u32 << 30))
+}
 
 /// Check `--backend` against the backends this binary runs.
 pub fn backend(name: &str) -> Result<String, Error> {
@@ -393,26 +447,57 @@ pub fn rt_algo(k: u32, kind: OpKind, name: &str) -> Result<crate::runtime::AlgoC
     Ok(AlgoChoice::Named(algo))
 }
 
-/// Refuse buffers over all ranks beyond [`MAX_RT_BYTES`] (`elems`: elements of every
-/// rank's `in` and `out` together).
-fn check_rt_bytes(elems: u64, elem_bytes: u64, what: &'static str) -> Result<(), Error> {
-    let bytes = elems.saturating_mul(elem_bytes);
-    if bytes > MAX_RT_BYTES {
-        return Err(Error::InvalidParameter {
-            what,
-            reason: format!(
-                "the ranks' buffers would take {bytes} bytes; the limit is {MAX_RT_BYTES}"
-            ),
-        });
+/// Refuse a run whose buffers (`bytes` over all ranks, `which` says what they are) do
+/// not fit in `limit`, so that it fails here, with exit 2, rather than in the allocator
+/// (an abort) or at the hands of the OOM killer; `what` is the flag to lower.
+pub fn check_rt_bytes(
+    bytes: u64,
+    which: &str,
+    limit: MemoryLimit,
+    what: &'static str,
+) -> Result<(), Error> {
+    if bytes <= limit.bytes {
+        return Ok(());
     }
-    Ok(())
+    let have = if limit.available {
+        "available (MemAvailable in /proc/meminfo)"
+    } else {
+        "allowed (the memory available is unknown here)"
+    };
+    Err(Error::InvalidParameter {
+        what,
+        reason: format!(
+            "{which} would take {bytes} bytes ({}), more than the {} bytes ({}) {have}; \
+             valid: a smaller {what} or fewer --ranks",
+            gib(bytes),
+            limit.bytes,
+            gib(limit.bytes),
+        ),
+    })
 }
 
-/// Elements of every rank's `in` and `out` buffers together.
-fn total_elems(c: Collective, k: u32, m: u64) -> u64 {
+/// Elements of every rank's `in` and `out` buffers together, plus `out` again `extra`
+/// times (`run` holds each rank's serial reference beside its `out`).
+fn total_elems(c: Collective, k: u32, m: u64, extra_out: u64) -> u64 {
     (0..k)
-        .map(|r| c.in_len(k, m, r).saturating_add(c.out_len(k, m, r)))
+        .map(|r| {
+            let out = c.out_len(k, m, r);
+            c.in_len(k, m, r)
+                .saturating_add(out.saturating_mul(1 + extra_out))
+        })
         .fold(0u64, u64::saturating_add)
+}
+
+/// Bytes `run` allocates over all ranks with `m` elements per message: each rank's
+/// `in`, `out` and serial reference (a copy of `out`), of 8-byte elements.
+pub fn run_bytes(c: Collective, k: u32, m: u64) -> u64 {
+    total_elems(c, k, m, 1).saturating_mul(8)
+}
+
+/// Bytes `bench` allocates over all ranks at its largest size `m` (bytes per message):
+/// each rank's `in` and `out`, and the memcpy reference's two buffers.
+pub fn bench_bytes(c: Collective, k: u32, m: u64) -> u64 {
+    total_elems(c, k, m, 0).saturating_add(m.saturating_mul(2))
 }
 
 /// Validate `hypercomm run`.
@@ -429,7 +514,18 @@ pub fn rt_run(args: &crate::args::RtRunArgs) -> Result<crate::runtime::RunConfig
         });
     }
     check_len(&Topology::Complete(p.ranks), kind, args.len)?;
-    check_rt_bytes(total_elems(p.collective, p.ranks, args.len), 8, "--len")?;
+    check_rt_bytes(
+        run_bytes(p.collective, p.ranks, args.len),
+        "the ranks' buffers (in, out and the serial reference)",
+        memory_limit(),
+        "--len",
+    )?;
+    if !(1..=MAX_RUN_ITERS).contains(&args.iters) {
+        return Err(Error::InvalidParameter {
+            what: "--iters",
+            reason: format!("{}; valid: 1..={MAX_RUN_ITERS}", args.iters),
+        });
+    }
     let seed = args.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -444,6 +540,7 @@ pub fn rt_run(args: &crate::args::RtRunArgs) -> Result<crate::runtime::RunConfig
         reduce: p.reduce,
         seed,
         inject_error: args.inject_error,
+        iters: args.iters as usize,
     })
 }
 
@@ -506,7 +603,12 @@ pub fn rt_bench(args: &crate::args::BenchArgs) -> Result<crate::runtime::BenchCo
     let sizes = bench_sizes(args.min_size, args.max_size)?;
     let largest = *sizes.last().expect("at least one size") as u64;
     check_len(&topology, kind, largest)?;
-    check_rt_bytes(total_elems(p.collective, p.ranks, largest), 1, "--max-size")?;
+    check_rt_bytes(
+        bench_bytes(p.collective, p.ranks, largest),
+        "the ranks' buffers at the largest size",
+        memory_limit(),
+        "--max-size",
+    )?;
     Ok(crate::runtime::BenchConfig {
         collective: p.collective,
         ranks: p.ranks,
@@ -518,4 +620,54 @@ pub fn rt_bench(args: &crate::args::BenchArgs) -> Result<crate::runtime::BenchCo
         in_place: args.in_place,
         barrier: args.barrier.into(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mem_available_is_read_in_bytes() {
+        let text = "MemTotal:       24000000 kB\nMemFree:  100 kB\nMemAvailable:   23000000 kB\n";
+        assert_eq!(mem_available(text), Some(23_000_000 * 1024));
+        assert_eq!(mem_available("MemTotal: 5 kB\n"), None);
+        assert_eq!(mem_available("MemAvailable: lots\n"), None);
+    }
+
+    /// Buffers beyond the limit are refused with the bytes needed and the bytes there.
+    #[test]
+    fn buffers_beyond_the_memory_are_refused_naming_both() {
+        let limit = MemoryLimit {
+            bytes: 1000,
+            available: true,
+        };
+        assert!(check_rt_bytes(1000, "buffers", limit, "--len").is_ok());
+        let e = check_rt_bytes(1001, "buffers", limit, "--len")
+            .unwrap_err()
+            .to_string();
+        for needle in ["--len", "1001 bytes", "1000 bytes", "MemAvailable"] {
+            assert!(e.contains(needle), "no `{needle}`: {e}");
+        }
+        let fixed = MemoryLimit {
+            bytes: MAX_RT_BYTES,
+            available: false,
+        };
+        let e = check_rt_bytes(u64::MAX, "buffers", fixed, "--max-size")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(&MAX_RT_BYTES.to_string()), "{e}");
+    }
+
+    /// `run` counts in, out and the reference of each rank: an all-reduce of m elements
+    /// on k ranks takes 3·k·m·8 bytes; `bench` in and out, and memcpy's two buffers.
+    #[test]
+    fn the_estimates_count_every_buffer() {
+        assert_eq!(run_bytes(Collective::Allreduce, 2, 1000), 2 * 3 * 1000 * 8);
+        // All-gather: in m, out k·m.
+        assert_eq!(
+            run_bytes(Collective::Allgather, 3, 10),
+            3 * (10 + 2 * 30) * 8
+        );
+        assert_eq!(bench_bytes(Collective::Allreduce, 2, 1000), 2 * 2000 + 2000);
+    }
 }

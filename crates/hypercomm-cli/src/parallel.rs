@@ -15,8 +15,8 @@ const MIN_RANKS_PER_THREAD: u32 = 4096;
 /// small to split: see `verify::Options::parallel_from`).
 const MIN_RANKS_TO_VERIFY_SPLIT: u32 = 1024;
 
-/// How the binary verifies a schedule of `k` ranks: on every core from
-/// [`MIN_RANKS_TO_VERIFY_SPLIT`] ranks on, else on one thread. The verdict is the same
+/// How the binary verifies a schedule of `k` ranks: on every core from 1024 ranks on
+/// (`MIN_RANKS_TO_VERIFY_SPLIT`), else on one thread. The verdict is the same
 /// either way.
 pub fn verify_options(k: u32) -> hypercomm::verify::Options {
     if k >= MIN_RANKS_TO_VERIFY_SPLIT {

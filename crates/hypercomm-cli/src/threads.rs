@@ -3,7 +3,8 @@
 //! [`crate::runtime`], and the results come back in rank order for the report.
 //!
 //! Exit codes: 0 when the run is correct (or the benchmark and calibration complete),
-//! 1 when a result is wrong or a rank failed (timeout, a failed peer), 2 on bad input,
+//! 1 when a result is wrong, a rank failed (timeout, a failed peer) or the calibration's
+//! fit is refused (nothing saved: [`calibrate::fit_checked`]), 2 on bad input,
 //! including what the runtime refuses before moving data.
 
 use std::io::IsTerminal;
@@ -188,7 +189,7 @@ pub fn calibrate(args: &CalibrateArgs, io: &mut Io<'_>) -> Result<Outcome, CliEr
     }
     let path = calibrate::output_path(args.output.clone(), args.reps)?;
     let timeout = config::timeout(args.timeout)?;
-    let sizes = calibrate::sizes(usize::try_from(args.max_size).unwrap_or(usize::MAX));
+    let sizes = calibrate::checked_sizes(args.max_size)?;
     let reps = |bytes: usize| args.reps.unwrap_or_else(|| calibrate::default_reps(bytes));
     let tcfg = threads::Config::new(k)
         .timeout(timeout)
@@ -201,7 +202,22 @@ pub fn calibrate(args: &CalibrateArgs, io: &mut Io<'_>) -> Result<Outcome, CliEr
         Err(e) => return failed(e, io),
     };
     let points = calibrate::average(&per_rank);
-    let fitted = calibrate::fit(&points);
+    let fitted = match calibrate::fit_checked(&points) {
+        Ok(c) => c,
+        Err(e) => {
+            let measured: Vec<String> = points
+                .iter()
+                .map(|p| format!("{} {}", output::size(p.bytes), output::secs(p.time)))
+                .collect();
+            writeln!(
+                io.err,
+                "error: calibration not saved to {}: {e}\nmeasured (one-way): {}",
+                path.display(),
+                measured.join(", ")
+            )?;
+            return Ok(Outcome::Failed);
+        }
+    };
     let text = calibrate::file_text(fitted, BACKEND, k, pattern, &points);
     calibrate::save(&path, &text).map_err(|source| CliError::WriteFile {
         path: path.clone(),

@@ -504,6 +504,41 @@ fn help_and_version_exit_0() {
     assert!(ok(&["--version"]).contains(env!("CARGO_PKG_VERSION")));
 }
 
+/// `--op`'s help names every collective the parser takes (no `...`), `--reduce-op`'s
+/// every operator, in each command that has them; `calibrate` says it exchanges by
+/// default, ping-pong on request.
+#[test]
+fn help_lists_every_op_and_says_how_calibrate_measures() {
+    // The help of option `opt` (its line and the next, should it wrap).
+    let option = |help: &str, opt: &str| -> String {
+        help.lines()
+            .skip_while(|l| !l.trim_start().starts_with(opt))
+            .take(2)
+            .collect()
+    };
+    let reduce_ops = ["sum", "prod", "min", "max", "band", "bor", "bxor"];
+    for cmd in ["run", "bench", "simulate", "compare", "schedule", "sweep"] {
+        let help = ok(&[cmd, "--help"]);
+        let line = option(&help, "--op ");
+        for op in OpKind::ALL {
+            assert!(
+                line.contains(op.name()),
+                "{cmd} --help: no {op} in {line:?}"
+            );
+        }
+        assert!(!line.contains("..."), "{cmd} --help: {line:?}");
+        if ["run", "bench"].contains(&cmd) {
+            let line = option(&help, "--reduce-op ");
+            for o in reduce_ops {
+                assert!(line.contains(o), "{cmd} --help: no {o} in {line:?}");
+            }
+        }
+    }
+    let help = ok(&["calibrate", "--help"]);
+    assert!(help.contains("exchang"), "{help}");
+    assert!(!help.contains("by ping-pong and"), "{help}");
+}
+
 // ---------------------------------------------------------------- compare
 
 #[test]

@@ -158,11 +158,66 @@ fn every_collective_on_1_3_4_5_ranks_is_correct_with_the_contract_fields() {
             assert_eq!(j["checked"], checked_elements(kind, k, 13), "{op} k={k}");
             assert!(j["time"].as_f64().unwrap() > 0.0);
             assert!(j["time"].as_f64() >= j["time_min"].as_f64());
+            assert!(j["time"].as_f64() >= j["min"].as_f64());
+            assert_eq!(j["iters"], 10, "the default");
             let fitting = algorithms::fitting(&Topology::Complete(k as u32), kind);
             let algo = j["algo"].as_str().unwrap();
             assert!(fitting.iter().any(|a| a.name == algo), "{op} k={k}: {algo}");
         }
     }
+}
+
+/// `--iters N` times N calls after a warm-up: `time` is their median and `min` the
+/// fastest (each the slowest rank's), both in the text; 0 calls is bad input.
+#[test]
+fn run_times_iters_calls_and_reports_the_median_and_the_fastest() {
+    for n in ["1", "4"] {
+        let j = run_json(&[
+            "--ranks",
+            "3",
+            "--op",
+            "allgather",
+            "--len",
+            "100",
+            "--iters",
+            n,
+        ]);
+        assert_eq!(j["iters"].to_string(), n);
+        assert_eq!(j["correct"], true);
+        let (time, min) = (j["time"].as_f64().unwrap(), j["min"].as_f64().unwrap());
+        assert!(min > 0.0 && min <= time, "{j}");
+        if n == "1" {
+            assert_eq!(min, time, "one call is its own median");
+        }
+    }
+    let r = hc(&[
+        "run",
+        "--ranks",
+        "2",
+        "--op",
+        "allreduce",
+        "--len",
+        "8",
+        "--iters",
+        "5",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(r.out.contains("median of 5 calls"), "{}", r.out);
+    assert!(r.out.contains("fastest call"), "{}", r.out);
+    bad(
+        &[
+            "run",
+            "--ranks",
+            "2",
+            "--op",
+            "allreduce",
+            "--len",
+            "8",
+            "--iters",
+            "0",
+        ],
+        &["--iters", "1..="],
+    );
 }
 
 #[test]
@@ -539,7 +594,7 @@ fn calibrate_measures_by_exchange_or_ping_pong() {
         let mut args = vec![
             "calibrate",
             "--max-size",
-            "65536",
+            "4194304",
             "--reps",
             "20",
             "--output",
@@ -558,11 +613,11 @@ fn calibrate_measures_by_exchange_or_ping_pong() {
         );
         let text = std::fs::read_to_string(&file).unwrap();
         assert!(
-            text.contains(&format!("2 ranks, {name} at 9 sizes")),
+            text.contains(&format!("2 ranks, {name} at 12 sizes")),
             "{text}"
         );
         let c = read_calibration(&file);
-        assert!(c.beta > 0.0 && c.tau >= 0.0, "{name}: {c:?}");
+        assert!(c.beta >= 0.0 && c.tau > 0.0, "{name}: {c:?}");
     }
 }
 
@@ -814,7 +869,7 @@ fn calibrate_writes_a_file_that_run_then_loads() {
             "--ranks",
             "2",
             "--max-size",
-            "4096",
+            "4194304",
             "--reps",
             "20",
             "--format",
@@ -827,15 +882,15 @@ fn calibrate_writes_a_file_that_run_then_loads() {
     assert_eq!(j["saved"], file.display().to_string());
     assert_eq!(
         j["points"].as_array().unwrap().len(),
-        7,
-        "1 B to 4 KiB by powers of 4"
+        12,
+        "1 B to 4 MiB by powers of 4"
     );
     let c = read_calibration(&file);
     assert_eq!(
         (j["beta"].as_f64().unwrap(), j["tau"].as_f64().unwrap()),
         (c.beta, c.tau)
     );
-    assert!(c.beta > 0.0 || c.tau > 0.0, "{c:?}");
+    assert!(c.beta >= 0.0 && c.tau > 0.0, "{c:?}");
     // run and bench load it.
     let r = hc_env(
         &[
@@ -884,11 +939,134 @@ fn calibrate_writes_a_file_that_run_then_loads() {
     assert!(r.err.contains("fast"), "{}", r.err);
 }
 
+/// `MemAvailable` of `/proc/meminfo`, bytes.
+#[cfg(target_os = "linux")]
+fn mem_available() -> u64 {
+    let text = std::fs::read_to_string("/proc/meminfo").unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("MemAvailable:"))
+        .unwrap();
+    let kb: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    kb * 1024
+}
+
+/// A run whose buffers would take more than the machine's available memory is refused
+/// before allocating anything (exit 2, the bytes needed and available named), however
+/// far below the fixed 64 GiB it is. The lengths are computed from `MemAvailable` now:
+/// their buffers would take three times it (twice for `in` and `out` alone), so a
+/// machine that frees memory meanwhile still refuses them.
+#[cfg(target_os = "linux")]
+#[test]
+fn buffers_beyond_the_available_memory_are_refused() {
+    let available = mem_available();
+    // 2 ranks of all-reduce: each holds in, out and the reference, m elements of 8 B.
+    let m = available / 16 + 1;
+    let need = 2 * 3 * m * 8;
+    let ms = m.to_string();
+    let r = hc(&["run", "--ranks", "2", "--op", "allreduce", "--len", &ms]);
+    assert_eq!(r.code, 2, "--len {ms}:\n{}\n{}", r.out, r.err);
+    for needle in [
+        "--len",
+        &format!("{need} bytes"),
+        "available",
+        "MemAvailable",
+    ] {
+        assert!(r.err.contains(needle), "no `{needle}`:\n{}", r.err);
+    }
+    // bench at one size S: in and out of 2 ranks, and memcpy's two buffers: 6·S bytes.
+    let size = (available / 2 + 1).to_string();
+    let r = hc(&[
+        "bench",
+        "--ranks",
+        "2",
+        "--op",
+        "allreduce",
+        "--min-size",
+        &size,
+        "--max-size",
+        &size,
+    ]);
+    assert_eq!(r.code, 2, "--max-size {size}:\n{}\n{}", r.out, r.err);
+    for needle in ["--max-size", "available", "MemAvailable"] {
+        assert!(r.err.contains(needle), "no `{needle}`:\n{}", r.err);
+    }
+}
+
+/// `--max-size` below 4 measures one size, which cannot tell β from τ: refused before
+/// measuring, naming the valid choice, nothing saved.
+#[test]
+fn calibrate_refuses_fewer_than_two_sizes() {
+    let dir = scratch("calibrate-one-size");
+    let file = dir.join("cal.conf");
+    let fs = file.display().to_string();
+    for max in ["0", "1", "3"] {
+        let r = hc(&[
+            "calibrate",
+            "--max-size",
+            max,
+            "--reps",
+            "5",
+            "--output",
+            &fs,
+        ]);
+        assert_eq!(r.code, 2, "--max-size {max}:\n{}\n{}", r.out, r.err);
+        for needle in ["--max-size", "two", "4 or more"] {
+            assert!(r.err.contains(needle), "no `{needle}`:\n{}", r.err);
+        }
+        assert!(!file.exists(), "--max-size {max} saved a file");
+    }
+}
+
+/// A calibration file with τ ≤ 0 (bandwidth for free) or β < 0 is bad input to `run`
+/// and `bench`, whether named by `HYPERCOMM_CALIBRATION` or found at the default path.
+#[test]
+fn a_calibration_with_tau_0_or_a_negative_beta_is_refused() {
+    let dir = scratch("calibration-zero-tau");
+    let named = dir.join("named.conf");
+    let default = dir.join("hypercomm").join("calibration.conf");
+    std::fs::create_dir_all(default.parent().unwrap()).unwrap();
+    let run = ["run", "--ranks", "2", "--op", "allreduce", "--len", "8"];
+    let bench = [
+        "bench",
+        "--ranks",
+        "2",
+        "--op",
+        "allreduce",
+        "--max-size",
+        "8",
+    ];
+    for (text, needle) in [
+        ("beta = 2e-6\ntau = 0\n", "tau = 0 must be finite and > 0"),
+        ("beta = 2e-6\ntau = -1e-10\n", "tau = -0.0000000001 must be"),
+        ("beta = -2e-6\ntau = 1e-10\n", "beta = -0.000002 must be"),
+    ] {
+        std::fs::write(&named, text).unwrap();
+        std::fs::write(&default, text).unwrap();
+        let envs: [&[(&str, &Path)]; 2] = [
+            &[("HYPERCOMM_CALIBRATION", named.as_path())],
+            &[("XDG_CONFIG_HOME", dir.as_path())],
+        ];
+        for env in envs {
+            for args in [&run[..], &bench[..]] {
+                let r = hc_env(args, env);
+                assert_eq!(r.code, 2, "{text:?} {args:?}:\n{}\n{}", r.out, r.err);
+                assert!(r.err.contains(needle), "{text:?}: {}", r.err);
+            }
+        }
+    }
+}
+
 #[test]
 fn calibrate_saves_to_the_default_path_and_output_flag() {
     let dir = scratch("calibrate-default");
     let env = [("XDG_CONFIG_HOME", dir.as_path())];
-    let r = hc_env(&["calibrate", "--max-size", "64", "--reps", "10"], &env);
+    // Sizes up to 4 MiB, so that τ shows above the noise of a busy machine (a fit of
+    // τ ≤ 0 is not saved).
+    let r = hc_env(
+        &["calibrate", "--max-size", "4194304", "--reps", "10"],
+        &env,
+    );
     assert_eq!(r.code, 0, "{}\n{}", r.out, r.err);
     let file = dir.join("hypercomm").join("calibration.conf");
     assert!(
@@ -931,7 +1109,7 @@ fn calibrate_saves_to_the_default_path_and_output_flag() {
             "--ranks",
             "3",
             "--max-size",
-            "16",
+            "4194304",
             "--reps",
             "5",
             "--output",
@@ -961,6 +1139,7 @@ fn gather_run_and_gather_bench_bring_every_rank_result_to_every_rank() {
         reduce: ReduceOp::Sum,
         seed: 9,
         inject_error: true,
+        iters: 3,
     };
     let per_rank = threads::run(3, |comm| {
         let local = runtime::run_rank(comm, &cfg)?;
@@ -973,6 +1152,7 @@ fn gather_run_and_gather_bench_bring_every_rank_result_to_every_rank() {
         assert_eq!(all, &locals);
     }
     assert!(locals[2].mismatch.is_some() && locals[0].mismatch.is_none());
+    assert!(locals.iter().all(|l| l.times.len() == 3), "{locals:?}");
     let cal = runtime::CalibrationInfo::new(Calibration::default(), None);
     let report = runtime::RunReport::new(
         &cfg,

@@ -17,6 +17,22 @@
 //! Every example below runs 4 ranks with [`threads::run`], which returns each rank's
 //! result in rank order. Each call's doc in [`Comm`] says what it computes.
 //!
+//! ## All-reduce (the README's example)
+//! ```
+//! use hypercomm_rt::{threads, Algo, Op};
+//!
+//! // 4 ranks, each a thread of this process; every rank returns its sum.
+//! let sums = threads::run(4, |comm| {
+//!     let mine = [comm.rank() as u64 + 1, 10]; // rank r holds [r + 1, 10]
+//!     let mut sum = [0u64; 2];
+//!     let ran = comm.all_reduce_into(&mine, &mut sum, &Op::sum(), Algo::Auto)?;
+//!     assert!(ran.auto); // the algorithm the cost model chose: ran.algorithm
+//!     Ok::<_, hypercomm_rt::Error>(sum)
+//! })
+//! .unwrap();
+//! assert_eq!(sums, vec![[10, 40]; 4]); // 1+2+3+4, 4×10, on every rank
+//! ```
+//!
 //! ## Broadcast (in place)
 //! ```
 //! use hypercomm_rt::{threads, Algo};
@@ -194,6 +210,40 @@ pub use error::{Error, Result};
 pub use op::Op;
 pub use select::{Algo, Calibration, Ran};
 pub use transport::Transport;
+
+#[cfg(test)]
+mod readme {
+    /// The README's runtime example is the crate's doctest "All-reduce (the README's
+    /// example)", line for line, so that it compiles and runs.
+    #[test]
+    fn the_readme_example_is_the_doctest() {
+        let readme = include_str!("../../../README.md");
+        let section = readme
+            .split("## Using the runtime")
+            .nth(1)
+            .expect("README has a `Using the runtime` section");
+        let code = section
+            .split("```rust\n")
+            .nth(1)
+            .and_then(|c| c.split("```").next())
+            .expect("a rust block");
+        let doctest: String = include_str!("lib.rs")
+            .split("//! ## All-reduce (the README's example)\n//! ```\n")
+            .nth(1)
+            .and_then(|d| d.split("//! ```").next())
+            .expect("the doctest")
+            .lines()
+            .map(|l| {
+                l.strip_prefix("//!")
+                    .unwrap_or(l)
+                    .strip_prefix(' ')
+                    .unwrap_or("")
+            })
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert_eq!(code, doctest);
+    }
+}
 
 /// Everything a program using the runtime needs.
 pub mod prelude {

@@ -29,13 +29,16 @@ pub const CALIBRATION_ENV: &str = "HYPERCOMM_CALIBRATION";
 /// `Algo::Auto` gives the cost model (τ times the element size per element).
 ///
 /// The file format is one `key = value` per line (`#` starts a comment), keys `beta` and
-/// `tau`; a JSON object `{"beta": 1e-6, "tau": 1e-9}` is read too.
+/// `tau`; a JSON object `{"beta": 1e-6, "tau": 1e-9}` is read too. A file's β must be
+/// ≥ 0 and its τ > 0: a time per byte of 0 would price bandwidth as free, and `Auto`
+/// would choose as if messages had no length (what a fit of one size gives).
 ///
 /// ```
 /// use hypercomm_rt::Calibration;
 /// let c = Calibration::parse("beta = 2e-6  # seconds\ntau = 5e-10").unwrap();
 /// assert_eq!(c, Calibration { beta: 2e-6, tau: 5e-10 });
 /// assert_eq!(Calibration::parse(r#"{"beta": 1e-6, "tau": 1e-9}"#).unwrap(), Calibration::default());
+/// assert!(Calibration::parse("beta = 2e-6\ntau = 0").is_err());
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Calibration {
@@ -93,10 +96,18 @@ impl Calibration {
                 .trim()
                 .parse()
                 .map_err(|_| bad(format!("`{}` is not a number", value.trim())))?;
-            if !(v.is_finite() && v >= 0.0) {
-                return Err(bad(format!("{} = {v} must be finite and ≥ 0", key.trim())));
-            }
-            match key.trim() {
+            let key = key.trim();
+            match key {
+                "beta" if !(v.is_finite() && v >= 0.0) => {
+                    return Err(bad(format!("beta = {v} must be finite and ≥ 0")));
+                }
+                "tau" if !(v.is_finite() && v > 0.0) => {
+                    return Err(bad(format!(
+                        "tau = {v} must be finite and > 0: a time per byte of 0 prices \
+                         bandwidth as free (a fit of one size, or of too noisy ones; \
+                         calibrate again with larger sizes)"
+                    )));
+                }
                 "beta" => c.beta = v,
                 "tau" => c.tau = v,
                 k => return Err(bad(format!("unknown key `{k}`; valid: beta, tau"))),

@@ -33,8 +33,8 @@ use hypercomm_rt::{Barrier, Comm, Transport};
 use serde::Serialize;
 
 use super::{
-    buffer_lens, in_place_offset, invoke, invoke_in_place, predict, AlgoChoice, CalibrationInfo,
-    ReduceOp,
+    buffer_lens, in_place_offset, invoke, invoke_in_place, predict, try_buffer, AlgoChoice,
+    CalibrationInfo, ReduceOp,
 };
 
 /// Sizes above this many bytes take OSU's "large" iteration counts.
@@ -117,8 +117,9 @@ pub fn memcpy_bandwidth(bytes: usize, budget: Duration) -> Option<f64> {
     if bytes == 0 {
         return None;
     }
-    let src = vec![1u8; bytes];
-    let mut dst = vec![0u8; bytes];
+    // No reference rather than an abort if memory is short.
+    let src = try_buffer(bytes, "--max-size", "memcpy's source", |_| 1u8).ok()?;
+    let mut dst = try_buffer(bytes, "--max-size", "memcpy's destination", |_| 0u8).ok()?;
     dst.copy_from_slice(&src); // fault the pages in
     let batch = (1 << 16) / bytes + 1;
     let trial = budget / 5;
@@ -149,8 +150,9 @@ pub fn bench_rank<X: Transport>(
     let mut points = Vec::with_capacity(cfg.points());
     for &size in &cfg.sizes {
         let (in_len, out_len) = buffer_lens(c, k, size, r);
-        let input = vec![(r % 251) as u8 + 1; in_len];
-        let mut output = vec![0u8; out_len];
+        let fill = (r % 251) as u8 + 1;
+        let input = try_buffer(in_len, "--max-size", &format!("rank {r}'s input"), |_| fill)?;
+        let mut output = try_buffer(out_len, "--max-size", &format!("rank {r}'s output"), |_| 0)?;
         if matches!(c, Collective::Broadcast { root } if root == r) {
             output.copy_from_slice(&input);
         }

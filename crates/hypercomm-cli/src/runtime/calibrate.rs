@@ -12,9 +12,11 @@
 //!   point-to-point latency and bandwidth of OSU's `osu_latency`).
 //!
 //! Medians, not means, so that a rank descheduled on a shared machine does not skew a
-//! size; each size's time is averaged over the pairs. [`fit`] fits `t(n) = β + τ·n` by least squares on the relative error
-//! (each point weighted by 1/t², so the small sizes, which fix β, count as much as the
-//! large ones, which fix τ).
+//! size; each size's time is averaged over the pairs. [`fit`] fits `t(n) = β + τ·n` by
+//! least squares on the relative error (each point weighted by 1/t², so the small sizes,
+//! which fix β, count as much as the large ones, which fix τ). At least two sizes are
+//! measured ([`checked_sizes`]), and a fit with τ ≤ 0 (bandwidth for free) or β < 0 is
+//! not saved ([`fit_checked`]); the runtime refuses such a file too.
 //!
 //! The file is the runtime's format ([`hypercomm_rt::Calibration::parse`]):
 //! `beta = …` and `tau = …` lines with `#` comments. Where it goes and where `run` and
@@ -43,6 +45,24 @@ pub fn sizes(max: usize) -> Vec<usize> {
     std::iter::successors(Some(1usize), |&s| s.checked_mul(4))
         .take_while(|&s| s <= max.max(1))
         .collect()
+}
+
+/// The sizes of `--max-size max` ([`sizes`]), refused when there are fewer than two:
+/// one size cannot tell the start-up time β from the time per byte τ (a line through
+/// one point), and its fit would save τ = 0, bandwidth for free.
+pub fn checked_sizes(max: u64) -> Result<Vec<usize>, hypercomm::error::Error> {
+    let s = sizes(usize::try_from(max).unwrap_or(usize::MAX));
+    if s.len() < 2 {
+        return Err(hypercomm::error::Error::InvalidParameter {
+            what: "--max-size",
+            reason: format!(
+                "{max} gives one size (1 B), and fitting β and τ needs at least two \
+                 distinct sizes; valid: 4 or more (sizes are powers of 4 from 1 B; the \
+                 default, 4194304, gives 12)"
+            ),
+        });
+    }
+    Ok(s)
 }
 
 /// Round trips at `bytes` when the user gave none: about 256 MiB moved, 50 to 5000.
@@ -140,9 +160,9 @@ pub fn average(per_rank: &[Vec<PingPong>]) -> Vec<PingPong> {
         .collect()
 }
 
-/// β and τ of `t = β + τ·n` by weighted least squares (weights 1/t²: relative error);
-/// a negative estimate is clamped to 0 (the runtime refuses negative values).
-pub fn fit(points: &[PingPong]) -> Calibration {
+/// β and τ of `t = β + τ·n` by weighted least squares (weights 1/t²: relative error),
+/// unclamped; `None` without two distinct sizes of positive time.
+fn least_squares(points: &[PingPong]) -> Option<(f64, f64)> {
     let (mut sw, mut sx, mut sy, mut sxx, mut sxy) = (0.0, 0.0, 0.0, 0.0, 0.0);
     for p in points.iter().filter(|p| p.time > 0.0) {
         let (x, y) = (p.bytes as f64, p.time);
@@ -154,22 +174,101 @@ pub fn fit(points: &[PingPong]) -> Calibration {
         sxy += w * x * y;
     }
     let det = sw * sxx - sx * sx;
-    if sw == 0.0 {
-        return Calibration::default();
-    }
-    if det.abs() <= f64::EPSILON * sw * sxx {
-        // One size: all of it is start-up.
-        return Calibration {
-            beta: sy / sw,
-            tau: 0.0,
-        };
+    if sw == 0.0 || det.abs() <= f64::EPSILON * sw * sxx {
+        return None;
     }
     let tau = (sw * sxy - sx * sy) / det;
-    let beta = (sy - tau * sx) / sw;
-    Calibration {
-        beta: beta.max(0.0),
-        tau: tau.max(0.0),
+    Some(((sy - tau * sx) / sw, tau))
+}
+
+/// β and τ of `t = β + τ·n` by weighted least squares (weights 1/t²: relative error),
+/// unchecked: a negative estimate is clamped to 0, one size is all start-up (τ = 0),
+/// no size gives the defaults. [`fit_checked`] refuses what this clamps.
+pub fn fit(points: &[PingPong]) -> Calibration {
+    let timed: Vec<&PingPong> = points.iter().filter(|p| p.time > 0.0).collect();
+    match least_squares(points) {
+        Some((beta, tau)) => Calibration {
+            beta: beta.max(0.0),
+            tau: tau.max(0.0),
+        },
+        None if timed.is_empty() => Calibration::default(),
+        None => Calibration {
+            beta: timed.iter().map(|p| p.time).sum::<f64>() / timed.len() as f64,
+            tau: 0.0,
+        },
     }
+}
+
+/// Why a fit is not saved ([`fit_checked`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum FitError {
+    /// Fewer than two distinct sizes were timed: β and τ cannot be told apart.
+    TooFewSizes {
+        /// The distinct sizes with a positive time.
+        sizes: usize,
+    },
+    /// The time per byte came out ≤ 0: the times did not grow with the size.
+    Tau {
+        /// The estimate, s/B.
+        tau: f64,
+        /// The largest size measured, bytes.
+        max: usize,
+    },
+    /// The start-up time came out negative.
+    Beta {
+        /// The estimate, s.
+        beta: f64,
+    },
+}
+
+impl std::fmt::Display for FitError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FitError::TooFewSizes { sizes } => write!(
+                f,
+                "{sizes} distinct size(s) timed; fitting β and τ needs at least two: pass \
+                 a --max-size of 4 or more"
+            ),
+            FitError::Tau { tau, max } => write!(
+                f,
+                "the fitted time per byte τ = {tau:e} s/B is not positive: the one-way \
+                 time did not grow with the size up to {max} B (too few sizes, or too \
+                 noisy ones: a busy machine); τ ≤ 0 would make `auto` treat bandwidth as \
+                 free. Rerun with a larger --max-size (the default is 4194304) or more \
+                 --reps, on an idle machine"
+            ),
+            FitError::Beta { beta } => write!(
+                f,
+                "the fitted start-up time β = {beta:e} s is negative: the small sizes are \
+                 too noisy (a busy machine). Rerun with more --reps, on an idle machine"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for FitError {}
+
+/// [`fit`]'s line, refused when it cannot be a machine's: fewer than two distinct sizes,
+/// τ ≤ 0 (bandwidth for free) or β < 0. `calibrate` saves only what this accepts.
+pub fn fit_checked(points: &[PingPong]) -> Result<Calibration, FitError> {
+    let mut timed: Vec<usize> = points
+        .iter()
+        .filter(|p| p.time > 0.0)
+        .map(|p| p.bytes)
+        .collect();
+    timed.sort_unstable();
+    timed.dedup();
+    let Some((beta, tau)) = least_squares(points).filter(|_| timed.len() >= 2) else {
+        return Err(FitError::TooFewSizes { sizes: timed.len() });
+    };
+    if !(tau.is_finite() && tau > 0.0) {
+        let max = timed.last().copied().unwrap_or(0);
+        return Err(FitError::Tau { tau, max });
+    }
+    if !(beta.is_finite() && beta >= 0.0) {
+        return Err(FitError::Beta { beta });
+    }
+    Ok(Calibration { beta, tau })
 }
 
 /// Where `calibrate` saves, after checking `--reps`: `output`, else the default
@@ -312,5 +411,47 @@ mod tests {
     fn sizes_are_powers_of_four() {
         assert_eq!(sizes(100), vec![1, 4, 16, 64]);
         assert_eq!(sizes(0), vec![1]);
+    }
+
+    /// `--max-size` below 4 gives one size: refused, naming the valid choice.
+    #[test]
+    fn fewer_than_two_sizes_are_refused() {
+        for max in [0, 1, 3] {
+            let e = checked_sizes(max).unwrap_err().to_string();
+            assert!(e.contains("--max-size") && e.contains("4 or more"), "{e}");
+        }
+        assert_eq!(checked_sizes(4).unwrap(), vec![1, 4]);
+    }
+
+    fn points(times: &[(usize, f64)]) -> Vec<PingPong> {
+        times
+            .iter()
+            .map(|&(bytes, time)| PingPong { bytes, time })
+            .collect()
+    }
+
+    /// One size, times that fall with the size, a negative intercept: none is saved
+    /// (each would be β or τ clamped to 0); a line is.
+    #[test]
+    fn a_fit_without_a_positive_tau_and_beta_is_refused() {
+        let one = points(&[(1, 2e-6)]);
+        assert_eq!(fit(&one).tau, 0.0, "unchecked: τ = 0");
+        assert_eq!(fit_checked(&one), Err(FitError::TooFewSizes { sizes: 1 }));
+        let twice = points(&[(4, 2e-6), (4, 2.1e-6)]);
+        assert_eq!(fit_checked(&twice), Err(FitError::TooFewSizes { sizes: 1 }));
+        let falling = points(&[(1, 3e-6), (4, 2.9e-6), (16, 2.8e-6)]);
+        let e = fit_checked(&falling).unwrap_err();
+        assert!(
+            matches!(e, FitError::Tau { tau, max: 16 } if tau < 0.0),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("--max-size"), "{e}");
+        // Through two points exactly: β = 1e-3 − 2^20 · 4e-3 / (3 · 2^20) < 0.
+        let below = points(&[(1 << 20, 1e-3), (1 << 22, 5e-3)]);
+        let e = fit_checked(&below).unwrap_err();
+        assert!(matches!(e, FitError::Beta { beta } if beta < 0.0), "{e:?}");
+        let line = points(&[(1, 2e-6), (1 << 10, 2.5e-6), (1 << 20, 5e-4)]);
+        let c = fit_checked(&line).unwrap();
+        assert!(c.beta > 0.0 && c.tau > 0.0, "{c:?}");
     }
 }

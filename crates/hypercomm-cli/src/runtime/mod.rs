@@ -40,7 +40,8 @@
 //! `run` moves `u64` elements of random data (a seed, printed, makes it reproducible)
 //! and checks every rank's result against a serial reference computed here from the
 //! same seed ([`data`]), independently of the library's post-conditions. `bench`
-//! moves bytes (`u8`), as the OSU micro-benchmarks do: see [`bench`] for the columns.
+//! moves bytes (`u8`), as the OSU micro-benchmarks do: see [`bench`](mod@bench) for the
+//! columns.
 
 pub mod bench;
 pub mod calibrate;
@@ -233,6 +234,28 @@ impl CalibrationInfo {
     }
 }
 
+/// A buffer of `len` elements, `f(i)` at `i`, whose allocation failing is an error, not
+/// an abort of the process: the buffers did not fit in memory after all (the
+/// commands check an estimate first, [`crate::config::memory_limit`]). The error is bad
+/// input naming `flag`, the option to lower, and `what` the buffer is.
+pub fn try_buffer<T>(
+    len: usize,
+    flag: &'static str,
+    what: &str,
+    f: impl FnMut(usize) -> T,
+) -> hypercomm_rt::Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|e| {
+        let bytes = (len as u128) * std::mem::size_of::<T>() as u128;
+        hypercomm_rt::Error::Library(Error::InvalidParameter {
+            what: flag,
+            reason: format!("cannot allocate {bytes} bytes for {what}: {e}"),
+        })
+    })?;
+    v.extend((0..len).map(f));
+    Ok(v)
+}
+
 /// Lengths of rank `r`'s `in` and `out` buffers (elements).
 pub fn buffer_lens(c: Collective, k: u32, m: usize, r: Rank) -> (usize, usize) {
     let m = m as u64;
@@ -410,7 +433,8 @@ pub struct Execution {
 /// rank sends what it receives in each step (rings, exchanges). Not counted: an eager
 /// message's copy by its sender (small messages), and the half of a large message that
 /// a sender on another CPU copies when idle. Ranks are generated one at a time
-/// ([`Schedule::program_into`]), so memory is steps × n, not the whole schedule.
+/// ([`Schedule::program_into`](hypercomm::schedule::Schedule::program_into)), so
+/// memory is steps × n, not the whole schedule.
 pub fn cpu_shared_time(
     topology: &Topology,
     model: &cost::model::Model,
@@ -579,6 +603,16 @@ mod tests {
 
     /// The prediction is the simulator's time plus the busiest rank's local copies at τ
     /// per byte: for an all-gather, every rank's own block.
+    /// An allocation that cannot succeed is an error naming the option, not an abort.
+    #[test]
+    fn a_buffer_too_large_is_an_error() {
+        let e = try_buffer(usize::MAX / 8, "--len", "rank 0's input", |_| 0u64).unwrap_err();
+        assert!(is_input_error(&e), "{e}");
+        let e = e.to_string();
+        assert!(e.contains("--len") && e.contains("rank 0's input"), "{e}");
+        assert_eq!(try_buffer(3, "--len", "x", |i| i * 2).unwrap(), [0, 2, 4]);
+    }
+
     #[test]
     fn the_prediction_adds_the_local_copies_at_tau_per_byte() {
         let calibration = Calibration {

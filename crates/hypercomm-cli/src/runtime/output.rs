@@ -38,6 +38,18 @@ fn sig(x: Option<f64>, digits: usize) -> String {
     }
 }
 
+/// The bandwidth of a time per byte `tau` (s/B) in GB/s: `∞` for τ = 0 (bandwidth for
+/// free, which `calibrate` refuses to save), `n/a` for a negative or non-finite τ.
+pub fn gbps(tau: f64) -> String {
+    if tau == 0.0 {
+        "∞".into()
+    } else if tau.is_finite() && tau > 0.0 {
+        sig(Some(1e-9 / tau), 3)
+    } else {
+        "n/a".into()
+    }
+}
+
 /// The calibration in one line.
 pub fn calibration_line(c: &CalibrationInfo) -> String {
     format!(
@@ -66,7 +78,7 @@ pub fn run_text(r: &RunReport) -> String {
     };
     let correct = match &r.mismatch {
         None => format!(
-            "yes ({} elements checked against the serial reference)",
+            "yes ({} elements checked against the serial reference, after each call)",
             r.checked
         ),
         Some(m) => format!(
@@ -100,8 +112,11 @@ pub fn run_text(r: &RunReport) -> String {
         (
             "time",
             format!(
-                "{} (max over ranks; min {})",
+                "{} (median of {} calls, the slowest rank's; fastest call {}; fastest \
+                 rank {})",
                 secs(r.time),
+                r.iters,
+                secs(r.min),
                 secs(r.time_min)
             ),
         ),
@@ -290,15 +305,22 @@ pub fn calibration_text(r: &CalibrationReport) -> String {
     s.push_str(&table(&["size", "measured", "fitted", "ratio"], &rows));
     s.push_str(&block(&[
         ("beta", format!("{:e} s ({})", r.beta, secs(r.beta))),
-        (
-            "tau",
-            format!(
-                "{:e} s/B ({} GB/s)",
-                r.tau,
-                sig(Some(1e-9 / r.tau.max(1e-300)), 3)
-            ),
-        ),
+        ("tau", format!("{:e} s/B ({} GB/s)", r.tau, gbps(r.tau))),
         ("saved", r.saved.clone()),
     ]));
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// τ = 0 is infinite bandwidth, not 1e-9/1e-300 printed to 300 digits.
+    #[test]
+    fn bandwidth_of_a_zero_or_negative_tau_is_not_a_number() {
+        assert_eq!(gbps(1e-10), "10.0");
+        assert_eq!(gbps(0.0), "∞");
+        assert_eq!(gbps(-1e-10), "n/a");
+        assert_eq!(gbps(f64::NAN), "n/a");
+    }
 }

@@ -1,9 +1,12 @@
 //! `hypercomm run`: one collective on random data, checked and timed.
 //!
-//! Each rank makes the call once untimed (the runtime chooses and plans the algorithm
-//! then, as a real application's first call does), poisons its output, meets the others
-//! at a barrier, and times the second call; then it checks its output against the
-//! serial reference ([`super::data`]). The reported time is the maximum over ranks.
+//! Each rank makes the call once untimed (the warm-up: the runtime chooses and plans the
+//! algorithm then, as a real application's first call does), then `iters` timed calls:
+//! before each it poisons its output and meets the others at a barrier. The output of
+//! every call, the warm-up's too, is checked against the serial reference
+//! ([`super::data`]). A call's time is the slowest rank's; the report gives the median
+//! over the timed calls (one call alone swings severalfold from run to run) and the
+//! fastest.
 
 use std::time::Instant;
 
@@ -16,7 +19,9 @@ use hypercomm_rt::exec::{Buffers, Plan};
 use hypercomm_rt::{Comm, Ran, Transport};
 use serde::Serialize;
 
-use super::{buffer_lens, data, invoke, predict, AlgoChoice, CalibrationInfo, ReduceOp};
+use super::{
+    buffer_lens, data, invoke, predict, try_buffer, AlgoChoice, CalibrationInfo, ReduceOp,
+};
 
 /// Size of a `run` element in bytes (`u64`).
 pub const ELEM_BYTES: usize = 8;
@@ -39,8 +44,10 @@ pub struct RunConfig {
     pub reduce: ReduceOp,
     /// Seed of the random input.
     pub seed: u64,
-    /// Corrupt one element of one rank's result before the check.
+    /// Corrupt one element of one rank's result (of the last call) before the check.
     pub inject_error: bool,
+    /// Timed calls, after the untimed warm-up (at least 1).
+    pub iters: usize,
 }
 
 /// The first element of a rank's output that differs from the reference.
@@ -61,15 +68,15 @@ pub struct Mismatch {
 pub struct RankResult {
     /// The rank.
     pub rank: Rank,
-    /// Seconds of the timed call on this rank.
-    pub time: f64,
+    /// Seconds of each timed call on this rank, in order.
+    pub times: Vec<f64>,
     /// The algorithm that ran.
     pub algorithm: &'static str,
     /// Whether `auto` chose it.
     pub auto: bool,
     /// Elements compared with the reference.
     pub checked: usize,
-    /// The first wrong element, if any.
+    /// The first wrong element (of the first wrong call), if any.
     pub mismatch: Option<Mismatch>,
 }
 
@@ -82,7 +89,12 @@ fn victim(cfg: &RunConfig) -> Option<Rank> {
     })
 }
 
-/// Rank `comm.rank()`'s part of `cfg`: run, time and check the collective.
+/// The value a rank's output holds before each call, so that a call that writes
+/// nothing is caught.
+const POISON: u64 = 0xDEAD_BEEF_DEAD_BEEF;
+
+/// Rank `comm.rank()`'s part of `cfg`: run the collective once untimed and `cfg.iters`
+/// times timed, checking every call's output.
 pub fn run_rank<X: Transport>(
     comm: &mut Comm<X>,
     cfg: &RunConfig,
@@ -90,8 +102,10 @@ pub fn run_rank<X: Transport>(
     let (k, r, m) = (comm.size(), comm.rank(), cfg.len);
     let c = cfg.collective;
     let (in_len, out_len) = buffer_lens(c, k, m, r);
-    let input = data::input(cfg.seed, r, in_len);
-    let mut output = vec![0u64; out_len];
+    let input = try_buffer(in_len, "--len", &format!("rank {r}'s input"), |i| {
+        data::element(cfg.seed, r, i)
+    })?;
+    let mut output = try_buffer(out_len, "--len", &format!("rank {r}'s output"), |_| 0u64)?;
     let bcast_root = matches!(c, Collective::Broadcast { root } if root == r);
     if bcast_root {
         output.copy_from_slice(&input);
@@ -111,35 +125,55 @@ pub fn run_rank<X: Transport>(
             None => invoke(comm, c, m, &input, output, &op, cfg.algo.algo()),
         }
     };
-    // Untimed: the choice and the plan are made (and cached) here.
-    call(comm, &mut output)?;
-    if !bcast_root {
-        output.fill(0xDEAD_BEEF_DEAD_BEEF);
-    }
-    comm.barrier()?;
-    let start = Instant::now();
-    let ran = call(comm, &mut output)?;
-    let time = start.elapsed().as_secs_f64();
-    if cfg.inject_error && victim(cfg) == Some(r) {
-        output[0] ^= 1;
-    }
     let want = data::expected(c, k, m, r, cfg.seed, cfg.reduce);
-    let mismatch = want.as_ref().and_then(|w| {
-        data::first_mismatch(w, &output).map(|(index, expected, got)| Mismatch {
+    let check = |output: &[u64]| {
+        let w = want.as_ref()?;
+        data::first_mismatch(w, output).map(|(index, expected, got)| Mismatch {
             rank: r,
             index,
             expected,
             got,
         })
-    });
+    };
+    // The warm-up, untimed: the choice and the plan are made (and cached) here.
+    let mut ran = call(comm, &mut output)?;
+    let mut mismatch = check(&output);
+    let iters = cfg.iters.max(1);
+    let mut times = Vec::with_capacity(iters);
+    for i in 0..iters {
+        if !bcast_root {
+            output.fill(POISON);
+        }
+        comm.barrier()?;
+        let start = Instant::now();
+        ran = call(comm, &mut output)?;
+        times.push(start.elapsed().as_secs_f64());
+        if cfg.inject_error && i + 1 == iters && victim(cfg) == Some(r) {
+            output[0] ^= 1;
+        }
+        if mismatch.is_none() {
+            mismatch = check(&output);
+        }
+    }
     Ok(RankResult {
         rank: r,
-        time,
+        times,
         algorithm: ran.algorithm,
         auto: ran.auto,
         checked: want.map_or(0, |w| w.len()),
         mismatch,
     })
+}
+
+/// The median of `xs` (the mean of the middle two for an even count; 0 for none).
+pub fn median(xs: &[f64]) -> f64 {
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
 }
 
 /// The plan of `algo` with an explicit packet count, and what it runs.
@@ -187,14 +221,15 @@ pub fn gather_run<X: Transport>(
 ) -> hypercomm_rt::Result<Vec<RankResult>> {
     let k = comm.size() as usize;
     let m = local.mismatch;
-    let words = [
-        local.time.to_bits(),
+    // Every rank times the same number of calls, so the records have one length.
+    let mut words = vec![
         local.checked as u64,
         u64::from(m.is_some()),
         m.map_or(0, |m| m.index as u64),
         m.map_or(0, |m| m.expected),
         m.map_or(0, |m| m.got),
     ];
+    words.extend(local.times.iter().map(|t| t.to_bits()));
     let mut all = vec![0u64; words.len() * k];
     comm.all_gather_into(&words, &mut all, hypercomm_rt::Algo::Auto)?;
     Ok(all
@@ -202,15 +237,15 @@ pub fn gather_run<X: Transport>(
         .enumerate()
         .map(|(rank, w)| RankResult {
             rank: rank as Rank,
-            time: f64::from_bits(w[0]),
+            times: w[5..].iter().map(|&b| f64::from_bits(b)).collect(),
             algorithm: local.algorithm,
             auto: local.auto,
-            checked: w[1] as usize,
-            mismatch: (w[2] != 0).then_some(Mismatch {
+            checked: w[0] as usize,
+            mismatch: (w[1] != 0).then_some(Mismatch {
                 rank: rank as Rank,
-                index: w[3] as usize,
-                expected: w[4],
-                got: w[5],
+                index: w[2] as usize,
+                expected: w[3],
+                got: w[4],
             }),
         })
         .collect())
@@ -251,19 +286,23 @@ pub struct RunReport {
     pub packets: String,
     /// Seed of the random input.
     pub seed: u64,
-    /// Whether every rank's output equals the reference.
+    /// Timed calls (after one untimed warm-up).
+    pub iters: usize,
+    /// Whether every rank's output equals the reference after every call.
     pub correct: bool,
-    /// Elements compared, over all ranks.
+    /// Elements compared after each call, over all ranks.
     pub checked: usize,
     /// The first wrong element (of the lowest rank with one).
     pub mismatch: Option<Mismatch>,
-    /// Seconds of the call: the maximum over ranks.
+    /// Seconds of a call, the slowest rank's: the median over the timed calls.
     pub time: f64,
-    /// The minimum over ranks.
+    /// The fastest timed call (the slowest rank's time in it).
+    pub min: f64,
+    /// The fastest rank's time, median over the timed calls.
     pub time_min: f64,
     /// The cost model's time under the calibration, seconds.
     pub predicted: Option<f64>,
-    /// `time / predicted`.
+    /// `time / predicted` (the median call).
     pub measured_over_predicted: Option<f64>,
     /// The calibration used by auto and the prediction.
     pub calibration: CalibrationInfo,
@@ -282,8 +321,18 @@ impl RunReport {
         let c = cfg.collective;
         let kind = c.kind();
         let first = &results[0];
-        let time = results.iter().map(|r| r.time).fold(0.0, f64::max);
-        let time_min = results.iter().map(|r| r.time).fold(f64::INFINITY, f64::min);
+        // Per call: the slowest rank's time, and the fastest's.
+        let calls = results.iter().map(|r| r.times.len()).min().unwrap_or(0);
+        let per_call = |pick: fn(f64, f64) -> f64, start: f64| -> Vec<f64> {
+            (0..calls)
+                .map(|i| results.iter().map(|r| r.times[i]).fold(start, pick))
+                .collect()
+        };
+        let slowest = per_call(f64::max, 0.0);
+        let time = median(&slowest);
+        let min = slowest.iter().copied().fold(f64::INFINITY, f64::min);
+        let min = if min.is_finite() { min } else { 0.0 };
+        let time_min = median(&per_call(f64::min, f64::INFINITY));
         let mut mismatches: Vec<Mismatch> = results.iter().filter_map(|r| r.mismatch).collect();
         mismatches.sort_by_key(|m| m.rank);
         let predicted = super::registry_entry(kind, first.algorithm).and_then(|a| {
@@ -321,14 +370,64 @@ impl RunReport {
                 Packets::Count(n) => n.to_string(),
             },
             seed: cfg.seed,
+            iters: calls,
             correct: mismatches.is_empty(),
             checked: results.iter().map(|r| r.checked).sum(),
             mismatch: mismatches.first().copied(),
             time,
+            min,
             time_min,
             predicted,
             measured_over_predicted: predicted.filter(|&p| p > 0.0).map(|p| time / p),
             calibration: calibration.clone(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_of_odd_even_and_no_calls() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert_eq!(median(&[]), 0.0);
+    }
+
+    /// `time` is the median call and `min` the fastest, each the slowest rank's; the
+    /// fastest rank's median is `time_min`.
+    #[test]
+    fn the_report_takes_the_median_call_of_the_slowest_rank() {
+        let cfg = RunConfig {
+            collective: Collective::Allreduce,
+            ranks: 2,
+            len: 4,
+            algo: AlgoChoice::Auto,
+            packets: Packets::Opt,
+            reduce: ReduceOp::Sum,
+            seed: 1,
+            inject_error: false,
+            iters: 3,
+        };
+        let result = |rank, times: [f64; 3]| RankResult {
+            rank,
+            times: times.to_vec(),
+            algorithm: "ring",
+            auto: true,
+            checked: 4,
+            mismatch: None,
+        };
+        let results = [result(0, [5.0, 1.0, 2.0]), result(1, [4.0, 3.0, 9.0])];
+        let cal = CalibrationInfo::new(hypercomm_rt::Calibration::default(), None);
+        let r = RunReport::new(
+            &cfg,
+            "test",
+            &cal,
+            &results,
+            super::super::Execution::default(),
+        );
+        // Slowest per call: 5, 3, 9; fastest per call: 4, 1, 2.
+        assert_eq!((r.time, r.min, r.time_min, r.iters), (5.0, 3.0, 2.0, 3));
     }
 }
