@@ -23,7 +23,7 @@ pub fn packet(m: u64, nu: u64, p: u64) -> (u64, u64) {
 /// With q = ⌊m/ν⌋ and r = m mod ν, packets 0..r hold q + 1 elements and the rest q.
 /// Step s carries packets max(0, s − depth + 1)..=s, the largest being the first of
 /// them, so the r + depth − 1 first steps move a (q + 1)-packet and the others a
-/// q-packet: T = (ν + depth − 1)(β + qτ) + [r > 0](r + depth − 1)τ. When ν divides m
+/// q-packet: T = (ν + depth − 1)(β + qτ) + \[r > 0\](r + depth − 1)τ. When ν divides m
 /// this is the papers' (ν + depth − 1)(β + (m/ν)τ). 0 when m = 0 or depth = 0.
 pub fn time(m: u64, depth: u64, nu: u64, beta: f64, tau: f64) -> f64 {
     if m == 0 || depth == 0 {

@@ -12,7 +12,7 @@
 //!
 //! Cost: k·S steps, k = 2^n. ν = 1: k·n(β + mτ) under every port and duplex rule (eq.
 //! 2.1 k times). ν > 1, all ports, full duplex: k times the pipeline's
-//! (ν + n − 1)(β + qτ) + [r > 0](r + n − 1)τ, q = ⌊m/ν⌋, r = m mod ν, whose continuous
+//! (ν + n − 1)(β + qτ) + \[r > 0\](r + n − 1)τ, q = ⌊m/ν⌋, r = m mod ν, whose continuous
 //! optimum is eq. (4.1); under one port or half duplex the multicasts and the
 //! forwarding serialise and the simulator charges them. Volume k(k − 1)m.
 //!

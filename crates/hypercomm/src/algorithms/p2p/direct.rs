@@ -19,7 +19,7 @@
 //! Cost (rounds model, any port rule: each node makes at most one send and one receive
 //! per step; under `--duplex half` an interior node does both in one step, so the form
 //! is exact there only when d ≤ 1): ν + d − 1 steps of β_c + ⌈m/ν⌉τ_c, exactly
-//! (ν + d − 1)(β_c + qτ_c) + [r > 0](r + d − 1)τ_c with q = ⌊m/ν⌋, r = m mod ν; volume
+//! (ν + d − 1)(β_c + qτ_c) + \[r > 0\](r + d − 1)τ_c with q = ⌊m/ν⌋, r = m mod ν; volume
 //! d·m. On `complete:K` (d = 1) ν = 1 is optimal: one step, β + mτ, volume m, the least
 //! possible. src = dst: one step of a local copy, time 0, volume 0; m = 0: no step.
 //! With `--packets opt` ν minimises the exact form under the path's class costs, and
@@ -81,7 +81,7 @@ pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>
     )))
 }
 
-/// (ν + d − 1)(β + qτ) + [r > 0](r + d − 1)τ with the path's class costs, exact under
+/// (ν + d − 1)(β + qτ) + \[r > 0\](r + d − 1)τ with the path's class costs, exact under
 /// full duplex or when d ≤ 1 (β + mτ on `complete:K` with ν = 1); the continuous
 /// optimum (3.1) as a lower estimate with `--packets opt` under full duplex.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {

@@ -53,7 +53,7 @@ pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>
     )))
 }
 
-/// (ν + H − 1)(β + qτ) + [r > 0](r + H − 1)τ, q = ⌊m/ν⌋, r = m mod ν, exact under full duplex; the continuous optimum (3.1) with
+/// (ν + H − 1)(β + qτ) + \[r > 0\](r + H − 1)τ, q = ⌊m/ν⌋, r = m mod ν, exact under full duplex; the continuous optimum (3.1) with
 /// `--packets opt`.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
     let Ok((_, src, dst)) = endpoints(problem) else {
