@@ -42,8 +42,8 @@
 #     --bind-to none`). Left to themselves, Open MPI binds when K <= cores and
 #     hypercomm when K > cores.
 #
-# Environment: REPS (3), ALGO (all), BARRIER (recursive-doubling), PIN (1), FIBERS (0:
-# ours as threads; 1: `--fibers`), MPIRUN_FLAGS (default
+# Environment: REPS (3), ALGO (all), BARRIER (recursive-doubling), PIN (1), FIBERS (1:
+# `--fibers auto`, the CLI's default; 0: `--fibers off`, a thread per rank), MPIRUN_FLAGS (default
 # as in crates/hypercomm-mpi/tests/mpirun.rs: --oversubscribe --mca mpi_yield_when_idle
 # 1), KEEP=dir to keep the raw outputs. Builds the two binaries (release) first.
 set -euo pipefail
@@ -64,10 +64,11 @@ case $BARRIER in
     *) echo "BARRIER=$BARRIER: valid: recursive-doubling, tree, native" >&2; exit 2 ;;
 esac
 
-# FIBERS=1: ours runs the ranks that share a core as fibers of one thread per core.
-case ${FIBERS:-0} in
-    0) FIB_OURS="" ;;
-    1) FIB_OURS="--fibers" ;;
+# FIBERS=1 (the default, as the CLI's `--fibers auto`): ours runs the ranks that share a
+# core as fibers of one thread per core; FIBERS=0 (`--fibers off`): a thread per rank.
+case ${FIBERS:-1} in
+    0) FIB_OURS="--fibers off" ;;
+    1) FIB_OURS="--fibers auto" ;;
     *) echo "FIBERS=$FIBERS: valid: 0, 1" >&2; exit 2 ;;
 esac
 
@@ -95,7 +96,7 @@ native() { # op rep
         --ops "$1" --max-bytes "$MAX" >"$OUT/native.$1.$2.txt"
 }
 
-echo "# $(date -u +%FT%TZ), K=$K, sizes 8..$MAX B, ALGO=$ALGO, BARRIER=$BARRIER, PIN=${PIN:-1}, FIBERS=${FIBERS:-0}, REPS=$REPS, load: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+echo "# $(date -u +%FT%TZ), K=$K, sizes 8..$MAX B, ALGO=$ALGO, BARRIER=$BARRIER, PIN=${PIN:-1}, FIBERS=${FIBERS:-1}, REPS=$REPS, load: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 for rep in $(seq 1 "$REPS"); do
     for op in "${OPS[@]}"; do
         echo "# rep $rep: $op" >&2

@@ -360,10 +360,30 @@ pub struct RtProblemArgs {
     /// `mpirun --bind-to core`; Linux only): auto binds when ranks outnumber CPUs.
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = PinArg::Auto)]
     pub pin: PinArg,
-    /// Run the ranks that share a CPU as fibers of one thread per CPU (user-space
-    /// switches instead of the kernel's; only when ranks outnumber CPUs).
-    #[arg(long)]
-    pub fibers: bool,
+    /// How ranks that share a CPU run: auto (the default; a bare `--fibers` too) runs
+    /// them as fibers of one thread per CPU, switching in user space instead of the
+    /// kernel, when ranks outnumber CPUs; off gives every rank a thread of its own.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "WHEN",
+        default_value_t = FibersArg::Auto,
+        num_args = 0..=1,
+        default_missing_value = "auto"
+    )]
+    pub fibers: FibersArg,
+}
+
+/// When `run` and `bench` run ranks as fibers (`hypercomm_rt::threads::Config::fibers`).
+/// The library leaves fibers off by default, because a rank that blocks its thread
+/// outside the library (a sleep, a lock held by another rank of its CPU) would stop the
+/// other ranks of that thread; the CLI's ranks never do, so it turns them on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FibersArg {
+    /// Fibers when ranks outnumber the CPUs.
+    Auto,
+    /// A thread per rank, always.
+    Off,
 }
 
 /// When `run` and `bench` bind ranks to CPUs (`hypercomm_rt::threads::Config::pin`).

@@ -13,7 +13,7 @@ use hypercomm_rt::threads::{self, Failure, RunError};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::args::{
-    BenchArgs, BenchFormat, CalibrateArgs, Format, PinArg, RtProblemArgs, RtRunArgs,
+    BenchArgs, BenchFormat, CalibrateArgs, FibersArg, Format, PinArg, RtProblemArgs, RtRunArgs,
 };
 use crate::runtime::calibrate::{self, CalibrationSource};
 use crate::runtime::output::{self, CalibrationReport};
@@ -59,7 +59,7 @@ fn config_of(
     let cfg = threads::Config::new(k)
         .timeout(timeout)
         .calibration(c.calibration())
-        .fibers(problem.fibers);
+        .fibers(problem.fibers == FibersArg::Auto);
     match problem.pin {
         PinArg::Auto => cfg,
         PinArg::On => cfg.pin(true),
@@ -68,7 +68,7 @@ fn config_of(
 }
 
 /// The backend as reports name it: `threads`, or `threads (fibers)` when the ranks
-/// run as fibers (`--fibers` and more ranks than CPUs).
+/// run as fibers (`--fibers auto`, the default, and more ranks than CPUs).
 fn backend_name(config: &threads::Config) -> &'static str {
     if config.uses_fibers() {
         "threads (fibers)"

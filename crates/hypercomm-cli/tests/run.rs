@@ -150,7 +150,16 @@ fn every_collective_on_1_3_4_5_ranks_is_correct_with_the_contract_fields() {
                 assert!(j.get(field).is_some(), "{op} k={k}: no `{field}` in {j}");
             }
             assert_eq!(j["op"], op);
-            assert_eq!(j["backend"], "threads");
+            // Ranks that outnumber the CPUs run as fibers (`--fibers auto`, the default).
+            let fibers = hypercomm_rt::threads::Config::new(k as u32)
+                .fibers(true)
+                .uses_fibers();
+            let backend = if fibers {
+                "threads (fibers)"
+            } else {
+                "threads"
+            };
+            assert_eq!(j["backend"], backend, "{op} k={k}");
             assert_eq!(j["ranks"], k);
             assert_eq!(j["len"], 13);
             assert_eq!(j["correct"], true, "{op} k={k}: {j}");
@@ -1248,9 +1257,9 @@ fn pinned_or_not_ranks_compute_the_same() {
     bad(&args, &["yes", "auto", "on", "off"]);
 }
 
-/// `--fibers` (ranks that share a CPU as fibers of one thread) computes what threads
-/// compute, in `run` and `bench`, and the report says when the ranks ran as fibers: when
-/// they outnumber the CPUs.
+/// `--fibers` (ranks that share a CPU as fibers of one thread; the default) computes
+/// what threads compute, in `run` and `bench`, and the report says when the ranks ran as
+/// fibers: when they outnumber the CPUs, unless `--fibers off`.
 #[test]
 fn ranks_as_fibers_compute_the_same() {
     // The fewest ranks that outnumber this process's CPUs, as the runtime counts them.
@@ -1275,8 +1284,22 @@ fn ranks_as_fibers_compute_the_same() {
         assert_eq!(j["correct"], true, "{j}");
         assert_eq!(j["backend"], backend, "{j}");
     }
+    // Fibers are the CLI's default (`--fibers auto`); `--fibers off` gives every rank a
+    // thread.
     let j = run_json(&["--ranks", &over, "--op", "allgather", "--len", "3"]);
-    assert_eq!(j["backend"], "threads", "no --fibers: {j}");
+    assert_eq!(j["backend"], "threads (fibers)", "no --fibers: {j}");
+    let j = run_json(&[
+        "--ranks",
+        &over,
+        "--op",
+        "allgather",
+        "--len",
+        "3",
+        "--fibers",
+        "off",
+    ]);
+    assert_eq!(j["correct"], true, "{j}");
+    assert_eq!(j["backend"], "threads", "--fibers off: {j}");
     let r = hc(&[
         "bench",
         "--ranks",
