@@ -589,16 +589,8 @@ impl<T: Pod> StepCtx<'_, '_, T> {
         }
         match action {
             Action::Place if std::ptr::eq(src, dst) => {}
-            Action::Place => {
-                let (s, d, bytes) = (src as usize, dst as usize, n * size_of::<T>());
-                if s + bytes <= d || d + bytes <= s {
-                    // SAFETY: both regions are in bounds (plan-checked) and disjoint.
-                    unsafe { crate::copy::copy(src.cast(), dst.cast(), bytes, bytes) }
-                } else {
-                    // SAFETY: both in bounds (plan-checked); `copy` allows overlap.
-                    unsafe { std::ptr::copy(src, dst, n) }
-                }
-            }
+            // SAFETY: both regions are in bounds (plan-checked); `copy` allows overlap.
+            Action::Place => unsafe { std::ptr::copy(src, dst, n) },
             _ => self.local_combine(src, dst, n, action == Action::CombineLeft),
         }
     }

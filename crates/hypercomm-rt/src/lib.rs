@@ -187,7 +187,6 @@
 #![warn(unsafe_op_in_unsafe_fn)]
 
 mod alias;
-pub mod copy;
 
 /// The text of a panic's payload (a `&str` or a `String`, as `panic!` makes them).
 pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {

@@ -170,7 +170,6 @@ impl<'a> Incoming<'a> {
     /// # Safety
     /// Every part of `into` must be writable, and disjoint from the message.
     pub unsafe fn copy_to(&self, into: &[PartMut]) {
-        let whole = self.len();
         let mut dst = into.iter().filter(|p| !p.is_empty());
         let mut cur: Option<(PartMut, usize)> = None;
         for piece in self.pieces() {
@@ -182,7 +181,7 @@ impl<'a> Incoming<'a> {
                 let n = (part.len - off).min(rest.len());
                 // SAFETY: `part[off..off + n]` is writable and disjoint from the message
                 // (this function's contract).
-                unsafe { crate::copy::copy(rest.as_ptr(), part.ptr.add(off), n, whole) };
+                unsafe { std::ptr::copy_nonoverlapping(rest.as_ptr(), part.ptr.add(off), n) };
                 rest = &rest[n..];
                 if off + n < part.len {
                     cur = Some((part, off + n));

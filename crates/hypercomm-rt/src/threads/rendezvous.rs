@@ -428,7 +428,7 @@ impl CopyJob {
             let at = c * SHARE_CHUNK;
             let n = SHARE_CHUNK.min(self.len - at);
             // SAFETY: within both regions (`at + n <= len`); each chunk is taken once.
-            unsafe { crate::copy::copy(self.src.add(at), self.dst.add(at), n, self.len) };
+            unsafe { std::ptr::copy_nonoverlapping(self.src.add(at), self.dst.add(at), n) };
         }
     }
 }
