@@ -649,7 +649,7 @@ fn calibrate_writes_an_mpi_calibration() {
                 "--pattern",
                 pattern,
                 "--max-size",
-                "1024",
+                "4194304",
                 "--reps",
                 "10",
                 "--output",
@@ -660,11 +660,11 @@ fn calibrate_writes_an_mpi_calibration() {
         assert_eq!(job.code, Some(0), "{}\n{}", job.stdout, job.stderr);
         let text = std::fs::read_to_string(&file).unwrap();
         assert!(
-            text.contains(&format!("mpi backend: 2 ranks, {name} at 6 sizes")),
+            text.contains(&format!("mpi backend: 2 ranks, {name} at 12 sizes")),
             "{text}"
         );
         let c = hypercomm_rt::Calibration::parse(&text).unwrap();
-        assert!(c.beta > 0.0 && c.tau >= 0.0, "{c:?}");
+        assert!(c.beta > 0.0 && c.tau > 0.0, "{c:?}");
         assert!(
             job.stdout.contains(&format!("saved  {fs}")),
             "{}",
@@ -672,6 +672,15 @@ fn calibrate_writes_an_mpi_calibration() {
         );
     }
     let _ = std::fs::remove_file(&file);
+    // One size cannot give β and τ: bad input, nothing saved.
+    let job = mpirun(
+        2,
+        &["calibrate", "--max-size", "3", "--output", &fs],
+        Duration::from_secs(60),
+    );
+    assert_eq!(job.code, Some(2), "{}\n{}", job.stdout, job.stderr);
+    assert!(job.stderr.contains("--max-size"), "{}", job.stderr);
+    assert!(!file.exists(), "a one-size fit was saved");
     let job = mpirun(1, &["calibrate", "--output", &fs], Duration::from_secs(60));
     assert_eq!(job.code, Some(2), "{}\n{}", job.stdout, job.stderr);
     assert!(job.stderr.contains("pair of ranks"), "{}", job.stderr);

@@ -116,7 +116,8 @@ enum Command {
         /// `exchange` (both ranks send and receive at once) or `pingpong`.
         #[arg(long, value_enum, value_name = "P", default_value_t = Pattern::Exchange)]
         pattern: Pattern,
-        /// Largest size in bytes (powers of 4 from 1 B).
+        /// Largest size in bytes (powers of 4 from 1 B; at least 4, as the fit of β and τ
+        /// needs two sizes). A fit with τ ≤ 0 or β < 0 is not saved (exit 1).
         #[arg(long, value_name = "B", default_value_t = 4 << 20)]
         max_size: u64,
         /// Repetitions per size [default: 5000 for small sizes down to 50].
@@ -301,7 +302,10 @@ fn calibrate(
         Ok(p) => p,
         Err(e) => return bad(e.to_string()),
     };
-    let sizes = cal::sizes(usize::try_from(max_size).unwrap_or(usize::MAX));
+    let sizes = match cal::checked_sizes(max_size) {
+        Ok(s) => s,
+        Err(e) => return bad(e.to_string()),
+    };
     let reps = |bytes: usize| reps.unwrap_or_else(|| cal::default_reps(bytes));
     let outcome = hypercomm_mpi::run(world, &config, |comm| {
         cal::calibrate_rank(comm, &sizes, &reps, pattern)
@@ -316,7 +320,23 @@ fn calibrate(
     if me != 0 {
         return 0;
     }
-    let fitted = cal::fit(&points);
+    // The threads backend's checks: no fit is saved that prices bandwidth as free
+    // (τ ≤ 0) or has a negative start-up time.
+    let fitted = match cal::fit_checked(&points) {
+        Ok(c) => c,
+        Err(e) => {
+            let measured: Vec<String> = points
+                .iter()
+                .map(|p| format!("{} B {:.3} µs", p.bytes, p.time * 1e6))
+                .collect();
+            cli::say(format!(
+                "error: calibration not saved to {}: {e}\nmeasured (one-way): {}\n",
+                path.display(),
+                measured.join(", ")
+            ));
+            return 1;
+        }
+    };
     let text = cal::file_text(fitted, "mpi", world.size() as u32, pattern, &points);
     if let Err(e) = cal::save(&path, &text) {
         cli::say(format!("error: cannot write {}: {e}\n", path.display()));
