@@ -279,8 +279,10 @@ pub fn check_size(nodes: u32, steps: usize, limit: u64, hint: &str) -> Result<()
     Ok(())
 }
 
-/// Most timed calls of `run --iters` (each rank keeps every call's time).
-pub const MAX_RUN_ITERS: u64 = 1_000_000;
+/// Most timed calls of `run --iters`: each rank keeps every call's time, and the MPI
+/// binary gathers them all on every rank (k² · iters · 8 bytes; `bench` is the command
+/// for long measurements).
+pub const MAX_RUN_ITERS: u64 = 10_000;
 
 /// Backends this binary runs (`run`, `bench`, `calibrate`).
 pub const BACKENDS: &[&str] = &["threads"];
@@ -476,32 +478,74 @@ pub fn check_rt_bytes(
     })
 }
 
-/// Elements of every rank's `in` and `out` buffers together, plus `out` again `extra`
-/// times (`run` holds each rank's serial reference beside its `out`).
-fn total_elems(c: Collective, k: u32, m: u64, extra_out: u64) -> u64 {
-    (0..k)
-        .map(|r| {
-            let out = c.out_len(k, m, r);
-            c.in_len(k, m, r)
-                .saturating_add(out.saturating_mul(1 + extra_out))
-        })
-        .fold(0u64, u64::saturating_add)
+/// Where the ranks of a runtime command live, which decides what its memory check
+/// counts and against what.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// Every rank in this process (the threads backend): all ranks' buffers together,
+    /// against this machine's memory ([`memory_limit`]).
+    Together,
+    /// A rank per process (MPI), perhaps on several machines: the largest rank's
+    /// buffers, against the fixed [`MAX_RT_BYTES`], so that every rank reaches the same
+    /// verdict (each machine's `MemAvailable`, read at each rank's own moment, would
+    /// not); an allocation that fails is still an error, not an abort.
+    OnePerProcess,
 }
 
-/// Bytes `run` allocates over all ranks with `m` elements per message: each rank's
-/// `in`, `out` and serial reference (a copy of `out`), of 8-byte elements.
-pub fn run_bytes(c: Collective, k: u32, m: u64) -> u64 {
-    total_elems(c, k, m, 1).saturating_mul(8)
+impl Placement {
+    /// What the ranks' buffers may take, counted as [`Placement`] says.
+    pub fn limit(self) -> MemoryLimit {
+        match self {
+            Placement::Together => memory_limit(),
+            Placement::OnePerProcess => MemoryLimit {
+                bytes: MAX_RT_BYTES,
+                available: false,
+            },
+        }
+    }
 }
 
-/// Bytes `bench` allocates over all ranks at its largest size `m` (bytes per message):
-/// each rank's `in` and `out`, and the memcpy reference's two buffers.
-pub fn bench_bytes(c: Collective, k: u32, m: u64) -> u64 {
-    total_elems(c, k, m, 0).saturating_add(m.saturating_mul(2))
+/// Elements of the ranks' `in` and `out` buffers, plus `out` again `extra` times (`run`
+/// holds each rank's serial reference beside its `out`): summed over the ranks when
+/// they are [`Placement::Together`], the largest rank's otherwise.
+fn rank_elems(c: Collective, k: u32, m: u64, extra_out: u64, placement: Placement) -> u64 {
+    let per_rank = (0..k).map(|r| {
+        let out = c.out_len(k, m, r);
+        c.in_len(k, m, r)
+            .saturating_add(out.saturating_mul(1 + extra_out))
+    });
+    match placement {
+        Placement::Together => per_rank.fold(0u64, u64::saturating_add),
+        Placement::OnePerProcess => per_rank.max().unwrap_or(0),
+    }
+}
+
+/// Bytes `run` allocates with `m` elements per message: the ranks' `in`, `out` and
+/// serial reference (a copy of `out`), of 8-byte elements ([`rank_elems`]).
+pub fn run_bytes(c: Collective, k: u32, m: u64, placement: Placement) -> u64 {
+    rank_elems(c, k, m, 1, placement).saturating_mul(8)
+}
+
+/// Bytes `bench` allocates at its largest size `m` (bytes per message): the ranks' `in`
+/// and `out` ([`rank_elems`]), and the memcpy reference's source and destination, each
+/// of the bytes nccl-tests counts for the collective ([`crate::runtime::bench::nccl`]).
+pub fn bench_bytes(c: Collective, k: u32, m: u64, placement: Placement) -> u64 {
+    let size = usize::try_from(m).unwrap_or(usize::MAX);
+    let memcpy = crate::runtime::bench::nccl(c.kind(), k, size).0 as u64;
+    rank_elems(c, k, m, 0, placement).saturating_add(memcpy.saturating_mul(2))
 }
 
 /// Validate `hypercomm run`.
 pub fn rt_run(args: &crate::args::RtRunArgs) -> Result<crate::runtime::RunConfig, Error> {
+    rt_run_in(args, Placement::Together)
+}
+
+/// Validate `hypercomm run` for ranks placed as `placement` (the MPI binary: a rank per
+/// process).
+pub fn rt_run_in(
+    args: &crate::args::RtRunArgs,
+    placement: Placement,
+) -> Result<crate::runtime::RunConfig, Error> {
     let p = rt_problem(&args.problem)?;
     let kind = p.collective.kind();
     let algo = rt_algo(p.ranks, kind, &args.algo)?;
@@ -515,9 +559,9 @@ pub fn rt_run(args: &crate::args::RtRunArgs) -> Result<crate::runtime::RunConfig
     }
     check_len(&Topology::Complete(p.ranks), kind, args.len)?;
     check_rt_bytes(
-        run_bytes(p.collective, p.ranks, args.len),
+        run_bytes(p.collective, p.ranks, args.len, placement),
         "the ranks' buffers (in, out and the serial reference)",
-        memory_limit(),
+        placement.limit(),
         "--len",
     )?;
     if !(1..=MAX_RUN_ITERS).contains(&args.iters) {
@@ -566,6 +610,15 @@ pub fn bench_sizes(min: u64, max: u64) -> Result<Vec<usize>, Error> {
 
 /// Validate `hypercomm bench`.
 pub fn rt_bench(args: &crate::args::BenchArgs) -> Result<crate::runtime::BenchConfig, Error> {
+    rt_bench_in(args, Placement::Together)
+}
+
+/// Validate `hypercomm bench` for ranks placed as `placement` (the MPI binary: a rank
+/// per process).
+pub fn rt_bench_in(
+    args: &crate::args::BenchArgs,
+    placement: Placement,
+) -> Result<crate::runtime::BenchConfig, Error> {
     let p = rt_problem(&args.problem)?;
     let kind = p.collective.kind();
     let topology = Topology::Complete(p.ranks);
@@ -604,9 +657,9 @@ pub fn rt_bench(args: &crate::args::BenchArgs) -> Result<crate::runtime::BenchCo
     let largest = *sizes.last().expect("at least one size") as u64;
     check_len(&topology, kind, largest)?;
     check_rt_bytes(
-        bench_bytes(p.collective, p.ranks, largest),
+        bench_bytes(p.collective, p.ranks, largest, placement),
         "the ranks' buffers at the largest size",
-        memory_limit(),
+        placement.limit(),
         "--max-size",
     )?;
     Ok(crate::runtime::BenchConfig {
@@ -660,14 +713,40 @@ mod tests {
 
     /// `run` counts in, out and the reference of each rank: an all-reduce of m elements
     /// on k ranks takes 3·k·m·8 bytes; `bench` in and out, and memcpy's two buffers.
+    /// With a rank per process (MPI), the largest rank's share; memcpy's two buffers are
+    /// of nccl-tests' bytes (k·m for an all-gather).
     #[test]
     fn the_estimates_count_every_buffer() {
-        assert_eq!(run_bytes(Collective::Allreduce, 2, 1000), 2 * 3 * 1000 * 8);
+        use Placement::{OnePerProcess, Together};
+        assert_eq!(
+            run_bytes(Collective::Allreduce, 2, 1000, Together),
+            2 * 3 * 1000 * 8
+        );
         // All-gather: in m, out k·m.
         assert_eq!(
-            run_bytes(Collective::Allgather, 3, 10),
+            run_bytes(Collective::Allgather, 3, 10, Together),
             3 * (10 + 2 * 30) * 8
         );
-        assert_eq!(bench_bytes(Collective::Allreduce, 2, 1000), 2 * 2000 + 2000);
+        assert_eq!(
+            run_bytes(Collective::Allgather, 3, 10, OnePerProcess),
+            (10 + 2 * 30) * 8
+        );
+        // Scatter: only the root has an `in` (k·m).
+        assert_eq!(
+            run_bytes(Collective::Scatter { root: 1 }, 4, 10, OnePerProcess),
+            (40 + 2 * 10) * 8
+        );
+        assert_eq!(
+            bench_bytes(Collective::Allreduce, 2, 1000, Together),
+            2 * 2000 + 2 * 1000
+        );
+        assert_eq!(
+            bench_bytes(Collective::Allgather, 4, 1000, Together),
+            4 * (1000 + 4000) + 2 * 4000
+        );
+        assert_eq!(
+            bench_bytes(Collective::Allgather, 4, 1000, OnePerProcess),
+            (1000 + 4000) + 2 * 4000
+        );
     }
 }

@@ -190,6 +190,13 @@ pub fn calibrate(args: &CalibrateArgs, io: &mut Io<'_>) -> Result<Outcome, CliEr
     let path = calibrate::output_path(args.output.clone(), args.reps)?;
     let timeout = config::timeout(args.timeout)?;
     let sizes = calibrate::checked_sizes(args.max_size)?;
+    let largest = sizes.last().copied().unwrap_or(0) as u64;
+    config::check_rt_bytes(
+        largest.saturating_mul(2 * u64::from(k)),
+        "the ranks' two buffers at the largest size",
+        config::Placement::Together.limit(),
+        "--max-size",
+    )?;
     let reps = |bytes: usize| args.reps.unwrap_or_else(|| calibrate::default_reps(bytes));
     let tcfg = threads::Config::new(k)
         .timeout(timeout)

@@ -1002,8 +1002,9 @@ fn buffers_beyond_the_available_memory_are_refused() {
     }
 }
 
-/// `--max-size` below 4 measures one size, which cannot tell β from τ: refused before
-/// measuring, naming the valid choice, nothing saved.
+/// `--max-size` below 4 measures one size, which cannot tell β from τ, and one beyond
+/// the memory cannot be allocated: both refused before measuring, naming the valid
+/// choice, nothing saved.
 #[test]
 fn calibrate_refuses_fewer_than_two_sizes() {
     let dir = scratch("calibrate-one-size");
@@ -1023,6 +1024,14 @@ fn calibrate_refuses_fewer_than_two_sizes() {
         for needle in ["--max-size", "two", "4 or more"] {
             assert!(r.err.contains(needle), "no `{needle}`:\n{}", r.err);
         }
+        assert!(!file.exists(), "--max-size {max} saved a file");
+    }
+    // Sizes whose buffers the machine cannot hold: refused before allocating (1 TiB, or
+    // 2^62 bytes where the memory available is unknown and the cap is 64 GiB).
+    for max in ["1099511627776", "4611686018427387904"] {
+        let r = hc(&["calibrate", "--max-size", max, "--output", &fs]);
+        assert_eq!(r.code, 2, "--max-size {max}:\n{}\n{}", r.out, r.err);
+        assert!(r.err.contains("--max-size"), "{}", r.err);
         assert!(!file.exists(), "--max-size {max} saved a file");
     }
 }

@@ -395,8 +395,8 @@ mod tests {
         assert_eq!(median(&[]), 0.0);
     }
 
-    /// `time` is the median call and `min` the fastest, each the slowest rank's; the
-    /// fastest rank's median is `time_min`.
+    /// `time` is the median call and `min` the fastest, each call timed by its slowest
+    /// rank; `time_min` is the median over calls of each call's fastest rank.
     #[test]
     fn the_report_takes_the_median_call_of_the_slowest_rank() {
         let cfg = RunConfig {

@@ -255,9 +255,12 @@ impl Config {
     /// that waits for its receiver waits for a switch in user space, as when every rank
     /// has a core, so [`EAGER_LIMIT_SPIN`] (4 ranks on 2 cores: an all-to-all of 512 B
     /// 2.38 → 1.29 µs, of 4 KiB 6.16 → 3.44, against [`EAGER_LIMIT`]; BENCHMARKS.md);
-    /// without, [`Config::new`]'s. Call [`Config::eager`] after it to choose another.
+    /// without, [`Config::new`]'s, also when fibers are asked for but do not run (no
+    /// more ranks than CPUs, [`Config::uses_fibers`]). Call [`Config::eager`] after it
+    /// to choose another.
     pub fn fibers(self, fibers: bool) -> Self {
-        let eager = if fibers {
+        let runs_fibers = fibers && self.ranks as usize > affinity::cpu_count();
+        let eager = if runs_fibers {
             EAGER_LIMIT_SPIN
         } else {
             Config::new(self.ranks).eager
@@ -1079,6 +1082,21 @@ mod tests {
         /// A rank whose thread `launch` fails to start, as the system would (the
         /// launching thread's own setting, so concurrent tests are not affected).
         pub(super) static FAIL_SPAWN_AT: Cell<Option<Rank>> = const { Cell::new(None) };
+    }
+
+    /// Asking for fibers changes the eager limit only when fibers run: with no more
+    /// ranks than CPUs the ranks are threads, with `Config::new`'s limit.
+    #[test]
+    fn fibers_that_do_not_run_keep_the_eager_limit_of_threads() {
+        let cpus = affinity::cpu_count() as u32;
+        for k in [1, cpus] {
+            let asked = Config::new(k).fibers(true);
+            assert!(!asked.uses_fibers());
+            assert_eq!(asked.eager, Config::new(k).eager, "{k} ranks");
+        }
+        let over = Config::new(cpus + 1).fibers(true);
+        assert!(over.uses_fibers());
+        assert_eq!(over.eager, EAGER_LIMIT_SPIN);
     }
 
     #[test]

@@ -69,7 +69,7 @@ pub fn run(world: &SimpleCommunicator, args: &RtRunArgs) -> i32 {
     let me = world.rank();
     let ((cfg, timeout), cal) = match prepare(me, || {
         Ok((
-            config::rt_run(args)?,
+            config::rt_run_in(args, config::Placement::OnePerProcess)?,
             config::timeout(args.problem.timeout)?,
         ))
     }) {
@@ -111,7 +111,7 @@ pub fn bench(world: &SimpleCommunicator, args: &BenchArgs) -> i32 {
     let me = world.rank();
     let ((cfg, timeout), cal) = match prepare(me, || {
         Ok((
-            config::rt_bench(args)?,
+            config::rt_bench_in(args, config::Placement::OnePerProcess)?,
             config::timeout(args.problem.timeout)?,
         ))
     }) {

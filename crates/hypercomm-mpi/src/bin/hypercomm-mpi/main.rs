@@ -306,6 +306,15 @@ fn calibrate(
         Ok(s) => s,
         Err(e) => return bad(e.to_string()),
     };
+    let largest = sizes.last().copied().unwrap_or(0) as u64;
+    if let Err(e) = hypercomm_cli::config::check_rt_bytes(
+        largest.saturating_mul(2),
+        "a rank's two buffers at the largest size",
+        hypercomm_cli::config::Placement::OnePerProcess.limit(),
+        "--max-size",
+    ) {
+        return bad(e.to_string());
+    }
     let reps = |bytes: usize| reps.unwrap_or_else(|| cal::default_reps(bytes));
     let outcome = hypercomm_mpi::run(world, &config, |comm| {
         cal::calibrate_rank(comm, &sizes, &reps, pattern)
