@@ -521,13 +521,13 @@ fn rank_elems(c: Collective, k: u32, m: u64, extra_out: u64, placement: Placemen
 }
 
 /// Bytes `run` allocates with `m` elements per message: the ranks' `in`, `out` and
-/// serial reference (a copy of `out`), of 8-byte elements ([`rank_elems`]).
+/// serial reference (a copy of `out`), of 8-byte elements.
 pub fn run_bytes(c: Collective, k: u32, m: u64, placement: Placement) -> u64 {
     rank_elems(c, k, m, 1, placement).saturating_mul(8)
 }
 
 /// Bytes `bench` allocates at its largest size `m` (bytes per message): the ranks' `in`
-/// and `out` ([`rank_elems`]), and the memcpy reference's source and destination, each
+/// and `out`, and the memcpy reference's source and destination, each
 /// of the bytes nccl-tests counts for the collective ([`crate::runtime::bench::nccl`]).
 pub fn bench_bytes(c: Collective, k: u32, m: u64, placement: Placement) -> u64 {
     let size = usize::try_from(m).unwrap_or(usize::MAX);
