@@ -521,14 +521,16 @@ fn rank_elems(c: Collective, k: u32, m: u64, extra_out: u64, placement: Placemen
 }
 
 /// Bytes `run` allocates with `m` elements per message: the ranks' `in`, `out` and
-/// serial reference (a copy of `out`), of 8-byte elements.
+/// serial reference (a copy of `out`), of 8-byte elements, summed over the ranks or the
+/// largest rank's, as `placement` says.
 pub fn run_bytes(c: Collective, k: u32, m: u64, placement: Placement) -> u64 {
     rank_elems(c, k, m, 1, placement).saturating_mul(8)
 }
 
 /// Bytes `bench` allocates at its largest size `m` (bytes per message): the ranks' `in`
-/// and `out`, and the memcpy reference's source and destination, each
-/// of the bytes nccl-tests counts for the collective ([`crate::runtime::bench::nccl`]).
+/// and `out` (summed or the largest rank's, as `placement` says), and the memcpy
+/// reference's source and destination, each of the bytes nccl-tests counts for the
+/// collective ([`crate::runtime::bench::nccl`]).
 pub fn bench_bytes(c: Collective, k: u32, m: u64, placement: Placement) -> u64 {
     let size = usize::try_from(m).unwrap_or(usize::MAX);
     let memcpy = crate::runtime::bench::nccl(c.kind(), k, size).0 as u64;
