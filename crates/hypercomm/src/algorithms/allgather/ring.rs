@@ -105,7 +105,29 @@ pub(crate) fn exchange_steps_time(steps: u64, len: u64, model: &Model) -> f64 {
 /// (k − 1)(β + mτ) under full duplex, 2(k − 1)(β + mτ) under half duplex; either port
 /// rule.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
-    let Ok(k) = complete_ranks(problem, "ring", OpKind::Allgather) else {
+    exchange_steps_formulas(
+        problem,
+        params,
+        ("ring", OpKind::Allgather),
+        [
+            "Thakur, Rabenseifner & Gropp 2005, allgather: ring, (p − 1)α + ((p − 1)/p)nβ",
+            "Thakur, Rabenseifner & Gropp 2005, allgather: ring, each step's send and receive in turn (half duplex)",
+        ],
+    )
+}
+
+/// The closed forms of the k − 1 steps of `complete:k` in which every rank sends one
+/// message of m elements and receives one (the ring and pairwise algorithms of
+/// all-gather, all-to-all and reduce-scatter): (k − 1)(β + mτ) under full duplex,
+/// 2(k − 1)(β + mτ) under half duplex, either port rule; none where `algo` does not
+/// fit. `references` are the sources of the full- and the half-duplex form.
+pub(crate) fn exchange_steps_formulas(
+    problem: &Problem<'_>,
+    params: &Params,
+    algo: (&'static str, OpKind),
+    references: [&'static str; 2],
+) -> Vec<Formula> {
+    let Ok(k) = complete_ranks(problem, algo.0, algo.1) else {
         return vec![];
     };
     let m = problem.len;
@@ -115,16 +137,8 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
         exchange_steps_time(k as u64 - 1, m, &params.model)
     };
     vec![match params.model.duplex {
-        Duplex::Full => Formula::exact(
-            "(k − 1)(β + mτ)",
-            "Thakur, Rabenseifner & Gropp 2005, allgather: ring, (p − 1)α + ((p − 1)/p)nβ",
-            value,
-        ),
-        Duplex::Half => Formula::exact(
-            "2(k − 1)(β + mτ)",
-            "Thakur, Rabenseifner & Gropp 2005, allgather: ring, each step's send and receive in turn (half duplex)",
-            value,
-        ),
+        Duplex::Full => Formula::exact("(k − 1)(β + mτ)", references[0], value),
+        Duplex::Half => Formula::exact("2(k − 1)(β + mτ)", references[1], value),
     }]
 }
 

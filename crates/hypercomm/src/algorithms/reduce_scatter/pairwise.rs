@@ -53,11 +53,10 @@
 //!
 //! Constraints: `complete:K`, any K ≥ 1; any associative operator.
 
-use crate::algorithms::allgather::ring::{exchange_steps_time, ring_steps};
+use crate::algorithms::allgather::ring::{exchange_steps_formulas, ring_steps};
 use crate::algorithms::broadcast::binomial::complete_ranks;
 use crate::algorithms::{Formula, Params};
 use crate::collective::OpKind;
-use crate::cost::model::Duplex;
 use crate::error::Error;
 use crate::schedule::{Action, Buf, Op, Program, Rank, Region, Schedule, Step, StepStream};
 use crate::verify::Problem;
@@ -171,27 +170,15 @@ impl Schedule for PairwiseReduceScatter {
 /// (k − 1)(β + mτ) under full duplex, 2(k − 1)(β + mτ) under half duplex; either port
 /// rule.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
-    let Ok(k) = complete_ranks(problem, "pairwise", OpKind::ReduceScatter) else {
-        return vec![];
-    };
-    let m = problem.len;
-    let value = if m == 0 {
-        0.0
-    } else {
-        exchange_steps_time(k as u64 - 1, m, &params.model)
-    };
-    vec![match params.model.duplex {
-        Duplex::Full => Formula::exact(
-            "(k − 1)(β + mτ)",
+    exchange_steps_formulas(
+        problem,
+        params,
+        ("pairwise", OpKind::ReduceScatter),
+        [
             "Thakur, Rabenseifner & Gropp 2005, reduce-scatter: pairwise exchange, (p − 1)α + ((p − 1)/p)nβ",
-            value,
-        ),
-        Duplex::Half => Formula::exact(
-            "2(k − 1)(β + mτ)",
             "Thakur, Rabenseifner & Gropp 2005, reduce-scatter: pairwise exchange, each step's send and receive in turn (half duplex)",
-            value,
-        ),
-    }]
+        ],
+    )
 }
 
 #[cfg(test)]

@@ -24,12 +24,11 @@
 //!
 //! Constraints: `complete:K`, any K ≥ 1 (a ring is enough); a commutative operator.
 
-use crate::algorithms::allgather::ring::{exchange_steps_time, ring_steps};
+use crate::algorithms::allgather::ring::{exchange_steps_formulas, ring_steps};
 use crate::algorithms::allreduce::ring::needs_commutative;
 use crate::algorithms::broadcast::binomial::complete_ranks;
 use crate::algorithms::{Formula, Params};
 use crate::collective::OpKind;
-use crate::cost::model::Duplex;
 use crate::error::Error;
 use crate::schedule::{Action, Buf, Op, Program, Rank, Region, Schedule};
 use crate::verify::Problem;
@@ -103,27 +102,15 @@ impl Schedule for RingReduceScatter {
 /// (k − 1)(β + mτ) under full duplex, 2(k − 1)(β + mτ) under half duplex; either port
 /// rule.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
-    let Ok(k) = complete_ranks(problem, "ring", OpKind::ReduceScatter) else {
-        return vec![];
-    };
-    let m = problem.len;
-    let value = if m == 0 {
-        0.0
-    } else {
-        exchange_steps_time(k as u64 - 1, m, &params.model)
-    };
-    vec![match params.model.duplex {
-        Duplex::Full => Formula::exact(
-            "(k − 1)(β + mτ)",
+    exchange_steps_formulas(
+        problem,
+        params,
+        ("ring", OpKind::ReduceScatter),
+        [
             "Chan et al. 2007, bucket reduce-scatter: (p − 1)α + ((p − 1)/p)nβ",
-            value,
-        ),
-        Duplex::Half => Formula::exact(
-            "2(k − 1)(β + mτ)",
             "Chan et al. 2007, bucket reduce-scatter, each step's send and receive in turn (half duplex)",
-            value,
-        ),
-    }]
+        ],
+    )
 }
 
 #[cfg(test)]
