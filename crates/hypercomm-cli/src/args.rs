@@ -521,7 +521,7 @@ pub struct CalibrateArgs {
     pub output: Option<PathBuf>,
     /// Largest size in bytes (sizes are powers of 4 from 1 B; at least 4, as the fit of
     /// β and τ needs two sizes). A fit with τ ≤ 0 or β < 0 is not saved (exit 1).
-    #[arg(long, value_name = "B", default_value_t = 4 << 20)]
+    #[arg(long, value_name = "B", default_value_t = crate::runtime::calibrate::DEFAULT_MAX_SIZE)]
     pub max_size: u64,
     /// Repetitions per size [default: 5000 for small sizes down to 50 for the largest].
     #[arg(long, value_name = "N")]

@@ -47,6 +47,9 @@ pub fn sizes(max: usize) -> Vec<usize> {
         .collect()
 }
 
+/// `calibrate --max-size` by default (bytes): 12 sizes, 1 B to 4 MiB.
+pub const DEFAULT_MAX_SIZE: u64 = 4 << 20;
+
 /// The sizes of `--max-size max` ([`sizes`]), refused when there are fewer than two:
 /// one size cannot tell the start-up time β from the time per byte τ (a line through
 /// one point), and its fit would save τ = 0, bandwidth for free.
@@ -58,7 +61,8 @@ pub fn checked_sizes(max: u64) -> Result<Vec<usize>, hypercomm::error::Error> {
             reason: format!(
                 "{max} gives one size (1 B), and fitting β and τ needs at least two \
                  distinct sizes; valid: 4 or more (sizes are powers of 4 from 1 B; the \
-                 default, 4194304, gives 12)"
+                 default, {DEFAULT_MAX_SIZE}, gives {})",
+                sizes(DEFAULT_MAX_SIZE as usize).len()
             ),
         });
     }
@@ -234,8 +238,8 @@ impl std::fmt::Display for FitError {
                 "the fitted time per byte τ = {tau:e} s/B is not positive: the one-way \
                  time did not grow with the size up to {max} B (too few sizes, or too \
                  noisy ones: a busy machine); τ ≤ 0 would make `auto` treat bandwidth as \
-                 free. Rerun with a larger --max-size (the default is 4194304) or more \
-                 --reps, on an idle machine"
+                 free. Rerun with a larger --max-size (the default is \
+                 {DEFAULT_MAX_SIZE}) or more --reps, on an idle machine"
             ),
             FitError::Beta { beta } => write!(
                 f,

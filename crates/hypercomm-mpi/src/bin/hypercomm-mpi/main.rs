@@ -118,7 +118,7 @@ enum Command {
         pattern: Pattern,
         /// Largest size in bytes (powers of 4 from 1 B; at least 4, as the fit of β and τ
         /// needs two sizes). A fit with τ ≤ 0 or β < 0 is not saved (exit 1).
-        #[arg(long, value_name = "B", default_value_t = 4 << 20)]
+        #[arg(long, value_name = "B", default_value_t = hypercomm_cli::runtime::calibrate::DEFAULT_MAX_SIZE)]
         max_size: u64,
         /// Repetitions per size [default: 5000 for small sizes down to 50].
         #[arg(long, value_name = "N")]
