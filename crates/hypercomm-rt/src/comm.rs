@@ -223,8 +223,6 @@ impl<X: Transport> Comm<X> {
         // message may be here already, and can cross to this core meanwhile.
         if let Some((from, bytes)) = self.selector.expected() {
             self.transport.expect(from, bytes);
-        } else if let Some((to, bytes)) = self.selector.expected_send() {
-            self.transport.expect_send(to, bytes);
         }
         let chosen = self.selector.plan(call, algo)?;
         let plan = &*chosen.plan;

@@ -142,15 +142,6 @@ impl Plan {
         recvs.all(|r| r.is_some()).then_some((from, len))
     }
 
-    /// The peer and length (elements) of the first send of the program's first step.
-    pub fn first_send(&self) -> Option<(Rank, u64)> {
-        let first = self.program.steps.first()?;
-        first.ops.iter().find_map(|op| match op {
-            IrOp::Send { to, .. } => to.first().map(|&q| (q, op.message_len())),
-            _ => None,
-        })
-    }
-
     /// The offset of `in` in `out` this plan runs in place with, if any.
     pub fn in_place(&self) -> Option<usize> {
         self.alias

@@ -307,8 +307,6 @@ struct Recent {
     /// The peer and bytes of the message the plan waits for first, if its first step
     /// only receives (see [`Selector::expected`]).
     expect: Option<(Rank, usize)>,
-    /// The first message of the plan's first step, if it sends one.
-    expect_send: Option<(Rank, usize)>,
     /// Where in `recent` the call that followed this one last time is.
     succ: Option<usize>,
 }
@@ -407,12 +405,6 @@ impl Selector {
         self.predicted().and_then(|p| self.recent[p].expect)
     }
 
-    /// The first message the predicted call sends, if it starts by sending.
-    #[inline]
-    pub fn expected_send(&self) -> Option<(Rank, usize)> {
-        self.predicted().and_then(|p| self.recent[p].expect_send)
-    }
-
     /// Choose and plan a call not among the recent ones, and keep it there; returns its
     /// index in `recent`.
     #[cold]
@@ -430,13 +422,8 @@ impl Selector {
             .plan
             .first_receive()
             .map(|(from, elems)| (from, elems as usize * call.elem_bytes));
-        let expect_send = chosen
-            .plan
-            .first_send()
-            .map(|(to, elems)| (to, elems as usize * call.elem_bytes));
         self.recent.push(Recent {
             expect,
-            expect_send,
             succ: None,
             call,
             name: match algo {

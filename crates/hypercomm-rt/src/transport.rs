@@ -249,13 +249,6 @@ pub trait Transport {
         let _ = (from, len);
     }
 
-    /// A hint: the call most likely sends `len` bytes to `to` first. The default does
-    /// nothing.
-    #[inline]
-    fn expect_send(&self, to: Rank, len: usize) {
-        let _ = (to, len);
-    }
-
     /// Withdraw everything posted and not completed, and wait until no one accesses
     /// its memory any more. Called on errors and on unwinding; never fails.
     fn cancel_all(&mut self);

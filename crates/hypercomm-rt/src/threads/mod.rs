@@ -1049,13 +1049,6 @@ impl Transport for Threads<'_> {
         }
     }
 
-    #[inline]
-    fn expect_send(&self, to: Rank, len: usize) {
-        if to < self.shared.size() && to != self.rank {
-            self.shared.prefetch_send_slot(self.rank, to, len);
-        }
-    }
-
     fn cancel_all(&mut self) {
         self.recvs.clear();
         // Withdraw what is left of the sends since the last wait, peer by peer; eager

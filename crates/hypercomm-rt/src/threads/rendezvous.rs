@@ -768,33 +768,6 @@ impl Shared {
         self.prefetch_lines(src, dst, len, 0);
     }
 
-    /// Take for writing (`prefetchw`) the lines of the ring slot the next message from
-    /// `src` (the caller) to `dst` will use, if it fits the ring and the slot is free.
-    #[inline]
-    pub(crate) fn prefetch_send_slot(&self, src: Rank, dst: Rank, len: usize) {
-        if len > RING_INLINE {
-            return;
-        }
-        let Some(ring) = self.mailbox(src, dst).ring.get() else {
-            return;
-        };
-        let i = ring.sender.sent.load(Ordering::Relaxed);
-        if i.wrapping_sub(ring.sender.seen.load(Ordering::Relaxed)) >= RING {
-            return;
-        }
-        let slot = (&ring.slots[i % RING] as *const InlineSlot).cast::<u8>();
-        let lines = (SLOT_HEADER + len).div_ceil(64);
-        for line in 0..lines {
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: within the slot; a prefetch does not access memory.
-            unsafe {
-                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_ET0 }>(
-                    slot.add(64 * line).cast(),
-                )
-            };
-        }
-    }
-
     /// Prefetch the lines from `first` on of the next ring slot from `src` to `dst` that
     /// a message of `len` bytes occupies (none if it does not fit the ring).
     #[inline]
