@@ -303,6 +303,15 @@ pub struct MemoryLimit {
     pub available: bool,
 }
 
+impl MemoryLimit {
+    /// The fixed [`MAX_RT_BYTES`], where the memory available is unknown or not this
+    /// machine's to count.
+    pub const FIXED: MemoryLimit = MemoryLimit {
+        bytes: MAX_RT_BYTES,
+        available: false,
+    };
+}
+
 /// `MemAvailable` of a `/proc/meminfo` text, in bytes (the kernel's estimate of the
 /// memory a new process can take without swapping).
 pub fn mem_available(meminfo: &str) -> Option<u64> {
@@ -331,10 +340,7 @@ pub fn memory_limit() -> MemoryLimit {
             bytes,
             available: true,
         },
-        None => MemoryLimit {
-            bytes: MAX_RT_BYTES,
-            available: false,
-        },
+        None => MemoryLimit::FIXED,
     }
 }
 
@@ -497,10 +503,7 @@ impl Placement {
     pub fn limit(self) -> MemoryLimit {
         match self {
             Placement::Together => memory_limit(),
-            Placement::OnePerProcess => MemoryLimit {
-                bytes: MAX_RT_BYTES,
-                available: false,
-            },
+            Placement::OnePerProcess => MemoryLimit::FIXED,
         }
     }
 }
@@ -703,11 +706,7 @@ mod tests {
         for needle in ["--len", "1001 bytes", "1000 bytes", "MemAvailable"] {
             assert!(e.contains(needle), "no `{needle}`: {e}");
         }
-        let fixed = MemoryLimit {
-            bytes: MAX_RT_BYTES,
-            available: false,
-        };
-        let e = check_rt_bytes(u64::MAX, "buffers", fixed, "--max-size")
+        let e = check_rt_bytes(u64::MAX, "buffers", MemoryLimit::FIXED, "--max-size")
             .unwrap_err()
             .to_string();
         assert!(e.contains(&MAX_RT_BYTES.to_string()), "{e}");

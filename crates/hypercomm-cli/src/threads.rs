@@ -4,7 +4,7 @@
 //!
 //! Exit codes: 0 when the run is correct (or the benchmark and calibration complete),
 //! 1 when a result is wrong, a rank failed (timeout, a failed peer) or the calibration's
-//! fit is refused (nothing saved: [`calibrate::fit_checked`]), 2 on bad input,
+//! fit is refused (nothing saved: [`calibrate::fit`]), 2 on bad input,
 //! including what the runtime refuses before moving data.
 
 use std::io::IsTerminal;
@@ -81,14 +81,15 @@ fn backend_name(config: &threads::Config) -> &'static str {
 /// rank, a large message is copied by two cores (the sender that would help is
 /// running); with fewer CPUs than ranks, the ranks of a CPU take turns.
 fn execution(config: &threads::Config) -> Execution {
-    // The CPUs the backend places ranks on (fibers, bound threads), in blocks.
+    // The CPUs the backend places ranks on (fibers, bound threads), in blocks, within
+    // the process's quota.
     let placed = threads::cpu_count();
-    let own = config.ranks_have_cpus();
+    let cpus = placed.min(std::thread::available_parallelism().map_or(placed, |n| n.get()));
     Execution {
-        shared_copy_from: own.then_some(threads::SHARED_COPY_FROM as u64),
-        cpus: (config.ranks as usize > placed || !own).then_some(
-            placed.min(std::thread::available_parallelism().map_or(placed, |n| n.get())),
-        ),
+        shared_copy_from: config
+            .ranks_have_cpus()
+            .then_some(threads::SHARED_COPY_FROM as u64),
+        cpus: (config.ranks as usize > cpus).then_some(cpus),
     }
 }
 
@@ -209,19 +210,10 @@ pub fn calibrate(args: &CalibrateArgs, io: &mut Io<'_>) -> Result<Outcome, CliEr
         Err(e) => return failed(e, io),
     };
     let points = calibrate::average(&per_rank);
-    let fitted = match calibrate::fit_checked(&points) {
+    let fitted = match calibrate::fit(&points) {
         Ok(c) => c,
         Err(e) => {
-            let measured: Vec<String> = points
-                .iter()
-                .map(|p| format!("{} {}", output::size(p.bytes), output::secs(p.time)))
-                .collect();
-            writeln!(
-                io.err,
-                "error: calibration not saved to {}: {e}\nmeasured (one-way): {}",
-                path.display(),
-                measured.join(", ")
-            )?;
+            write!(io.err, "{}", calibrate::not_saved(&path, &e, &points))?;
             return Ok(Outcome::Failed);
         }
     };

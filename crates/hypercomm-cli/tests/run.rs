@@ -168,7 +168,11 @@ fn every_collective_on_1_3_4_5_ranks_is_correct_with_the_contract_fields() {
             assert!(j["time"].as_f64().unwrap() > 0.0);
             assert!(j["time"].as_f64() >= j["time_min"].as_f64());
             assert!(j["time"].as_f64() >= j["min"].as_f64());
-            assert_eq!(j["iters"], 10, "the default");
+            assert_eq!(
+                j["iters"],
+                hypercomm_cli::args::DEFAULT_RUN_ITERS,
+                "the default"
+            );
             let fitting = algorithms::fitting(&Topology::Complete(k as u32), kind);
             let algo = j["algo"].as_str().unwrap();
             assert!(fitting.iter().any(|a| a.name == algo), "{op} k={k}: {algo}");
@@ -199,22 +203,8 @@ fn run_times_iters_calls_and_reports_the_median_and_the_fastest() {
             assert_eq!(min, time, "one call is its own median");
         }
     }
-    let r = hc(&[
-        "run",
-        "--ranks",
-        "2",
-        "--op",
-        "allreduce",
-        "--len",
-        "8",
-        "--iters",
-        "5",
-    ]);
-    assert_eq!(r.code, 0, "{}", r.err);
-    assert!(r.out.contains("median of 5 calls"), "{}", r.out);
-    assert!(r.out.contains("fastest call"), "{}", r.out);
-    bad(
-        &[
+    let allreduce = |iters| {
+        [
             "run",
             "--ranks",
             "2",
@@ -223,10 +213,14 @@ fn run_times_iters_calls_and_reports_the_median_and_the_fastest() {
             "--len",
             "8",
             "--iters",
-            "0",
-        ],
-        &["--iters", "1..="],
-    );
+            iters,
+        ]
+    };
+    let r = hc(&allreduce("5"));
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(r.out.contains("median of 5 calls"), "{}", r.out);
+    assert!(r.out.contains("fastest call"), "{}", r.out);
+    bad(&allreduce("0"), &["--iters", "1..="]);
 }
 
 #[test]
@@ -685,18 +679,8 @@ fn bench_in_place_runs_the_in_place_forms_and_prices_no_own_block_copy() {
     // blocks add up: the saving is the busiest CPU's (`runtime::Execution::cpus`).
     let placed = hypercomm_rt::threads::cpu_count();
     let n = placed.min(std::thread::available_parallelism().map_or(placed, |n| n.get()));
-    let per_cpu = if n >= 3 {
-        1
-    } else {
-        (0..n)
-            .map(|cpu| {
-                (0..3)
-                    .filter(|&r| hypercomm_rt::threads::block(r, n, 3) == cpu)
-                    .count()
-            })
-            .max()
-            .unwrap()
-    };
+    // Rank r on CPU ⌊r·n/3⌋ (`threads::block`): the busiest CPU holds ⌈3/n⌉ ranks.
+    let per_cpu = 3usize.div_ceil(n);
     for (op, algo, saved) in [
         ("allgather", "ring", per_cpu as f64 * 4096.0 * 1e-9),
         ("allreduce", "ring", 0.0),
@@ -952,12 +936,7 @@ fn calibrate_writes_a_file_that_run_then_loads() {
 #[cfg(target_os = "linux")]
 fn mem_available() -> u64 {
     let text = std::fs::read_to_string("/proc/meminfo").unwrap();
-    let line = text
-        .lines()
-        .find(|l| l.starts_with("MemAvailable:"))
-        .unwrap();
-    let kb: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
-    kb * 1024
+    hypercomm_cli::config::mem_available(&text).expect("MemAvailable in /proc/meminfo")
 }
 
 /// A run whose buffers would take more than the machine's available memory is refused

@@ -109,8 +109,8 @@ pub fn calibrate_rank<X: Transport>(
     let active = partner < k;
     let mut points = Vec::new();
     for &bytes in sizes {
-        let mut buf = vec![(r % 251) as u8; bytes];
-        let mut other = vec![0u8; bytes];
+        let mut buf = super::try_buffer(bytes, "--max-size", "a message", |_| (r % 251) as u8)?;
+        let mut other = super::try_buffer(bytes, "--max-size", "a message", |_| 0u8)?;
         let n = reps(bytes);
         let mut trips = Vec::with_capacity(n as usize);
         comm.barrier()?;
@@ -185,25 +185,27 @@ fn least_squares(points: &[PingPong]) -> Option<(f64, f64)> {
     Some(((sy - tau * sx) / sw, tau))
 }
 
-/// β and τ of `t = β + τ·n` by weighted least squares (weights 1/t²: relative error),
-/// unchecked: a negative estimate is clamped to 0, one size is all start-up (τ = 0),
-/// no size gives the defaults. [`fit_checked`] refuses what this clamps.
-pub fn fit(points: &[PingPong]) -> Calibration {
-    let timed: Vec<&PingPong> = points.iter().filter(|p| p.time > 0.0).collect();
-    match least_squares(points) {
-        Some((beta, tau)) => Calibration {
-            beta: beta.max(0.0),
-            tau: tau.max(0.0),
-        },
-        None if timed.is_empty() => Calibration::default(),
-        None => Calibration {
-            beta: timed.iter().map(|p| p.time).sum::<f64>() / timed.len() as f64,
-            tau: 0.0,
-        },
-    }
+/// What `calibrate` prints when it saves nothing: the path, why, and the measured
+/// one-way times (both binaries).
+pub fn not_saved(path: &Path, e: &FitError, points: &[PingPong]) -> String {
+    let measured: Vec<String> = points
+        .iter()
+        .map(|p| {
+            format!(
+                "{} {}",
+                super::output::size(p.bytes),
+                super::output::secs(p.time)
+            )
+        })
+        .collect();
+    format!(
+        "error: calibration not saved to {}: {e}\nmeasured (one-way): {}\n",
+        path.display(),
+        measured.join(", ")
+    )
 }
 
-/// Why a fit is not saved ([`fit_checked`]).
+/// Why a fit is not saved ([`fit`]).
 #[derive(Clone, Debug, PartialEq)]
 pub enum FitError {
     /// Fewer than two distinct sizes were timed: β and τ cannot be told apart.
@@ -252,9 +254,10 @@ impl std::fmt::Display for FitError {
 
 impl std::error::Error for FitError {}
 
-/// [`fit`]'s line, refused when it cannot be a machine's: fewer than two distinct sizes,
-/// τ ≤ 0 (bandwidth for free) or β < 0. `calibrate` saves only what this accepts.
-pub fn fit_checked(points: &[PingPong]) -> Result<Calibration, FitError> {
+/// β and τ of `t = β + τ·n` by weighted least squares (weights 1/t²: relative error),
+/// refused when the line cannot be a machine's: fewer than two distinct sizes, τ ≤ 0
+/// (bandwidth for free) or β < 0. `calibrate` saves only what this accepts.
+pub fn fit(points: &[PingPong]) -> Result<Calibration, FitError> {
     let mut timed: Vec<usize> = points
         .iter()
         .filter(|p| p.time > 0.0)
@@ -390,7 +393,7 @@ mod tests {
                 time: 2e-6 + 5e-10 * b as f64,
             })
             .collect();
-        let c = fit(&pts);
+        let c = fit(&pts).unwrap();
         assert!((c.beta - 2e-6).abs() < 1e-12, "{c:?}");
         assert!((c.tau - 5e-10).abs() < 1e-16, "{c:?}");
     }
@@ -439,12 +442,11 @@ mod tests {
     #[test]
     fn a_fit_without_a_positive_tau_and_beta_is_refused() {
         let one = points(&[(1, 2e-6)]);
-        assert_eq!(fit(&one).tau, 0.0, "unchecked: τ = 0");
-        assert_eq!(fit_checked(&one), Err(FitError::TooFewSizes { sizes: 1 }));
+        assert_eq!(fit(&one), Err(FitError::TooFewSizes { sizes: 1 }));
         let twice = points(&[(4, 2e-6), (4, 2.1e-6)]);
-        assert_eq!(fit_checked(&twice), Err(FitError::TooFewSizes { sizes: 1 }));
+        assert_eq!(fit(&twice), Err(FitError::TooFewSizes { sizes: 1 }));
         let falling = points(&[(1, 3e-6), (4, 2.9e-6), (16, 2.8e-6)]);
-        let e = fit_checked(&falling).unwrap_err();
+        let e = fit(&falling).unwrap_err();
         assert!(
             matches!(e, FitError::Tau { tau, max: 16 } if tau < 0.0),
             "{e:?}"
@@ -452,10 +454,10 @@ mod tests {
         assert!(e.to_string().contains("--max-size"), "{e}");
         // Through two points exactly: β = 1e-3 − 2^20 · 4e-3 / (3 · 2^20) < 0.
         let below = points(&[(1 << 20, 1e-3), (1 << 22, 5e-3)]);
-        let e = fit_checked(&below).unwrap_err();
+        let e = fit(&below).unwrap_err();
         assert!(matches!(e, FitError::Beta { beta } if beta < 0.0), "{e:?}");
         let line = points(&[(1, 2e-6), (1 << 10, 2.5e-6), (1 << 20, 5e-4)]);
-        let c = fit_checked(&line).unwrap();
+        let c = fit(&line).unwrap();
         assert!(c.beta > 0.0 && c.tau > 0.0, "{c:?}");
     }
 }

@@ -601,8 +601,6 @@ pub fn is_input_error(e: &hypercomm_rt::Error) -> bool {
 mod tests {
     use super::*;
 
-    /// The prediction is the simulator's time plus the busiest rank's local copies at τ
-    /// per byte: for an all-gather, every rank's own block.
     /// An allocation that cannot succeed is an error naming the option, not an abort.
     #[test]
     fn a_buffer_too_large_is_an_error() {
@@ -613,6 +611,8 @@ mod tests {
         assert_eq!(try_buffer(3, "--len", "x", |i| i * 2).unwrap(), [0, 2, 4]);
     }
 
+    /// The prediction is the simulator's time plus the busiest rank's local copies at τ
+    /// per byte: for an all-gather, every rank's own block.
     #[test]
     fn the_prediction_adds_the_local_copies_at_tau_per_byte() {
         let calibration = Calibration {

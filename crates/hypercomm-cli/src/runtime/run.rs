@@ -330,8 +330,7 @@ impl RunReport {
         };
         let slowest = per_call(f64::max, 0.0);
         let time = median(&slowest);
-        let min = slowest.iter().copied().fold(f64::INFINITY, f64::min);
-        let min = if min.is_finite() { min } else { 0.0 };
+        let min = slowest.iter().copied().reduce(f64::min).unwrap_or(0.0);
         let time_min = median(&per_call(f64::min, f64::INFINITY));
         let mut mismatches: Vec<Mismatch> = results.iter().filter_map(|r| r.mismatch).collect();
         mismatches.sort_by_key(|m| m.rank);

@@ -259,17 +259,13 @@ impl Config {
     /// more ranks than CPUs, [`Config::uses_fibers`]). Call [`Config::eager`] after it
     /// to choose another.
     pub fn fibers(self, fibers: bool) -> Self {
-        let runs_fibers = fibers && self.ranks as usize > affinity::cpu_count();
-        let eager = if runs_fibers {
+        let config = Config { fibers, ..self };
+        let eager = if config.uses_fibers() {
             EAGER_LIMIT_SPIN
         } else {
             Config::new(self.ranks).eager
         };
-        Config {
-            fibers,
-            eager,
-            ..self
-        }
+        Config { eager, ..config }
     }
     /// Whether [`run_with`] runs these ranks as fibers: [`Config::fibers`] asked, and
     /// more ranks than the CPUs the calling thread may use.

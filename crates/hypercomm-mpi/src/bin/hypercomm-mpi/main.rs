@@ -331,18 +331,10 @@ fn calibrate(
     }
     // The threads backend's checks: no fit is saved that prices bandwidth as free
     // (τ ≤ 0) or has a negative start-up time.
-    let fitted = match cal::fit_checked(&points) {
+    let fitted = match cal::fit(&points) {
         Ok(c) => c,
         Err(e) => {
-            let measured: Vec<String> = points
-                .iter()
-                .map(|p| format!("{} B {:.3} µs", p.bytes, p.time * 1e6))
-                .collect();
-            cli::say(format!(
-                "error: calibration not saved to {}: {e}\nmeasured (one-way): {}\n",
-                path.display(),
-                measured.join(", ")
-            ));
+            cli::say(cal::not_saved(&path, &e, &points));
             return 1;
         }
     };
