@@ -16,7 +16,7 @@
 //! least squares on the relative error (each point weighted by 1/t², so the small sizes,
 //! which fix β, count as much as the large ones, which fix τ). At least two sizes are
 //! measured ([`checked_sizes`]), and a fit with τ ≤ 0 (bandwidth for free) or β < 0 is
-//! not saved ([`fit_checked`]); the runtime refuses such a file too.
+//! not saved ([`fit`]); the runtime refuses such a file too.
 //!
 //! The file is the runtime's format ([`hypercomm_rt::Calibration::parse`]):
 //! `beta = …` and `tau = …` lines with `#` comments. Where it goes and where `run` and
