@@ -29,7 +29,7 @@ pub fn rows(
     let mut rows: Vec<RunReport> = algos
         .into_iter()
         .map(|algo| {
-            let cfg = config::run(problem, algo, packets, model, &args.check);
+            let cfg = config::run(problem.clone(), algo, packets, model, &args.check);
             report::run(&cfg).unwrap_or_else(|e| {
                 let p = problem.problem();
                 let mut r = RunReport::blank(&p, Some(algo.name), &model, args.check.strict);

@@ -33,7 +33,7 @@ pub const MAX_VERIFIED_NODES: u32 = 1 << 20;
 pub const MAX_STREAMED: u64 = 1 << 32;
 
 /// A validated problem: where, what, how much.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ProblemConfig {
     /// The interconnect.
     pub topology: Topology,
@@ -56,7 +56,7 @@ impl ProblemConfig {
 }
 
 /// A validated run of one algorithm.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct RunConfig {
     /// The problem.
     pub problem: ProblemConfig,
@@ -443,7 +443,7 @@ pub fn rt_algo(k: u32, kind: OpKind, name: &str) -> Result<crate::runtime::AlgoC
     if name.trim().eq_ignore_ascii_case("auto") {
         return Ok(AlgoChoice::Auto);
     }
-    let topology = Topology::Complete(k);
+    let topology = Topology::complete(k);
     let algo = algorithms::lookup(&topology, kind, name)?;
     algo.fits(&topology)
         .map_err(|reason| Error::AlgorithmDoesNotFit {
@@ -562,7 +562,7 @@ pub fn rt_run_in(
                 .into(),
         });
     }
-    check_len(&Topology::Complete(p.ranks), kind, args.len)?;
+    check_len(&Topology::complete(p.ranks), kind, args.len)?;
     check_rt_bytes(
         run_bytes(p.collective, p.ranks, args.len, placement),
         "the ranks' buffers (in, out and the serial reference)",
@@ -626,7 +626,7 @@ pub fn rt_bench_in(
 ) -> Result<crate::runtime::BenchConfig, Error> {
     let p = rt_problem(&args.problem)?;
     let kind = p.collective.kind();
-    let topology = Topology::Complete(p.ranks);
+    let topology = Topology::complete(p.ranks);
     let algos = match args.algo.trim() {
         a if a.eq_ignore_ascii_case("all") => algorithms::fitting(&topology, kind)
             .into_iter()

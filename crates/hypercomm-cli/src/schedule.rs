@@ -20,7 +20,7 @@ pub fn run(args: &ScheduleArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
     let (nodes, steps) = (schedule.nodes(), schedule.steps());
     config::check_size(nodes, steps, config::MAX_MATERIALIZED, config::HINT_PRINT)?;
     let doc = Document::new(
-        problem.topology,
+        problem.topology.clone(),
         problem.collective,
         problem.len,
         Some(algo.name),

@@ -34,7 +34,7 @@ pub enum Axis {
 }
 
 /// One point of the sweep.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Point {
     /// The swept value: the length or the dimension.
     pub x: u64,
@@ -161,7 +161,7 @@ fn points(args: &SweepArgs, kind: OpKind) -> Result<(Axis, bool, Vec<Point>), Er
         let points = lens
             .values
             .iter()
-            .map(|&len| point(len, topology, kind, len, ranks))
+            .map(|&len| point(len, topology.clone(), kind, len, ranks))
             .collect::<Result<_, _>>()?;
         return Ok((Axis::Len, lens.geometric, points));
     };
@@ -252,7 +252,13 @@ pub fn rows(sweep: &Sweep, args: &SweepArgs) -> Vec<Row> {
 
 /// One algorithm at one point; a schedule too large to verify is timed unverified.
 fn cell(sweep: &Sweep, point: &Point, algo: &'static Algorithm, args: &SweepArgs) -> Row {
-    let mut cfg = config::run(point.problem, algo, sweep.packets, sweep.model, &args.check);
+    let mut cfg = config::run(
+        point.problem.clone(),
+        algo,
+        sweep.packets,
+        sweep.model,
+        &args.check,
+    );
     let result = match report::run(&cfg) {
         Err(Error::TooLarge(_)) if cfg.verify && sweep.model.timing == Timing::Rounds => {
             cfg.verify = false;
@@ -264,7 +270,7 @@ fn cell(sweep: &Sweep, point: &Point, algo: &'static Algorithm, args: &SweepArgs
 }
 
 fn row(point: &Point, algo: &'static Algorithm, result: Result<RunReport, Error>) -> Row {
-    let p = point.problem;
+    let p = &point.problem;
     let mut row = Row {
         len: p.len,
         nodes: p.topology.nodes(),

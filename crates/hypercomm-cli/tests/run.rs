@@ -173,7 +173,7 @@ fn every_collective_on_1_3_4_5_ranks_is_correct_with_the_contract_fields() {
                 hypercomm_cli::args::DEFAULT_RUN_ITERS,
                 "the default"
             );
-            let fitting = algorithms::fitting(&Topology::Complete(k as u32), kind);
+            let fitting = algorithms::fitting(&Topology::complete(k as u32), kind);
             let algo = j["algo"].as_str().unwrap();
             assert!(fitting.iter().any(|a| a.name == algo), "{op} k={k}: {algo}");
         }
@@ -228,7 +228,7 @@ fn every_fitting_algorithm_runs_correctly_by_name() {
     for op in OPS {
         let kind: OpKind = op.parse().unwrap();
         for k in [4u32, 5] {
-            for a in algorithms::fitting(&Topology::Complete(k), kind) {
+            for a in algorithms::fitting(&Topology::complete(k), kind) {
                 let ks = k.to_string();
                 let mut args = vec!["--ranks", &ks, "--op", op, "--algo", a.name, "--len", "9"];
                 let ends = ends(op, k.into());
@@ -270,7 +270,7 @@ fn every_reduction_operator_is_correct() {
 
 #[test]
 fn explicit_packets_run_the_pipelined_schedule() {
-    let pipelined = algorithms::fitting(&Topology::Complete(4), OpKind::Broadcast)
+    let pipelined = algorithms::fitting(&Topology::complete(4), OpKind::Broadcast)
         .into_iter()
         .find(|a| a.pipelined)
         .expect("a pipelined broadcast fits 4 ranks");
@@ -319,7 +319,7 @@ fn auto_reports_the_algorithm_it_chose() {
     assert_eq!(j["auto"], true);
     let algo = j["algo"].as_str().unwrap();
     assert_ne!(algo, "auto");
-    let fitting = algorithms::fitting(&Topology::Complete(4), OpKind::Allgather);
+    let fitting = algorithms::fitting(&Topology::complete(4), OpKind::Allgather);
     assert!(fitting.iter().any(|a| a.name == algo), "{algo}");
     let r = hc(&["run", "--ranks", "4", "--op", "allgather", "--len", "100"]);
     assert_eq!(r.code, 0, "{}", r.err);
@@ -371,7 +371,7 @@ fn the_same_seed_gives_the_same_data_and_a_wrong_result_exits_1() {
 #[test]
 fn bad_input_exits_2_naming_the_valid_choices() {
     // An algorithm that does not fit 3 ranks: the message names those that do.
-    let fitting = algorithms::fitting(&Topology::Complete(3), OpKind::Broadcast);
+    let fitting = algorithms::fitting(&Topology::complete(3), OpKind::Broadcast);
     let names: Vec<&str> = fitting.iter().map(|a| a.name).collect();
     assert!(!names.contains(&"esbt"));
     let mut needles = vec!["esbt", "complete:3"];
@@ -761,7 +761,7 @@ fn bench_csv_has_every_column_and_nccl_bandwidths() {
 
 #[test]
 fn bench_all_algorithms_and_the_json_and_text_forms() {
-    let fitting = algorithms::fitting(&Topology::Complete(4), OpKind::Alltoall);
+    let fitting = algorithms::fitting(&Topology::complete(4), OpKind::Alltoall);
     let out = bench(&[
         "--ranks",
         "4",

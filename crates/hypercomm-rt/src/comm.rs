@@ -90,7 +90,7 @@ fn root_buffer<B>(buf: Option<B>, root: Rank, what: &str) -> Result<B> {
 impl<X: Transport> Comm<X> {
     /// A communicator over `transport` on `complete:size`, choosing with `calibration`.
     pub fn new(transport: X, calibration: Calibration) -> Self {
-        let topology = Topology::Complete(transport.size());
+        let topology = Topology::complete(transport.size());
         let selector = Selector::new(topology, transport.rank(), calibration);
         Comm {
             transport,
@@ -113,7 +113,7 @@ impl<X: Transport> Comm<X> {
 
     /// The topology schedules are built for: `complete:size` (every pair linked).
     pub fn topology(&self) -> Topology {
-        Topology::Complete(self.size())
+        Topology::complete(self.size())
     }
 
     /// The calibration `Algo::Auto` uses.

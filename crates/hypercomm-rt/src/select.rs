@@ -213,7 +213,10 @@ struct ChoiceKey {
 /// same answer on every rank.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 struct SharedKey {
-    topology: Topology,
+    /// The topology's nodes and a hash of its string (the runtime's is `complete:K`,
+    /// but any topology keeps its answers apart).
+    nodes: u32,
+    topology: u64,
     question: Question,
     beta: u64,
     tau: u64,
@@ -331,6 +334,14 @@ fn same_name(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
+/// A hash of the topology's string, which names it exactly.
+fn topology_id(t: &Topology) -> u64 {
+    use std::hash::{BuildHasher, Hash, Hasher};
+    let mut h = rustc_hash::FxBuildHasher.build_hasher();
+    t.to_string().hash(&mut h);
+    h.finish()
+}
+
 /// Per-communicator caches of choices and plans. A call made among the last few costs
 /// a comparison with each of them (no hash, no reference count); any other repeated
 /// call, a look-up of its name among the few recently named (exact match) and a hash
@@ -338,6 +349,8 @@ fn same_name(a: &[u8], b: &[u8]) -> bool {
 pub(crate) struct Selector {
     pub calibration: Calibration,
     topology: Topology,
+    /// [`topology_id`] of `topology`, computed once.
+    topology_id: u64,
     rank: Rank,
     choices: FxHashMap<ChoiceKey, &'static Algorithm>,
     /// Names already looked up, exactly as given, with their algorithm.
@@ -356,6 +369,7 @@ impl Selector {
     pub fn new(topology: Topology, rank: Rank, calibration: Calibration) -> Self {
         Selector {
             calibration,
+            topology_id: topology_id(&topology),
             topology,
             rank,
             choices: FxHashMap::default(),
@@ -560,7 +574,8 @@ impl Selector {
 
     fn shared(&self, question: Question) -> SharedKey {
         SharedKey {
-            topology: self.topology,
+            nodes: self.topology.nodes(),
+            topology: self.topology_id,
             question,
             beta: self.calibration.beta.to_bits(),
             tau: self.calibration.tau.to_bits(),
@@ -622,7 +637,7 @@ mod tests {
     /// Rank 1 of 2: a broadcast from 0 begins by receiving from 0; an all-reduce by
     /// recursive doubling begins by sending too.
     fn selector() -> Selector {
-        Selector::new(Topology::Complete(2), 1, Calibration::default())
+        Selector::new(Topology::complete(2), 1, Calibration::default())
     }
 
     const LINEAR: Algo<'static> = Algo::Named("linear");
@@ -683,7 +698,7 @@ mod tests {
 
     #[test]
     fn the_root_of_a_broadcast_expects_nothing() {
-        let mut sel = Selector::new(Topology::Complete(2), 0, Calibration::default());
+        let mut sel = Selector::new(Topology::complete(2), 0, Calibration::default());
         for round in 0..3 {
             sel.plan(bcast(8), LINEAR).unwrap();
             assert_eq!(sel.expected(), None);
@@ -712,7 +727,8 @@ mod tests {
     /// A key no other test uses (the table is process-wide): `len` tells them apart.
     fn key(len: u64) -> SharedKey {
         SharedKey {
-            topology: Topology::Complete(7),
+            nodes: 7,
+            topology: super::topology_id(&Topology::complete(7)),
             question: Question::Fastest(ChoiceKey {
                 collective: Collective::Broadcast { root: 0 },
                 len: 1_000_000 + len,
@@ -785,10 +801,16 @@ mod tests {
             commutative: true,
             alias: None,
         };
-        let topo = Topology::Complete(11);
-        let a = Selector::new(topo, 0, calibration).auto(call).unwrap();
-        let b = Selector::new(topo, 5, calibration).auto(call).unwrap();
-        let fresh = Selector::new(topo, 5, calibration).fastest(call).unwrap();
+        let topo = Topology::complete(11);
+        let a = Selector::new(topo.clone(), 0, calibration)
+            .auto(call)
+            .unwrap();
+        let b = Selector::new(topo.clone(), 5, calibration)
+            .auto(call)
+            .unwrap();
+        let fresh = Selector::new(topo.clone(), 5, calibration)
+            .fastest(call)
+            .unwrap();
         assert!(
             std::ptr::eq(a, b) && std::ptr::eq(a, fresh),
             "{} {} {}",

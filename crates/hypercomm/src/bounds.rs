@@ -74,14 +74,12 @@ pub fn lower_bound(topo: &Topology, collective: &Collective, m: u64, model: &Mod
     Some(rounds * beta + volume * tau)
 }
 
-/// Σ over ordered pairs of the distance between them.
+/// Σ over ordered pairs of the distance between them: from the factors
+/// ([`Topology::total_distance`], seed 002 Theorem 1), or by visiting every pair.
 fn total_distance(topo: &Topology) -> f64 {
-    match topo {
-        // Each node has C(n, d) nodes at distance d: Σ_d d·C(n, d) = n·2^{n−1}.
-        Topology::Hypercube(h) if h.dim() > 0 => {
-            h.nodes() as f64 * h.dim() as f64 * (1u64 << (h.dim() - 1)) as f64
-        }
-        _ => {
+    match topo.total_distance() {
+        Some(t) => t as f64,
+        None => {
             let k = topo.nodes();
             (0..k)
                 .flat_map(|a| (0..k).map(move |b| (a, b)))

@@ -73,8 +73,8 @@ fn instances(op: OpKind, topo: &Topology, all_pairs: bool, rng: &mut Rng) -> Vec
             } else {
                 let near = (0..k).find(|&d| topo.distance(src, d) == 1).unwrap_or(src);
                 let far = (0..k).max_by_key(|&d| topo.distance(src, d)).unwrap_or(src);
-                let far = match *topo {
-                    Topology::Hypercube(h) => src ^ (h.nodes() - 1),
+                let far = match topo.as_hypercube() {
+                    Some(h) if topo.host().is_none() => src ^ (h.nodes() - 1),
                     _ => far,
                 };
                 let mut d = vec![src, near, far];
@@ -501,7 +501,11 @@ fn sample_topologies() -> Vec<Topology> {
 fn build_rejects_other_collectives_and_ranks_out_of_range() {
     let topos = sample_topologies();
     for a in algorithms::all() {
-        let topo = *topos.iter().find(|t| a.fits(t).is_ok()).expect("fits one");
+        let topo = topos
+            .iter()
+            .find(|t| a.fits(t).is_ok())
+            .expect("fits one")
+            .clone();
         let k = topo.nodes();
         for op in OpKind::ALL.into_iter().filter(|&op| op != a.op) {
             let problem = Problem {

@@ -372,7 +372,7 @@ pub fn predict(
     in_place: bool,
     execution: Execution,
 ) -> Option<f64> {
-    let topology = Topology::Complete(k);
+    let topology = Topology::complete(k);
     let problem = Problem {
         topology: &topology,
         collective: c,
@@ -620,7 +620,7 @@ mod tests {
             tau: 1e-9,
         };
         for (k, len) in [(2u32, 1000u64), (3, 7), (4, 1 << 16)] {
-            let topology = Topology::Complete(k);
+            let topology = Topology::complete(k);
             let problem = Problem {
                 topology: &topology,
                 collective: Collective::Allgather,
@@ -852,7 +852,7 @@ mod tests {
         let model = calibration.model(8);
         let m = 1000u64;
         let build = |c: Collective, name: &str, k: u32| {
-            let topology = Topology::Complete(k);
+            let topology = Topology::complete(k);
             let problem = Problem {
                 topology: &topology,
                 collective: c,
@@ -877,10 +877,10 @@ mod tests {
             (Collective::Alltoall, "pairwise"),
         ] {
             let (_, rounds, schedule) = build(c, name, 4);
-            let own = cpu_shared_time(&Topology::Complete(4), &model, schedule.as_ref(), 4);
+            let own = cpu_shared_time(&Topology::complete(4), &model, schedule.as_ref(), 4);
             assert!(close(own, rounds), "{name}: {own} vs {rounds}");
         }
-        let topology = Topology::Complete(4);
+        let topology = Topology::complete(4);
         let (ring, rounds, schedule) = build(ag, "ring", 4);
         assert!(close(rounds, 3.0 * transfer));
         let shared = cpu_shared_time(&topology, &model, schedule.as_ref(), 2);
@@ -910,7 +910,7 @@ mod tests {
         assert!(close(shared, 2.0 * transfer), "{shared}");
         // Blocks of unequal size: the larger decides each round.
         let (_, _, schedule) = build(ag, "ring", 5);
-        let shared = cpu_shared_time(&Topology::Complete(5), &model, schedule.as_ref(), 2);
+        let shared = cpu_shared_time(&Topology::complete(5), &model, schedule.as_ref(), 2);
         assert!(close(shared, 4.0 * 3.0 * transfer), "{shared}");
         assert_eq!(
             (0..5).map(|r| block(r, 2, 5)).collect::<Vec<_>>(),

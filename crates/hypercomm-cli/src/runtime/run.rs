@@ -183,7 +183,7 @@ fn own_plan(
     k: u32,
     r: Rank,
 ) -> hypercomm_rt::Result<(Plan, Ran)> {
-    let topology = Topology::Complete(k);
+    let topology = Topology::complete(k);
     let problem = Problem {
         topology: &topology,
         collective: cfg.collective,

@@ -1068,7 +1068,7 @@ where
 {
     use hypercomm::topology::Topology;
     for k in [1u32, 3, 4, 5] {
-        let fitting = hypercomm::algorithms::fitting(&Topology::Complete(k), main);
+        let fitting = hypercomm::algorithms::fitting(&Topology::complete(k), main);
         let names = std::iter::once("auto").chain(fitting.iter().map(|a| a.name));
         for name in names {
             let algo = Algo::from(name);

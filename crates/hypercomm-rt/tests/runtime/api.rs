@@ -153,7 +153,7 @@ fn an_algorithm_that_does_not_fit_names_those_that_fit() {
         )
     })
     .unwrap();
-    let fitting = algorithms::fitting(&Topology::Complete(3), OpKind::Broadcast);
+    let fitting = algorithms::fitting(&Topology::complete(3), OpKind::Broadcast);
     let message = errors[0].to_string();
     assert!(message.contains("does not fit"), "{message}");
     assert!(message.contains(&algorithms::names(fitting)), "{message}");
@@ -169,7 +169,7 @@ fn an_algorithm_that_does_not_fit_names_those_that_fit() {
 
 /// The algorithm `Auto` must choose: least simulated time, first on a tie.
 fn fastest(k: u32, collective: Collective, m: u64, calibration: Calibration) -> &'static str {
-    let topo = Topology::Complete(k);
+    let topo = Topology::complete(k);
     let model = calibration.model(4);
     let params = Params {
         packets: Packets::Opt,

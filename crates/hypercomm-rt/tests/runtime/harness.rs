@@ -107,7 +107,7 @@ fn has_in_place(kind: OpKind) -> bool {
 
 /// Every case of `kind` on k ranks.
 fn cases(kind: OpKind, k: u32) -> Vec<Case> {
-    let topo = Topology::Complete(k);
+    let topo = Topology::complete(k);
     let fitting = algorithms::fitting(&topo, kind);
     let mut out = Vec::new();
     for collective in instances(kind, k) {
@@ -354,7 +354,7 @@ fn every_algorithm_matches_the_serial_reference() {
     for kind in OpKind::ALL {
         for k in RANKS {
             assert!(
-                !algorithms::fitting(&Topology::Complete(k), kind).is_empty(),
+                !algorithms::fitting(&Topology::complete(k), kind).is_empty(),
                 "no algorithm for {kind} on {k} ranks"
             );
         }

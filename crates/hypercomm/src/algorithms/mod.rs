@@ -294,25 +294,36 @@ fn hypercube_only(t: &Topology) -> Result<(), String> {
     if t.cube().is_some() {
         return Ok(());
     }
-    match t {
-        Topology::Complete(k) => Err(format!("it needs 2^n nodes, and {k} is not a power of two")),
-        Topology::Hypercube(_) => Ok(()),
-        Topology::HypercubeHost(_) => {
-            Err("it runs on the processing elements of a plain hypercube, not with a host".into())
-        }
+    if t.host().is_some() {
+        return Err(
+            "it runs on the processing elements of a plain hypercube, not with a host".into(),
+        );
     }
+    if !t.pes().is_power_of_two() {
+        return Err(format!(
+            "it needs 2^n nodes, and {} is not a power of two",
+            t.pes()
+        ));
+    }
+    Err(
+        "it needs the links of a binary cube (hypercube:N, complete:2^N, a product of edges, \
+         or a bus, shared memory or switch of 2^N processors)"
+            .into(),
+    )
 }
 
-/// Fits `complete:K` for any K ≥ 1: the algorithms for any number of ranks (MPICH's and
-/// Open MPI's), for a crossbar switch or threads of one process.
+/// Fits every topology on which any two ranks talk directly (`complete:K`, `bus:K`,
+/// `shm:K,S`, `switch:K`): the algorithms for any number of ranks (MPICH's and Open
+/// MPI's), for a crossbar switch, a shared medium or threads of one process.
 fn any_complete(t: &Topology) -> Result<(), String> {
-    match t {
-        Topology::Complete(_) => Ok(()),
-        _ => Err("it needs every pair of ranks linked (complete:K)".into()),
+    if t.is_single_hop() {
+        Ok(())
+    } else {
+        Err("it needs every pair of ranks linked (complete:K, bus:K, shm:K,S or switch:K)".into())
     }
 }
 
-/// Fits every topology the core has (`complete:K`, `hypercube:N`, `hypercube:N+host`).
+/// Fits every topology.
 fn any_topology(_: &Topology) -> Result<(), String> {
     Ok(())
 }

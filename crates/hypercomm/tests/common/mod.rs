@@ -530,7 +530,14 @@ pub fn check(case: &Case<'_>) -> Result<Tally, String> {
     // the parsed programs verify and time like the schedule.
     if json {
         tally.json += 1;
-        let doc = Document::new(*topo, collective, m, Some(algo.name), true, sched.as_ref());
+        let doc = Document::new(
+            topo.clone(),
+            collective,
+            m,
+            Some(algo.name),
+            true,
+            sched.as_ref(),
+        );
         let text = doc.to_json();
         let parsed = match Document::parse(&text) {
             Ok(d) => d,

@@ -461,7 +461,7 @@ fn check(
     only: &[String],
 ) -> Result<(), Stop> {
     let (me, k) = (comm.rank(), comm.size());
-    let topology = Topology::Complete(k);
+    let topology = Topology::complete(k);
     let (mut cases, mut bad, mut skipped) = (0u32, 0u32, 0u32);
     for op in CHECKED {
         if !only.is_empty() && !only.iter().any(|o| o.eq_ignore_ascii_case(op.name())) {

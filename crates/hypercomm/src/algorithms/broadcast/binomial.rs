@@ -28,7 +28,7 @@ use crate::algorithms::{Formula, Params};
 use crate::collective::{Collective, OpKind};
 use crate::error::Error;
 use crate::schedule::{Buf, Op, Program, Rank, Region, Schedule};
-use crate::topology::Topology;
+
 use crate::verify::Problem;
 
 /// The number of ranks of a problem on `complete:K` whose collective must be of `kind`
@@ -39,12 +39,15 @@ pub(crate) fn complete_ranks(
     algo: &str,
     kind: OpKind,
 ) -> Result<u32, Error> {
-    let Topology::Complete(k) = *problem.topology else {
+    if !problem.topology.is_single_hop() {
         return Err(Error::InvalidParameter {
             what: "--topology",
-            reason: format!("{algo} needs every pair of ranks linked (complete:K)"),
+            reason: format!(
+                "{algo} needs every pair of ranks linked (complete:K, bus:K, shm:K,S, switch:K)"
+            ),
         });
-    };
+    }
+    let k = problem.topology.nodes();
     if problem.collective.kind() != kind {
         return Err(Error::InvalidParameter {
             what: "--op",
@@ -235,7 +238,7 @@ pub(crate) mod test_support {
 
     /// `complete:k`.
     pub fn complete(k: u32) -> Topology {
-        Topology::Complete(k)
+        Topology::complete(k)
     }
 
     /// The collectives of `op` on k ranks: one per root.

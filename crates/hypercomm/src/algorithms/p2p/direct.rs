@@ -177,7 +177,7 @@ mod tests {
             model,
         };
         for k in 1..=9 {
-            let topo = Topology::Complete(k);
+            let topo = Topology::complete(k);
             for src in 0..k {
                 for dst in 0..k {
                     let problem = Problem {

@@ -206,7 +206,7 @@ mod tests {
     fn non_commutative_forms_hold_and_cost_one_more_step_off_rank_0() {
         let algo = find(OpKind::Reduce, "binomial").unwrap();
         for k in ranks() {
-            let topo = Topology::Complete(k);
+            let topo = Topology::complete(k);
             for root in 0..k {
                 let problem = Problem {
                     topology: &topo,
