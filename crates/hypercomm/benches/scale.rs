@@ -127,7 +127,7 @@ fn main() {
     println!("| op | algo | len | ν | messages | verify s | materialise s | verify/materialise |");
     println!("|---|---|---|---|---|---|---|---|");
     // Issue 2's collectives; the all-gather, all-to-all and reduction algorithms are
-    // measured one per process by `scripts/bench-verify.sh` (with peak RSS).
+    // measured one per process by `scripts/bench-table-verifier.sh` (with peak RSS).
     let issue2 = [
         OpKind::P2p,
         OpKind::Broadcast,
