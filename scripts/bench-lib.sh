@@ -4,7 +4,7 @@
 #                        tree has uncommitted changes), lscpu's model name and core count,
 #                        the time, the load average, and WHAT (runs per cell, settings).
 #   bench_smoke_note     prints a warning line when SMOKE=1: tiny sizes, not figures.
-#   spread V...          prints "median (min–max)" of the numbers V (3 significant digits).
+# Each script computes its own medians and ranges (min–max) over the runs.
 
 bench_stamp() {
     local commit model cores cpus
@@ -24,12 +24,4 @@ bench_smoke_note() {
         echo "**SMOKE=1: tiny sizes to check that the script runs; these are not figures.**"
     fi
     return 0
-}
-
-spread() {
-    python3 -c '
-import statistics, sys
-v = [float(x) for x in sys.argv[1:]]
-f = lambda x: f"{x:.3g}"
-print(f"{f(statistics.median(v))} ({f(min(v))}–{f(max(v))})")' "$@"
 }

@@ -27,7 +27,7 @@ for r in $(seq "$RUNS"); do
         mpirun ${MPIRUN_FLAGS:-} -n "$K" target/release/hypercomm-mpi vs-native \
         --max-bytes "$MAX" --iters "$ITERS" >"$out/run.$r"
 done
-echo "$(bench_stamp "$K ranks, $RUNS runs, $(mpirun --version | head -1), \`scripts/bench-table-mpi-vs-native.sh\`")"
+bench_stamp "$K ranks, $RUNS runs, $(mpirun --version | head -1), \`scripts/bench-table-mpi-vs-native.sh\`"
 bench_smoke_note
 echo
 echo "| collective (algorithm) | bytes | native µs | ours µs | ours / native |"

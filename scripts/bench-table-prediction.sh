@@ -32,10 +32,11 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
 
 target/release/hypercomm calibrate --ranks 2 --max-size "$CALIB_MAX" --output "$out/threads.conf" >&2
+# shellcheck disable=SC2086 # CONFIGS is a list of "K OP" pairs
 set -- $CONFIGS
 while [ $# -ge 2 ]; do
     k=$1; op=$2; shift 2
-    for r in $(seq "$RUNS"); do
+    for _ in $(seq "$RUNS"); do
         HYPERCOMM_CALIBRATION="$out/threads.conf" target/release/hypercomm bench --ranks "$k" \
             --op "$op" --min-size "$MIN" --max-size "$MAX" "${ITERS[@]}" --format csv |
             awk -F, -v k="$k" -v op="$op" 'NR > 1 {print "threads", k, op, $1, $3, $12}' >>"$out/rows"
@@ -43,7 +44,7 @@ while [ $# -ge 2 ]; do
 done
 if [ "$MPI" = 1 ]; then
     mpirun -n 2 target/release/hypercomm-mpi calibrate --max-size "$CALIB_MAX" --output "$out/mpi.conf" >&2
-    for r in $(seq "$RUNS"); do
+    for _ in $(seq "$RUNS"); do
         HYPERCOMM_CALIBRATION="$out/mpi.conf" mpirun -x HYPERCOMM_CALIBRATION -n 2 \
             target/release/hypercomm-mpi vs-native --max-bytes "$MAX" "${MPI_ITERS[@]}" |
             awk -v min="$MIN" 'NF >= 8 && $2 ~ /^[0-9]+$/ && $2 >= min {print "mpi", 2, $1, $8, $2, $7}' >>"$out/rows"
@@ -52,7 +53,7 @@ fi
 fit() { sed -n "s/^$2 = //p" "$out/$1.conf" | xargs printf '%.3g'; }
 cal="threads β = $(fit threads beta) s, τ = $(fit threads tau) s/B"
 [ "$MPI" = 1 ] && cal="$cal; MPI β = $(fit mpi beta) s, τ = $(fit mpi tau) s/B"
-echo "$(bench_stamp "$RUNS runs, calibrated up to $CALIB_MAX B ($cal), \`scripts/bench-table-prediction.sh\`")"
+bench_stamp "$RUNS runs, calibrated up to $CALIB_MAX B ($cal), \`scripts/bench-table-prediction.sh\`"
 bench_smoke_note
 python3 - "$out/rows" "$(nproc)" <<'PY'
 import collections, statistics, sys

@@ -22,7 +22,7 @@ for r in $(seq "$RUNS"); do
     cargo bench -q -p hypercomm --bench scale -- $mode >"$out/run.$r" 2>/dev/null
 done
 threads=$(sed -n 's/.*| \([0-9]*\) threads s |.*/\1/p' "$out/run.1" | head -1)
-echo "$(bench_stamp "hypercube:$n, $RUNS runs, \`scripts/bench-table-simulator.sh\`")"
+bench_stamp "hypercube:$n, $RUNS runs, \`scripts/bench-table-simulator.sh\`"
 bench_smoke_note
 echo
 echo "| op | algo | ν | messages | 1 thread: messages/s | $threads threads: messages/s | simulate / generate-only |"

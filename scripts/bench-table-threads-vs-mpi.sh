@@ -21,7 +21,7 @@ for k in $KS; do for b in tree recursive-doubling; do
     REPS=$REPS BARRIER=$b PIN=1 FIBERS=1 OUTPUT=tsv scripts/bench-vs-mpi.sh "$k" "$MAX" |
         sed "s/^/$k\t$b\t/" >>"$out"
 done; done
-echo "$(bench_stamp "$REPS repetitions, 8 B–$MAX B, $(mpirun --version | head -1), \`scripts/bench-table-threads-vs-mpi.sh\`")"
+bench_stamp "$REPS repetitions, 8 B–$MAX B, $(mpirun --version | head -1), \`scripts/bench-table-threads-vs-mpi.sh\`"
 bench_smoke_note
 python3 - "$out" "$MAX" "$(nproc)" <<'PY'
 import collections, sys

@@ -25,7 +25,7 @@ fi
 out=$(mktemp); trap 'rm -f "$out"' EXIT
 for p in "${pairs[@]}"; do
     op=${p%%/*}; algo=${p#*/}
-    for r in $(seq "$RUNS"); do for t in 1 "$THREADS"; do
+    for _ in $(seq "$RUNS"); do for t in 1 "$THREADS"; do
         o=$( { /usr/bin/time -f "RSS %M" "$bin" "$op" "$algo" "$n" "$LEN" "$t"; } 2>&1 ) || true
         if grep -q "^skip:" <<<"$o"; then continue 3; fi   # fits no hypercube (complete:K)
         v=$(sed -n 's/^verify \([0-9.]*\)s.*/\1/p' <<<"$o")
@@ -35,7 +35,7 @@ for p in "${pairs[@]}"; do
         echo "$op $algo $t ${v:-nan} ${rss:-0} ${regions:-0} $ok" >>"$out"
     done; done
 done
-echo "$(bench_stamp "hypercube:$n, len $LEN, $RUNS runs per thread count, \`scripts/bench-table-verifier.sh\`")"
+bench_stamp "hypercube:$n, len $LEN, $RUNS runs per thread count, \`scripts/bench-table-verifier.sh\`"
 bench_smoke_note
 echo
 echo "| op | algo | regions | verify s, 1 thread | verify s, $THREADS threads | peak RSS MiB, 1 / $THREADS threads | verified |"
