@@ -45,7 +45,10 @@
 # Environment: REPS (3), ALGO (all), BARRIER (recursive-doubling), PIN (1), FIBERS (1:
 # `--fibers auto`, the CLI's default; 0: `--fibers off`, a thread per rank), MPIRUN_FLAGS (default
 # as in crates/hypercomm-mpi/tests/mpirun.rs: --oversubscribe --mca mpi_yield_when_idle
-# 1), KEEP=dir to keep the raw outputs. Builds the two binaries (release) first.
+# 1), KEEP=dir to keep the raw outputs, OUTPUT=tsv for one tab-separated line per (op,
+# size) instead of the tables: op, size, algorithm, threads µs, native µs, threads /
+# native, then the per-repetition ratio's min, median and max (what
+# scripts/bench-table-threads-vs-mpi.sh reads). Builds the two binaries (release) first.
 set -euo pipefail
 
 K=${1:-4}
@@ -105,9 +108,10 @@ for rep in $(seq 1 "$REPS"); do
     done
 done
 
-python3 - "$OUT" "$K" "$REPS" "$ALGO" "${OPS[@]}" <<'EOF'
+python3 - "$OUT" "$K" "$REPS" "$ALGO" "${OUTPUT:-markdown}" "${OPS[@]}" <<'EOF'
 import csv, statistics, sys
-out, k, reps, algo, ops = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5:]
+out, k, reps, algo, output, ops = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6:]
+tsv = output == "tsv"
 
 def size_name(b):
     for unit, n in (("MiB", 1 << 20), ("KiB", 1 << 10)):
@@ -137,15 +141,20 @@ def native(op, rep):  # {size: native µs}
 for op in ops:
     T = [threads(op, r) for r in range(1, reps + 1)]
     N = [native(op, r) for r in range(1, reps + 1)]
-    print(f"\n#### {op}, {k} ranks (threads: {'best of --algo all' if algo == 'all' else algo}; median of {reps} runs)\n")
-    print("| size | threads µs (algorithm) | native MPI µs | threads / native | ratio range |")
-    print("|---|---|---:|---:|---:|")
+    if not tsv:
+        print(f"\n#### {op}, {k} ranks (threads: {'best of --algo all' if algo == 'all' else algo}; median of {reps} runs)\n")
+        print("| size | threads µs (algorithm) | native MPI µs | threads / native | ratio range |")
+        print("|---|---|---:|---:|---:|")
     for s in sorted(set(T[0]) & set(N[0])):
         algos = set.intersection(*(set(t.get(s, {})) for t in T))
         med = {a: statistics.median(t[s][a] for t in T) for a in algos}
         best = min(med, key=med.get)
         nat = statistics.median(n[s] for n in N if s in n)
         per_rep = [min(t[s].values()) / n[s] for t, n in zip(T, N) if s in n]
+        if tsv:
+            print(op, s, best, med[best], nat, med[best] / nat, min(per_rep),
+                  statistics.median(per_rep), max(per_rep), sep="\t")
+            continue
         print(f"| {size_name(s)} | {fmt(med[best])} ({best}) | {fmt(nat)} | "
               f"{med[best] / nat:.2f} | {min(per_rep):.2f}–{max(per_rep):.2f} |")
 EOF

@@ -23,8 +23,9 @@ use crate::transport::{Part, PartMut, Tag, Transport};
 
 /// The algorithm of a [`Comm::barrier_with`]. Which rank leaves a barrier first, and
 /// how long before the others, shapes the latency a benchmark measures for the call
-/// after it (each rank times its call from its own exit): BENCHMARKS.md compares both
-/// with Open MPI's barrier of the same algorithm.
+/// after it (each rank times its call from its own exit): BENCHMARKS.md's comparison
+/// with Open MPI runs both, against Open MPI's barrier of the same algorithm (why:
+/// `docs/perf-log/2026-11-24-matched-barrier.md`).
 #[non_exhaustive]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Barrier {

@@ -328,7 +328,8 @@ impl Recent {
 
 /// `a == b` for the short strings that algorithm names are, compared in line: `==` on
 /// slices calls `memcmp`, whose call and dispatch cost more than the comparison of a
-/// name of a few bytes (measured with `examples/call_overhead`, BENCHMARKS.md).
+/// name of a few bytes (measured with `examples/call_overhead`:
+/// `docs/perf-log/2026-11-24-per-call-path.md`).
 #[inline]
 fn same_name(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
@@ -413,7 +414,7 @@ impl Selector {
     /// begins by waiting for a message, whose and how many bytes: for
     /// [`crate::Transport::expect`]. Plans whose first step sends too are left out:
     /// their peer is most likely writing its message at that moment, which an early
-    /// read would only slow (measured: BENCHMARKS.md).
+    /// read would only slow (measured: `docs/perf-log/2026-11-25-receiver-hint-and-pinning.md`).
     #[inline]
     pub fn expected(&self) -> Option<(Rank, usize)> {
         self.predicted().and_then(|p| self.recent[p].expect)

@@ -1,7 +1,8 @@
 //! Scale benchmark (issue 2): timing-only simulation of broadcast and scatter on
 //! hypercube:20, and full verification of every algorithm on hypercube:14.
 //!
-//! Run: `cargo bench -p hypercomm --bench scale` (add `-- quick` for n = 16 / 12).
+//! Run: `cargo bench -p hypercomm --bench scale` (add `-- quick` for n = 16 / 12, `-- smoke`
+//! for 8 / 6). `scripts/bench-table-simulator.sh` runs it several times for BENCHMARKS.md.
 //! Every figure is printed beside a reference measured in the same run: generating the
 //! same programs without timing them (simulation) or without executing them (verification),
 //! so the ratio is the cost of the consumer itself.
@@ -80,10 +81,11 @@ fn main() {
     // and then it is only a smoke test of the benchmark itself, on small cubes.
     let bench = std::env::args().any(|a| a == "--bench");
     let quick = std::env::args().any(|a| a == "quick");
-    let (sim_n, ver_n) = match (bench, quick) {
-        (false, _) => (8, 6),
-        (true, true) => (16, 12),
-        (true, false) => (20, 14),
+    let smoke = std::env::args().any(|a| a == "smoke");
+    let (sim_n, ver_n) = match (bench, quick, smoke) {
+        (false, _, _) | (true, _, true) => (8, 6),
+        (true, true, false) => (16, 12),
+        (true, false, false) => (20, 14),
     };
     let topo: Topology = format!("hypercube:{sim_n}").parse().unwrap();
     println!(
@@ -125,7 +127,7 @@ fn main() {
     println!("| op | algo | len | ν | messages | verify s | materialise s | verify/materialise |");
     println!("|---|---|---|---|---|---|---|---|");
     // Issue 2's collectives; the all-gather, all-to-all and reduction algorithms are
-    // measured one per process by `scripts/bench-verify.sh` (with peak RSS).
+    // measured one per process by `scripts/bench-table-verifier.sh` (with peak RSS).
     let issue2 = [
         OpKind::P2p,
         OpKind::Broadcast,

@@ -2,7 +2,8 @@
 //! stackful coroutines (`corosensei`) of one thread, which resumes them in turn. A
 //! rank that waits for a message hands the CPU to the next rank of its thread by a
 //! user-space stack switch (tens of nanoseconds) instead of a `sched_yield` context
-//! switch of the kernel (1.3 µs on the machine of BENCHMARKS.md), as Adaptive MPI
+//! switch of the kernel (1.3 µs on the AMD VM of
+//! `docs/perf-log/2026-11-25-receiver-hint-and-pinning.md`), as Adaptive MPI
 //! (Charm++) and MPC run MPI ranks as user-level threads.
 //!
 //! The thread's loop ([`host`]) resumes every unfinished rank once per round. A round

@@ -75,7 +75,8 @@ use rendezvous::{Claim, Shared};
 pub const EAGER_LIMIT: usize = 4096;
 
 /// [`Config::eager`] when every rank has a core (and spins): above this size, copying
-/// cost more than waiting for an awake receiver (measured: BENCHMARKS.md).
+/// cost more than waiting for an awake receiver (measured:
+/// `docs/perf-log/2026-11-22-eager-sends.md`).
 pub const EAGER_LIMIT_SPIN: usize = 512;
 
 /// Rendezvous messages (larger than [`Config::eager`]) of at least this many bytes, one
@@ -110,7 +111,8 @@ pub const MAX_RANKS: u32 = 1024;
 
 /// [`Config::yield_for`] by default: how long a waiting rank polls between
 /// `yield_now` calls before it parks (measured on 4 ranks sharing 2 cores: a small
-/// broadcast 1.7–5 µs instead of 3–39 µs with parking after 4 yields; BENCHMARKS.md).
+/// broadcast 1.7–5 µs instead of 3–39 µs with parking after 4 yields;
+/// `docs/perf-log/2026-11-22-yield-before-parking.md`).
 pub const YIELD_FOR: Duration = Duration::from_millis(1);
 
 /// Yields between two looks at the peers' failure flags while polling.
@@ -152,7 +154,8 @@ pub struct Config {
     /// CPU when k > n), as MPI launchers bind ranks to cores (`mpirun --bind-to core`).
     /// Binding keeps ranks that share a core from migrating between cores, which
     /// steadies and shortens small calls when ranks outnumber cores (4 ranks on 2
-    /// cores: a small all-reduce 5.7–10.4 µs unbound, 6.6–7.1 bound; BENCHMARKS.md), so
+    /// cores: a small all-reduce 5.7–10.4 µs unbound, 6.6–7.1 bound;
+    /// `docs/perf-log/2026-11-25-receiver-hint-and-pinning.md`), so
     /// [`Config::new`] binds then; with a core per rank threads seldom migrate (2 ns),
     /// and it leaves them to the scheduler. Linux only (elsewhere it does nothing); a
     /// rank whose binding the system refuses runs unbound.
@@ -254,7 +257,8 @@ impl Config {
     /// ([`Config::fibers`]), and the eager limit that goes with it: on fibers a sender
     /// that waits for its receiver waits for a switch in user space, as when every rank
     /// has a core, so [`EAGER_LIMIT_SPIN`] (4 ranks on 2 cores: an all-to-all of 512 B
-    /// 2.38 → 1.29 µs, of 4 KiB 6.16 → 3.44, against [`EAGER_LIMIT`]; BENCHMARKS.md);
+    /// 2.38 → 1.29 µs, of 4 KiB 6.16 → 3.44, against [`EAGER_LIMIT`];
+    /// `docs/perf-log/2026-11-25-fibers.md`);
     /// without, [`Config::new`]'s, also when fibers are asked for but do not run (no
     /// more ranks than CPUs, [`Config::uses_fibers`]). Call [`Config::eager`] after it
     /// to choose another.

@@ -95,7 +95,7 @@ pub(crate) const INLINE: usize = 40;
 /// with six-line slots (304 B), a 512 B message took the locked queue with a copied
 /// buffer, and an all-gather, all-to-all or all-reduce of 512 B on 2 ranks was slower
 /// than of 1 KiB (a rendezvous), 1.27–1.32 µs against 0.83–0.92 through the ring
-/// (BENCHMARKS.md, "Ranks on an Intel Xeon").
+/// (`docs/perf-log/2026-11-25-intel-xeon-ring-512b.md`).
 pub(crate) const RING_INLINE: usize = 556;
 
 /// Bytes of a ring slot before its data (sequence number, length, tag).
@@ -318,7 +318,7 @@ impl Mailbox {
         // read is then served by the shared cache, not by a snoop of this core (a
         // producer's use of `cldemote`). A 2-rank broadcast after a tree barrier, 16–256
         // B: 4–10 % faster; 8 B and exchanges unchanged; 4 ranks as fibers, 512 B about
-        // 10 % slower (BENCHMARKS.md, "Demoting the ring's lines"). Not for a receiver
+        // 10 % slower (`docs/perf-log/2026-11-25-cldemote.md`). Not for a receiver
         // on this thread, which reads them from this core's caches.
         if !self.local {
             let at = (slot as *const InlineSlot).cast::<u8>();

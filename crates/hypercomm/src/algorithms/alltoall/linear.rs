@@ -19,7 +19,7 @@
 //! no rank's send waits for any receive, so each rank waits for every peer once, not
 //! for a chain of k − 1 steps; with eager sends (the threads backend up to
 //! `Config::eager`) and more ranks than cores, that is the cost that dominates a short
-//! all-to-all (BENCHMARKS.md, threads against Open MPI).
+//! all-to-all (measured against Open MPI: `docs/perf-log/2026-11-24-matched-barrier.md`).
 //!
 //! Constraints: `complete:K`, any K ≥ 1. Under `--strict --ports one` it is a violation
 //! (k − 1 messages per node in one step): it is an all-port schedule.

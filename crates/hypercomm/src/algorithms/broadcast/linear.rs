@@ -18,7 +18,8 @@
 //! (the sender copies and goes on, the threads backend up to `Config::eager`) the
 //! root's k − 1 sends cost it k − 1 short copies, and no rank waits for an
 //! intermediate rank to be scheduled, which, with more ranks than cores, is the cost
-//! that dominates a short broadcast (BENCHMARKS.md, threads against Open MPI).
+//! that dominates a short broadcast (measured against Open MPI:
+//! `docs/perf-log/2026-11-24-matched-barrier.md`).
 //!
 //! Constraints: `complete:K`, any K ≥ 1, any root.
 
