@@ -135,10 +135,16 @@ pub struct ModelArgs {
     /// Time τ_h per element on a host link [default: --tau].
     #[arg(long, value_name = "T", allow_negative_numbers = true)]
     pub host_tau: Option<f64>,
-    /// Links a node drives at once: all or one.
+    /// Links a node drives at once: all, one, or S,R (send and receive ports, e.g. 2,1
+    /// for seed 004's ring rule: write to both neighbours, or read from one).
     #[arg(long, value_name = "P", default_value = "all")]
     pub ports: String,
-    /// Whether a node sends and receives at once: full or half.
+    /// The host's port rule (`+host` topologies): one (seed 003), all, or S,R.
+    #[arg(long, value_name = "P", default_value = "one")]
+    pub host_ports: String,
+    /// Duplex: full; half (a node sends or receives in a step); half-link (a link
+    /// carries one direction at a time, a node may send on one link and receive on
+    /// another).
     #[arg(long, value_name = "D", default_value = "full")]
     pub duplex: String,
     /// How steps become time: rounds (lock-step) or async.

@@ -164,6 +164,13 @@ pub fn model(args: &ModelArgs) -> Result<Model, Error> {
     )?;
     model.host = host_link(args, &model)?;
     model.ports = args.ports.parse()?;
+    model.host_ports = args.host_ports.parse().map_err(|e| match e {
+        Error::InvalidParameter { reason, .. } => Error::InvalidParameter {
+            what: "--host-ports",
+            reason,
+        },
+        e => e,
+    })?;
     model.duplex = args.duplex.parse()?;
     model.timing = args.timing.parse()?;
     Ok(model)

@@ -284,9 +284,21 @@ impl Algorithm {
         (self.build)(problem, params)
     }
 
-    /// The closed forms that apply to `problem` under `params.model`.
+    /// The closed forms that apply to `problem` under `params.model`. The forms are
+    /// stated for links and ports: on a bus or a shared memory, where the medium
+    /// prices the transfers, none applies; on a switch they are evaluated under its
+    /// one-port rule.
     pub fn formulas(&self, problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
-        (self.formulas)(problem, params)
+        use crate::topology::Medium;
+        match problem.topology.medium_kind() {
+            Some(Medium::Bus | Medium::Shm { .. }) => vec![],
+            Some(Medium::Switch) => {
+                let mut p = *params;
+                p.model.ports = crate::cost::model::Ports::One;
+                (self.formulas)(problem, &p)
+            }
+            None => (self.formulas)(problem, params),
+        }
     }
 }
 

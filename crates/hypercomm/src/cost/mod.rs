@@ -44,8 +44,9 @@ pub mod model;
 use serde::Serialize;
 
 use crate::schedule::{Op, Program, Rank, Schedule, Step};
-use crate::topology::Topology;
+use crate::topology::{Medium, Topology};
 use model::{Duplex, Model, Ports, Timing};
+use smallvec::SmallVec;
 
 /// What a simulation measured.
 #[derive(Clone, Debug, PartialEq, Serialize, Default)]
@@ -65,10 +66,12 @@ pub struct Report {
 /// Finish time of one side (sends or receives) of a node's step: `transfers` are
 /// (peer, elements) in op order, none may start before `base` nor before `begin(peer)`.
 /// `links` is scratch space (its contents are discarded).
+#[allow(clippy::too_many_arguments)]
 fn side(
     topo: &Topology,
     model: &Model,
     rank: Rank,
+    ports: Option<u32>,
     transfers: impl Iterator<Item = (Rank, u64)>,
     base: f64,
     begin: &impl Fn(Rank) -> f64,
@@ -78,12 +81,41 @@ fn side(
     // Busy-until time per link (`ports = all`) or of the one port (`ports = one`).
     links.clear();
     let mut port = base;
+    // S ports (S ≥ 2) of a side: a transfer waits for its link and for the port that
+    // frees first (list scheduling in op order; exact when the links are at most S).
+    let mut split: SmallVec<[f64; 4]> = SmallVec::new();
+    if let Some(p) = ports.filter(|&p| p >= 2) {
+        split.resize(p.min(64) as usize, base);
+    }
     for (peer, len) in transfers {
         let cost = model.link(topo.link_class(rank, peer)).transfer(len);
         let start = begin(peer).max(base);
-        let slot = match model.ports {
-            Ports::One => &mut port,
-            Ports::All => match links.iter().position(|(p, _)| *p == peer) {
+        if !split.is_empty() {
+            let link = match links.iter().position(|(p, _)| *p == peer) {
+                Some(i) => i,
+                None => {
+                    links.push((peer, base));
+                    links.len() - 1
+                }
+            };
+            let (i, free) =
+                split
+                    .iter()
+                    .copied()
+                    .enumerate()
+                    .fold(
+                        (0, f64::INFINITY),
+                        |b, (i, t)| if t < b.1 { (i, t) } else { b },
+                    );
+            let end = start.max(links[link].1).max(free) + cost;
+            links[link].1 = end;
+            split[i] = end;
+            done = done.max(end);
+            continue;
+        }
+        let slot = match ports {
+            Some(_) => &mut port,
+            None => match links.iter().position(|(p, _)| *p == peer) {
                 Some(i) => &mut links[i].1,
                 None => {
                     links.push((peer, base));
@@ -129,16 +161,29 @@ fn node_step_time_in(
     begin: impl Fn(Rank) -> f64,
     links: &mut Vec<(Rank, f64)>,
 ) -> f64 {
+    let ports = node_ports(topo, model, rank);
+    // On a bus or a shared memory the medium prices the transfers between processing
+    // elements; a node's own step counts only its host links.
+    let priced = |peer: Rank| node_priced(topo, rank, peer);
     let sends = step.ops.iter().filter_map(|op| match op {
         Op::Send { to, .. } => {
             let len = op.message_len();
-            Some(to.iter().map(move |&q| (q, len)))
+            Some(to.iter().filter(|&&q| priced(q)).map(move |&q| (q, len)))
         }
         _ => None,
     });
-    let send_done = side(topo, model, rank, sends.flatten(), ready, &begin, links);
+    let send_done = side(
+        topo,
+        model,
+        rank,
+        ports.send(),
+        sends.flatten(),
+        ready,
+        &begin,
+        links,
+    );
     let recvs = step.ops.iter().filter_map(|op| match op {
-        Op::Recv { from, .. } => Some((*from, op.message_len())),
+        Op::Recv { from, .. } if priced(*from) => Some((*from, op.message_len())),
         _ => None,
     });
     let recv_base = if model.duplex == Duplex::Half {
@@ -146,8 +191,156 @@ fn node_step_time_in(
     } else {
         ready
     };
-    let recv_done = side(topo, model, rank, recvs, recv_base, &begin, links);
-    send_done.max(recv_done)
+    let recv_done = side(
+        topo,
+        model,
+        rank,
+        ports.recv(),
+        recvs,
+        recv_base,
+        &begin,
+        links,
+    );
+    let done = send_done.max(recv_done);
+    if model.duplex != Duplex::HalfLink {
+        return done;
+    }
+    // Half-link duplex: a link carries one direction at a time, so the transfers both
+    // ways on one link follow each other.
+    links.clear();
+    for op in &step.ops {
+        let len = op.message_len();
+        let peers: &[Rank] = match op {
+            Op::Send { to, .. } => to,
+            Op::Recv { from, .. } => std::slice::from_ref(from),
+            Op::Local { .. } => &[],
+        };
+        for &q in peers.iter().filter(|&&q| priced(q)) {
+            let cost = model.link(topo.link_class(rank, q)).transfer(len);
+            match links.iter_mut().find(|(p, _)| *p == q) {
+                Some((_, t)) => *t += cost,
+                None => links.push((q, cost)),
+            }
+        }
+    }
+    let both = links.iter().map(|&(_, t)| t).fold(0.0, f64::max);
+    done.max(ready + both)
+}
+
+/// The port rule of `rank`: the host's own (`host_ports`), one each way on a switch
+/// (a crossbar connects each input to one output at a time), the model's otherwise.
+pub fn node_ports(topo: &Topology, model: &Model, rank: Rank) -> Ports {
+    if Some(rank) == topo.host() {
+        model.host_ports
+    } else if topo.medium_kind() == Some(Medium::Switch) {
+        Ports::One
+    } else {
+        model.ports
+    }
+}
+
+/// Whether the transfer between `rank` and `peer` is priced at the nodes (every
+/// transfer but those between processing elements of a bus or a shared memory, which
+/// the medium prices).
+fn node_priced(topo: &Topology, rank: Rank, peer: Rank) -> bool {
+    match topo.medium_kind() {
+        Some(Medium::Bus | Medium::Shm { .. }) => {
+            let host = topo.host();
+            Some(rank) == host || Some(peer) == host
+        }
+        _ => true,
+    }
+}
+
+/// Whether the topology's medium prices transfers (a bus or a shared memory).
+fn medium_priced(topo: &Topology) -> bool {
+    matches!(topo.medium_kind(), Some(Medium::Bus | Medium::Shm { .. }))
+}
+
+/// What one step asks of a shared medium, summed over the ranks added so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MediumStep {
+    /// Bus: the transfers' times, one per send operation (a multicast is heard by all
+    /// its receivers at once).
+    pub bus: f64,
+    /// Shared memory: writes (one per send operation) and reads (one per receive).
+    pub writes: u64,
+    pub reads: u64,
+    /// The most writes, and reads, of one processor.
+    pub max_writes: u64,
+    pub max_reads: u64,
+    /// The longest write and read (β + mτ).
+    pub write_cost: f64,
+    pub read_cost: f64,
+}
+
+impl MediumStep {
+    /// Add `rank`'s step (transfers with the host are not the medium's).
+    pub fn add(&mut self, topo: &Topology, model: &Model, rank: Rank, step: &Step) {
+        let (mut w, mut r) = (0u64, 0u64);
+        for op in &step.ops {
+            let len = op.message_len();
+            match op {
+                Op::Send { to, .. } if to.iter().any(|&q| !node_priced(topo, rank, q)) => {
+                    let cost = model.net.transfer(len);
+                    self.bus += cost;
+                    w += 1;
+                    self.write_cost = self.write_cost.max(cost);
+                }
+                Op::Recv { from, .. } if !node_priced(topo, rank, *from) => {
+                    r += 1;
+                    self.read_cost = self.read_cost.max(model.net.transfer(len));
+                }
+                _ => {}
+            }
+        }
+        self.writes += w;
+        self.reads += r;
+        self.max_writes = self.max_writes.max(w);
+        self.max_reads = self.max_reads.max(r);
+    }
+    /// Fold another part's use of the same step in.
+    pub fn merge(&mut self, o: &MediumStep) {
+        self.bus += o.bus;
+        self.writes += o.writes;
+        self.reads += o.reads;
+        self.max_writes = self.max_writes.max(o.max_writes);
+        self.max_reads = self.max_reads.max(o.max_reads);
+        self.write_cost = self.write_cost.max(o.write_cost);
+        self.read_cost = self.read_cost.max(o.read_cost);
+    }
+    /// The step's time on `medium`:
+    /// - bus: the transfers one after another (seed 004, §2 (A): the bus is
+    ///   time-shared), Σ (β + m_i τ);
+    /// - shared memory with S = k* accesses: a write phase, then a read phase; a phase
+    ///   of a accesses, at most S at once and one per processor at once, takes
+    ///   L = max(⌈a/S⌉, most accesses of one processor) rounds (McNaughton's
+    ///   wrap-around fills S columns of length L without putting one processor twice
+    ///   in a round), each round charged its longest access: L_w·(β + m_w τ) +
+    ///   L_r·(β + m_r τ), m the largest message (seed 004, §2 (B));
+    /// - switch: nothing beyond the nodes' own one-port rule.
+    pub fn time(&self, medium: Medium) -> f64 {
+        match medium {
+            Medium::Bus => self.bus,
+            Medium::Shm { accesses } => {
+                let s = accesses.max(1) as u64;
+                let lw = self.writes.div_ceil(s).max(self.max_writes);
+                let lr = self.reads.div_ceil(s).max(self.max_reads);
+                let w = if lw == 0 {
+                    0.0
+                } else {
+                    lw as f64 * self.write_cost
+                };
+                let r = if lr == 0 {
+                    0.0
+                } else {
+                    lr as f64 * self.read_cost
+                };
+                w + r
+            }
+            Medium::Switch => 0.0,
+        }
+    }
 }
 
 /// Message statistics of one program, added into `report`.
@@ -181,6 +374,9 @@ fn count(prog: &Program, report: &mut Report) {
 pub fn simulate(topo: &Topology, schedule: &dyn Schedule, model: &Model) -> Report {
     match model.timing {
         Timing::Rounds => simulate_rounds(topo, schedule, model),
+        // A bus or a shared memory serialises a step's transfers through one medium:
+        // async timing is rounds timing there.
+        Timing::Async if medium_priced(topo) => simulate_rounds(topo, schedule, model),
         Timing::Async => {
             let progs: Vec<Program> = (0..schedule.nodes()).map(|r| schedule.program(r)).collect();
             simulate_programs(topo, &progs, schedule.steps(), model)
@@ -203,6 +399,9 @@ fn simulate_rounds(topo: &Topology, schedule: &dyn Schedule, model: &Model) -> R
 pub struct RoundsPartial {
     round: Vec<f64>,
     busy: Vec<bool>,
+    /// Per step, the use of a bus or shared memory (empty on other topologies).
+    medium: Vec<MediumStep>,
+    kind: Option<Medium>,
     report: Report,
 }
 
@@ -212,6 +411,8 @@ impl RoundsPartial {
         RoundsPartial {
             round: vec![0.0; steps],
             busy: vec![false; steps],
+            medium: Vec::new(),
+            kind: None,
             report: Report::default(),
         }
     }
@@ -228,6 +429,14 @@ impl RoundsPartial {
         let mut prog = Program::default();
         let mut links: Vec<(Rank, f64)> = Vec::new();
         let mut load: Vec<(Rank, u64)> = Vec::new();
+        let medium = medium_priced(topo);
+        if medium && self.medium.len() != self.round.len() {
+            self.medium = vec![MediumStep::default(); self.round.len()];
+            self.kind = topo.medium_kind();
+        }
+        // One transfer is timed directly only where a node's ports and links alone
+        // price it.
+        let direct = !medium && model.duplex != Duplex::HalfLink;
         for r in ranks {
             schedule.program_into(r, &mut prog);
             // One pass over the program: the statistics of `count` and the step times.
@@ -265,7 +474,11 @@ impl RoundsPartial {
                     // One transfer (the common step of a tree; local ops cost nothing):
                     // what `node_step_time` computes for it, under every port and duplex
                     // rule, in the same floating-point operations.
-                    let t = if transfers == 1 {
+                    if medium {
+                        self.medium[s].add(topo, model, r, step);
+                    }
+                    let t = if transfers == 1 && direct && node_ports(topo, model, r) == model.ports
+                    {
                         let (peer, len) = last;
                         let cost = model.link(topo.link_class(r, peer)).transfer(len);
                         0.0f64.max(0.0 + cost)
@@ -290,6 +503,14 @@ impl RoundsPartial {
         for (a, b) in self.busy.iter_mut().zip(&other.busy) {
             *a |= *b;
         }
+        if self.medium.is_empty() {
+            self.medium = other.medium.clone();
+            self.kind = other.kind;
+        } else {
+            for (a, b) in self.medium.iter_mut().zip(&other.medium) {
+                a.merge(b);
+            }
+        }
         self.report.messages += other.report.messages;
         self.report.volume += other.report.volume;
         self.report.max_link_load = self.report.max_link_load.max(other.report.max_link_load);
@@ -297,6 +518,11 @@ impl RoundsPartial {
 
     /// The report of everything added.
     pub fn finish(mut self) -> Report {
+        for (t, m) in self.round.iter_mut().zip(&self.medium) {
+            if let Some(kind) = self.kind {
+                *t = t.max(m.time(kind));
+            }
+        }
         self.report.time = self.round.iter().sum();
         self.report.rounds = self.busy.iter().filter(|b| **b).count();
         self.report
@@ -318,19 +544,32 @@ pub fn simulate_programs(
     let mut ready = vec![0.0f64; progs.len()];
     let mut next = vec![0.0f64; progs.len()];
     let mut clock = 0.0f64;
+    // A bus or a shared memory serialises a step: async timing is rounds timing there.
+    let timing = if medium_priced(topo) {
+        Timing::Rounds
+    } else {
+        model.timing
+    };
     for (s, busy) in busy.iter_mut().enumerate() {
         let mut round = 0.0f64;
+        let mut medium = MediumStep::default();
         for p in progs {
             let step = &p.steps[s];
             if step.ops.iter().all(|o| matches!(o, Op::Local { .. })) {
                 continue;
             }
             *busy = true;
-            if model.timing == Timing::Rounds {
+            if timing == Timing::Rounds {
                 round = round.max(node_step_time(topo, model, p.rank, step, 0.0, |_| 0.0));
+                if medium_priced(topo) {
+                    medium.add(topo, model, p.rank, step);
+                }
             }
         }
-        match model.timing {
+        if let Some(kind) = topo.medium_kind() {
+            round = round.max(medium.time(kind));
+        }
+        match timing {
             Timing::Rounds => clock += round,
             Timing::Async => {
                 async_step(topo, model, progs, s, &ready, &mut next);
@@ -338,7 +577,7 @@ pub fn simulate_programs(
             }
         }
     }
-    report.time = match model.timing {
+    report.time = match timing {
         Timing::Rounds => clock,
         Timing::Async => ready.iter().copied().fold(0.0, f64::max),
     };
@@ -380,9 +619,9 @@ fn async_step(
             let len = op.message_len();
             for &q in to {
                 let cost = model.link(topo.link_class(p.rank, q)).transfer(len);
-                let queue = match model.ports {
-                    Ports::One => first,
-                    Ports::All => (first..queues.len())
+                let queue = match node_ports(topo, model, p.rank).send() {
+                    Some(1) => first,
+                    _ => (first..queues.len())
                         .find(|&j| queues[j].transfers[0].0 == q)
                         .unwrap_or(queues.len()),
                 };
@@ -407,10 +646,18 @@ fn async_step(
     let earliest = |queue: &Queue, send_until: &[f64], recv_until: &[f64]| -> f64 {
         let (p, (q, _)) = (queue.from, queue.transfers[queue.head]);
         let start = at(p).max(at(q)).max(queue.free);
-        match model.ports {
-            Ports::One => start.max(get(send_until, p)).max(get(recv_until, q)),
-            Ports::All => start,
+        let one = |r: Rank, recv: bool| {
+            let ports = node_ports(topo, model, r);
+            (if recv { ports.recv() } else { ports.send() }) == Some(1)
+        };
+        let mut start = start;
+        if one(p, false) {
+            start = start.max(get(send_until, p));
         }
+        if one(q, true) {
+            start = start.max(get(recv_until, q));
+        }
+        start
     };
     // Lazy list scheduling: a queue's key only grows as ports fill up, so a popped
     // key that is still its queue's earliest start is the least of all.

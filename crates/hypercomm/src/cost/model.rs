@@ -19,15 +19,97 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
-/// How many links a node drives at once.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
+/// How many links a node drives at once: a send and a receive port count. `all` and
+/// `one` are the pairs (all, all) and (1, 1); `S,R` any other, e.g. seed 004's ring
+/// rule "write to both neighbours, or read from one and write to the other" is `2,1`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum Ports {
     /// All links at once (Saad & Schultz's communication overlapping assumption).
     #[default]
     All,
     /// One send and one receive at a time (single-port; Dimakopoulos & Dimopoulos).
     One,
+    /// `send` messages sent and `recv` received at once, each on its own link
+    /// (`--ports S,R`, S, R ≥ 1; seed 004's ring rule is `2,1`).
+    Split {
+        /// Send ports.
+        send: u32,
+        /// Receive ports.
+        recv: u32,
+    },
+}
+
+impl Ports {
+    /// Send ports, `None` for all.
+    pub fn send(&self) -> Option<u32> {
+        match *self {
+            Ports::All => None,
+            Ports::One => Some(1),
+            Ports::Split { send, .. } => Some(send),
+        }
+    }
+    /// Receive ports, `None` for all.
+    pub fn recv(&self) -> Option<u32> {
+        match *self {
+            Ports::All => None,
+            Ports::One => Some(1),
+            Ports::Split { recv, .. } => Some(recv),
+        }
+    }
+}
+
+impl Serialize for Ports {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Ports {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+impl FromStr for Ports {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        let bad = || {
+            Error::InvalidParameter {
+            what: "--ports",
+            reason: format!(
+                "`{s}`; valid: all, one, or S,R (send and receive ports, each ≥ 1, e.g. 2,1 for seed 004's ring rule)"
+            ),
+        }
+        };
+        match s.trim().to_ascii_lowercase().as_str() {
+            "all" => Ok(Ports::All),
+            "one" => Ok(Ports::One),
+            t => {
+                let (a, b) = t.split_once(',').ok_or_else(bad)?;
+                let send: u32 = a.trim().parse().map_err(|_| bad())?;
+                let recv: u32 = b.trim().parse().map_err(|_| bad())?;
+                if send == 0 || recv == 0 {
+                    return Err(bad());
+                }
+                Ok(if (send, recv) == (1, 1) {
+                    Ports::One
+                } else {
+                    Ports::Split { send, recv }
+                })
+            }
+        }
+    }
+}
+
+impl fmt::Display for Ports {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Ports::All => f.write_str("all"),
+            Ports::One => f.write_str("one"),
+            Ports::Split { send, recv } => write!(f, "{send},{recv}"),
+        }
+    }
 }
 
 /// Whether a node can send and receive at the same time.
@@ -39,6 +121,27 @@ pub enum Duplex {
     Full,
     /// A node either sends or receives at a given time (seed 004, model E).
     Half,
+    /// Each link carries one direction at a time, but a node may send on one link
+    /// while it receives on another (seed 000, §4.3; seed 004's hypercube): an
+    /// exchange across one link costs two transfers, a pipeline through a node none
+    /// extra (`--duplex half-link`).
+    #[serde(rename = "half-link")]
+    HalfLink,
+}
+
+impl Duplex {
+    /// The node-level rule that a step obeys under `self` when each node's sends and
+    /// receives go to distinct peers (`distinct`: under half-link duplex they overlap,
+    /// as under full duplex) or all to one peer (they take turns, as under half
+    /// duplex). Closed forms of algorithms with one of these two patterns in every
+    /// step use it.
+    pub fn with_peers(self, distinct: bool) -> Duplex {
+        match self {
+            Duplex::HalfLink if distinct => Duplex::Full,
+            Duplex::HalfLink => Duplex::Half,
+            d => d,
+        }
+    }
 }
 
 /// How the simulator turns steps into time.
@@ -71,8 +174,7 @@ macro_rules! enum_str {
         }
     };
 }
-enum_str!(Ports, "--ports", "all" => Ports::All, "one" => Ports::One);
-enum_str!(Duplex, "--duplex", "full" => Duplex::Full, "half" => Duplex::Half);
+enum_str!(Duplex, "--duplex", "full" => Duplex::Full, "half" => Duplex::Half, "half-link" => Duplex::HalfLink);
 enum_str!(Timing, "--timing", "rounds" => Timing::Rounds, "async" => Timing::Async);
 
 /// Start-up and per-element time of one class of link.
@@ -99,6 +201,9 @@ pub struct Model {
     /// Host links (β_h, τ_h; Gichev eq. 2.1).
     pub host: LinkCost,
     pub ports: Ports,
+    /// The host's own port rule (`--host-ports`; seed 003's host sends one message
+    /// at a time, so `one` by default).
+    pub host_ports: Ports,
     pub duplex: Duplex,
     pub timing: Timing,
 }
@@ -114,6 +219,7 @@ impl Default for Model {
             net,
             host: net,
             ports: Ports::All,
+            host_ports: Ports::One,
             duplex: Duplex::Full,
             timing: Timing::Rounds,
         }

@@ -26,7 +26,7 @@ use serde::Serialize;
 use crate::collective::Collective;
 use crate::cost::model::{Duplex, Ports};
 use crate::schedule::{Action, Buf, Op, Program, Rank, Region, Schedule, Step, StepStream};
-use crate::topology::Topology;
+use crate::topology::{Medium, Topology};
 use state::{BufState, CombineError, Pattern, Piece, Pieces};
 use std::collections::BTreeSet;
 
@@ -59,8 +59,13 @@ pub enum ViolationKind {
     BadCombine,
     /// More concurrent transfers than the port rule allows.
     PortRule,
-    /// Sending and receiving in one step under half duplex.
+    /// Sending and receiving in one step under half duplex (or both ways on one link
+    /// under half-link duplex).
     DuplexRule,
+    /// More transfers or accesses in one round than a shared medium serves: two
+    /// transfers on a bus, more than S = k* accesses to a shared memory, or a
+    /// processor's second access to it (with `--strict`).
+    Capacity,
     /// After the last step, a node's `out` does not hold what the collective requires.
     PostCondition,
 }
@@ -569,52 +574,61 @@ impl Ctx<'_> {
                 Op::Local { .. } => {}
             }
         }
-        match self.strict.ports {
-            Some(Ports::One) => {
-                if sends.len() > 1 {
-                    return Err(self.v(
-                        ViolationKind::PortRule,
-                        s,
-                        r,
-                        Some(sends[1]),
-                        None,
-                        format!(
-                            "sends {} messages in one step under --ports one",
-                            sends.len()
-                        ),
-                    ));
-                }
-                if recvs.len() > 1 {
-                    return Err(self.v(
-                        ViolationKind::PortRule,
-                        s,
-                        r,
-                        Some(recvs[1]),
-                        None,
-                        format!(
-                            "receives {} messages in one step under --ports one",
-                            recvs.len()
-                        ),
-                    ));
-                }
-            }
-            Some(Ports::All) => {
-                for list in [&sends, &recvs] {
-                    let mut l = list.clone();
-                    l.sort_unstable();
-                    if let Some(w) = l.windows(2).find(|w| w[0] == w[1]) {
+        if let Some(model_ports) = self.strict.ports {
+            // A switch connects each node to one other at a time, whatever --ports says.
+            let ports = if self.p.topology.medium_kind() == Some(Medium::Switch)
+                && Some(r) != self.p.topology.host()
+            {
+                Ports::One
+            } else {
+                model_ports
+            };
+            let rule = if ports == model_ports {
+                format!("--ports {model_ports}")
+            } else {
+                "a switch's one message each way per node".to_string()
+            };
+            for (list, limit, verb) in [
+                (&sends, ports.send(), "sends"),
+                (&recvs, ports.recv(), "receives"),
+            ] {
+                if let Some(limit) = limit {
+                    if list.len() > limit as usize {
                         return Err(self.v(
                             ViolationKind::PortRule,
                             s,
                             r,
-                            Some(w[0]),
+                            Some(list[limit as usize]),
                             None,
-                            "two messages on one link in one step".into(),
+                            format!("{verb} {} messages in one step under {rule}", list.len()),
                         ));
                     }
                 }
+                let mut l = list.clone();
+                l.sort_unstable();
+                if let Some(w) = l.windows(2).find(|w| w[0] == w[1]) {
+                    return Err(self.v(
+                        ViolationKind::PortRule,
+                        s,
+                        r,
+                        Some(w[0]),
+                        None,
+                        "two messages on one link in one step".into(),
+                    ));
+                }
             }
-            None => {}
+        }
+        if self.strict.duplex == Some(Duplex::HalfLink) {
+            if let Some(&q) = sends.iter().find(|q| recvs.contains(q)) {
+                return Err(self.v(
+                    ViolationKind::DuplexRule,
+                    s,
+                    r,
+                    Some(q),
+                    None,
+                    format!("sends to and receives from {q} in one step: the link carries one direction at a time under --duplex half-link"),
+                ));
+            }
         }
         if self.strict.duplex == Some(Duplex::Half) && !sends.is_empty() && !recvs.is_empty() {
             return Err(self.v(
@@ -1133,6 +1147,87 @@ pub fn verify(
     verify_with(problem, schedule, strict, Options::default())
 }
 
+/// With `--strict`, the capacity of a shared medium in every step (seed 004, §2): a
+/// bus carries one transfer per step (a multicast is one); a shared memory `shm:K,S`
+/// takes each step as a write round and then a read round, each of at most S accesses
+/// and one access per processor (a send operation is one write, a receive one read).
+/// The first step, and in it the first rank, past a capacity is reported, naming the
+/// resource. Transfers with a host do not use the medium.
+fn check_media(
+    topo: &Topology,
+    steps: usize,
+    ranks: u32,
+    mut program: impl FnMut(Rank) -> Option<Program>,
+) -> Result<(), Violation> {
+    let Some(kind @ (Medium::Bus | Medium::Shm { .. })) = topo.medium_kind() else {
+        return Ok(());
+    };
+    let host = topo.host();
+    let on_medium = |r: Rank, q: Rank| Some(r) != host && Some(q) != host;
+    // Per step: (transfers or writes, reads) so far, and the first rank past a limit.
+    let mut used = vec![(0u64, 0u64); steps];
+    let mut first: Option<Violation> = None;
+    for r in 0..ranks {
+        let Some(prog) = program(r) else { continue };
+        for (s, step) in prog.steps.iter().enumerate().take(steps) {
+            let writes = step
+                .ops
+                .iter()
+                .filter(
+                    |op| matches!(op, Op::Send { to, .. } if to.iter().any(|&q| on_medium(r, q))),
+                )
+                .count() as u64;
+            let reads = step
+                .ops
+                .iter()
+                .filter(|op| matches!(op, Op::Recv { from, .. } if on_medium(r, *from)))
+                .count() as u64;
+            used[s].0 += writes;
+            used[s].1 += reads;
+            let broken = match kind {
+                Medium::Bus if used[s].0 > 1 && writes > 0 => Some(format!(
+                    "{} transfers on the bus in one step; a bus carries one at a time",
+                    used[s].0
+                )),
+                Medium::Shm { accesses } => {
+                    if writes > 1 || reads > 1 {
+                        Some(format!(
+                            "{writes} writes and {reads} reads of one processor in one step; a processor makes one access to the shared memory per round"
+                        ))
+                    } else if (writes > 0 && used[s].0 > accesses as u64)
+                        || (reads > 0 && used[s].1 > accesses as u64)
+                    {
+                        Some(format!(
+                            "{} writes and {} reads of the shared memory in one step; it serves S = k* = {accesses} accesses per round",
+                            used[s].0, used[s].1
+                        ))
+                    } else {
+                        None
+                    }
+                }
+                _ => None,
+            };
+            if let Some(detail) = broken {
+                if first
+                    .as_ref()
+                    .map_or(true, |v| v.step.is_some_and(|t| s < t))
+                {
+                    first = Some(Violation {
+                        kind: ViolationKind::Capacity,
+                        step: Some(s),
+                        rank: r,
+                        peer: None,
+                        region: None,
+                        detail,
+                    });
+                }
+                break;
+            }
+        }
+    }
+    first.map_or(Ok(()), Err)
+}
+
 /// The next busy step of a stream, or its length if it ended.
 enum Next {
     Due(usize, Step),
@@ -1194,6 +1289,11 @@ pub fn verify_with(
 ) -> Result<(), Violation> {
     let k = problem.topology.nodes();
     let steps = schedule.steps();
+    if strict.ports.is_some() {
+        check_media(problem.topology, steps, schedule.nodes().min(k), |r| {
+            Some(schedule.program(r))
+        })?;
+    }
     let streams: Vec<_> = (0..schedule.nodes().min(k))
         .map(|r| schedule.stream(r))
         .collect();
@@ -1308,6 +1408,11 @@ pub fn verify_programs_with(
     let k = problem.topology.nodes();
     let ranks: Vec<Rank> = progs.iter().map(|p| p.rank).collect();
     check_headers(k, &ranks, steps, |i| Some(progs[i].steps.len()))?;
+    if strict.ports.is_some() {
+        check_media(problem.topology, steps, progs.len() as u32, |i| {
+            progs.get(i as usize).cloned()
+        })?;
+    }
     let mut v = Verifier::new(problem, strict, progs.iter().map(|p| p.tmp_len), opts);
     let pool = v.pool.clone();
     on_pool(pool.as_deref(), move || {

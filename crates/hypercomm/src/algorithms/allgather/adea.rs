@@ -53,7 +53,7 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
             "Saad & Schultz 1985, §4.2, eq. (4.3) with each exchange one transfer (full duplex)",
             value,
         ),
-        Duplex::Half => Formula::exact(
+        Duplex::Half | Duplex::HalfLink => Formula::exact(
             "2nβ + (2^{n+1} − 2)mτ",
             "Saad & Schultz 1985, §4.2, eq. (4.3)",
             value,
@@ -84,7 +84,7 @@ mod tests {
                         Duplex::Full => {
                             ("nβ + (2^n − 1)mτ", n as f64 * beta + (k - 1.0) * mf * tau)
                         }
-                        Duplex::Half => (
+                        Duplex::Half | Duplex::HalfLink => (
                             "2nβ + (2^{n+1} − 2)mτ",
                             2.0 * n as f64 * beta + (2.0 * k - 2.0) * mf * tau,
                         ),

@@ -105,6 +105,7 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
     let one = ceil_log2(k) as f64 * beta + (k - 1) as f64 * m as f64 * tau;
     let one = if m == 0 { 0.0 } else { one };
     vec![match params.model.duplex {
+        Duplex::HalfLink => return vec![],
         Duplex::Full => Formula::exact(
             "⌈log₂k⌉β + (k − 1)mτ",
             "Thakur, Rabenseifner & Gropp 2005, allgather: Bruck, ⌈lg p⌉α + ((p − 1)/p)nβ",

@@ -103,13 +103,15 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
     } else {
         (cube.nodes() - 1) as f64 * (beta + m as f64 * tau)
     };
-    vec![match params.model.duplex {
+    // The Gray-code ring: a node sends to its successor and receives from its
+    // predecessor, distinct peers from n = 2 on.
+    vec![match params.model.duplex.with_peers(cube.dim() >= 2) {
         Duplex::Full => Formula::exact(
             "(2^n − 1)(β + mτ)",
             "Saad & Schultz 1985, §4.1, eq. (4.2)",
             one_way,
         ),
-        Duplex::Half => Formula::exact(
+        Duplex::Half | Duplex::HalfLink => Formula::exact(
             "2(2^n − 1)(β + mτ)",
             "Saad & Schultz 1985, §4.1, eq. (4.2) with each step's send and receive in turn (half duplex)",
             2.0 * one_way,

@@ -194,7 +194,7 @@ pub(crate) fn exchange_time(n: u32, m: u64, model: &Model) -> f64 {
     let one_way = n as f64 * model.beta() + ((1u64 << n) - 1) as f64 * m as f64 * model.tau();
     match model.duplex {
         Duplex::Full => one_way,
-        Duplex::Half => 2.0 * one_way,
+        Duplex::Half | Duplex::HalfLink => 2.0 * one_way,
     }
 }
 
@@ -211,7 +211,7 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
             "seed 001, All-gather: log(p)T_start + (p − 1)nT_byte",
             value,
         ),
-        Duplex::Half => Formula::exact(
+        Duplex::Half | Duplex::HalfLink => Formula::exact(
             "2nβ + (2^{n+1} − 2)mτ",
             "seed 001, All-gather, each exchange as two transfers (half duplex)",
             value,
@@ -359,7 +359,7 @@ mod tests {
                         Duplex::Full => {
                             ("nβ + (2^n − 1)mτ", n as f64 * beta + (k - 1.0) * mf * tau)
                         }
-                        Duplex::Half => (
+                        Duplex::Half | Duplex::HalfLink => (
                             "2nβ + (2^{n+1} − 2)mτ",
                             2.0 * n as f64 * beta + (2.0 * k - 2.0) * mf * tau,
                         ),

@@ -98,7 +98,9 @@ pub(crate) fn exchange_steps_time(steps: u64, len: u64, model: &Model) -> f64 {
     let one = steps as f64 * (model.beta() + len as f64 * model.tau());
     match model.duplex {
         Duplex::Full => one,
-        Duplex::Half => 2.0 * one,
+        // Half-link: as half, the same peer both ways (callers pass the node-level
+        // rule, `Duplex::with_peers`).
+        Duplex::Half | Duplex::HalfLink => 2.0 * one,
     }
 }
 
@@ -131,14 +133,26 @@ pub(crate) fn exchange_steps_formulas(
         return vec![];
     };
     let m = problem.len;
+    // The ring sends to r + 1 and receives from r − 1, distinct peers when k > 2;
+    // pairwise's step s has one peer when 2s ≡ 0 (mod k) and two otherwise, so under
+    // half-link duplex its steps differ and no form is stated.
+    let duplex = match (algo.0, params.model.duplex) {
+        ("ring", d) => d.with_peers(k > 2),
+        (_, Duplex::HalfLink) => return vec![],
+        (_, d) => d,
+    };
+    let model = Model {
+        duplex,
+        ..params.model
+    };
     let value = if m == 0 {
         0.0
     } else {
-        exchange_steps_time(k as u64 - 1, m, &params.model)
+        exchange_steps_time(k as u64 - 1, m, &model)
     };
-    vec![match params.model.duplex {
+    vec![match duplex {
         Duplex::Full => Formula::exact("(k − 1)(β + mτ)", references[0], value),
-        Duplex::Half => Formula::exact("2(k − 1)(β + mτ)", references[1], value),
+        Duplex::Half | Duplex::HalfLink => Formula::exact("2(k − 1)(β + mτ)", references[1], value),
     }]
 }
 

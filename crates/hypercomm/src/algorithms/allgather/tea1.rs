@@ -242,13 +242,13 @@ fn time(n: u32, m: u64, model: &Model) -> f64 {
             let tokens = binomial(n - 1, i - 1) as f64 * m as f64;
             match model.ports {
                 Ports::All => beta + tokens * tau,
-                Ports::One => n as f64 * (beta + tokens * tau),
+                Ports::One | Ports::Split { .. } => n as f64 * (beta + tokens * tau),
             }
         })
         .sum();
     match model.duplex {
         Duplex::Full => side,
-        Duplex::Half => 2.0 * side,
+        Duplex::Half | Duplex::HalfLink => 2.0 * side,
     }
 }
 
@@ -258,9 +258,21 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
     let Ok(cube) = allgather_cube(problem, "tea1") else {
         return vec![];
     };
-    let model = &params.model;
+    // Every link a step uses carries the same load both ways (the schedule is the same
+    // from every node), so under all ports half-link duplex is half duplex; with fewer
+    // ports than links no form is stated.
+    let model = &match (params.model.ports, params.model.duplex) {
+        (Ports::Split { .. }, _) => return vec![],
+        (Ports::All, Duplex::HalfLink) => Model {
+            duplex: Duplex::Half,
+            ..params.model
+        },
+        (_, Duplex::HalfLink) => return vec![],
+        _ => params.model,
+    };
     let value = time(cube.dim(), problem.len, model);
     let (expr, reference) = match (model.ports, model.duplex) {
+        (Ports::Split { .. }, _) | (_, Duplex::HalfLink) => return vec![],
         (Ports::All, Duplex::Half) => (
             "2nβ + 2^n mτ",
             "Saad & Schultz 1985, §4.3, eq. (4.4)",

@@ -401,7 +401,7 @@ fn time(n: u32, m: u64, balanced: bool, grouped: bool, model: &Model) -> f64 {
         .into_iter()
         .map(|(busiest, links, words)| match model.ports {
             Ports::All => beta + busiest as f64 * mf * tau,
-            Ports::One => links as f64 * beta + words as f64 * mf * tau,
+            Ports::One | Ports::Split { .. } => links as f64 * beta + words as f64 * mf * tau,
         })
         .sum();
     // Ungrouped, every node sends and receives in every step.
@@ -438,10 +438,22 @@ fn variant_formulas(
         return vec![];
     };
     let (n, m) = (cube.dim(), problem.len);
-    let model = &params.model;
+    // Every link a step uses carries the same load both ways (the schedule is the same
+    // from every node), so under all ports half-link duplex is half duplex; with fewer
+    // ports than links no form is stated.
+    let model = &match (params.model.ports, params.model.duplex) {
+        (Ports::Split { .. }, _) => return vec![],
+        (Ports::All, Duplex::HalfLink) => Model {
+            duplex: Duplex::Half,
+            ..params.model
+        },
+        (_, Duplex::HalfLink) => return vec![],
+        _ => params.model,
+    };
     let value = time(n, m, balanced, grouped, model);
     let mut v = Vec::new();
     let expr = match (grouped, model.ports, model.duplex, balanced) {
+        (_, Ports::Split { .. }, _, _) | (_, _, Duplex::HalfLink, _) => return vec![],
         (false, Ports::All, Duplex::Full, false) => {
             "Σᵢ(β + N(n,i)mτ) = nβ + (N(n) − 1)mτ, N(n,i) classes of words with i ones"
         }

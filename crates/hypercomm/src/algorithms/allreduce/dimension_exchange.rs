@@ -160,7 +160,7 @@ pub(crate) fn exchange_time(n: u32, m: u64, model: &Model) -> f64 {
     let one_way = n as f64 * (model.beta() + m as f64 * model.tau());
     match model.duplex {
         Duplex::Full => one_way,
-        Duplex::Half => 2.0 * one_way,
+        Duplex::Half | Duplex::HalfLink => 2.0 * one_way,
     }
 }
 
@@ -176,7 +176,7 @@ pub(crate) fn exchange_formula(
     let value = exchange_time(n, m, model);
     match model.duplex {
         Duplex::Full => Formula::exact("n(β + mτ)", full_ref, value),
-        Duplex::Half => Formula::exact("2n(β + mτ)", half_ref, value),
+        Duplex::Half | Duplex::HalfLink => Formula::exact("2n(β + mτ)", half_ref, value),
     }
 }
 
@@ -347,7 +347,7 @@ mod tests {
                 {
                     let want = match duplex {
                         Duplex::Full => "n(β + mτ)",
-                        Duplex::Half => "2n(β + mτ)",
+                        Duplex::Half | Duplex::HalfLink => "2n(β + mτ)",
                     };
                     assert!(has_exact(&forms, want), "{ports}/{duplex}: {forms:?}");
                 }

@@ -176,7 +176,7 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
             "Thakur, Rabenseifner & Gropp 2005, allreduce: recursive doubling, lg p(α + nβ), plus the fold's two steps",
             value(d + 2 * e),
         ),
-        Duplex::Half => Formula::exact(
+        Duplex::Half | Duplex::HalfLink => Formula::exact(
             "2(⌊log₂k⌋ + e)(β + mτ), e = [k ≠ 2^⌊log₂k⌋]",
             "Thakur, Rabenseifner & Gropp 2005, allreduce: recursive doubling, each exchange as two transfers (half duplex)",
             value(2 * (d + e)),

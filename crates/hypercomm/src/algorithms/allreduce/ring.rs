@@ -156,13 +156,14 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
     let steps = 2.0 * (k64 - 1) as f64;
     let big = m.div_ceil(k64);
     let next = m.saturating_sub(1).div_ceil(k64);
-    vec![match model.duplex {
+    // r sends to r + 1 and receives from r − 1: distinct peers when k > 2.
+    vec![match model.duplex.with_peers(k > 2) {
         Duplex::Full => Formula::exact(
             "2(k − 1)(β + ⌈m/k⌉τ)",
             "Patarasuk & Yuan 2009, ring all-reduce: 2(p − 1)α + 2((p − 1)/p)nβ",
             steps * transfer(big, model),
         ),
-        Duplex::Half => Formula::exact(
+        Duplex::Half | Duplex::HalfLink => Formula::exact(
             "2(k − 1)(t(⌈m/k⌉) + t(⌈(m − 1)/k⌉)), t(x) = [x > 0](β + xτ)",
             "Patarasuk & Yuan 2009, ring all-reduce, each step's send and receive in turn (half duplex)",
             steps * (transfer(big, model) + transfer(next, model)),

@@ -162,6 +162,7 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
     let one = ceil_log2(k) as f64 * beta + b as f64 * m as f64 * tau;
     let one = if m == 0 { 0.0 } else { one };
     vec![match params.model.duplex {
+        Duplex::HalfLink => return vec![],
         Duplex::Full => Formula::exact(
             format!("⌈log₂k⌉β + b(k)mτ, b(k) = Σ_{{i<k}} popcount(i) = {b}"),
             "Thakur, Rabenseifner & Gropp 2005, alltoall: Bruck, lg p α + (n/2)lg p β",

@@ -184,7 +184,7 @@ pub(crate) fn exchange_time(n: u32, m: u64, model: &Model) -> f64 {
     let one_way = model.beta() + (1u64 << (n - 1)) as f64 * m as f64 * model.tau();
     let per_step = match model.duplex {
         Duplex::Full => one_way,
-        Duplex::Half => 2.0 * one_way,
+        Duplex::Half | Duplex::HalfLink => 2.0 * one_way,
     };
     n as f64 * per_step
 }
@@ -202,7 +202,7 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
             "seed 001, All-to-all: log p (T_start + (p/2)·m·T_byte)",
             value,
         ),
-        Duplex::Half => Formula::exact(
+        Duplex::Half | Duplex::HalfLink => Formula::exact(
             "n(2β + 2^n mτ)",
             "seed 001, All-to-all, each exchange as two transfers (half duplex)",
             value,
@@ -339,7 +339,7 @@ mod tests {
                 {
                     let want = match duplex {
                         Duplex::Full => "n(β + 2^{n−1}mτ)",
-                        Duplex::Half => "n(2β + 2^n mτ)",
+                        Duplex::Half | Duplex::HalfLink => "n(2β + 2^n mτ)",
                     };
                     assert!(has_exact(&forms, want), "{ports}/{duplex}: {forms:?}");
                 }

@@ -78,6 +78,7 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
     let model = &params.model;
     let one = model.beta() + problem.len as f64 * model.tau();
     let (expr, messages) = match (model.ports, model.duplex) {
+        (Ports::Split { .. }, _) | (_, Duplex::HalfLink) => return vec![],
         (Ports::All, Duplex::Full) => ("β + mτ", 1.0),
         (Ports::All, Duplex::Half) => ("2(β + mτ)", 2.0),
         (Ports::One, Duplex::Full) => ("(k − 1)(β + mτ)", (k - 1) as f64),

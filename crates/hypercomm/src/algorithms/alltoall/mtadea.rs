@@ -60,7 +60,7 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
     };
     let value = exchange_time(cube.dim(), problem.len, &params.model);
     vec![match params.model.duplex {
-        Duplex::Half => Formula::exact(
+        Duplex::Half | Duplex::HalfLink => Formula::exact(
             "n(2β + 2^n mτ)",
             "Saad & Schultz 1985, §6, t_MTADEA = n[(N²/2^n)τ + 2β]",
             value,
@@ -101,7 +101,7 @@ mod tests {
                     timed(build, formulas, Collective::Alltoall, n, m)
                 {
                     let want = match duplex {
-                        Duplex::Half => "n(2β + 2^n mτ)",
+                        Duplex::Half | Duplex::HalfLink => "n(2β + 2^n mτ)",
                         Duplex::Full => "n(β + 2^{n−1}mτ)",
                     };
                     assert!(has_exact(&forms, want), "{ports}/{duplex}: {forms:?}");

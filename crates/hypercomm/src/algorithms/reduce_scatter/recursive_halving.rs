@@ -162,7 +162,7 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
             "Thakur, Rabenseifner & Gropp 2005, recursive halving",
             one_way,
         ),
-        Duplex::Half => Formula::exact(
+        Duplex::Half | Duplex::HalfLink => Formula::exact(
             "2nβ + 2(2^n − 1)mτ",
             "Thakur, Rabenseifner & Gropp 2005, recursive halving, each exchange as two transfers (half duplex)",
             2.0 * one_way,
@@ -201,7 +201,7 @@ mod tests {
                 {
                     let want = match duplex {
                         Duplex::Full => "nβ + (2^n − 1)mτ",
-                        Duplex::Half => "2nβ + 2(2^n − 1)mτ",
+                        Duplex::Half | Duplex::HalfLink => "2nβ + 2(2^n − 1)mτ",
                     };
                     assert!(has_exact(&forms, want), "{ports}/{duplex}: {forms:?}");
                 }

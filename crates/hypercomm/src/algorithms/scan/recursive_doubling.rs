@@ -119,7 +119,7 @@ pub(crate) fn hillis_steele_formula(k: u32, m: u64, params: &Params) -> Formula 
     let one = params.model.beta() + m as f64 * params.model.tau();
     let value = |steps: f64| if m == 0 || k == 1 { 0.0 } else { steps * one };
     match params.model.duplex {
-        Duplex::Full => Formula::exact(
+        Duplex::Full | Duplex::HalfLink => Formula::exact(
             "⌈log₂k⌉(β + mτ)",
             "Hillis & Steele 1986, log-step prefix: one message of m each way per step",
             value(l),
