@@ -211,6 +211,9 @@ impl Formula {
     }
 }
 
+/// Largest topology on which `--packets opt` searches ν by simulation.
+pub const PACKET_SEARCH_NODES: u32 = 1024;
+
 /// Shape of the constructor of every registry entry.
 pub type BuildFn = fn(&Problem<'_>, &Params) -> Result<Box<dyn Schedule>, Error>;
 /// Shape of the closed forms of every registry entry (empty when none applies to the model).
@@ -281,7 +284,67 @@ impl Algorithm {
                 reason: format!("`{}` is not pipelined; omit --packets or use 1", self.name),
             });
         }
-        (self.build)(problem, params)
+        (self.build)(problem, &self.resolve_packets(problem, params))
+    }
+
+    /// `params` with `--packets opt` resolved to the ν that minimises the simulated time
+    /// under the model in force (ports, duplex, timing, link classes), on topologies of
+    /// at most [`PACKET_SEARCH_NODES`] nodes; beyond, the algorithm's own choice (its
+    /// exact form's optimum under all ports and full duplex). The search starts from
+    /// the algorithm's choice, tries ν = 1 and powers of two up to m, then walks to
+    /// neighbouring counts while the time falls; a count replaces the best only when
+    /// strictly faster, so where the algorithm's choice is optimal it is kept.
+    pub fn resolve_packets(&self, problem: &Problem<'_>, params: &Params) -> Params {
+        if !self.pipelined || params.packets != Packets::Opt {
+            return *params;
+        }
+        let Ok(first) = (self.build)(problem, params) else {
+            return *params;
+        };
+        let Some(nu0) = first.packets() else {
+            return *params;
+        };
+        let with = |nu: u64| Params {
+            packets: Packets::Count(nu),
+            ..*params
+        };
+        let m = problem.len;
+        if problem.topology.nodes() > PACKET_SEARCH_NODES || m <= 1 {
+            return with(nu0);
+        }
+        let time = |nu: u64| -> Option<f64> {
+            let s = (self.build)(problem, &with(nu)).ok()?;
+            Some(crate::cost::simulate(problem.topology, s.as_ref(), &params.model).time)
+        };
+        let Some(t0) = time(nu0) else {
+            return with(nu0);
+        };
+        let mut best = (nu0, t0);
+        let consider = |nu: u64, best: &mut (u64, f64)| -> bool {
+            match time(nu) {
+                Some(t) if t < best.1 => {
+                    *best = (nu, t);
+                    true
+                }
+                _ => false,
+            }
+        };
+        let mut nu = 1;
+        while nu <= m {
+            if nu != nu0 {
+                consider(nu, &mut best);
+            }
+            nu *= 2;
+        }
+        for dir in [-1i64, 1] {
+            for _ in 0..64 {
+                let next = best.0 as i64 + dir;
+                if next < 1 || next as u64 > m || !consider(next as u64, &mut best) {
+                    break;
+                }
+            }
+        }
+        with(best.0)
     }
 
     /// The closed forms that apply to `problem` under `params.model`. The forms are
@@ -296,6 +359,17 @@ impl Algorithm {
                 let mut p = *params;
                 p.model.ports = crate::cost::model::Ports::One;
                 (self.formulas)(problem, &p)
+            }
+            None if self.pipelined && params.packets == Packets::Opt => {
+                // The forms at the ν that `build` uses, and the continuous optimum's
+                // estimates, which bound every ν.
+                let mut v = (self.formulas)(problem, &self.resolve_packets(problem, params));
+                let estimates: Vec<Formula> = (self.formulas)(problem, params)
+                    .into_iter()
+                    .filter(|f| f.kind == FormulaKind::Estimate && !v.contains(f))
+                    .collect();
+                v.extend(estimates);
+                v
             }
             None => (self.formulas)(problem, params),
         }

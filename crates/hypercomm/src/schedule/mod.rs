@@ -27,6 +27,7 @@
 //! assumption 2, seed 004's broadcast bus) and links of several classes (seed 003's host
 //! links, priced by the topology's link class).
 
+pub mod compose;
 pub mod json;
 
 use serde::{Deserialize, Serialize};

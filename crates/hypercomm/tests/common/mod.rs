@@ -177,6 +177,7 @@ pub fn reference_times(
             let side = |list: &[(Rank, f64)]| -> f64 {
                 match model.ports {
                     Ports::One => list.iter().map(|&(_, c)| c).sum(),
+                    Ports::Split { .. } => unimplemented!("the reference times all and one port"),
                     Ports::All => {
                         let mut per_link: Vec<(Rank, f64)> = Vec::new();
                         for &(q, c) in list {
@@ -192,6 +193,7 @@ pub fn reference_times(
             let t = match model.duplex {
                 Duplex::Full => side(&sends).max(side(&recvs)),
                 Duplex::Half => side(&sends) + side(&recvs),
+                Duplex::HalfLink => unimplemented!("the reference times full and half duplex"),
             };
             round = round.max(t);
             let peers = sends.iter().chain(&recvs);
@@ -482,8 +484,13 @@ pub fn check(case: &Case<'_>) -> Result<Tally, String> {
                 r.max_link_load, r.volume
             ));
         }
+        // `--packets opt` is resolved at build time under the build's model: the forms
+        // are those of the ν the schedule uses.
         let fparams = Params {
-            packets,
+            packets: match (packets, sched.packets()) {
+                (Packets::Opt, Some(nu)) => Packets::Count(nu),
+                _ => packets,
+            },
             model: rounds,
         };
         for f in algo.formulas(&problem, &fparams) {

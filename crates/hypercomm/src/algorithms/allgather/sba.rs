@@ -114,6 +114,9 @@ impl Schedule for Sba {
             }
         })
     }
+    fn packets(&self) -> Option<u64> {
+        Some(self.nu)
+    }
 }
 
 impl Sba {

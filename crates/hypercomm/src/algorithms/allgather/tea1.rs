@@ -400,6 +400,7 @@ mod tests {
                             (Ports::All, Duplex::Half) => 2.0 * nf + k * mf * 0.01,
                             (Ports::One, Duplex::Full) => nf * nf + nf * k / 2.0 * mf * 0.01,
                             (Ports::One, Duplex::Half) => 2.0 * nf * nf + nf * k * mf * 0.01,
+                            _ => continue,
                         }
                     };
                     assert!((closed - t).abs() < 1e-9 * closed.max(1.0), "{n} {m} {t}");

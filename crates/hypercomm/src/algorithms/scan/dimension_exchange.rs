@@ -156,6 +156,7 @@ mod tests {
                     let want = match duplex {
                         Duplex::Full => "n(β + mτ)",
                         Duplex::Half => "2n(β + mτ)",
+                        Duplex::HalfLink => continue,
                     };
                     assert!(has_exact(&forms, want), "{ports}/{duplex}: {forms:?}");
                 }
