@@ -86,6 +86,8 @@
 #![warn(missing_docs)]
 #![warn(unsafe_op_in_unsafe_fn)]
 
+mod native;
+
 use std::ffi::{c_int, c_void};
 use std::mem::MaybeUninit;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -1118,6 +1120,13 @@ impl Transport for Mpi {
 
     fn wait_all(&mut self) -> Result<()> {
         self.wait_until(|me| me.pending.is_empty())
+    }
+
+    fn native(&mut self, call: hypercomm_rt::transport::NativeCall<'_>) -> Option<Result<()>> {
+        if let Some(rank) = self.failed {
+            return Some(Err(Error::PeerFailed { rank }));
+        }
+        Some(native::run(self.data, self.rank, self.size, call))
     }
 
     fn cancel_all(&mut self) {

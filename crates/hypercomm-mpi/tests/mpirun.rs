@@ -153,6 +153,16 @@ fn check(ranks: u32) {
             "no case of {op} on {ranks} ranks:\n{}",
             job.stdout
         );
+        // `--algo native`: the MPI library's own collective, every length ok.
+        let native: Vec<&str> = job
+            .stdout
+            .lines()
+            .filter(|l| l.starts_with(&format!("{op} native ")))
+            .collect();
+        assert!(
+            native.len() >= 4 && native.iter().all(|l| l.ends_with(": ok")),
+            "native {op} on {ranks} ranks: {native:?}"
+        );
     }
 }
 
@@ -465,6 +475,97 @@ fn cli_run_on_mpi() {
         "{}",
         job.stderr
     );
+}
+
+/// Issue 20: `--algo native` runs the MPI library's own collective from `run` (its
+/// result checked against the serial reference), `bench` and `vs-native`.
+#[test]
+fn native_runs_from_run_bench_and_vs_native() {
+    for (op, extra) in [
+        ("allreduce", &["--reduce-op", "max"][..]),
+        ("reduce-scatter", &[][..]),
+        ("scatter", &["--root", "2"][..]),
+        ("exclusive-scan", &["--reduce-op", "bxor"][..]),
+    ] {
+        let mut args = vec!["run", "--op", op, "--algo", "native", "--len", "100"];
+        args.extend_from_slice(extra);
+        let job = mpirun(3, &args, Duration::from_secs(60));
+        assert_eq!(
+            job.code,
+            Some(0),
+            "{args:?}:\n{}\n{}",
+            job.stdout,
+            job.stderr
+        );
+        assert!(
+            job.stdout.contains("algorithm    native") && job.stdout.contains("correct      yes"),
+            "{args:?}:\n{}",
+            job.stdout
+        );
+    }
+    let job = mpirun(
+        2,
+        &[
+            "bench",
+            "--op",
+            "allgather",
+            "--algo",
+            "native,ring",
+            "--max-size",
+            "64",
+            "--iters",
+            "3",
+            "--warmup",
+            "1",
+        ],
+        Duration::from_secs(60),
+    );
+    assert_eq!(job.code, Some(0), "{}\n{}", job.stdout, job.stderr);
+    assert!(job.stdout.contains("native"), "{}", job.stdout);
+    let job = mpirun(
+        2,
+        &[
+            "vs-native",
+            "--ops",
+            "alltoall",
+            "--algo",
+            "native",
+            "--max-bytes",
+            "16",
+            "--iters",
+            "3",
+        ],
+        Duration::from_secs(60),
+    );
+    assert_eq!(job.code, Some(0), "{}\n{}", job.stdout, job.stderr);
+    let rows: Vec<&str> = job
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("alltoall"))
+        .collect();
+    assert!(
+        rows.len() == 2 && rows.iter().all(|r| r.ends_with("native")),
+        "{}",
+        job.stdout
+    );
+    // `--packets` counts belong to schedules: bad input, said once.
+    let job = mpirun(
+        2,
+        &[
+            "run",
+            "--op",
+            "allreduce",
+            "--algo",
+            "native",
+            "--len",
+            "8",
+            "--packets",
+            "2",
+        ],
+        Duration::from_secs(60),
+    );
+    assert_eq!(job.code, Some(2), "{}\n{}", job.stdout, job.stderr);
+    assert_eq!(job.stderr.matches("--packets").count(), 1, "{}", job.stderr);
 }
 
 /// The CLI's `bench`, on MPI.
