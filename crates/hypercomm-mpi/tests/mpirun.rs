@@ -522,6 +522,28 @@ fn native_runs_from_run_bench_and_vs_native() {
     );
     assert_eq!(job.code, Some(0), "{}\n{}", job.stdout, job.stderr);
     assert!(job.stdout.contains("native"), "{}", job.stdout);
+    // `--algo all` on MPI: the schedules and native.
+    let job = mpirun(
+        2,
+        &[
+            "bench",
+            "--op",
+            "allreduce",
+            "--algo",
+            "all",
+            "--max-size",
+            "8",
+            "--iters",
+            "2",
+        ],
+        Duration::from_secs(60),
+    );
+    assert_eq!(job.code, Some(0), "{}\n{}", job.stdout, job.stderr);
+    assert!(
+        job.stdout.contains("native") && job.stdout.contains("ring"),
+        "{}",
+        job.stdout
+    );
     let job = mpirun(
         2,
         &[

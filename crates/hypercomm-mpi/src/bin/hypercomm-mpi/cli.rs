@@ -114,7 +114,7 @@ pub fn run(world: &SimpleCommunicator, args: &RtRunArgs) -> i32 {
 /// `hypercomm-mpi bench`.
 pub fn bench(world: &SimpleCommunicator, args: &BenchArgs) -> i32 {
     let me = world.rank();
-    let ((cfg, timeout), cal) = match prepare(me, || {
+    let ((mut cfg, timeout), cal) = match prepare(me, || {
         Ok((
             config::rt_bench_in(args, config::Placement::OnePerProcess)?,
             config::timeout(args.problem.timeout)?,
@@ -123,6 +123,10 @@ pub fn bench(world: &SimpleCommunicator, args: &BenchArgs) -> i32 {
         Ok(p) => p,
         Err(code) => return code,
     };
+    // `--algo all`: every fitting schedule, and the MPI library's own collective.
+    if args.algo.trim().eq_ignore_ascii_case("all") {
+        cfg.algos.push(runtime::AlgoChoice::Native);
+    }
     let outcome = hypercomm_mpi::run(world, &mpi_config(timeout, &cal), |comm| {
         let local = runtime::bench_rank(comm, &cfg, &|| {})?;
         runtime::gather_bench(comm, local)
