@@ -45,6 +45,10 @@
 //!   part of one region is sent as bytes directly.
 //! - Combining receives ([`Transport::recv_with`]) land in a scratch buffer kept by the
 //!   transport, which is then handed to the executor's sink.
+//! - `Algo::Named(hypercomm_rt::NATIVE)` ([`Transport::native`]) runs no schedule: the
+//!   MPI library's own blocking collective (`MPI_Allreduce`, …) on the data duplicate;
+//!   reductions for primitive element types with the built-in operators only. It has
+//!   no deadline and sees no failure notice (`mpirun` ends a job whose rank failed).
 //!
 //! ## Faults
 //!

@@ -801,16 +801,17 @@ fn native_goes_to_the_transport_or_is_refused() {
     /// Rank 1 of 3, whose native collectives record what they were given and write
     /// 7 into every output byte.
     #[derive(Default)]
-    struct Recorder(
-        Vec<(
-            Collective,
-            usize,
-            usize,
-            Option<Elem>,
-            Option<Builtin>,
-            Vec<u8>,
-            usize,
-        )>,
+    struct Recorder(Vec<Record>);
+    /// What a native call was given: collective, len, element bytes, element type,
+    /// operator, input bytes, output length.
+    type Record = (
+        Collective,
+        usize,
+        usize,
+        Option<Elem>,
+        Option<Builtin>,
+        Vec<u8>,
+        usize,
     );
     impl Transport for Recorder {
         fn rank(&self) -> u32 {

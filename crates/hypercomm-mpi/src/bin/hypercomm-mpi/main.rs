@@ -1,9 +1,11 @@
 //! `hypercomm-mpi`: run under `mpirun`.
 //!
 //! - `run`, `bench`: the `hypercomm` CLI's commands of the same names, on MPI (same
-//!   arguments, same output; `--ranks` defaults to the job's size).
-//! - `check`: every collective × every registry algorithm that fits the job's ranks ×
-//!   lengths × roots, ours on random integers against the native MPI collective
+//!   arguments, same output; `--ranks` defaults to the job's size; `--algo native` runs
+//!   the MPI library's own collective, and `bench --algo all` includes it).
+//! - `check`: every collective × every registry algorithm that fits the job's ranks (and
+//!   `native`, the MPI library's own collective called by the runtime) × lengths ×
+//!   roots, ours on random integers against the native MPI collective called by rsmpi
 //!   (`MPI_Bcast`, `MPI_Scatter`, …, `MPI_Reduce_scatter_block`); one line per case from
 //!   rank 0; exit 1 on any mismatch.
 //! - `fault --rank R [--panic | --stall S | --mismatch | --leave]`: every rank runs
