@@ -41,6 +41,15 @@ fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 cargo test -p hypercomm-mpi --all-targets --locked
 cargo test -p hypercomm-mpi --doc --locked
+# Layering (issue 20): without its binary's `cli` feature, the MPI library builds (and
+# passes its unit tests) and depends on neither the CLI crate nor clap (a user of
+# HypercommExt gets the runtime and MPI only).
+cargo test -p hypercomm-mpi --no-default-features --lib --locked
+if cargo tree -p hypercomm-mpi --no-default-features -e normal --prefix none --locked |
+    grep -E '^(clap|hypercomm-cli) '; then
+    echo "scripts/test.sh: hypercomm-mpi's library depends on the CLI (above)" >&2
+    exit 1
+fi
 echo "scripts/test.sh: MPI backend built and tested in $(($(date +%s) - mpi_start)) s" >&2
 
 # --- The same backend on MPICH ------------------------------------------------------

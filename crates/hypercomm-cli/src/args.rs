@@ -409,7 +409,8 @@ pub struct RtRunArgs {
     /// Backend, ranks, collective.
     #[command(flatten)]
     pub problem: RtProblemArgs,
-    /// Algorithm name, or `auto` (the fastest under the cost model and the calibration).
+    /// Algorithm name, `auto` (the fastest under the cost model and the calibration), or
+    /// `native` (hypercomm-mpi only: the MPI library's own collective).
     #[arg(long, value_name = "NAME|auto", default_value = "auto")]
     pub algo: String,
     /// Elements (u64) per message (per block for scatter, gather, all-gather,
@@ -457,7 +458,8 @@ pub struct BenchArgs {
     /// Backend, ranks, collective.
     #[command(flatten)]
     pub problem: RtProblemArgs,
-    /// Algorithms, comma-separated, `all` (every one that fits) or `auto`.
+    /// Algorithms, comma-separated, `all` (every one that fits) or `auto`; `native`
+    /// (hypercomm-mpi only) is the MPI library's own collective.
     #[arg(long, value_name = "A,B,..|all|auto", default_value = "auto")]
     pub algo: String,
     /// Smallest message size in bytes (per rank, per block; OSU's convention).

@@ -443,12 +443,16 @@ pub fn rt_problem(args: &crate::args::RtProblemArgs) -> Result<RtProblem, Error>
     })
 }
 
-/// `auto`, or the registry algorithm `name` of `kind` if it fits `complete:k` (the
-/// error names the algorithms that fit).
+/// `auto`, `native` (the backend's own collective; refused on threads by [`rt_run`]
+/// and [`rt_bench`]), or the registry algorithm `name` of `kind` if it fits
+/// `complete:k` (the error names the algorithms that fit).
 pub fn rt_algo(k: u32, kind: OpKind, name: &str) -> Result<crate::runtime::AlgoChoice, Error> {
     use crate::runtime::AlgoChoice;
     if name.trim().eq_ignore_ascii_case("auto") {
         return Ok(AlgoChoice::Auto);
+    }
+    if name.trim().eq_ignore_ascii_case(hypercomm_rt::NATIVE) {
+        return Ok(AlgoChoice::Native);
     }
     let topology = Topology::complete(k);
     let algo = algorithms::lookup(&topology, kind, name)?;
@@ -547,9 +551,29 @@ pub fn bench_bytes(c: Collective, k: u32, m: u64, placement: Placement) -> u64 {
     rank_elems(c, k, m, 0, placement).saturating_add(memcpy.saturating_mul(2))
 }
 
-/// Validate `hypercomm run`.
+/// Validate `hypercomm run` (the threads backend).
 pub fn rt_run(args: &crate::args::RtRunArgs) -> Result<crate::runtime::RunConfig, Error> {
-    rt_run_in(args, Placement::Together)
+    let cfg = rt_run_in(args, Placement::Together)?;
+    no_native_on_threads([cfg.algo])?;
+    Ok(cfg)
+}
+
+/// The threads backend has no collectives of its own: `--algo native` is bad input.
+fn no_native_on_threads(
+    algos: impl IntoIterator<Item = crate::runtime::AlgoChoice>,
+) -> Result<(), Error> {
+    if algos
+        .into_iter()
+        .any(|a| a == crate::runtime::AlgoChoice::Native)
+    {
+        return Err(Error::InvalidParameter {
+            what: "--algo",
+            reason: "native: the threads backend has no collectives of its own (native is \
+                     the MPI library's, in hypercomm-mpi); valid: auto or a registry name"
+                .into(),
+        });
+    }
+    Ok(())
 }
 
 /// Validate `hypercomm run` for ranks placed as `placement` (the MPI binary: a rank per
@@ -566,6 +590,14 @@ pub fn rt_run_in(
         return Err(Error::InvalidParameter {
             what: "--packets",
             reason: "a count needs a named --algo (auto plans with `opt`); valid with auto: opt"
+                .into(),
+        });
+    }
+    if let (crate::runtime::AlgoChoice::Native, Packets::Count(_)) = (algo, packets) {
+        return Err(Error::InvalidParameter {
+            what: "--packets",
+            reason: "a count needs a registry --algo (native is the backend's own \
+                     collective, not a schedule); valid with native: opt"
                 .into(),
         });
     }
@@ -620,9 +652,11 @@ pub fn bench_sizes(min: u64, max: u64) -> Result<Vec<usize>, Error> {
     Ok(sizes)
 }
 
-/// Validate `hypercomm bench`.
+/// Validate `hypercomm bench` (the threads backend).
 pub fn rt_bench(args: &crate::args::BenchArgs) -> Result<crate::runtime::BenchConfig, Error> {
-    rt_bench_in(args, Placement::Together)
+    let cfg = rt_bench_in(args, Placement::Together)?;
+    no_native_on_threads(cfg.algos.iter().copied())?;
+    Ok(cfg)
 }
 
 /// Validate `hypercomm bench` for ranks placed as `placement` (the MPI binary: a rank

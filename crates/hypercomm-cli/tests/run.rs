@@ -368,6 +368,44 @@ fn the_same_seed_gives_the_same_data_and_a_wrong_result_exits_1() {
     assert!(r.err.contains("wrong result"), "{}", r.err);
 }
 
+/// Issue 20: `native` is the MPI library's own collective, which the threads backend
+/// does not have: bad input (exit 2) naming the valid choices, for `run` and `bench`.
+#[test]
+fn native_is_refused_on_threads() {
+    let needles = [
+        "--algo",
+        "native",
+        "threads backend",
+        "valid: auto or a registry name",
+    ];
+    bad(
+        &[
+            "run",
+            "--ranks",
+            "3",
+            "--op",
+            "allreduce",
+            "--algo",
+            "native",
+            "--len",
+            "4",
+        ],
+        &needles,
+    );
+    bad(
+        &[
+            "bench",
+            "--ranks",
+            "3",
+            "--op",
+            "allreduce",
+            "--algo",
+            "ring,native",
+        ],
+        &needles,
+    );
+}
+
 #[test]
 fn bad_input_exits_2_naming_the_valid_choices() {
     // An algorithm that does not fit 3 ranks: the message names those that do.

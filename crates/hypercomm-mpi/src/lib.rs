@@ -45,6 +45,10 @@
 //!   part of one region is sent as bytes directly.
 //! - Combining receives ([`Transport::recv_with`]) land in a scratch buffer kept by the
 //!   transport, which is then handed to the executor's sink.
+//! - `Algo::Named(hypercomm_rt::NATIVE)` ([`Transport::native`]) runs no schedule: the
+//!   MPI library's own blocking collective (`MPI_Allreduce`, …) on the data duplicate;
+//!   reductions for primitive element types with the built-in operators only. It has
+//!   no deadline and sees no failure notice (`mpirun` ends a job whose rank failed).
 //!
 //! ## Faults
 //!
@@ -85,6 +89,8 @@
 
 #![warn(missing_docs)]
 #![warn(unsafe_op_in_unsafe_fn)]
+
+mod native;
 
 use std::ffi::{c_int, c_void};
 use std::mem::MaybeUninit;
@@ -1118,6 +1124,13 @@ impl Transport for Mpi {
 
     fn wait_all(&mut self) -> Result<()> {
         self.wait_until(|me| me.pending.is_empty())
+    }
+
+    fn native(&mut self, call: hypercomm_rt::transport::NativeCall<'_>) -> Option<Result<()>> {
+        if let Some(rank) = self.failed {
+            return Some(Err(Error::PeerFailed { rank }));
+        }
+        Some(native::run(self.data, self.rank, self.size, call))
     }
 
     fn cancel_all(&mut self) {

@@ -47,8 +47,6 @@ fn mpirun_env(
     env: &[(&str, Option<&Path>)],
     limit: Duration,
 ) -> Job {
-    let _one = ONE_JOB_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let start = Instant::now();
     let mut cmd = Command::new("mpirun");
     for (name, value) in env {
         match value {
@@ -56,14 +54,25 @@ fn mpirun_env(
             None => cmd.env_remove(name),
         };
     }
-    let mut child = cmd
-        .args(["--oversubscribe", "--mca", "mpi_yield_when_idle", "1"])
+    cmd.args(["--oversubscribe", "--mca", "mpi_yield_when_idle", "1"])
         .args(["-n", &ranks.to_string()])
         .arg(exe)
-        .args(args)
+        .args(args);
+    let what = format!("mpirun -n {ranks} {} {args:?}", exe.display());
+    job(cmd, &what, limit)
+}
+
+/// Runs `cmd` (an `mpirun`, or a shell running one) alone, as root if need be, in a
+/// process group of its own, which is killed after `limit`.
+fn job(mut cmd: Command, what: &str, limit: Duration) -> Job {
+    use std::os::unix::process::CommandExt;
+    let _one = ONE_JOB_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let start = Instant::now();
+    let mut child = cmd
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         .env("RUST_BACKTRACE", "0")
+        .process_group(0)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -84,11 +93,15 @@ fn mpirun_env(
             break status;
         }
         if start.elapsed() > limit {
+            // The whole group: a shell's mpirun and the ranks it started.
+            Command::new("kill")
+                .args(["-KILL", "--", &format!("-{}", child.id())])
+                .status()
+                .ok();
             child.kill().ok();
             child.wait().ok();
             panic!(
-                "mpirun -n {ranks} {} {args:?} still running after {limit:?}: hung; stderr so far:\n{}",
-                exe.display(),
+                "{what} still running after {limit:?}: hung; stderr so far:\n{}",
                 err_reader.join().unwrap_or_default()
             );
         }
@@ -139,6 +152,16 @@ fn check(ranks: u32) {
             job.stdout.lines().any(|l| l.starts_with(&format!("{op} "))),
             "no case of {op} on {ranks} ranks:\n{}",
             job.stdout
+        );
+        // `--algo native`: the MPI library's own collective, every length ok.
+        let native: Vec<&str> = job
+            .stdout
+            .lines()
+            .filter(|l| l.starts_with(&format!("{op} native ")))
+            .collect();
+        assert!(
+            native.len() >= 4 && native.iter().all(|l| l.ends_with(": ok")),
+            "native {op} on {ranks} ranks: {native:?}"
         );
     }
 }
@@ -454,6 +477,119 @@ fn cli_run_on_mpi() {
     );
 }
 
+/// Issue 20: `--algo native` runs the MPI library's own collective from `run` (its
+/// result checked against the serial reference), `bench` and `vs-native`.
+#[test]
+fn native_runs_from_run_bench_and_vs_native() {
+    for (op, extra) in [
+        ("allreduce", &["--reduce-op", "max"][..]),
+        ("reduce-scatter", &[][..]),
+        ("scatter", &["--root", "2"][..]),
+        ("exclusive-scan", &["--reduce-op", "bxor"][..]),
+    ] {
+        let mut args = vec!["run", "--op", op, "--algo", "native", "--len", "100"];
+        args.extend_from_slice(extra);
+        let job = mpirun(3, &args, Duration::from_secs(60));
+        assert_eq!(
+            job.code,
+            Some(0),
+            "{args:?}:\n{}\n{}",
+            job.stdout,
+            job.stderr
+        );
+        assert!(
+            job.stdout.contains("algorithm    native") && job.stdout.contains("correct      yes"),
+            "{args:?}:\n{}",
+            job.stdout
+        );
+    }
+    let job = mpirun(
+        2,
+        &[
+            "bench",
+            "--op",
+            "allgather",
+            "--algo",
+            "native,ring",
+            "--max-size",
+            "64",
+            "--iters",
+            "3",
+            "--warmup",
+            "1",
+        ],
+        Duration::from_secs(60),
+    );
+    assert_eq!(job.code, Some(0), "{}\n{}", job.stdout, job.stderr);
+    assert!(job.stdout.contains("native"), "{}", job.stdout);
+    // `--algo all` on MPI: the schedules and native.
+    let job = mpirun(
+        2,
+        &[
+            "bench",
+            "--op",
+            "allreduce",
+            "--algo",
+            "all",
+            "--max-size",
+            "8",
+            "--iters",
+            "2",
+        ],
+        Duration::from_secs(60),
+    );
+    assert_eq!(job.code, Some(0), "{}\n{}", job.stdout, job.stderr);
+    assert!(
+        job.stdout.contains("native") && job.stdout.contains("ring"),
+        "{}",
+        job.stdout
+    );
+    let job = mpirun(
+        2,
+        &[
+            "vs-native",
+            "--ops",
+            "alltoall",
+            "--algo",
+            "native",
+            "--max-bytes",
+            "16",
+            "--iters",
+            "3",
+        ],
+        Duration::from_secs(60),
+    );
+    assert_eq!(job.code, Some(0), "{}\n{}", job.stdout, job.stderr);
+    let rows: Vec<&str> = job
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("alltoall"))
+        .collect();
+    assert!(
+        rows.len() == 2 && rows.iter().all(|r| r.ends_with("native")),
+        "{}",
+        job.stdout
+    );
+    // `--packets` counts belong to schedules: bad input, said once.
+    let job = mpirun(
+        2,
+        &[
+            "run",
+            "--op",
+            "allreduce",
+            "--algo",
+            "native",
+            "--len",
+            "8",
+            "--packets",
+            "2",
+        ],
+        Duration::from_secs(60),
+    );
+    assert_eq!(job.code, Some(2), "{}\n{}", job.stdout, job.stderr);
+    assert_eq!(job.stderr.matches("--packets").count(), 1, "{}", job.stderr);
+}
+
 /// The CLI's `bench`, on MPI.
 #[test]
 fn cli_bench_on_mpi() {
@@ -684,4 +820,202 @@ fn calibrate_writes_an_mpi_calibration() {
     let job = mpirun(1, &["calibrate", "--output", &fs], Duration::from_secs(60));
     assert_eq!(job.code, Some(2), "{}\n{}", job.stdout, job.stderr);
     assert!(job.stderr.contains("pair of ranks"), "{}", job.stderr);
+}
+
+/// The shell commands of the README's MPI section (`## MPI` up to the next `## `), in
+/// order: every line of its `sh` blocks, comments and blank lines left out.
+fn readme_mpi_commands() -> Vec<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md");
+    let text = std::fs::read_to_string(&path).expect("read README.md");
+    let section = text
+        .split("\n## ")
+        .find(|s| s.starts_with("MPI\n"))
+        .expect("README.md has a `## MPI` section");
+    let mut commands = vec![];
+    let mut in_sh = false;
+    for line in section.lines() {
+        let t = line.trim();
+        if t.starts_with("```") {
+            in_sh = !in_sh && t == "```sh";
+            continue;
+        }
+        if !in_sh || t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        // A trailing comment: the README's start with "  #".
+        let command = t.split("  #").next().unwrap_or(t).trim_end();
+        commands.push(command.to_string());
+    }
+    commands
+}
+
+/// What a README command must do; `None` for the lines the test does not run
+/// (installing packages and building: cargo built these binaries for the test).
+fn readme_expectation(command: &str) -> Option<fn(&str, &Job, &Path)> {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let has = |w: &str| words.contains(&w);
+    if words.first() == Some(&"sudo") || words.first() == Some(&"cargo") {
+        return None;
+    }
+    if words.len() == 1 && command.contains('=') {
+        return Some(|_, _, _| {}); // a variable, kept for the commands that follow
+    }
+    fn exits_0(c: &str, job: &Job) {
+        assert_eq!(
+            job.code,
+            Some(0),
+            "README: `{c}`:\n{}\n{}",
+            job.stdout,
+            job.stderr
+        );
+    }
+    let expect: fn(&str, &Job, &Path) = if has("run") {
+        |c, job, _| {
+            exits_0(c, job);
+            let correct = job
+                .stdout
+                .lines()
+                .find(|l| l.trim_start().starts_with("correct"));
+            assert!(
+                correct.is_some_and(|l| l.contains("yes")),
+                "README: `{c}` is not correct:\n{}",
+                job.stdout
+            );
+        }
+    } else if has("bench") {
+        |c, job, _| {
+            exits_0(c, job);
+            assert!(
+                job.stdout.contains("1 MiB"),
+                "README: `{c}`:\n{}",
+                job.stdout
+            );
+        }
+    } else if has("check") {
+        |c, job, _| {
+            exits_0(c, job);
+            let last = job.stdout.lines().last().unwrap_or("");
+            assert!(
+                last.contains(" 0 mismatched"),
+                "README: `{c}`:\n{}",
+                job.stdout
+            );
+        }
+    } else if has("calibrate") {
+        |c, job, dir| {
+            exits_0(c, job);
+            let text = std::fs::read_to_string(dir.join("mpi.conf")).expect("mpi.conf saved");
+            hypercomm_rt::Calibration::parse(&text).expect("mpi.conf parses");
+        }
+    } else if has("vs-native") {
+        |c, job, _| {
+            exits_0(c, job);
+            assert!(
+                job.stdout.contains("mpi.conf"),
+                "README: `{c}` did not use mpi.conf:\n{}",
+                job.stdout
+            );
+            assert!(
+                !vs_native_predictions(&job.stdout).is_empty(),
+                "README: `{c}`:\n{}",
+                job.stdout
+            );
+        }
+    } else if has("fault") {
+        // "rank 1 fails; the others report it and exit 1" (returning early, too).
+        |c, job, _| {
+            assert!(
+                job.code.is_some_and(|code| code != 0),
+                "README: `{c}` exited {:?}",
+                job.code
+            );
+            for r in [0, 2, 3] {
+                let line = format!("rank {r}: rank 1 failed or left the communicator");
+                assert!(job.stderr.contains(&line), "README: `{c}`:\n{}", job.stderr);
+            }
+        }
+    } else if command.contains("$E/") {
+        |c, job, _| {
+            exits_0(c, job);
+            assert!(
+                job.stdout
+                    .contains("every rank matched the serial computation"),
+                "README: `{c}`:\n{}",
+                job.stdout
+            );
+        }
+    } else {
+        panic!("README command `{command}`: the test does not know what it must do; add it")
+    };
+    Some(expect)
+}
+
+/// Issue 20: the README's MPI commands, run as written (in a directory whose
+/// `target/release` holds the binaries cargo built for this test, as a new user's
+/// `cargo build --release` would; with no calibration file, as a new user has), each
+/// doing what the README says. A new command in the README must be taught to
+/// `readme_expectation`. More ranks than cores, as the README says to: through
+/// `OMPI_MCA_` variables, so the command lines stay as written.
+#[test]
+fn readme_mpi_commands_work_as_written() {
+    let commands = readme_mpi_commands();
+    let dir = std::env::temp_dir().join(format!("hc-mpi-readme-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let release = dir.join("target/release");
+    std::fs::create_dir_all(&release).unwrap();
+    std::fs::create_dir_all(dir.join("home")).unwrap();
+    let bin = Path::new(env!("CARGO_BIN_EXE_hypercomm-mpi"));
+    std::os::unix::fs::symlink(bin, release.join("hypercomm-mpi")).unwrap();
+    let examples = example("power_iteration");
+    std::os::unix::fs::symlink(examples.parent().unwrap(), release.join("examples")).unwrap();
+    // The README's hostfile: this machine, enough slots for its job.
+    std::fs::write(dir.join("hosts"), "localhost slots=8\n").unwrap();
+
+    let mut variables = String::new();
+    let mut ran = vec![];
+    for command in &commands {
+        let Some(expect) = readme_expectation(command) else {
+            continue;
+        };
+        if !command.contains("mpirun") {
+            assert!(
+                command == "B=target/release/hypercomm-mpi"
+                    || command == "E=target/release/examples",
+                "README: `{command}`: not the path `cargo build --release` writes"
+            );
+            variables.push_str(command);
+            variables.push_str("; ");
+            continue;
+        }
+        let mut cmd = Command::new("bash");
+        cmd.arg("-c")
+            .arg(format!("{variables}{command}"))
+            .current_dir(&dir)
+            .env("OMPI_MCA_rmaps_base_oversubscribe", "1")
+            .env("OMPI_MCA_mpi_yield_when_idle", "1")
+            .env("HOME", dir.join("home"))
+            .env("XDG_CONFIG_HOME", dir.join("home"))
+            .env_remove("HYPERCOMM_CALIBRATION");
+        let job = job(cmd, command, Duration::from_secs(300));
+        expect(command, &job, &dir);
+        ran.push(command.as_str());
+    }
+    // The section is found and holds what issue 20 tried: run, bench, check, calibrate,
+    // vs-native, fault, the examples and the hostfile.
+    for word in [
+        " run ",
+        " bench ",
+        " check",
+        " calibrate ",
+        " vs-native ",
+        " fault ",
+        "$E/",
+        "--hostfile",
+    ] {
+        assert!(
+            ran.iter().any(|c| c.contains(word)),
+            "no README command with `{word}` ran: {ran:?}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

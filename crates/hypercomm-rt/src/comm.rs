@@ -18,8 +18,8 @@ use hypercomm::topology::Topology;
 use crate::error::{Error, Result};
 use crate::exec::{self, Buffers, Plan, Scratch};
 use crate::op::Op;
-use crate::select::{Algo, Calibration, Call, Ran, Selector};
-use crate::transport::{Part, PartMut, Tag, Transport};
+use crate::select::{Algo, Calibration, Call, Ran, Selector, NATIVE};
+use crate::transport::{Elem, NativeCall, Part, PartMut, Tag, Transport};
 
 /// The algorithm of a [`Comm::barrier_with`]. Which rank leaves a barrier first, and
 /// how long before the others, shapes the latency a benchmark measures for the call
@@ -209,6 +209,9 @@ impl<X: Transport> Comm<X> {
         if size_of::<T>() == 0 {
             return Err(Error::ZeroSized);
         }
+        if matches!(algo, Algo::Named(name) if name.eq_ignore_ascii_case(NATIVE)) {
+            return self.native(collective, len, io, op);
+        }
         let call = Call {
             collective,
             len: len as u64,
@@ -251,6 +254,57 @@ impl<X: Transport> Comm<X> {
             algorithm: chosen.algorithm,
             auto: chosen.auto,
             steps: plan.program().steps.len(),
+            in_place,
+        };
+        self.last = Some(ran);
+        Ok(ran)
+    }
+
+    /// One collective with the backend's own implementation ([`Transport::native`]).
+    fn native<T: Pod>(
+        &mut self,
+        collective: Collective,
+        len: usize,
+        io: Io<'_, T>,
+        op: Option<&Op<'_, T>>,
+    ) -> Result<Ran> {
+        let copy: Vec<T>;
+        let (input, output, in_place): (&[T], &mut [T], bool) = match io {
+            Io::Separate(input, output) => (input, output, false),
+            // The root's broadcast buffer: the data, and where every rank gets it.
+            Io::InPlace { buf, .. } if matches!(collective, Collective::Broadcast { .. }) => {
+                (&[], buf, true)
+            }
+            Io::InPlace { buf, off, len } => {
+                copy = buf[off..off + len].to_vec();
+                (&copy, buf, false)
+            }
+        };
+        let call = NativeCall {
+            collective,
+            len,
+            elem_bytes: size_of::<T>(),
+            elem: Elem::of::<T>(),
+            op: op.and_then(Op::builtin),
+            input: bytemuck::cast_slice(input),
+            output: bytemuck::cast_slice_mut(output),
+        };
+        let kind = collective.kind();
+        match self.transport.native(call) {
+            Some(done) => done?,
+            None => {
+                return Err(Error::Native {
+                    op: kind.to_string(),
+                    reason: "this backend has no collectives of its own (the MPI backend has)"
+                        .into(),
+                })
+            }
+        }
+        let ran = Ran {
+            op: kind,
+            algorithm: NATIVE,
+            auto: false,
+            steps: 0,
             in_place,
         };
         self.last = Some(ran);

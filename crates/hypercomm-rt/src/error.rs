@@ -133,6 +133,16 @@ pub enum Error {
     /// Zero-sized element types carry no data and are refused.
     #[error("zero-sized element types are not supported")]
     ZeroSized,
+    /// `Algo::Named("native")` cannot run this call: the backend has no collectives of
+    /// its own (threads), does not know the element type or operator of a reduction, or
+    /// its collective failed.
+    #[error("native {op}: {reason}")]
+    Native {
+        /// The collective.
+        op: String,
+        /// Why.
+        reason: String,
+    },
 }
 
 /// Shorthand for results of this crate.

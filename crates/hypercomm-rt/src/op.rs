@@ -134,6 +134,21 @@ impl<'f, T: Pod> Op<'f, T> {
         }
     }
 
+    /// The built-in this operator is, if it is one (for a backend's own reductions).
+    pub(crate) fn builtin(&self) -> Option<crate::transport::Builtin> {
+        use crate::transport::Builtin;
+        match (&self.combine, self.name) {
+            (Combine::Slices(_), "sum") => Some(Builtin::Sum),
+            (Combine::Slices(_), "product") => Some(Builtin::Product),
+            (Combine::Slices(_), "min") => Some(Builtin::Min),
+            (Combine::Slices(_), "max") => Some(Builtin::Max),
+            (Combine::Slices(_), "bit_and") => Some(Builtin::BitAnd),
+            (Combine::Slices(_), "bit_or") => Some(Builtin::BitOr),
+            (Combine::Slices(_), "bit_xor") => Some(Builtin::BitXor),
+            _ => None,
+        }
+    }
+
     /// Whether operands may be swapped.
     pub fn is_commutative(&self) -> bool {
         self.commutative

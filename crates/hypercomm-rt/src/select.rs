@@ -130,10 +130,17 @@ impl Calibration {
     }
 }
 
+/// The name that runs a collective with the backend's own implementation, not a
+/// schedule: `Algo::Named(NATIVE)` (`MPI_Allreduce`, … on the MPI backend; the threads
+/// backend has none and reports [`crate::Error::Native`]). No registry algorithm has
+/// this name, and `Algo::Auto` never chooses it.
+pub const NATIVE: &str = "native";
+
 /// Which algorithm a collective runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum Algo<'a> {
-    /// The registry's algorithm of this name (an error lists those that fit).
+    /// The registry's algorithm of this name (an error lists those that fit), or
+    /// [`NATIVE`]: the backend's own collective.
     Named(&'a str),
     /// The fastest fitting algorithm under the cost model and the calibration.
     #[default]
@@ -156,7 +163,7 @@ impl<'a> From<&'a str> for Algo<'a> {
 pub struct Ran {
     /// The collective.
     pub op: OpKind,
-    /// The registry name of the algorithm.
+    /// The registry name of the algorithm, or [`NATIVE`].
     pub algorithm: &'static str,
     /// Whether `Algo::Auto` chose it.
     pub auto: bool,

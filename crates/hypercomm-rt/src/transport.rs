@@ -20,6 +20,7 @@
 use std::fmt;
 use std::marker::PhantomData;
 
+use hypercomm::collective::Collective;
 use hypercomm::schedule::Rank;
 
 use crate::error::Result;
@@ -252,4 +253,121 @@ pub trait Transport {
     /// Withdraw everything posted and not completed, and wait until no one accesses
     /// its memory any more. Called on errors and on unwinding; never fails.
     fn cancel_all(&mut self);
+
+    /// Run `call` with the backend's own implementation of the collective (for
+    /// [`crate::Algo::Named`]`(`[`crate::NATIVE`]`)`: MPI's `MPI_Allreduce`, …), or
+    /// `None` when the backend has none (the default: [`crate::Comm`] then reports
+    /// [`crate::Error::Native`]). Called between collective calls, with nothing posted.
+    /// A backend that cannot run this call (an element type or operator it does not
+    /// know) returns `Some(Err(`[`crate::Error::Native`]`))`.
+    fn native(&mut self, call: NativeCall<'_>) -> Option<Result<()>> {
+        let _ = call;
+        None
+    }
+}
+
+/// One collective call for a backend's own implementation ([`Transport::native`]):
+/// the buffers as the library's `in` and `out` of this rank, in bytes.
+#[non_exhaustive]
+#[derive(Debug)]
+pub struct NativeCall<'a> {
+    /// The collective, with its root.
+    pub collective: Collective,
+    /// Elements per message, or per block of the blocked collectives (the library's
+    /// `len`).
+    pub len: usize,
+    /// Bytes per element.
+    pub elem_bytes: usize,
+    /// The element type, when it is a primitive a backend's reductions may know.
+    pub elem: Option<Elem>,
+    /// A reduction's operator when it is a built-in ([`crate::Op::sum`], …); `None`
+    /// for a user operator, and for collectives that do not reduce.
+    pub op: Option<Builtin>,
+    /// This rank's input; empty where the rank has none (a scatter's non-root, and a
+    /// broadcast, whose data is in `output`).
+    pub input: &'a [u8],
+    /// This rank's output; empty where the rank has none (a gather's and a reduce's
+    /// non-root). A broadcast's buffer on every rank, holding the data on the root.
+    pub output: &'a mut [u8],
+}
+
+/// The element types a backend's own reductions may know ([`NativeCall::elem`]).
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Elem {
+    /// `u8`.
+    U8,
+    /// `u16`.
+    U16,
+    /// `u32`.
+    U32,
+    /// `u64` (and `usize` on 64-bit targets).
+    U64,
+    /// `i8`.
+    I8,
+    /// `i16`.
+    I16,
+    /// `i32`.
+    I32,
+    /// `i64` (and `isize` on 64-bit targets).
+    I64,
+    /// `f32`.
+    F32,
+    /// `f64`.
+    F64,
+}
+
+impl Elem {
+    /// `T`'s element type, if it is one of these.
+    pub fn of<T: 'static>() -> Option<Elem> {
+        use std::any::TypeId;
+        let t = TypeId::of::<T>();
+        let pointer = if cfg!(target_pointer_width = "64") {
+            [
+                (TypeId::of::<usize>(), Elem::U64),
+                (TypeId::of::<isize>(), Elem::I64),
+            ]
+        } else {
+            [
+                (TypeId::of::<usize>(), Elem::U32),
+                (TypeId::of::<isize>(), Elem::I32),
+            ]
+        };
+        [
+            (TypeId::of::<u8>(), Elem::U8),
+            (TypeId::of::<u16>(), Elem::U16),
+            (TypeId::of::<u32>(), Elem::U32),
+            (TypeId::of::<u64>(), Elem::U64),
+            (TypeId::of::<i8>(), Elem::I8),
+            (TypeId::of::<i16>(), Elem::I16),
+            (TypeId::of::<i32>(), Elem::I32),
+            (TypeId::of::<i64>(), Elem::I64),
+            (TypeId::of::<f32>(), Elem::F32),
+            (TypeId::of::<f64>(), Elem::F64),
+        ]
+        .into_iter()
+        .chain(pointer)
+        .find(|(id, _)| *id == t)
+        .map(|(_, e)| e)
+    }
+}
+
+/// The built-in reduction operators ([`NativeCall::op`]).
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Builtin {
+    /// [`crate::Op::sum`].
+    Sum,
+    /// [`crate::Op::product`].
+    Product,
+    /// [`crate::Op::min`].
+    Min,
+    /// [`crate::Op::max`].
+    Max,
+    /// [`crate::Op::bit_and`].
+    BitAnd,
+    /// [`crate::Op::bit_or`].
+    BitOr,
+    /// [`crate::Op::bit_xor`].
+    BitXor,
 }

@@ -76,6 +76,9 @@ pub enum AlgoChoice {
     Auto,
     /// This registry algorithm (checked to fit the ranks).
     Named(&'static Algorithm),
+    /// The backend's own collective ([`hypercomm_rt::NATIVE`]: the MPI backend's
+    /// `MPI_Allreduce`, …; the threads backend has none).
+    Native,
 }
 
 impl PartialEq for AlgoChoice {
@@ -90,6 +93,7 @@ impl AlgoChoice {
         match self {
             AlgoChoice::Auto => Algo::Auto,
             AlgoChoice::Named(a) => Algo::Named(a.name),
+            AlgoChoice::Native => Algo::Named(hypercomm_rt::NATIVE),
         }
     }
     /// `auto` or the algorithm's name.
@@ -97,6 +101,7 @@ impl AlgoChoice {
         match self {
             AlgoChoice::Auto => "auto",
             AlgoChoice::Named(a) => a.name,
+            AlgoChoice::Native => hypercomm_rt::NATIVE,
         }
     }
 }

@@ -773,3 +773,170 @@ fn large_messages_copied_by_two_cores_arrive_whole() {
         }
     }
 }
+
+/// `Algo::Named(NATIVE)` hands the call to the transport's own collective: the threads
+/// backend has none (a typed error, every rank alike), and a transport that has one
+/// gets this rank's buffers as the collective's `in` and `out`, the element type and
+/// the built-in operator (none for a user operator), and the call reports `native`.
+#[test]
+fn native_goes_to_the_transport_or_is_refused() {
+    use hypercomm_rt::transport::{Builtin, Elem, Incoming, NativeCall, Part, PartMut, Tag};
+    use hypercomm_rt::NATIVE;
+
+    let errors = threads::run_with(&config(3), |comm| {
+        let mut sum = [0u64; 2];
+        Ok::<_, Error>(
+            comm.all_reduce_into(&[1, 2], &mut sum, &Op::sum(), Algo::Named(NATIVE))
+                .err(),
+        )
+    })
+    .unwrap();
+    for e in errors {
+        assert!(
+            matches!(&e, Some(Error::Native { op, .. }) if op == "allreduce"),
+            "{e:?}"
+        );
+    }
+
+    /// Rank 1 of 3, whose native collectives record what they were given and write
+    /// 7 into every output byte.
+    #[derive(Default)]
+    struct Recorder(Vec<Record>);
+    /// What a native call was given: collective, len, element bytes, element type,
+    /// operator, input bytes, output length.
+    type Record = (
+        Collective,
+        usize,
+        usize,
+        Option<Elem>,
+        Option<Builtin>,
+        Vec<u8>,
+        usize,
+    );
+    impl Transport for Recorder {
+        fn rank(&self) -> u32 {
+            1
+        }
+        fn size(&self) -> u32 {
+            3
+        }
+        unsafe fn post_send(&mut self, _: u32, _: Tag, _: &[Part]) -> hypercomm_rt::Result<()> {
+            unreachable!("native posts nothing")
+        }
+        unsafe fn post_recv(&mut self, _: u32, _: Tag, _: &[PartMut]) -> hypercomm_rt::Result<()> {
+            unreachable!("native posts nothing")
+        }
+        fn recv_with(
+            &mut self,
+            _: u32,
+            _: Tag,
+            _: usize,
+            _: &mut dyn FnMut(Incoming<'_>),
+        ) -> hypercomm_rt::Result<()> {
+            unreachable!("native posts nothing")
+        }
+        fn wait_all(&mut self) -> hypercomm_rt::Result<()> {
+            Ok(())
+        }
+        fn cancel_all(&mut self) {}
+        fn native(&mut self, call: NativeCall<'_>) -> Option<hypercomm_rt::Result<()>> {
+            let rec = (
+                call.collective,
+                call.len,
+                call.elem_bytes,
+                call.elem,
+                call.op,
+                call.input.to_vec(),
+                call.output.len(),
+            );
+            self.0.push(rec);
+            call.output.fill(7);
+            Some(Ok(()))
+        }
+    }
+    let mut comm = Comm::new(Recorder::default(), Calibration::default());
+    let native = Algo::Named(NATIVE);
+    let mut out = [0u64; 6];
+    let ran = comm.all_gather_into(&[5u64, 6], &mut out, native).unwrap();
+    assert_eq!(
+        (ran.algorithm, ran.auto, ran.in_place),
+        (NATIVE, false, false)
+    );
+    assert!(out.iter().all(|&x| x == u64::from_ne_bytes([7; 8])));
+    let mut buf = [1.5f64, 2.5];
+    comm.all_reduce_in_place(&mut buf, &Op::max(), native)
+        .unwrap();
+    let mut small = [0i32; 1];
+    comm.reduce_into(0, &[3i32], None, &Op::commutative(|a, b| a + b), native)
+        .unwrap();
+    comm.broadcast_into(2, &mut small, native).unwrap();
+    let mut block = [0u8; 2];
+    comm.scatter_into(0, None, &mut block, Algo::Named("Native"))
+        .unwrap();
+    let got = &comm.transport().0;
+    let bytes = |x: &[u64]| x.iter().flat_map(|v| v.to_ne_bytes()).collect::<Vec<u8>>();
+    assert_eq!(
+        got[0],
+        (
+            Collective::Allgather,
+            2,
+            8,
+            Some(Elem::U64),
+            None,
+            bytes(&[5, 6]),
+            48
+        )
+    );
+    let max_in: Vec<u8> = [1.5f64, 2.5].iter().flat_map(|v| v.to_ne_bytes()).collect();
+    assert_eq!(
+        got[1],
+        (
+            Collective::Allreduce,
+            2,
+            8,
+            Some(Elem::F64),
+            Some(Builtin::Max),
+            max_in,
+            16
+        )
+    );
+    // A user operator is no built-in; the non-root of a reduce has no output.
+    assert_eq!(
+        got[2],
+        (
+            Collective::Reduce { root: 0 },
+            1,
+            4,
+            Some(Elem::I32),
+            None,
+            3i32.to_ne_bytes().to_vec(),
+            0
+        )
+    );
+    // A broadcast's data is in its output on every rank.
+    assert_eq!(
+        got[3],
+        (
+            Collective::Broadcast { root: 2 },
+            1,
+            4,
+            Some(Elem::I32),
+            None,
+            vec![],
+            4
+        )
+    );
+    assert_eq!(
+        got[4],
+        (
+            Collective::Scatter { root: 0 },
+            2,
+            1,
+            Some(Elem::U8),
+            None,
+            vec![],
+            2
+        )
+    );
+    assert_eq!(comm.last_algorithm(), Some(NATIVE));
+}

@@ -6,6 +6,7 @@
 //! --ranks K …` prints (the backend's name aside).
 //!
 //! `--ranks` defaults to the job's size (`mpirun -n`); a different value is refused.
+//! `run`'s seed is rank 0's (its `--seed`, or its clock's), broadcast to every rank.
 //! `--backend` is ignored (this binary is the MPI backend). Exit codes as the CLI's: 0
 //! correct, 1 a wrong result or a failed rank, 2 bad input (printed by rank 0).
 
@@ -67,7 +68,7 @@ fn mpi_config(timeout: Duration, cal: &CalibrationInfo) -> Config {
 /// `hypercomm-mpi run`.
 pub fn run(world: &SimpleCommunicator, args: &RtRunArgs) -> i32 {
     let me = world.rank();
-    let ((cfg, timeout), cal) = match prepare(me, || {
+    let ((mut cfg, timeout), cal) = match prepare(me, || {
         Ok((
             config::rt_run_in(args, config::Placement::OnePerProcess)?,
             config::timeout(args.problem.timeout)?,
@@ -76,6 +77,10 @@ pub fn run(world: &SimpleCommunicator, args: &RtRunArgs) -> i32 {
         Ok(p) => p,
         Err(code) => return code,
     };
+    // Every rank builds its input and its reference from one seed: without `--seed`
+    // each process took its own from its clock, so the ranks disagreed (issue 20).
+    // Rank 0's seed, explicit or from its clock, is everyone's.
+    world.process_at_rank(0).broadcast_into(&mut cfg.seed);
     let outcome = hypercomm_mpi::run(world, &mpi_config(timeout, &cal), |comm| {
         let local = runtime::run_rank(comm, &cfg)?;
         runtime::gather_run(comm, local)
@@ -109,7 +114,7 @@ pub fn run(world: &SimpleCommunicator, args: &RtRunArgs) -> i32 {
 /// `hypercomm-mpi bench`.
 pub fn bench(world: &SimpleCommunicator, args: &BenchArgs) -> i32 {
     let me = world.rank();
-    let ((cfg, timeout), cal) = match prepare(me, || {
+    let ((mut cfg, timeout), cal) = match prepare(me, || {
         Ok((
             config::rt_bench_in(args, config::Placement::OnePerProcess)?,
             config::timeout(args.problem.timeout)?,
@@ -118,6 +123,10 @@ pub fn bench(world: &SimpleCommunicator, args: &BenchArgs) -> i32 {
         Ok(p) => p,
         Err(code) => return code,
     };
+    // `--algo all`: every fitting schedule, and the MPI library's own collective.
+    if args.algo.trim().eq_ignore_ascii_case("all") {
+        cfg.algos.push(runtime::AlgoChoice::Native);
+    }
     let outcome = hypercomm_mpi::run(world, &mpi_config(timeout, &cal), |comm| {
         let local = runtime::bench_rank(comm, &cfg, &|| {})?;
         runtime::gather_bench(comm, local)

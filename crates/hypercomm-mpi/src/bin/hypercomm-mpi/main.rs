@@ -1,9 +1,11 @@
 //! `hypercomm-mpi`: run under `mpirun`.
 //!
 //! - `run`, `bench`: the `hypercomm` CLI's commands of the same names, on MPI (same
-//!   arguments, same output; `--ranks` defaults to the job's size).
-//! - `check`: every collective × every registry algorithm that fits the job's ranks ×
-//!   lengths × roots, ours on random integers against the native MPI collective
+//!   arguments, same output; `--ranks` defaults to the job's size; `--algo native` runs
+//!   the MPI library's own collective, and `bench --algo all` includes it).
+//! - `check`: every collective × every registry algorithm that fits the job's ranks (and
+//!   `native`, the MPI library's own collective called by the runtime) × lengths ×
+//!   roots, ours on random integers against the native MPI collective called by rsmpi
 //!   (`MPI_Bcast`, `MPI_Scatter`, …, `MPI_Reduce_scatter_block`); one line per case from
 //!   rank 0; exit 1 on any mismatch.
 //! - `fault --rank R [--panic | --stall S | --mismatch | --leave]`: every rank runs
@@ -472,7 +474,13 @@ fn check(
         } else {
             vec![0]
         };
-        for algo in algorithms::fitting(&topology, op) {
+        // Every fitting schedule, and the MPI library's own collective (`native`),
+        // whose buffers and arguments this checks against rsmpi's call of it.
+        let names = algorithms::fitting(&topology, op)
+            .into_iter()
+            .map(|a| a.name)
+            .chain([hypercomm_rt::NATIVE]);
+        for name in names {
             for &m in lengths {
                 for &root in &roots {
                     let case_seed = seed
@@ -481,7 +489,7 @@ fn check(
                         .wrapping_mul(0x100)
                         .wrapping_add(me as u64);
                     let mut rng = Rng::new(case_seed);
-                    let verdict = match one_case(comm, world, op, algo.name, m, root, &mut rng) {
+                    let verdict = match one_case(comm, world, op, name, m, root, &mut rng) {
                         Ok(true) => Verdict::Ok,
                         Ok(false) => Verdict::Mismatch,
                         Err(e) if refused(&e) => Verdict::Skipped,
@@ -507,7 +515,7 @@ fn check(
                         } else {
                             String::new()
                         };
-                        println!("{op} {} k={k} m={m}{r}: {what}", algo.name);
+                        println!("{op} {name} k={k} m={m}{r}: {what}");
                     }
                 }
             }

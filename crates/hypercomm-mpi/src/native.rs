@@ -1,0 +1,157 @@
+//! `Algo::Named("native")` on MPI: the MPI library's own collective for each of the
+//! runtime's (`MPI_Bcast`, `MPI_Scatter`, `MPI_Gather`, `MPI_Allgather`, `MPI_Alltoall`,
+//! `MPI_Reduce`, `MPI_Allreduce`, `MPI_Scan`, `MPI_Exscan`, `MPI_Reduce_scatter_block`),
+//! on the communicator's data duplicate (MPI keeps collective traffic apart from its
+//! point-to-point messages, so the two never match).
+//!
+//! Data moves as bytes (`MPI_UINT8_T`), whatever the element type; reductions need MPI
+//! to know the element type and the operator, so they run for the primitive types
+//! ([`Elem`]) with the built-in operators ([`Builtin`]: `MPI_SUM`, …) and are refused
+//! otherwise ([`Error::Native`]), as a bitwise operator on floats cannot arise (the
+//! runtime offers none).
+//!
+//! The calls block inside MPI: unlike the schedules' waits they have no deadline and
+//! see no failure notice, so a peer that fails during one leaves this rank waiting until
+//! `mpirun` ends the job (which it does when the failed rank exits non-zero). A peer
+//! known to have failed before the call is reported at once.
+
+use std::ffi::{c_int, c_void};
+
+use hypercomm::collective::Collective;
+use hypercomm_rt::transport::{Builtin, Elem, NativeCall};
+use hypercomm_rt::{Error, Result};
+use mpi::ffi;
+
+use crate::{bytes_type, error_string, success};
+
+fn datatype(elem: Elem) -> Option<ffi::MPI_Datatype> {
+    // SAFETY: reading extern constants of the MPI library.
+    unsafe {
+        Some(match elem {
+            Elem::U8 => ffi::RSMPI_UINT8_T,
+            Elem::U16 => ffi::RSMPI_UINT16_T,
+            Elem::U32 => ffi::RSMPI_UINT32_T,
+            Elem::U64 => ffi::RSMPI_UINT64_T,
+            Elem::I8 => ffi::RSMPI_INT8_T,
+            Elem::I16 => ffi::RSMPI_INT16_T,
+            Elem::I32 => ffi::RSMPI_INT32_T,
+            Elem::I64 => ffi::RSMPI_INT64_T,
+            Elem::F32 => ffi::RSMPI_FLOAT,
+            Elem::F64 => ffi::RSMPI_DOUBLE,
+            _ => return None,
+        })
+    }
+}
+
+fn operator(op: Builtin) -> Option<ffi::MPI_Op> {
+    // SAFETY: reading extern constants of the MPI library.
+    unsafe {
+        Some(match op {
+            Builtin::Sum => ffi::RSMPI_SUM,
+            Builtin::Product => ffi::RSMPI_PROD,
+            Builtin::Min => ffi::RSMPI_MIN,
+            Builtin::Max => ffi::RSMPI_MAX,
+            Builtin::BitAnd => ffi::RSMPI_BAND,
+            Builtin::BitOr => ffi::RSMPI_BOR,
+            Builtin::BitXor => ffi::RSMPI_BXOR,
+            _ => return None,
+        })
+    }
+}
+
+/// Runs `call` on `comm` (this rank `me` of `k`).
+pub(crate) fn run(comm: ffi::MPI_Comm, me: u32, k: u32, call: NativeCall<'_>) -> Result<()> {
+    let c = call.collective;
+    let kind = c.kind();
+    let refuse = |reason: String| Error::Native {
+        op: kind.to_string(),
+        reason,
+    };
+    // The buffer lengths the runtime checked, checked again: MPI reads and writes
+    // exactly this many bytes.
+    let block = call.len * call.elem_bytes;
+    let (want_in, want_out) = lengths(c, me, k as usize, block);
+    if call.input.len() != want_in || call.output.len() != want_out {
+        return Err(refuse(format!(
+            "buffers of {} and {} bytes, expected {want_in} and {want_out}",
+            call.input.len(),
+            call.output.len()
+        )));
+    }
+    let (dt, count) = if kind.is_reduction() {
+        let dt = call.elem.and_then(datatype).ok_or_else(|| {
+            refuse("MPI reduces primitive numbers only (u8 … u64, i8 … i64, f32, f64)".into())
+        })?;
+        (dt, call.len)
+    } else {
+        (bytes_type(), block)
+    };
+    let count = c_int::try_from(count)
+        .map_err(|_| refuse(format!("{count} elements exceed MPI's count (a C int)")))?;
+    let mpi_op = if kind.is_reduction() {
+        call.op.and_then(operator).ok_or_else(|| {
+            refuse(
+                "MPI reduces with the built-in operators only (sum, product, min, max, \
+                 bit_and, bit_or, bit_xor), not a user operator"
+                    .into(),
+            )
+        })?
+    } else {
+        // Unused: the collectives that do not reduce take no operator.
+        // SAFETY: reading an extern constant of the MPI library.
+        unsafe { ffi::RSMPI_SUM }
+    };
+    let send = call.input.as_ptr() as *const c_void;
+    let recv = call.output.as_mut_ptr() as *mut c_void;
+    let root = |r: u32| r as c_int;
+    // SAFETY: every buffer holds exactly what the call reads or writes on this rank
+    // (checked above: `count` elements of `dt`, `k` blocks where the collective
+    // gathers or scatters), and stays borrowed for the blocking call's duration.
+    let rc = unsafe {
+        match c {
+            Collective::Broadcast { root: r } => ffi::MPI_Bcast(recv, count, dt, root(r), comm),
+            Collective::Scatter { root: r } => {
+                ffi::MPI_Scatter(send, count, dt, recv, count, dt, root(r), comm)
+            }
+            Collective::Gather { root: r } => {
+                ffi::MPI_Gather(send, count, dt, recv, count, dt, root(r), comm)
+            }
+            Collective::Allgather => ffi::MPI_Allgather(send, count, dt, recv, count, dt, comm),
+            Collective::Alltoall => ffi::MPI_Alltoall(send, count, dt, recv, count, dt, comm),
+            Collective::Reduce { root: r } => {
+                ffi::MPI_Reduce(send, recv, count, dt, mpi_op, root(r), comm)
+            }
+            Collective::Allreduce => ffi::MPI_Allreduce(send, recv, count, dt, mpi_op, comm),
+            Collective::Scan => ffi::MPI_Scan(send, recv, count, dt, mpi_op, comm),
+            Collective::ExclusiveScan => ffi::MPI_Exscan(send, recv, count, dt, mpi_op, comm),
+            Collective::ReduceScatter => {
+                ffi::MPI_Reduce_scatter_block(send, recv, count, dt, mpi_op, comm)
+            }
+            _ => {
+                return Err(refuse(
+                    "MPI has no collective for it (point-to-point: use send and receive)".into(),
+                ))
+            }
+        }
+    };
+    if rc != success() {
+        return Err(refuse(error_string(rc)));
+    }
+    Ok(())
+}
+
+/// Bytes of rank `me`'s input and output for `c` on `k` ranks with blocks of `block`
+/// bytes, as the runtime passes them ([`NativeCall`]).
+fn lengths(c: Collective, me: u32, k: usize, block: usize) -> (usize, usize) {
+    let all = k * block;
+    match c {
+        Collective::Broadcast { .. } => (0, block),
+        Collective::Scatter { root } => (if me == root { all } else { 0 }, block),
+        Collective::Gather { root } => (block, if me == root { all } else { 0 }),
+        Collective::Allgather => (block, all),
+        Collective::Alltoall => (all, all),
+        Collective::Reduce { root } => (block, if me == root { block } else { 0 }),
+        Collective::ReduceScatter => (all, block),
+        _ => (block, block),
+    }
+}
