@@ -286,6 +286,26 @@ pub fn check_verify_memory_in(
     )))
 }
 
+/// The most nodes² of an algorithm whose work grows with it ([`Algorithm::quadratic`])
+/// that the CLI simulates: 2^28, hypercube:14, about a minute of CPU for TEA1
+/// (hypercube:18 would take hours).
+pub const MAX_QUADRATIC: u64 = 1 << 28;
+
+/// Refuse to simulate an algorithm whose work grows with nodes² beyond
+/// [`MAX_QUADRATIC`].
+pub fn check_quadratic(algo: &Algorithm, nodes: u32) -> Result<(), Error> {
+    let pairs = u64::from(nodes).pow(2);
+    if algo.quadratic() && pairs > MAX_QUADRATIC {
+        return Err(Error::TooLarge(format!(
+            "{} ({}) moves blocks between every pair of nodes: {nodes}² = {pairs} pairs \
+             exceeds {MAX_QUADRATIC} (2^28, hypercube:14), the limit for simulating it; use \
+             fewer nodes or another algorithm",
+            algo.name, algo.op
+        )));
+    }
+    Ok(())
+}
+
 /// Why a verified or async-timed run was refused, and what to do.
 pub const HINT_NO_VERIFY: &str = "the limit for holding every program in memory (async \
      timing); use --timing rounds, which streams the programs";
@@ -881,6 +901,18 @@ mod tests {
         assert!(check_verify_memory_in(tea1, 1 << 10, limit).is_ok());
         let adea = algorithms::find(OpKind::Allgather, "adea").unwrap();
         assert!(check_verify_memory_in(adea, 1 << 16, limit).is_ok());
+    }
+
+    /// TEA's simulation is refused beyond hypercube:14 (hypercube:18 would take hours);
+    /// ADEA's is not.
+    #[test]
+    fn quadratic_algorithms_are_simulated_up_to_hypercube_14() {
+        let tea2 = algorithms::find(OpKind::Allgather, "tea2").unwrap();
+        assert!(check_quadratic(tea2, 1 << 14).is_ok());
+        let e = check_quadratic(tea2, 1 << 15).unwrap_err().to_string();
+        assert!(e.contains("tea2") && e.contains("2^28"), "{e}");
+        let adea = algorithms::find(OpKind::Allgather, "adea").unwrap();
+        assert!(check_quadratic(adea, 1 << 20).is_ok());
     }
 
     /// Sizes double up to the maximum and stop, even at u64::MAX (a saturating

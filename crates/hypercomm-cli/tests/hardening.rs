@@ -307,6 +307,39 @@ fn tea_verification_beyond_the_memory_is_refused() {
     }
 }
 
+/// Unverified, TEA on hypercube:18 would still take hours to simulate (its work grows
+/// with nodes², as its verifier's memory): refused beyond hypercube:14.
+#[test]
+fn tea_simulation_beyond_hypercube_14_is_refused() {
+    let args = [
+        "simulate",
+        "--topology",
+        "hypercube:18",
+        "--op",
+        "allgather",
+        "--algo",
+        "tea2",
+        "--len",
+        "1",
+        "--no-verify",
+    ];
+    refused(&args, &["tea2", "2^28", "hypercube:14"]);
+    let sweep = [
+        "sweep",
+        "--topology",
+        "hypercube",
+        "--op",
+        "allgather",
+        "--len",
+        "1",
+        "--dims",
+        "15..16",
+        "--algo",
+        "tea2",
+    ];
+    refused(&sweep, &["tea2", "2^28"]);
+}
+
 /// `sweep --dims … --algo tea2` aborted once verifying ran out of memory; now the
 /// points too large to verify are timed unverified, with a note (here under 512 MiB of
 /// address space: TEA1 on hypercube:10 is estimated at 200 MB, on hypercube:11 at
