@@ -15,6 +15,32 @@ use crate::runtime::ReduceOp;
 
 pub use crate::runtime::calibrate::Pattern;
 
+/// A whole number of a numeric flag: digits, or an integral scientific form such as
+/// `1e6`; a negative number is named as such (clap alone would take `-5` for a flag).
+/// Ranges are checked when the arguments are validated ([`crate::config`]).
+pub fn whole(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    if let Ok(n) = t.parse::<u64>() {
+        return Ok(n);
+    }
+    let too_large = || format!("{s} is above {}, the largest accepted", u64::MAX);
+    if t.starts_with('-') {
+        return Err(format!("{s} is negative; valid: a whole number ≥ 0"));
+    }
+    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(too_large());
+    }
+    match t.parse::<f64>() {
+        Ok(x) if x.is_finite() && x.fract() == 0.0 && x < 18_446_744_073_709_551_616.0 => {
+            Ok(x as u64)
+        }
+        Ok(x) if x.is_finite() && x.fract() == 0.0 => Err(too_large()),
+        _ => Err(format!(
+            "`{s}` is not a whole number; valid: 0, 1, 2, … or 1e6"
+        )),
+    }
+}
+
 /// The help of `--op`: every collective, named as the parser ([`OpKind`]'s `FromStr`)
 /// takes them, from [`OpKind::ALL`].
 pub fn op_help() -> &'static str {
@@ -107,16 +133,16 @@ pub struct ProblemArgs {
     #[arg(long, value_name = "OP", help = op_help())]
     pub op: String,
     /// Elements per message (per block for scatter and gather).
-    #[arg(long, value_name = "M")]
+    #[arg(long, value_parser = whole, allow_negative_numbers = true, value_name = "M")]
     pub len: u64,
     /// The root of a rooted collective [default: 0].
-    #[arg(long, value_name = "R")]
+    #[arg(long, value_parser = whole, allow_negative_numbers = true, value_name = "R")]
     pub root: Option<u64>,
     /// Source rank of p2p.
-    #[arg(long, value_name = "A")]
+    #[arg(long, value_parser = whole, allow_negative_numbers = true, value_name = "A")]
     pub src: Option<u64>,
     /// Destination rank of p2p.
-    #[arg(long, value_name = "B")]
+    #[arg(long, value_parser = whole, allow_negative_numbers = true, value_name = "B")]
     pub dst: Option<u64>,
 }
 
@@ -225,16 +251,16 @@ pub struct FormulasArgs {
     #[arg(long, value_name = "T", default_value = "hypercube:3")]
     pub topology: String,
     /// Elements per message.
-    #[arg(long, value_name = "M", default_value_t = 1000)]
+    #[arg(long, value_parser = whole, allow_negative_numbers = true, value_name = "M", default_value_t = 1000)]
     pub len: u64,
     /// The root of rooted collectives [default: 0].
-    #[arg(long, value_name = "R")]
+    #[arg(long, value_parser = whole, allow_negative_numbers = true, value_name = "R")]
     pub root: Option<u64>,
     /// Source rank of p2p [default: 0].
-    #[arg(long, value_name = "A")]
+    #[arg(long, value_parser = whole, allow_negative_numbers = true, value_name = "A")]
     pub src: Option<u64>,
     /// Destination rank of p2p [default: the last node].
-    #[arg(long, value_name = "B")]
+    #[arg(long, value_parser = whole, allow_negative_numbers = true, value_name = "B")]
     pub dst: Option<u64>,
     /// Packets per message for pipelined algorithms: a count or `opt`.
     #[arg(long, value_name = "N|opt", default_value = "opt")]
@@ -310,13 +336,13 @@ pub struct SweepArgs {
     #[arg(long, value_name = "A,B,...")]
     pub algo: Option<String>,
     /// The root of a rooted collective [default: 0].
-    #[arg(long, value_name = "R")]
+    #[arg(long, value_parser = whole, allow_negative_numbers = true, value_name = "R")]
     pub root: Option<u64>,
     /// Source rank of p2p.
-    #[arg(long, value_name = "A")]
+    #[arg(long, value_parser = whole, allow_negative_numbers = true, value_name = "A")]
     pub src: Option<u64>,
     /// Destination rank of p2p.
-    #[arg(long, value_name = "B")]
+    #[arg(long, value_parser = whole, allow_negative_numbers = true, value_name = "B")]
     pub dst: Option<u64>,
     /// Packets per message for pipelined algorithms: a count or `opt`.
     #[arg(long, value_name = "N|opt", default_value = "opt")]
@@ -342,19 +368,19 @@ pub struct RtProblemArgs {
     #[arg(long, value_name = "B", default_value = "threads")]
     pub backend: String,
     /// Number of ranks.
-    #[arg(long, value_name = "K")]
+    #[arg(long, value_parser = whole, allow_negative_numbers = true, value_name = "K")]
     pub ranks: u64,
     /// Collective (every name `OpKind` parses: see [`op_help`]).
     #[arg(long, value_name = "OP", help = op_help())]
     pub op: String,
     /// The root of a rooted collective [default: 0].
-    #[arg(long, value_name = "R")]
+    #[arg(long, value_parser = whole, allow_negative_numbers = true, value_name = "R")]
     pub root: Option<u64>,
     /// Source rank of p2p.
-    #[arg(long, value_name = "A")]
+    #[arg(long, value_parser = whole, allow_negative_numbers = true, value_name = "A")]
     pub src: Option<u64>,
     /// Destination rank of p2p.
-    #[arg(long, value_name = "B")]
+    #[arg(long, value_parser = whole, allow_negative_numbers = true, value_name = "B")]
     pub dst: Option<u64>,
     /// Reduction operator of reductions (see [`reduce_op_help`]) [default: sum].
     #[arg(long, value_name = "OP", help = reduce_op_help())]
@@ -415,19 +441,19 @@ pub struct RtRunArgs {
     pub algo: String,
     /// Elements (u64) per message (per block for scatter, gather, all-gather,
     /// all-to-all and reduce-scatter).
-    #[arg(long, value_name = "M")]
+    #[arg(long, value_parser = whole, allow_negative_numbers = true, value_name = "M")]
     pub len: u64,
     /// Packets per message for pipelined algorithms: a count (named algorithms only) or
     /// `opt`.
     #[arg(long, value_name = "N|opt", default_value = "opt")]
     pub packets: String,
     /// Seed of the random input [default: from the clock; the report prints it].
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_parser = whole, allow_negative_numbers = true, value_name = "S")]
     pub seed: Option<u64>,
     /// Timed calls, after one untimed warm-up call. Each call's time is the slowest
     /// rank's; the report's `time` is their median and `min` the fastest. Every call's
     /// result is checked.
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_RUN_ITERS)]
+    #[arg(long, value_parser = whole, allow_negative_numbers = true, value_name = "N", default_value_t = DEFAULT_RUN_ITERS)]
     pub iters: u64,
     /// Corrupt one element of the result before the check (tests the checker).
     #[arg(long, hide = true)]
@@ -463,16 +489,18 @@ pub struct BenchArgs {
     #[arg(long, value_name = "A,B,..|all|auto", default_value = "auto")]
     pub algo: String,
     /// Smallest message size in bytes (per rank, per block; OSU's convention).
-    #[arg(long, value_name = "B", default_value_t = 1)]
+    #[arg(long, value_parser = whole, allow_negative_numbers = true, value_name = "B", default_value_t = 1)]
     pub min_size: u64,
     /// Largest message size in bytes; sizes double from --min-size.
-    #[arg(long, value_name = "B", default_value_t = 1 << 20)]
+    #[arg(long, value_parser = whole, allow_negative_numbers = true, value_name = "B", default_value_t = 1 << 20)]
     pub max_size: u64,
-    /// Timed iterations per size [default: OSU's, 1000 up to 8 KiB, 100 above].
-    #[arg(long, value_name = "N")]
+    /// Timed iterations per size, 1 to 10,000 [default: OSU's, 1000 up to 8 KiB, 100
+    /// above].
+    #[arg(long, value_name = "N", value_parser = whole, allow_negative_numbers = true)]
     pub iters: Option<u64>,
-    /// Untimed warm-up iterations per size [default: OSU's, 200 up to 8 KiB, 10 above].
-    #[arg(long, value_name = "N")]
+    /// Untimed warm-up iterations per size, 0 to 10,000 [default: OSU's, 200 up to 8
+    /// KiB, 10 above].
+    #[arg(long, value_name = "N", value_parser = whole, allow_negative_numbers = true)]
     pub warmup: Option<u64>,
     /// Time the in-place form (`MPI_IN_PLACE`, nccl-tests' in-place columns): the
     /// rank's data already in `out` (all-gather: its own block), no separate `in`.
@@ -515,7 +543,7 @@ pub struct CalibrateArgs {
     #[arg(long, value_name = "B", default_value = "threads")]
     pub backend: String,
     /// Ranks; pairs (0, 1), (2, 3), … measure at once.
-    #[arg(long, value_name = "K", default_value_t = 2)]
+    #[arg(long, value_parser = whole, allow_negative_numbers = true, value_name = "K", default_value_t = 2)]
     pub ranks: u64,
     /// How a pair measures: `exchange` (both ranks send and receive at once, as in every
     /// step of a collective) or `pingpong` (one way and back, one rank copying at a
@@ -529,10 +557,11 @@ pub struct CalibrateArgs {
     pub output: Option<PathBuf>,
     /// Largest size in bytes (sizes are powers of 4 from 1 B; at least 4, as the fit of
     /// β and τ needs two sizes). A fit with τ ≤ 0 or β < 0 is not saved (exit 1).
-    #[arg(long, value_name = "B", default_value_t = crate::runtime::calibrate::DEFAULT_MAX_SIZE)]
+    #[arg(long, value_parser = whole, allow_negative_numbers = true, value_name = "B", default_value_t = crate::runtime::calibrate::DEFAULT_MAX_SIZE)]
     pub max_size: u64,
-    /// Repetitions per size [default: 5000 for small sizes down to 50 for the largest].
-    #[arg(long, value_name = "N")]
+    /// Repetitions per size, 1 to 100,000 [default: 5000 for small sizes down to 50 for
+    /// the largest].
+    #[arg(long, value_name = "N", value_parser = whole, allow_negative_numbers = true)]
     pub reps: Option<u64>,
     /// Seconds a rank waits for a peer before giving up.
     #[arg(long, value_name = "SECS", default_value_t = 60.0)]
@@ -540,4 +569,29 @@ pub struct CalibrateArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::whole;
+
+    /// Whole numbers: digits or integral scientific forms; negatives, fractions and
+    /// words are refused, each saying why.
+    #[test]
+    fn whole_numbers() {
+        assert_eq!(whole("0"), Ok(0));
+        assert_eq!(whole("18446744073709551615"), Ok(u64::MAX));
+        assert_eq!(whole("1e12"), Ok(1_000_000_000_000));
+        assert_eq!(whole(" 42 "), Ok(42));
+        assert!(whole("-5").unwrap_err().contains("negative"));
+        assert!(whole("-0").unwrap_err().contains("negative"));
+        assert!(whole("18446744073709551616").unwrap_err().contains("above"));
+        assert!(whole("1e20").unwrap_err().contains("above"));
+        for bad in ["1.5", "ten", "", "inf", "NaN", "1e-3"] {
+            assert!(
+                whole(bad).unwrap_err().contains("not a whole number"),
+                "{bad}"
+            );
+        }
+    }
 }

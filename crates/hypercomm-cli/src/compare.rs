@@ -30,7 +30,7 @@ pub fn rows(
         .into_iter()
         .map(|algo| {
             let cfg = config::run(problem.clone(), algo, packets, model, &args.check);
-            report::run(&cfg).unwrap_or_else(|e| {
+            report::run_or_unverified(&cfg).unwrap_or_else(|e| {
                 let p = problem.problem();
                 let mut r = RunReport::blank(&p, Some(algo.name), &model, args.check.strict);
                 r.packets = Some(cfg.params.packets.into());
@@ -102,6 +102,11 @@ pub fn run(args: &CompareArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
     };
     io.out.write_all(text.as_bytes())?;
     io.out.flush()?;
+    for r in &rows {
+        if let Some(n) = &r.note {
+            let _ = writeln!(io.err, "note: `{}` {n}", output::opt(r.algo.as_deref()));
+        }
+    }
     for r in rows.iter().filter(|r| r.failed()) {
         let why = r.violation.as_ref().map_or("", |v| v.message.as_str());
         let _ = writeln!(

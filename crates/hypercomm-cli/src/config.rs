@@ -133,6 +133,16 @@ fn check_rank_flags(kind: OpKind, root: bool, ends: bool) -> Result<(), Error> {
 /// below [`MAX_ELEMENTS`]: a rank's buffers hold up to nodes × len elements (nodes² ×
 /// len for all-to-all and all-gather), and data crosses at most degree + 1 links.
 pub fn check_len(topology: &Topology, kind: OpKind, len: u64) -> Result<(), Error> {
+    check_len_as(topology, kind, len, "--len")
+}
+
+/// [`check_len`] for the flag `what` that sets the length (bench's `--max-size`).
+pub fn check_len_as(
+    topology: &Topology,
+    kind: OpKind,
+    len: u64,
+    what: &'static str,
+) -> Result<(), Error> {
     let k = u64::from(topology.nodes());
     let spread = match kind {
         OpKind::Alltoall | OpKind::Allgather => k.saturating_mul(k),
@@ -144,7 +154,7 @@ pub fn check_len(topology: &Topology, kind: OpKind, len: u64) -> Result<(), Erro
     let max = MAX_ELEMENTS / factor;
     if len > max {
         return Err(Error::InvalidParameter {
-            what: "--len",
+            what,
             reason: format!(
                 "{len} is too large for {kind} on {topology}; valid: 0..={max} \
                  (volumes must stay below 2^53 elements)"
@@ -254,6 +264,55 @@ pub fn check_verified_nodes(nodes: u32) -> Result<(), Error> {
     Ok(())
 }
 
+/// Refuse to verify `algo` on `nodes` nodes when the verifier's memory
+/// ([`Algorithm::verify_bytes`], an estimate from above) exceeds what this process may
+/// take ([`memory_limit`]): TEA1 and TEA2 on hypercube:13 and up would abort in the
+/// allocator instead.
+pub fn check_verify_memory(algo: &Algorithm, nodes: u32) -> Result<(), Error> {
+    check_verify_memory_in(algo, nodes, memory_limit())
+}
+
+/// [`check_verify_memory`] against a given limit.
+pub fn check_verify_memory_in(
+    algo: &Algorithm,
+    nodes: u32,
+    limit: MemoryLimit,
+) -> Result<(), Error> {
+    let need = algo.verify_bytes(nodes);
+    if need <= limit.bytes {
+        return Ok(());
+    }
+    Err(Error::TooLarge(format!(
+        "verifying {} ({}) on {nodes} nodes would take about {} ({need} bytes), more than \
+         the {} {}; pass --no-verify (with --timing rounds) to time it without verifying",
+        algo.name,
+        algo.op,
+        gib(need),
+        gib(limit.bytes),
+        limit.source,
+    )))
+}
+
+/// The most nodes² of an algorithm whose work grows with it ([`Algorithm::quadratic`])
+/// that the CLI simulates: 2^28, hypercube:14, about a minute of CPU for TEA1
+/// (hypercube:18 would take hours).
+pub const MAX_QUADRATIC: u64 = 1 << 28;
+
+/// Refuse to simulate an algorithm whose work grows with nodes² beyond
+/// [`MAX_QUADRATIC`].
+pub fn check_quadratic(algo: &Algorithm, nodes: u32) -> Result<(), Error> {
+    let pairs = u64::from(nodes).pow(2);
+    if algo.quadratic() && pairs > MAX_QUADRATIC {
+        return Err(Error::TooLarge(format!(
+            "{} ({}) moves blocks between every pair of nodes: {nodes}² = {pairs} pairs \
+             exceeds {MAX_QUADRATIC} (2^28, hypercube:14), the limit for simulating it; use \
+             fewer nodes or another algorithm",
+            algo.name, algo.op
+        )));
+    }
+    Ok(())
+}
+
 /// Why a verified or async-timed run was refused, and what to do.
 pub const HINT_NO_VERIFY: &str = "the limit for holding every program in memory (async \
      timing); use --timing rounds, which streams the programs";
@@ -286,9 +345,9 @@ pub fn check_size(nodes: u32, steps: usize, limit: u64, hint: &str) -> Result<()
     Ok(())
 }
 
-/// Most timed calls of `run --iters`: each rank keeps every call's time, and the MPI
-/// binary gathers them all on every rank (k² · iters · 8 bytes; `bench` is the command
-/// for long measurements).
+/// Most timed calls of `run --iters`, and of `bench --iters` and `--warmup` per size:
+/// each rank keeps every call's time, and the MPI binary gathers them all on every rank
+/// (k² · iters · 8 bytes); 10,000 calls of a large message already take minutes.
 pub const MAX_RUN_ITERS: u64 = 10_000;
 
 /// Backends this binary runs (`run`, `bench`, `calibrate`).
@@ -306,8 +365,11 @@ pub const MAX_RT_BYTES: u64 = 1 << 36;
 pub struct MemoryLimit {
     /// Bytes.
     pub bytes: u64,
-    /// Whether it is the machine's `MemAvailable` (else the fixed [`MAX_RT_BYTES`]).
+    /// Whether it was measured on this machine (else the fixed [`MAX_RT_BYTES`]).
     pub available: bool,
+    /// Where the figure comes from, for messages: e.g. "available (MemAvailable in
+    /// /proc/meminfo)", "left under the address-space limit (RLIMIT_AS)".
+    pub source: &'static str,
 }
 
 impl MemoryLimit {
@@ -316,14 +378,29 @@ impl MemoryLimit {
     pub const FIXED: MemoryLimit = MemoryLimit {
         bytes: MAX_RT_BYTES,
         available: false,
+        source: "allowed (the memory available is unknown here)",
     };
+
+    /// The tighter of two limits.
+    pub fn min(self, other: MemoryLimit) -> MemoryLimit {
+        if other.bytes < self.bytes {
+            other
+        } else {
+            self
+        }
+    }
 }
 
 /// `MemAvailable` of a `/proc/meminfo` text, in bytes (the kernel's estimate of the
 /// memory a new process can take without swapping).
 pub fn mem_available(meminfo: &str) -> Option<u64> {
-    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let mut words = line["MemAvailable:".len()..].split_whitespace();
+    meminfo_field(meminfo, "MemAvailable:")
+}
+
+/// A `kB` field of `/proc/meminfo` or `/proc/self/status` (`VmSize:`), in bytes.
+fn meminfo_field(text: &str, name: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with(name))?;
+    let mut words = line[name.len()..].split_whitespace();
     let n: u64 = words.next()?.parse().ok()?;
     match words.next() {
         Some("kB") => n.checked_mul(1024),
@@ -332,23 +409,101 @@ pub fn mem_available(meminfo: &str) -> Option<u64> {
     }
 }
 
-/// The memory a runtime command may take: on Linux, `MemAvailable` of `/proc/meminfo`
-/// now; elsewhere, or if it cannot be read, [`MAX_RT_BYTES`].
-pub fn memory_limit() -> MemoryLimit {
-    let available = if cfg!(target_os = "linux") {
-        std::fs::read_to_string("/proc/meminfo")
-            .ok()
-            .and_then(|t| mem_available(&t))
-    } else {
-        None
-    };
-    match available {
-        Some(bytes) => MemoryLimit {
-            bytes,
-            available: true,
-        },
-        None => MemoryLimit::FIXED,
+/// The soft limit of `/proc/self/limits` on the line starting with `name` (`Max address
+/// space`, `Max data size`), in bytes; `None` when unlimited or absent.
+pub fn soft_limit(limits: &str, name: &str) -> Option<u64> {
+    let line = limits.lines().find(|l| l.starts_with(name))?;
+    line[name.len()..].split_whitespace().next()?.parse().ok()
+}
+
+/// Bytes a cgroup may still take: `memory.max` (v2) or `memory.limit_in_bytes` (v1)
+/// minus the current usage; `None` for `max` or an unreadable figure.
+pub fn cgroup_room(max: &str, current: &str) -> Option<u64> {
+    let max: u64 = max.trim().parse().ok()?;
+    let current: u64 = current.trim().parse().ok()?;
+    Some(max.saturating_sub(current))
+}
+
+/// The directories of this process's memory cgroup: v2 (`0::/path` of
+/// `/proc/self/cgroup`, under `/sys/fs/cgroup`) and v1 (the `memory` controller's
+/// line, under `/sys/fs/cgroup/memory`), with the files of the limit and the usage.
+fn cgroup_files(cgroup: &str) -> Vec<(std::path::PathBuf, &'static str, &'static str)> {
+    let mut out = Vec::new();
+    for line in cgroup.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(id), Some(ctrl), Some(path)) = (parts.next(), parts.next(), parts.next()) else {
+            continue;
+        };
+        let path = path.trim_start_matches('/');
+        if id == "0" && ctrl.is_empty() {
+            let dir = std::path::Path::new("/sys/fs/cgroup").join(path);
+            out.push((dir, "memory.max", "memory.current"));
+        } else if ctrl.split(',').any(|c| c == "memory") {
+            let dir = std::path::Path::new("/sys/fs/cgroup/memory").join(path);
+            out.push((dir, "memory.limit_in_bytes", "memory.usage_in_bytes"));
+        }
     }
+    out
+}
+
+/// The memory a runtime command (or a verification) may take: on Linux, the least of
+/// `MemAvailable` of `/proc/meminfo`, the room left under the soft `RLIMIT_AS` (less
+/// the address space in use, `VmSize`) and `RLIMIT_DATA` (less `VmData`) of
+/// `/proc/self/limits`, and the room left in the process's memory cgroup (v2
+/// `memory.max` less `memory.current`, or v1's `memory.limit_in_bytes` less
+/// `memory.usage_in_bytes`); elsewhere, or if none can be read, [`MAX_RT_BYTES`].
+pub fn memory_limit() -> MemoryLimit {
+    if !cfg!(target_os = "linux") {
+        return MemoryLimit::FIXED;
+    }
+    let read = |p: &std::path::Path| std::fs::read_to_string(p).ok();
+    let mut found: Option<MemoryLimit> = None;
+    let mut take = |bytes: Option<u64>, source: &'static str| {
+        if let Some(bytes) = bytes {
+            let l = MemoryLimit {
+                bytes,
+                available: true,
+                source,
+            };
+            found = Some(found.map_or(l, |f| f.min(l)));
+        }
+    };
+    take(
+        read("/proc/meminfo".as_ref()).and_then(|t| mem_available(&t)),
+        "available (MemAvailable in /proc/meminfo)",
+    );
+    if let (Some(limits), Some(status)) = (
+        read("/proc/self/limits".as_ref()),
+        read("/proc/self/status".as_ref()),
+    ) {
+        let room = |name, used| {
+            let limit = soft_limit(&limits, name)?;
+            Some(limit.saturating_sub(meminfo_field(&status, used).unwrap_or(0)))
+        };
+        take(
+            room("Max address space", "VmSize:"),
+            "left under the address-space limit (RLIMIT_AS, ulimit -v)",
+        );
+        take(
+            room("Max data size", "VmData:"),
+            "left under the data-size limit (RLIMIT_DATA, ulimit -d)",
+        );
+    }
+    if let Some(cgroup) = read("/proc/self/cgroup".as_ref()) {
+        let mut dirs = cgroup_files(&cgroup);
+        // v2 at the root when /proc/self/cgroup names none (a namespaced view).
+        dirs.push(("/sys/fs/cgroup".into(), "memory.max", "memory.current"));
+        for (dir, max, current) in dirs {
+            if let (Some(m), Some(c)) = (read(&dir.join(max)), read(&dir.join(current))) {
+                take(
+                    cgroup_room(&m, &c),
+                    "left in the memory cgroup (memory.max less memory.current)",
+                );
+                break;
+            }
+        }
+    }
+    found.unwrap_or(MemoryLimit::FIXED)
 }
 
 /// `bytes` in GiB, one decimal.
@@ -478,11 +633,7 @@ pub fn check_rt_bytes(
     if bytes <= limit.bytes {
         return Ok(());
     }
-    let have = if limit.available {
-        "available (MemAvailable in /proc/meminfo)"
-    } else {
-        "allowed (the memory available is unknown here)"
-    };
+    let have = limit.source;
     Err(Error::InvalidParameter {
         what,
         reason: format!(
@@ -640,15 +791,15 @@ pub fn bench_sizes(min: u64, max: u64) -> Result<Vec<usize>, Error> {
             reason: format!("{min} is above --max-size {max}; valid: 0..={max}"),
         });
     }
-    let mut sizes = vec![];
-    let mut s = min;
-    loop {
-        sizes.push(s as usize);
-        s = if s == 0 { 1 } else { s.saturating_mul(2) };
-        if s > max {
-            break;
-        }
-    }
+    // Doubling stops before it passes `max` or overflows (a saturating doubling never
+    // passed u64::MAX: `--max-size 18446744073709551615` looped for ever).
+    let sizes = std::iter::successors(
+        Some(min),
+        |&s| if s == 0 { Some(1) } else { s.checked_mul(2) },
+    )
+    .take_while(|&s| s <= max)
+    .map(|s| usize::try_from(s).unwrap_or(usize::MAX))
+    .collect();
     Ok(sizes)
 }
 
@@ -684,10 +835,16 @@ pub fn rt_bench_in(
             reason: format!("no algorithm performs {kind} on {topology}"),
         });
     }
-    if args.iters == Some(0) {
+    if let Some(n) = args.iters.filter(|n| !(1..=MAX_RUN_ITERS).contains(n)) {
         return Err(Error::InvalidParameter {
             what: "--iters",
-            reason: "0; valid: a whole number ≥ 1".into(),
+            reason: format!("{n}; valid: 1..={MAX_RUN_ITERS}"),
+        });
+    }
+    if let Some(n) = args.warmup.filter(|&n| n > MAX_RUN_ITERS) {
+        return Err(Error::InvalidParameter {
+            what: "--warmup",
+            reason: format!("{n}; valid: 0..={MAX_RUN_ITERS}"),
         });
     }
     if args.in_place && !crate::runtime::has_in_place(kind) {
@@ -699,9 +856,10 @@ pub fn rt_bench_in(
             ),
         });
     }
+    check_len_as(&topology, kind, args.max_size, "--max-size")?;
     let sizes = bench_sizes(args.min_size, args.max_size)?;
     let largest = *sizes.last().expect("at least one size") as u64;
-    check_len(&topology, kind, largest)?;
+    check_len_as(&topology, kind, largest, "--max-size")?;
     check_rt_bytes(
         bench_bytes(p.collective, p.ranks, largest, placement),
         "the ranks' buffers at the largest size",
@@ -733,12 +891,90 @@ mod tests {
         assert_eq!(mem_available("MemAvailable: lots\n"), None);
     }
 
+    /// The rlimits of `/proc/self/limits` (soft column), and cgroup room.
+    #[test]
+    fn rlimits_and_cgroups_are_read() {
+        let limits = "Limit                     Soft Limit           Hard Limit           Units     \n\
+                      Max data size             unlimited            unlimited            bytes     \n\
+                      Max address space         4294967296           unlimited            bytes     \n";
+        assert_eq!(soft_limit(limits, "Max address space"), Some(1 << 32));
+        assert_eq!(soft_limit(limits, "Max data size"), None);
+        assert_eq!(soft_limit(limits, "Max stack size"), None);
+        assert_eq!(cgroup_room("1000000\n", "250000\n"), Some(750_000));
+        assert_eq!(cgroup_room("max\n", "250000\n"), None);
+        assert_eq!(cgroup_room("100", "250"), Some(0));
+        let files = cgroup_files("12:memory:/a/b\n0::/user.slice/x\n3:cpu:/\n");
+        assert_eq!(
+            files,
+            vec![
+                (
+                    std::path::PathBuf::from("/sys/fs/cgroup/memory/a/b"),
+                    "memory.limit_in_bytes",
+                    "memory.usage_in_bytes"
+                ),
+                (
+                    std::path::PathBuf::from("/sys/fs/cgroup/user.slice/x"),
+                    "memory.max",
+                    "memory.current"
+                ),
+            ]
+        );
+        let here = memory_limit();
+        assert!(here.bytes > 0 && !here.source.is_empty());
+    }
+
+    /// Verifying TEA1 on hypercube:13 is refused under 4 GiB, naming where the limit
+    /// comes from; ADEA on hypercube:16 is not.
+    #[test]
+    fn verification_beyond_the_memory_is_refused() {
+        let limit = MemoryLimit {
+            bytes: 4 << 30,
+            available: true,
+            source: "left under the address-space limit (RLIMIT_AS, ulimit -v)",
+        };
+        let tea1 = algorithms::find(OpKind::Allgather, "tea1").unwrap();
+        let e = check_verify_memory_in(tea1, 1 << 13, limit).unwrap_err();
+        assert!(matches!(e, Error::TooLarge(_)));
+        let e = e.to_string();
+        for needle in ["tea1", "8192 nodes", "RLIMIT_AS", "--no-verify"] {
+            assert!(e.contains(needle), "no `{needle}`: {e}");
+        }
+        assert!(check_verify_memory_in(tea1, 1 << 10, limit).is_ok());
+        let adea = algorithms::find(OpKind::Allgather, "adea").unwrap();
+        assert!(check_verify_memory_in(adea, 1 << 16, limit).is_ok());
+    }
+
+    /// TEA's simulation is refused beyond hypercube:14 (hypercube:18 would take hours);
+    /// ADEA's is not.
+    #[test]
+    fn quadratic_algorithms_are_simulated_up_to_hypercube_14() {
+        let tea2 = algorithms::find(OpKind::Allgather, "tea2").unwrap();
+        assert!(check_quadratic(tea2, 1 << 14).is_ok());
+        let e = check_quadratic(tea2, 1 << 15).unwrap_err().to_string();
+        assert!(e.contains("tea2") && e.contains("2^28"), "{e}");
+        let adea = algorithms::find(OpKind::Allgather, "adea").unwrap();
+        assert!(check_quadratic(adea, 1 << 20).is_ok());
+    }
+
+    /// Sizes double up to the maximum and stop, even at u64::MAX (a saturating
+    /// doubling never passed it: `bench --max-size 18446744073709551615` never ended).
+    #[test]
+    fn bench_sizes_end() {
+        assert_eq!(bench_sizes(0, 4).unwrap(), vec![0, 1, 2, 4]);
+        assert_eq!(bench_sizes(3, 20).unwrap(), vec![3, 6, 12]);
+        let all = bench_sizes(1, u64::MAX).unwrap();
+        assert_eq!(all.len(), 64);
+        assert_eq!(*all.last().unwrap() as u64, 1 << 63);
+        assert!(bench_sizes(5, 4).is_err());
+    }
+
     /// Buffers beyond the limit are refused with the bytes needed and the bytes there.
     #[test]
     fn buffers_beyond_the_memory_are_refused_naming_both() {
         let limit = MemoryLimit {
             bytes: 1000,
             available: true,
+            source: "available (MemAvailable in /proc/meminfo)",
         };
         assert!(check_rt_bytes(1000, "buffers", limit, "--len").is_ok());
         let e = check_rt_bytes(1001, "buffers", limit, "--len")

@@ -11,6 +11,7 @@ use crate::report::{ModelOut, PacketsOut, RunReport};
 /// A number for people: integers without a fraction, others with at most six decimals
 /// and no trailing zeros.
 pub fn num(x: f64) -> String {
+    let x = x + 0.0; // -0 (a time of nothing, computed as a negative times 0) prints as 0
     if !x.is_finite() {
         return x.to_string();
     }

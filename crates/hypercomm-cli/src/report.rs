@@ -130,6 +130,9 @@ pub struct RunReport {
     /// Why this run could not be made (`compare` rows only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Why verification was skipped, when it was too large ([`run_or_unverified`]).
+    #[serde(skip)]
+    pub note: Option<String>,
 }
 
 impl RunReport {
@@ -163,9 +166,10 @@ impl RunReport {
             max_link_load: None,
             formula: None,
             formulas: Vec::new(),
-            lower_bound: lower_bound(problem.topology, &c, problem.len, model),
+            lower_bound: lower_bound(problem.topology, &c, problem.len, model).map(|b| b + 0.0),
             ratio: None,
             error: None,
+            note: None,
         }
     }
 
@@ -181,7 +185,7 @@ impl RunReport {
     /// Record a simulation of a schedule of `steps` steps.
     pub fn set_cost(&mut self, steps: usize, r: &Report) {
         self.steps = Some(steps);
-        self.time = Some(r.time);
+        self.time = Some(r.time + 0.0); // -0 (nothing to send, a negative times 0) is 0
         self.rounds = Some(r.rounds);
         self.messages = Some(r.messages);
         self.volume = Some(r.volume);
@@ -193,7 +197,10 @@ impl RunReport {
     }
 
     /// Record the closed forms.
-    pub fn set_formulas(&mut self, formulas: Vec<Formula>) {
+    pub fn set_formulas(&mut self, mut formulas: Vec<Formula>) {
+        for f in &mut formulas {
+            f.value += 0.0; // -0 is 0
+        }
         self.formula = formulas.first().cloned();
         self.formulas = formulas;
     }
@@ -229,6 +236,23 @@ pub fn evaluate_programs(
     }
 }
 
+/// [`run`], and when verifying is too large (more nodes than the verifier takes, or
+/// more memory than there is: [`config::check_verify_memory`]) with rounds timing,
+/// which streams, the same run unverified, with the reason as its `note` (`compare`
+/// and `sweep` skip such a verification; `simulate` refuses it).
+pub fn run_or_unverified(cfg: &RunConfig) -> Result<RunReport, Error> {
+    match run(cfg) {
+        Err(Error::TooLarge(why)) if cfg.verify && cfg.params.model.timing == Timing::Rounds => {
+            let mut cfg = cfg.clone();
+            cfg.verify = false;
+            let mut report = run(&cfg)?;
+            report.note = Some(format!("not verified: {why}"));
+            Ok(report)
+        }
+        r => r,
+    }
+}
+
 /// Build, verify, time and cost one registry algorithm.
 pub fn run(cfg: &RunConfig) -> Result<RunReport, Error> {
     let problem = cfg.problem.problem();
@@ -240,6 +264,11 @@ pub fn run(cfg: &RunConfig) -> Result<RunReport, Error> {
         cfg.strictness != Strictness::default(),
     );
     report.packets = Some(cfg.params.packets.into());
+    // Before building: TEA1's schedule on hypercube:13 takes seconds to plan.
+    config::check_quadratic(cfg.algo, problem.topology.nodes())?;
+    if cfg.verify {
+        config::check_verify_memory(cfg.algo, problem.topology.nodes())?;
+    }
     let schedule = cfg.algo.build(&problem, &cfg.params)?;
     report.nu = schedule.packets();
     let (nodes, steps) = (schedule.nodes(), schedule.steps());
@@ -274,5 +303,29 @@ pub fn run(cfg: &RunConfig) -> Result<RunReport, Error> {
         report.set_cost(steps, &cost);
     }
     report.set_formulas(cfg.algo.formulas(&problem, &cfg.params));
+    check_finite(&report)?;
     Ok(report)
+}
+
+/// Refuse a report whose simulated time (or first closed form) is not a finite number:
+/// β and τ so large (`--beta 1e308 --tau 1e308`) that the time overflows to infinity,
+/// and the ratio to the bound is NaN.
+pub fn check_finite(report: &RunReport) -> Result<(), Error> {
+    let values = [
+        ("simulated time", report.time),
+        ("closed form", report.formula.as_ref().map(|f| f.value)),
+    ];
+    for (what, v) in values {
+        if let Some(v) = v.filter(|v| !v.is_finite()) {
+            return Err(Error::InvalidParameter {
+                what: "--beta/--tau",
+                reason: format!(
+                    "the {what} is {v}: β and τ (and β_h, τ_h) are too large for this \
+                     problem; valid: values for which the time stays finite (below about \
+                     1e308)"
+                ),
+            });
+        }
+    }
+    Ok(())
 }

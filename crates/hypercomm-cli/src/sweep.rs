@@ -13,7 +13,7 @@ use std::path::Path;
 
 use hypercomm::algorithms::{self, Algorithm, Packets};
 use hypercomm::collective::OpKind;
-use hypercomm::cost::model::{Model, Timing};
+use hypercomm::cost::model::Model;
 use hypercomm::error::Error;
 use hypercomm::topology::Topology;
 use serde::{Serialize, Serializer};
@@ -129,6 +129,9 @@ pub struct Row {
     /// The violation, when verification failed.
     #[serde(skip)]
     pub violation: Option<String>,
+    /// Why verification was skipped, when it was too large.
+    #[serde(skip)]
+    pub note: Option<String>,
 }
 
 /// The CSV header.
@@ -252,21 +255,14 @@ pub fn rows(sweep: &Sweep, args: &SweepArgs) -> Vec<Row> {
 
 /// One algorithm at one point; a schedule too large to verify is timed unverified.
 fn cell(sweep: &Sweep, point: &Point, algo: &'static Algorithm, args: &SweepArgs) -> Row {
-    let mut cfg = config::run(
+    let cfg = config::run(
         point.problem.clone(),
         algo,
         sweep.packets,
         sweep.model,
         &args.check,
     );
-    let result = match report::run(&cfg) {
-        Err(Error::TooLarge(_)) if cfg.verify && sweep.model.timing == Timing::Rounds => {
-            cfg.verify = false;
-            report::run(&cfg)
-        }
-        r => r,
-    };
-    row(point, algo, result)
+    row(point, algo, report::run_or_unverified(&cfg))
 }
 
 fn row(point: &Point, algo: &'static Algorithm, result: Result<RunReport, Error>) -> Row {
@@ -285,6 +281,7 @@ fn row(point: &Point, algo: &'static Algorithm, result: Result<RunReport, Error>
         error: None,
         x: point.x,
         violation: None,
+        note: None,
     };
     match result {
         Ok(r) => fill(&mut row, r),
@@ -306,6 +303,7 @@ fn fill(row: &mut Row, r: RunReport) {
         None => Verified::Skipped,
     };
     row.violation = r.violation.map(|v| v.message);
+    row.note = r.note;
 }
 
 /// The rows as CSV under [`CSV_HEADER`]; absent values are empty cells, numbers are
@@ -458,6 +456,9 @@ fn diagnostics(sweep: &Sweep, rows: &[Row], io: &mut Io<'_>) {
         }
         if let Some(e) = &r.error {
             let _ = writeln!(io.err, "warning: `{}` at {at} {}: {e}", r.algo, r.x);
+        }
+        if let Some(n) = &r.note {
+            let _ = writeln!(io.err, "note: `{}` at {at} {}: {n}", r.algo, r.x);
         }
     }
 }

@@ -93,6 +93,13 @@ pub fn evaluate(doc: &Document, args: &VerifyArgs) -> Result<RunReport, Error> {
         commutative: doc.commutative,
     };
     let mut report = RunReport::blank(&problem, doc.algo.as_deref(), &model, args.strict);
+    if let Some(algo) = doc
+        .algo
+        .as_deref()
+        .and_then(|name| hypercomm::algorithms::find(doc.collective.kind(), name))
+    {
+        config::check_verify_memory(algo, doc.programs.len() as u32)?;
+    }
     let progs = &doc.programs;
     report::evaluate_programs(
         &mut report,
@@ -102,6 +109,7 @@ pub fn evaluate(doc: &Document, args: &VerifyArgs) -> Result<RunReport, Error> {
         &model,
         Some(strictness),
     );
+    report::check_finite(&report)?;
     Ok(report)
 }
 

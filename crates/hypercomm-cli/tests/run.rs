@@ -1135,8 +1135,10 @@ fn calibrate_saves_to_the_default_path_and_output_flag() {
         j["calibration"]["beta"].as_f64(),
         Some(Calibration::default().beta)
     );
-    // --output wins.
+    // --output wins (into a directory that exists: a missing one is refused, as
+    // `sweep --svg` refuses it; tests/hardening.rs).
     let out = dir.join("elsewhere").join("c.conf");
+    std::fs::create_dir_all(out.parent().unwrap()).unwrap();
     let outs = out.display().to_string();
     let r = hc_env(
         &[

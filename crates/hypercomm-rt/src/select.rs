@@ -69,8 +69,19 @@ impl Calibration {
 
     /// Read a calibration file.
     pub fn load(path: &std::path::Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::Calibration(format!("{}: {e}", path.display())))?;
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            let hint = if e.kind() == std::io::ErrorKind::NotFound {
+                format!(
+                    "; measure and write it with `hypercomm calibrate --output {}` \
+                     (`hypercomm-mpi calibrate` for MPI), or unset {CALIBRATION_ENV} to use \
+                     the defaults",
+                    path.display()
+                )
+            } else {
+                String::new()
+            };
+            Error::Calibration(format!("{}: {e}{hint}", path.display()))
+        })?;
         Self::parse(&text).map_err(|e| match e {
             Error::Calibration(m) => Error::Calibration(format!("{}: {m}", path.display())),
             other => other,

@@ -9,7 +9,7 @@ use hypercomm::algorithms::{self, Params};
 use hypercomm::collective::{Collective, OpKind};
 use hypercomm::error::Error;
 use hypercomm::schedule::json::Document;
-use hypercomm::schedule::{materialize, Action, Buf, Op, Program, Region, Step};
+use hypercomm::schedule::{materialize, Action, Buf, Op, Program, Region, Step, MAX_SEGMENTS};
 use hypercomm::topology::Topology;
 use hypercomm::verify::{verify_programs, Problem, Strictness, ViolationKind};
 use proptest::prelude::*;
@@ -392,9 +392,17 @@ fn huge_strided_regions_are_refused_without_walking_their_segments() {
     let progs = one_step(0, vec![Op::send(1, empty)]);
     let v = verify_one_step(&progs, 1).unwrap_err();
     assert_eq!(v.kind, ViolationKind::MalformedProgram, "{v}");
-    // Even elements against elements 1 mod 4, far out of bounds: out of bounds, at once.
+    // Even elements against elements 1 mod 4, 2^40 segments each: beyond the 2^20 a
+    // region may hold (issue 21), malformed at once, naming the limit.
     let a = Region::strided(Buf::Out, 0, 1, 2, 1 << 40);
     let b = Region::strided(Buf::Out, 1, 1, 4, 1 << 40);
+    let progs = one_step(0, vec![Op::send(1, b), Op::recv(1, a)]);
+    let v = verify_one_step(&progs, 1).unwrap_err();
+    assert_eq!(v.kind, ViolationKind::MalformedProgram, "{v}");
+    assert!(v.detail.contains("2^20"), "{v}");
+    // At the limit, far out of bounds: out of bounds, at once.
+    let a = Region::strided(Buf::Out, 0, 1, 2, MAX_SEGMENTS);
+    let b = Region::strided(Buf::Out, 1, 1, 4, MAX_SEGMENTS);
     let progs = one_step(0, vec![Op::send(1, b), Op::recv(1, a)]);
     let v = verify_one_step(&progs, 1).unwrap_err();
     assert_eq!(v.kind, ViolationKind::OutOfBounds, "{v}");

@@ -278,18 +278,37 @@ pub fn fit(points: &[PingPong]) -> Result<Calibration, FitError> {
     Ok(Calibration { beta, tau })
 }
 
-/// Where `calibrate` saves, after checking `--reps`: `output`, else the default
-/// ([`CalibrationSource::from_env`]); an error when neither names a path.
+/// Most repetitions per size of `calibrate --reps`: each rank keeps every repetition's
+/// time (8 bytes each), and at the default largest size 100,000 exchanges move 400 GiB.
+pub const MAX_REPS: u64 = 100_000;
+
+/// Where `calibrate` saves, after checking `--reps` (1 to [`MAX_REPS`]): `output`, whose
+/// directory must exist (as `sweep --svg`'s), else the default
+/// ([`CalibrationSource::from_env`], whose directory [`save`] creates); an error when
+/// neither names a path.
 pub fn output_path(
     output: Option<PathBuf>,
     reps: Option<u64>,
 ) -> Result<PathBuf, hypercomm::error::Error> {
     use hypercomm::error::Error;
-    if reps == Some(0) {
+    if let Some(n) = reps.filter(|n| !(1..=MAX_REPS).contains(n)) {
         return Err(Error::InvalidParameter {
             what: "--reps",
-            reason: "0; valid: a whole number ≥ 1".into(),
+            reason: format!("{n}; valid: 1..={MAX_REPS}"),
         });
+    }
+    if let Some(out) = &output {
+        let dir = out.parent().filter(|d| !d.as_os_str().is_empty());
+        if let Some(dir) = dir.filter(|d| !d.is_dir()) {
+            return Err(Error::InvalidParameter {
+                what: "--output",
+                reason: format!(
+                    "the directory {} does not exist; create it first, or name a file \
+                     in an existing directory",
+                    dir.display()
+                ),
+            });
+        }
     }
     output
         .or(CalibrationSource::from_env().path)
@@ -302,7 +321,8 @@ pub fn output_path(
         })
 }
 
-/// Write `text` to `path`, creating its directory.
+/// Write `text` to `path`, creating its directory (that of the default path; an
+/// explicit `--output`'s must exist: [`output_path`]).
 pub fn save(path: &Path, text: &str) -> std::io::Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;

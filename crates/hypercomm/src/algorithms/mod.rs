@@ -374,7 +374,57 @@ impl Algorithm {
             None => (self.formulas)(problem, params),
         }
     }
+
+    /// An estimate, from above, of the memory (bytes) verifying this algorithm's
+    /// schedule on `nodes` nodes takes, whatever the length (the verifier's state
+    /// counts blocks, not elements): quadratic in the nodes for the algorithms that
+    /// scatter every node's blocks over its buffer (TEA1 and TEA2 about 4× per
+    /// dimension, 1 GB at hypercube:12), linear for the others. Callers compare it with
+    /// the memory they may take before verifying, to refuse rather than abort.
+    pub fn verify_bytes(&self, nodes: u32) -> u64 {
+        let k = u64::from(nodes);
+        match self.per_pair() {
+            Some(per_pair) => k.saturating_mul(k).saturating_mul(per_pair),
+            None => k.saturating_mul(LINEAR_STATE),
+        }
+    }
+
+    /// Whether the schedule moves blocks between every pair of nodes in pieces of its
+    /// own (TEA1 and TEA2's tokens, the dimension exchange's columns): its simulation,
+    /// like its verification, does work in nodes², about 2.5 s of CPU for TEA1 on
+    /// hypercube:12, four times more per dimension.
+    pub fn quadratic(&self) -> bool {
+        self.per_pair().is_some()
+    }
+
+    fn per_pair(&self) -> Option<u64> {
+        QUADRATIC_STATE
+            .iter()
+            .find(|(op, name, _)| *op == self.op && *name == self.name)
+            .map(|&(_, _, per_pair)| per_pair)
+    }
 }
+
+/// The algorithms whose verification holds a state that grows with nodes² (each
+/// node's buffer fills block by block in scattered order, so the verifier keeps a cell
+/// or a run per block of every node; [`Algorithm::verify_bytes`]): bytes per
+/// node², measured with `/usr/bin/time` on hypercube:9 to 11 (TEA1 174 MB at n = 10,
+/// TEA2 80 MB, TEA2 grouped 64 MB, the all-to-all dimension exchange 31 MB,
+/// recursive halving 107 MB), rounded up by a quarter or more. The other algorithms'
+/// state stays near one run per node (one contiguous or strided piece per buffer).
+const QUADRATIC_STATE: &[(OpKind, &str, u64)] = &[
+    (OpKind::Allgather, "tea1", 200),
+    (OpKind::Allgather, "tea2", 100),
+    (OpKind::Allgather, "tea2-balanced", 100),
+    (OpKind::Allgather, "tea2-grouped", 100),
+    (OpKind::Allgather, "tea2-grouped-balanced", 100),
+    (OpKind::Alltoall, "dimension-exchange", 40),
+    (OpKind::ReduceScatter, "recursive-halving", 128),
+];
+
+/// Bytes the verifier takes per node for an algorithm outside [`QUADRATIC_STATE`]
+/// (a generous bound: ADEA on hypercube:10 takes 7 MB in all, about 7 KB per node).
+const LINEAR_STATE: u64 = 16 << 10;
 
 fn hypercube_only(t: &Topology) -> Result<(), String> {
     if t.cube().is_some() {
@@ -903,6 +953,24 @@ pub fn lookup(topo: &Topology, op: OpKind, name: &str) -> Result<&'static Algori
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every algorithm the verifier's memory table names is in the registry, so the
+    /// table cannot go stale; TEA1 on hypercube:13 is estimated beyond 4 GiB (it ran
+    /// out of memory there, issue 21), ADEA on hypercube:16 far below.
+    #[test]
+    fn the_quadratic_state_table_names_registry_algorithms() {
+        for &(op, name, _) in QUADRATIC_STATE {
+            assert!(
+                find(op, name).is_some(),
+                "{op} {name} is not in the registry"
+            );
+        }
+        let tea1 = find(OpKind::Allgather, "tea1").unwrap();
+        assert!(tea1.verify_bytes(1 << 13) > 4 << 30);
+        assert!(tea1.verify_bytes(1 << 10) < 256 << 20);
+        let adea = find(OpKind::Allgather, "adea").unwrap();
+        assert!(adea.verify_bytes(1 << 16) < 2 << 30);
+    }
 
     /// `exact` is no field any more, but JSON consumers still get it, from `kind`.
     #[test]

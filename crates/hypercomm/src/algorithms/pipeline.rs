@@ -54,9 +54,11 @@ pub fn best(m: u64, depth: u64, beta: f64, tau: f64) -> u64 {
     if beta == 0.0 {
         return m;
     }
-    let star = (((depth - 1) as f64) * m as f64 * tau / beta).sqrt();
+    // τ/β first: with β and τ both near f64::MAX the product would overflow to
+    // infinity (and `as u64` saturate, so the + 2 must too).
+    let star = (((depth - 1) as f64) * m as f64 * (tau / beta)).sqrt();
     let lo = ((star / 2.0).floor() as u64).clamp(1, m);
-    let hi = ((star * 2.0).ceil() as u64 + 2).clamp(1, m);
+    let hi = ((star * 2.0).ceil() as u64).saturating_add(2).clamp(1, m);
     (lo..=hi)
         .min_by(|&a, &b| time(m, depth, a, beta, tau).total_cmp(&time(m, depth, b, beta, tau)))
         .unwrap_or(1)

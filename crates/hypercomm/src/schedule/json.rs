@@ -35,7 +35,11 @@
 //!   `len / count` elements, segment j at `off + j·stride` (`len` a multiple of
 //!   `count`, `stride` at least a segment), e.g. ADEA's
 //!   `{"buf": "out", "off": 1, "len": 4, "stride": 4, "count": 4}` (blocks 1, 5, 9, 13
-//!   of one element).
+//!   of one element). A strided region holds at most 2^20 segments
+//!   ([`MAX_SEGMENTS`](crate::schedule::MAX_SEGMENTS)), one step of a program names at most 2^22
+//!   ([`MAX_STEP_SEGMENTS`]) and a document 2^26 ([`MAX_DOCUMENT_SEGMENTS`]), counting
+//!   a strided region's `count` and any other region as 1: the verifier's work is
+//!   bounded before it begins.
 //!
 //! Parsing reports the JSON path of the first problem (e.g.
 //! `programs[1].steps[0][0].recv.from`); what parses but breaks a rule (a wrong peer, a
@@ -46,11 +50,21 @@ use serde::{Deserialize, Serialize};
 
 use crate::collective::Collective;
 use crate::error::Error;
-use crate::schedule::{Materialized, Program, Schedule};
+use crate::schedule::{Materialized, Op, Program, Region, Schedule};
 use crate::topology::Topology;
 
 /// The format tag of this version.
 pub const FORMAT: &str = "hypercomm-schedule/1";
+
+/// The most segments one step of one program may name (2^22; a strided region counts
+/// its `count`, at most [`MAX_SEGMENTS`](crate::schedule::MAX_SEGMENTS), any other region 1), so that the verifier's
+/// work and memory per step stay bounded (a few hundred MB, a fraction of a second):
+/// ADEA's busiest step on hypercube:20 names 2^20.
+pub const MAX_STEP_SEGMENTS: u64 = 1 << 22;
+
+/// The most segments a whole document may name (2^26), so that verifying a file takes
+/// seconds at most: ADEA's schedule on hypercube:13, written out, names about 2^25.
+pub const MAX_DOCUMENT_SEGMENTS: u64 = 1 << 26;
 
 /// A schedule with the problem it solves.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -114,6 +128,7 @@ impl Document {
                 reason: format!("`{}` is not supported; valid: `{FORMAT}`", doc.format),
             });
         }
+        doc.check_segments()?;
         doc.collective
             .check_ranks(doc.topology.nodes())
             .map_err(|e| Error::MalformedSchedule {
@@ -121,6 +136,53 @@ impl Document {
                 reason: e.to_string(),
             })?;
         Ok(doc)
+    }
+
+    /// Refuse a document that names more segments than [`MAX_STEP_SEGMENTS`] in one
+    /// step of one program or [`MAX_DOCUMENT_SEGMENTS`] in all (a strided region counts
+    /// its `count`, any other region 1): the verifier's work is bounded before it
+    /// starts.
+    fn check_segments(&self) -> Result<(), Error> {
+        let mut total = 0u64;
+        for (i, prog) in self.programs.iter().enumerate() {
+            for (s, step) in prog.steps.iter().enumerate() {
+                let named: u64 = step
+                    .ops
+                    .iter()
+                    .flat_map(|op| -> Box<dyn Iterator<Item = &Region>> {
+                        match op {
+                            Op::Send { from, .. } => Box::new(from.iter()),
+                            Op::Recv { into, .. } => Box::new(into.iter()),
+                            Op::Local { from, into, .. } => Box::new([from, into].into_iter()),
+                        }
+                    })
+                    .map(|r| r.count.max(1))
+                    .fold(0, u64::saturating_add);
+                let path = || format!("programs[{i}].steps[{s}]");
+                if named > MAX_STEP_SEGMENTS {
+                    return Err(Error::MalformedSchedule {
+                        path: path(),
+                        reason: format!(
+                            "the step names {named} segments (a strided region counts its \
+                             `count`), more than {MAX_STEP_SEGMENTS} (2^22), the most one \
+                             step of a program may name"
+                        ),
+                    });
+                }
+                total = total.saturating_add(named);
+                if total > MAX_DOCUMENT_SEGMENTS {
+                    return Err(Error::MalformedSchedule {
+                        path: path(),
+                        reason: format!(
+                            "the programs name more than {MAX_DOCUMENT_SEGMENTS} (2^26) \
+                             segments up to here (a strided region counts its `count`), \
+                             the most a schedule file may name"
+                        ),
+                    });
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Pretty JSON.

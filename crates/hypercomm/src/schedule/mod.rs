@@ -66,6 +66,12 @@ impl Buf {
     }
 }
 
+/// The most segments a strided region may hold (2^20; [`Region::check`] refuses more):
+/// ADEA's largest region on hypercube:20 (2^20 nodes, the most the CLI verifies) has
+/// 2^19. The verifier may walk a region segment by segment, and a region of 2^32
+/// segments took it 51 s; 2^20 take a few milliseconds.
+pub const MAX_SEGMENTS: u64 = 1 << 20;
+
 /// A range of elements of one buffer: contiguous, or `count` equal segments at a
 /// constant stride (a strided region, as MPI's vector datatype: `MPI_Type_vector`).
 ///
@@ -77,6 +83,10 @@ impl Buf {
 /// otherwise be a gather list of `count` regions: ADEA's step i sends 2^{i−1} blocks at
 /// a stride of 2^{n−i} blocks (Saad & Schultz 1985, §4.2), 4.3 G regions in the last
 /// step on hypercube:16 as a list, 2^17 as strided regions.
+///
+/// A strided region holds at most [`MAX_SEGMENTS`] segments ([`Region::check`]): the
+/// verifier walks some strided regions segment by segment (a read of data that is not
+/// one strided run, a write that splits runs), so a region's segments bound its work.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(try_from = "RegionRepr")]
 pub struct Region {
@@ -163,10 +173,18 @@ impl Region {
         self.len / self.count.max(1)
     }
     /// `Err` naming the problem when the fields do not describe a region: `count` is
-    /// 0, `len` is not `count` segments, or segments overlap (`stride < len / count`).
+    /// 0 or above [`MAX_SEGMENTS`], `len` is not `count` segments, or segments overlap
+    /// (`stride < len / count`).
     pub fn check(&self) -> Result<(), String> {
         if self.count == 0 {
             return Err("`count` must be at least 1".into());
+        }
+        if self.count > MAX_SEGMENTS {
+            return Err(format!(
+                "`count` {} exceeds {MAX_SEGMENTS} (2^20), the most segments a strided \
+                 region may hold",
+                self.count
+            ));
         }
         if self.count > 1 {
             if self.len == 0 {
