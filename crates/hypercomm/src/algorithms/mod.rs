@@ -39,6 +39,7 @@ pub mod broadcast {
     pub mod binomial;
     pub mod esbt;
     pub mod linear;
+    pub mod nesbt;
     pub mod sbt;
 }
 pub mod exclusive_scan {
@@ -759,6 +760,17 @@ pub static ALGORITHMS: &[Algorithm] = &[
         fits: any_complete,
         build: exclusive_scan::recursive_doubling::build,
         formulas: exclusive_scan::recursive_doubling::formulas,
+    },
+    Algorithm {
+        name: "nesbt",
+        op: OpKind::Broadcast,
+        summary: "all n edge-disjoint spanning binomial trees at once, 1/n of the data each, pipelined in ν packets per tree (MSBT)",
+        reference: "Johnsson & Ho 1989, §4, MSBT broadcast",
+        topologies: "hypercube",
+        pipelined: true,
+        fits: hypercube_only,
+        build: broadcast::nesbt::build,
+        formulas: broadcast::nesbt::formulas,
     },
 ];
 
