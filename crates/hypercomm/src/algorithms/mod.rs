@@ -50,6 +50,7 @@ pub mod exclusive_scan {
 pub mod gather {
     //! All-to-one gather.
     pub mod binomial;
+    pub mod nesbt;
     pub mod sbt;
 }
 pub mod p2p {
@@ -77,6 +78,7 @@ pub mod scan {
 pub mod scatter {
     //! One-to-all personalised scatter.
     pub mod binomial;
+    pub mod nesbt;
     pub mod sbt;
 }
 
@@ -771,6 +773,28 @@ pub static ALGORITHMS: &[Algorithm] = &[
         fits: hypercube_only,
         build: broadcast::nesbt::build,
         formulas: broadcast::nesbt::formulas,
+    },
+    Algorithm {
+        name: "nesbt",
+        op: OpKind::Scatter,
+        summary: "part t of every block down edge-disjoint spanning binomial tree t, all n at once, deepest destination first",
+        reference: "Johnsson & Ho 1989, §5, one-to-all personalized communication",
+        topologies: "hypercube",
+        pipelined: false,
+        fits: hypercube_only,
+        build: scatter::nesbt::build,
+        formulas: scatter::nesbt::formulas,
+    },
+    Algorithm {
+        name: "nesbt",
+        op: OpKind::Gather,
+        summary: "the nesbt scatter reversed: part t of every block up tree t, all n trees at once",
+        reference: "Johnsson & Ho 1989, §5, all-to-one personalized communication",
+        topologies: "hypercube",
+        pipelined: false,
+        fits: hypercube_only,
+        build: gather::nesbt::build,
+        formulas: gather::nesbt::formulas,
     },
 ];
 
