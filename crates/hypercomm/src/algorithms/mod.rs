@@ -15,6 +15,7 @@ pub mod allgather {
     pub mod daisy_chain;
     pub mod dimension_exchange;
     pub mod ring;
+    pub mod rotated_exchange;
     pub mod sba;
     pub mod tea1;
     pub mod tea2;
@@ -32,6 +33,7 @@ pub mod alltoall {
     pub mod linear;
     pub mod mtadea;
     pub mod pairwise;
+    pub mod rotated_exchange;
     pub mod smg;
 }
 pub mod broadcast {
@@ -795,6 +797,28 @@ pub static ALGORITHMS: &[Algorithm] = &[
         fits: hypercube_only,
         build: gather::nesbt::build,
         formulas: gather::nesbt::formulas,
+    },
+    Algorithm {
+        name: "rotated-exchange",
+        op: OpKind::Allgather,
+        summary: "n recursive-doubling exchanges of 1/n of every block, exchange j crossing dimensions j, j + 1, … (mod n): every link busy in every step",
+        reference: "Johnsson & Ho 1989, all-to-all broadcasting on all ports",
+        topologies: "hypercube",
+        pipelined: false,
+        fits: hypercube_only,
+        build: allgather::rotated_exchange::build,
+        formulas: allgather::rotated_exchange::formulas,
+    },
+    Algorithm {
+        name: "rotated-exchange",
+        op: OpKind::Alltoall,
+        summary: "n dimension exchanges of 1/n of every block, exchange j crossing dimensions j, j + 1, … (mod n): every link busy in every step",
+        reference: "Johnsson & Ho 1989, §6, all-to-all personalized communication on all ports",
+        topologies: "hypercube",
+        pipelined: false,
+        fits: hypercube_only,
+        build: alltoall::rotated_exchange::build,
+        formulas: alltoall::rotated_exchange::formulas,
     },
 ];
 
