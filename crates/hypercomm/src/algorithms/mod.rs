@@ -25,6 +25,7 @@ pub mod allreduce {
     pub mod dimension_exchange;
     pub mod recursive_doubling;
     pub mod ring;
+    pub mod rotated_exchange;
 }
 pub mod alltoall {
     //! Total exchange (transposition): a distinct block from every rank to every rank.
@@ -64,6 +65,7 @@ pub mod p2p {
 pub mod reduce {
     //! Reduction to one root.
     pub mod binomial;
+    pub mod nesbt;
     pub mod sbt;
 }
 pub mod reduce_scatter {
@@ -71,6 +73,7 @@ pub mod reduce_scatter {
     pub mod pairwise;
     pub mod recursive_halving;
     pub mod ring;
+    pub mod rotated_exchange;
 }
 pub mod scan {
     //! Inclusive prefix reduction.
@@ -819,6 +822,39 @@ pub static ALGORITHMS: &[Algorithm] = &[
         fits: hypercube_only,
         build: alltoall::rotated_exchange::build,
         formulas: alltoall::rotated_exchange::formulas,
+    },
+    Algorithm {
+        name: "rotated-exchange",
+        op: OpKind::Allreduce,
+        summary: "recursive halving then doubling, as n exchanges of 1/n of the data in rotated dimension orders: every link busy in every step; commutative operators only",
+        reference: "Johnsson & Ho 1989 (reduction as reversed broadcasting), Rabenseifner's reduce-scatter + all-gather, on all ports",
+        topologies: "hypercube",
+        pipelined: false,
+        fits: hypercube_only,
+        build: allreduce::rotated_exchange::build,
+        formulas: allreduce::rotated_exchange::formulas,
+    },
+    Algorithm {
+        name: "rotated-exchange",
+        op: OpKind::ReduceScatter,
+        summary: "n recursive-halving exchanges of 1/n of every block in rotated dimension orders: every link busy in every step; commutative operators only",
+        reference: "Johnsson & Ho 1989 (reduction as reversed broadcasting), recursive halving on all ports",
+        topologies: "hypercube",
+        pipelined: false,
+        fits: hypercube_only,
+        build: reduce_scatter::rotated_exchange::build,
+        formulas: reduce_scatter::rotated_exchange::formulas,
+    },
+    Algorithm {
+        name: "nesbt",
+        op: OpKind::Reduce,
+        summary: "the nesbt broadcast reversed: part t combined up edge-disjoint tree t, all n trees at once, pipelined in ν packets per tree; commutative operators only",
+        reference: "Johnsson & Ho 1989, §4, MSBT broadcast reversed",
+        topologies: "hypercube",
+        pipelined: true,
+        fits: hypercube_only,
+        build: reduce::nesbt::build,
+        formulas: reduce::nesbt::formulas,
     },
 ];
 

@@ -72,7 +72,7 @@ fn root_of(problem: &Problem<'_>) -> Result<(Hypercube, Rank), Error> {
 
 /// Hops from the source to the deepest node of an ESBT tree: n + 1 for n ≥ 2, n
 /// otherwise.
-fn depth(n: u64) -> u64 {
+pub(crate) fn depth(n: u64) -> u64 {
     if n >= 2 {
         n + 1
     } else {
@@ -81,13 +81,13 @@ fn depth(n: u64) -> u64 {
 }
 
 /// The largest part, ⌈m/n⌉ (m when n = 0).
-fn largest_part(n: u64, m: u64) -> u64 {
+pub(crate) fn largest_part(n: u64, m: u64) -> u64 {
     m.div_ceil(n.max(1))
 }
 
 /// ν for the problem: `opt` minimises the exact time; a count must be in
 /// 1..=max(⌈m/n⌉, 1).
-fn resolve(params: &Params, n: u64, m: u64) -> Result<u64, Error> {
+pub(crate) fn resolve(params: &Params, n: u64, m: u64) -> Result<u64, Error> {
     let l = largest_part(n, m);
     match params.packets {
         Packets::Count(c) if c > l.max(1) => Err(Error::InvalidParameter {
