@@ -10,7 +10,7 @@
 //! Gropp 2005), here on all ports. The all-gather half is
 //! [`crate::algorithms::allgather::rotated_exchange`].
 //!
-//! Schedule: the m elements are cut into k·n chunks ([`pipeline::packet`]`(m, kn, i)`,
+//! Schedule: the m elements are cut into k·n chunks ([`crate::algorithms::pipeline::packet`]`(m, kn, i)`,
 //! the first m mod kn one element longer); part j is chunks jk .. (j + 1)k, and chunk
 //! jk + P ends up reduced at the node X with rotr(X, j) = P (X's label rotated right by
 //! j bits). Nothing requires chunk i to be reduced at rank i (the result is all of m
