@@ -20,7 +20,7 @@
 //!
 //! Cost (rounds model, `--ports all`, full duplex): the broadcast's, with
 //! L = ⌈m/n⌉, D = n + 1 (n for n ≤ 1), q = ⌊L/ν⌋, r = L mod ν:
-//! T = (ν + D − 1)(β + qτ) + [r > 0](r + D − 1)τ, about (√(mτ/n) + √(nβ))² at the best
+//! T = (ν + D − 1)(β + qτ) + \[r > 0\](r + D − 1)τ, about (√(mτ/n) + √(nβ))² at the best
 //! ν, against the lower bound nβ + mτ/n of [`crate::bounds`]. Volume (2^n − 1)m.
 //! Memory: `tmp` of m + n⌈L/ν⌉ elements.
 //!
