@@ -268,6 +268,8 @@ fn lens(spec: &str) -> Vec<u64> {
         "hypercube:2",
         "--op",
         "scatter",
+        "--algo",
+        "sbt",
         "--len",
         spec,
         "--no-verify",

@@ -15,6 +15,7 @@ pub mod allgather {
     pub mod daisy_chain;
     pub mod dimension_exchange;
     pub mod ring;
+    pub mod rotated_exchange;
     pub mod sba;
     pub mod tea1;
     pub mod tea2;
@@ -24,6 +25,7 @@ pub mod allreduce {
     pub mod dimension_exchange;
     pub mod recursive_doubling;
     pub mod ring;
+    pub mod rotated_exchange;
 }
 pub mod alltoall {
     //! Total exchange (transposition): a distinct block from every rank to every rank.
@@ -32,6 +34,7 @@ pub mod alltoall {
     pub mod linear;
     pub mod mtadea;
     pub mod pairwise;
+    pub mod rotated_exchange;
     pub mod smg;
 }
 pub mod broadcast {
@@ -39,6 +42,7 @@ pub mod broadcast {
     pub mod binomial;
     pub mod esbt;
     pub mod linear;
+    pub mod nesbt;
     pub mod sbt;
 }
 pub mod exclusive_scan {
@@ -49,6 +53,7 @@ pub mod exclusive_scan {
 pub mod gather {
     //! All-to-one gather.
     pub mod binomial;
+    pub mod nesbt;
     pub mod sbt;
 }
 pub mod p2p {
@@ -60,6 +65,7 @@ pub mod p2p {
 pub mod reduce {
     //! Reduction to one root.
     pub mod binomial;
+    pub mod nesbt;
     pub mod sbt;
 }
 pub mod reduce_scatter {
@@ -67,6 +73,7 @@ pub mod reduce_scatter {
     pub mod pairwise;
     pub mod recursive_halving;
     pub mod ring;
+    pub mod rotated_exchange;
 }
 pub mod scan {
     //! Inclusive prefix reduction.
@@ -76,6 +83,7 @@ pub mod scan {
 pub mod scatter {
     //! One-to-all personalised scatter.
     pub mod binomial;
+    pub mod nesbt;
     pub mod sbt;
 }
 
@@ -906,6 +914,94 @@ pub static ALGORITHMS: &[Algorithm] = &[
         fits: any_complete,
         build: exclusive_scan::recursive_doubling::build,
         formulas: exclusive_scan::recursive_doubling::formulas,
+    },
+    Algorithm {
+        name: "nesbt",
+        op: OpKind::Broadcast,
+        summary: "all n edge-disjoint spanning binomial trees at once, 1/n of the data each, pipelined in ν packets per tree (MSBT)",
+        reference: "Johnsson & Ho 1989, §4, MSBT broadcast",
+        topologies: "hypercube",
+        pipelined: true,
+        fits: hypercube_only,
+        build: broadcast::nesbt::build,
+        formulas: broadcast::nesbt::formulas,
+    },
+    Algorithm {
+        name: "nesbt",
+        op: OpKind::Scatter,
+        summary: "part t of every block down edge-disjoint spanning binomial tree t, all n at once, deepest destination first",
+        reference: "Johnsson & Ho 1989, §5, one-to-all personalized communication",
+        topologies: "hypercube",
+        pipelined: false,
+        fits: hypercube_only,
+        build: scatter::nesbt::build,
+        formulas: scatter::nesbt::formulas,
+    },
+    Algorithm {
+        name: "nesbt",
+        op: OpKind::Gather,
+        summary: "the nesbt scatter reversed: part t of every block up tree t, all n trees at once",
+        reference: "Johnsson & Ho 1989, §5, all-to-one personalized communication",
+        topologies: "hypercube",
+        pipelined: false,
+        fits: hypercube_only,
+        build: gather::nesbt::build,
+        formulas: gather::nesbt::formulas,
+    },
+    Algorithm {
+        name: "rotated-exchange",
+        op: OpKind::Allgather,
+        summary: "n recursive-doubling exchanges of 1/n of every block, exchange j crossing dimensions j, j + 1, … (mod n): every link busy in every step",
+        reference: "Johnsson & Ho 1989, all-to-all broadcasting on all ports",
+        topologies: "hypercube",
+        pipelined: false,
+        fits: hypercube_only,
+        build: allgather::rotated_exchange::build,
+        formulas: allgather::rotated_exchange::formulas,
+    },
+    Algorithm {
+        name: "rotated-exchange",
+        op: OpKind::Alltoall,
+        summary: "n dimension exchanges of 1/n of every block, exchange j crossing dimensions j, j + 1, … (mod n): every link busy in every step",
+        reference: "Johnsson & Ho 1989, §6, all-to-all personalized communication on all ports",
+        topologies: "hypercube",
+        pipelined: false,
+        fits: hypercube_only,
+        build: alltoall::rotated_exchange::build,
+        formulas: alltoall::rotated_exchange::formulas,
+    },
+    Algorithm {
+        name: "rotated-exchange",
+        op: OpKind::Allreduce,
+        summary: "recursive halving then doubling, as n exchanges of 1/n of the data in rotated dimension orders: every link busy in every step; commutative operators only",
+        reference: "Johnsson & Ho 1989 (reduction as reversed broadcasting), Rabenseifner's reduce-scatter + all-gather, on all ports",
+        topologies: "hypercube",
+        pipelined: false,
+        fits: hypercube_only,
+        build: allreduce::rotated_exchange::build,
+        formulas: allreduce::rotated_exchange::formulas,
+    },
+    Algorithm {
+        name: "rotated-exchange",
+        op: OpKind::ReduceScatter,
+        summary: "n recursive-halving exchanges of 1/n of every block in rotated dimension orders: every link busy in every step; commutative operators only",
+        reference: "Johnsson & Ho 1989 (reduction as reversed broadcasting), recursive halving on all ports",
+        topologies: "hypercube",
+        pipelined: false,
+        fits: hypercube_only,
+        build: reduce_scatter::rotated_exchange::build,
+        formulas: reduce_scatter::rotated_exchange::formulas,
+    },
+    Algorithm {
+        name: "nesbt",
+        op: OpKind::Reduce,
+        summary: "the nesbt broadcast reversed: part t combined up edge-disjoint tree t, all n trees at once, pipelined in ν packets per tree; commutative operators only",
+        reference: "Johnsson & Ho 1989, §4, MSBT broadcast reversed",
+        topologies: "hypercube",
+        pipelined: true,
+        fits: hypercube_only,
+        build: reduce::nesbt::build,
+        formulas: reduce::nesbt::formulas,
     },
 ];
 

@@ -1,0 +1,43 @@
+//! Gather over the n edge-disjoint spanning binomial trees at once (nESBT): the
+//! [`nesbt` scatter](crate::algorithms::scatter::nesbt) reversed in time and direction.
+//!
+//! Reference: Johnsson & Ho, "Optimum broadcasting and personalized communication in
+//! hypercubes", IEEE Trans. Computers 38(9), 1989, §5 (all-to-one personalized
+//! communication is one-to-all reversed).
+//!
+//! Schedule: every node's block is cut into n parts; part t climbs ESBT tree t to the
+//! root. Step s of the gather is step 2^n − 2 − s of the scatter with every transfer
+//! turned around: nearest sources first, the deepest last, and the root receives one
+//! part on each of its n links in every step. A part waits one step at each node on its
+//! way in one of two `tmp` slots per tree.
+//!
+//! Cost (rounds model, `--ports all`, full duplex; m > 0, n ≥ 1): the scatter's,
+//! T = (2^n − 1)(β + ⌈m/n⌉τ), against the lower bound nβ + (2^n − 1)mτ/n (for n | m
+//! the ratio is below 1 + β/(mτ/n)). Volume as the scatter's.
+//!
+//! Constraints: hypercube.
+
+use crate::algorithms::scatter::nesbt::{formula, root_of, NesbtPersonalized};
+use crate::algorithms::{Formula, Params};
+use crate::error::Error;
+use crate::schedule::Schedule;
+use crate::verify::Problem;
+
+/// Build the schedule.
+pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
+    let (cube, root) = root_of(problem, true)?;
+    Ok(Box::new(NesbtPersonalized::new(
+        cube,
+        root,
+        problem.len,
+        true,
+    )))
+}
+
+/// (2^n − 1)(β + ⌈m/n⌉τ) under all ports, full duplex (m > 0, n ≥ 1).
+pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
+    let Ok((cube, _)) = root_of(problem, true) else {
+        return vec![];
+    };
+    formula(&cube, problem.len, params).into_iter().collect()
+}
