@@ -485,9 +485,11 @@ pub fn check(case: &Case<'_>) -> Result<Tally, String> {
             ));
         }
         // `--packets opt` is resolved at build time under the build's model: the forms
-        // are those of the ν the schedule uses.
+        // are those of the ν the schedule uses. Under the build's own model the registry
+        // resolves `opt` alike and adds the continuous optimum's estimates.
         let fparams = Params {
             packets: match (packets, sched.packets()) {
+                (Packets::Opt, Some(_)) if rounds == params.model => Packets::Opt,
                 (Packets::Opt, Some(nu)) => Packets::Count(nu),
                 _ => packets,
             },
