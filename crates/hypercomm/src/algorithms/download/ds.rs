@@ -17,7 +17,7 @@
 //!
 //! Constraints: `hypercube:N+host`.
 
-use crate::algorithms::download::plan::{rounds_time, setup, Piece, Plan};
+use crate::algorithms::download::plan::{async_formula, rounds_time, setup, Piece, Plan};
 use crate::algorithms::{Formula, Params};
 use crate::cost::model::Timing;
 use crate::error::Error;
@@ -50,8 +50,13 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
     let Ok(n) = setup(problem, "ds") else {
         return vec![];
     };
-    if params.model.timing != Timing::Rounds {
-        return vec![];
+    if params.model.timing == Timing::Async {
+        return vec![async_formula(
+            &[n],
+            problem.len,
+            &params.model,
+            "Gichev 1992, §3.3",
+        )];
     }
     let value = time(n, problem.len, &params.model);
     debug_assert!((value - rounds_time(&[n], problem.len, &params.model)).abs() < 1e-6);

@@ -25,7 +25,9 @@
 //!
 //! Constraints: `hypercube:N+host`.
 
-use crate::algorithms::download::plan::{equal_links, rounds_time, setup, Piece, Plan};
+use crate::algorithms::download::plan::{
+    async_formula, dims_of, equal_links, rounds_time, setup, Piece, Plan,
+};
 use crate::algorithms::{Formula, Params};
 use crate::cost::model::{Model, Timing};
 use crate::error::Error;
@@ -79,10 +81,11 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
         return vec![];
     };
     let model = &params.model;
-    if model.timing != Timing::Rounds {
-        return vec![];
-    }
     let m = problem.len;
+    if model.timing == Timing::Async {
+        let dims = dims_of(&pieces(n));
+        return vec![async_formula(&dims, m, model, "Gichev 1992, §5")];
+    }
     let value = time(n, m, model);
     debug_assert!((value - rounds_time(&Plan::new(n, m, pieces(n)).dims(), m, model)).abs() < 1e-6);
     let mut v = vec![Formula::exact(

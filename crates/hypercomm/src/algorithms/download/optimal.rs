@@ -45,7 +45,7 @@
 //!
 //! Constraints: `hypercube:N+host`.
 
-use crate::algorithms::download::plan::{rounds_time, setup, Piece, Plan};
+use crate::algorithms::download::plan::{async_formula, dims_of, rounds_time, setup, Piece, Plan};
 use crate::algorithms::{Formula, Params};
 use crate::cost::model::{Model, Timing};
 use crate::error::Error;
@@ -154,10 +154,12 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
     let Ok(n) = setup(problem, "optimal") else {
         return vec![];
     };
-    if params.model.timing != Timing::Rounds {
-        return vec![];
-    }
     let (pieces, value) = solve(n, problem.len, &params.model);
+    if params.model.timing == Timing::Async {
+        let dims = dims_of(&pieces);
+        let reference = "beyond Gichev 1992: the rounds-optimal pieces, timed async";
+        return vec![async_formula(&dims, problem.len, &params.model, reference)];
+    }
     let dims: Vec<String> = pieces.iter().map(|p| p.dim.to_string()).collect();
     debug_assert!(
         (value

@@ -26,6 +26,7 @@
 //! total is [`rounds_time`]; it is exact under every port and duplex rule with
 //! `--timing rounds`. m = 0: no step.
 
+use crate::algorithms::Formula;
 use crate::collective::Collective;
 use crate::cost::model::{LinkCost, Model};
 use crate::error::Error;
@@ -205,6 +206,41 @@ fn step_cost(dims: &[u32], s: usize, m: u64, model: &Model) -> f64 {
     host.max(cube)
 }
 
+/// The async time (`--timing async`: each transfer as soon as its two ends are free)
+/// of a plan whose pieces have dimensions `dims`: the host sends without a pause, so
+/// piece j reaches its root at H_j = Σ_{i ≤ j}(β_h + 2^{d_i}mτ_h), and its DS then
+/// needs d_jβ + (2^{d_j} − 1)mτ, every PE forwarding as soon as it has received:
+/// T = max_j [H_j + d_jβ + (2^{d_j} − 1)mτ]. Exact under every port and duplex rule
+/// (one transfer per node and step).
+pub fn async_time(dims: &[u32], m: u64, model: &Model) -> f64 {
+    if m == 0 {
+        return 0.0;
+    }
+    let mut host = 0.0;
+    let mut end = 0.0f64;
+    for &d in dims {
+        host += model.host.transfer((1u64 << d) * m);
+        let ds = d as f64 * model.net.beta + ((1u64 << d) - 1) as f64 * m as f64 * model.net.tau;
+        end = end.max(host + ds);
+    }
+    end
+}
+
+/// [`async_time`] as an exact formula, for the formulas of every download algorithm
+/// under `--timing async`.
+pub fn async_formula(dims: &[u32], m: u64, model: &Model, reference: &'static str) -> Formula {
+    Formula::exact(
+        "max_j [Σ_{i ≤ j}(β_h + 2^{d_i}mτ_h) + d_jβ + (2^{d_j} − 1)mτ] (async: host sends back to back, each piece's DS as soon as possible)",
+        reference,
+        async_time(dims, m, model),
+    )
+}
+
+/// The dimensions of `pieces`, in order.
+pub fn dims_of(pieces: &[Piece]) -> Vec<u32> {
+    pieces.iter().map(|p| p.dim).collect()
+}
+
 /// β_h, τ_h, β, τ as the formulas' expressions name them.
 pub(crate) fn equal_links(model: &Model) -> bool {
     model.host == model.net
@@ -258,8 +294,20 @@ pub(crate) mod tests {
         };
         verify(problem, &plan, strict).unwrap_or_else(|v| panic!("n = {n}, m = {m}: {v}"));
         let want = rounds_time(&plan.dims(), m, model);
+        let want_async = async_time(&plan.dims(), m, model);
         for ports in [Ports::One, Ports::All] {
             for duplex in [Duplex::Full, Duplex::Half] {
+                let md = Model {
+                    ports,
+                    duplex,
+                    timing: Timing::Async,
+                    ..*model
+                };
+                let t = simulate(&topo, &plan, &md).time;
+                assert!(
+                    (t - want_async).abs() <= 1e-9 * want_async.max(1.0),
+                    "n = {n}, m = {m}, {ports}/{duplex}, async: simulated {t}, formula {want_async}"
+                );
                 let md = Model {
                     ports,
                     duplex,

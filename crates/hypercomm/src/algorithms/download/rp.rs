@@ -69,10 +69,13 @@ pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule
 
 /// kβ_h + Nτ_h (eq. 3.2), exact with rounds timing.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
-    if setup(problem, "rp").is_err() || params.model.timing != Timing::Rounds {
+    if setup(problem, "rp").is_err() {
         return vec![];
     }
     let mut v = sl::formulas(problem, params);
+    if params.model.timing == Timing::Async {
+        return v;
+    }
     for f in &mut v {
         f.expr = "kβ_h + Nτ_h (equal blocks: RP's portions are the collective's)".into();
         f.reference = "Gichev 1992, §3.2, eq. (3.2)";

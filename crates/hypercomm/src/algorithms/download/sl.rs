@@ -12,7 +12,7 @@
 //!
 //! Constraints: `hypercube:N+host`.
 
-use crate::algorithms::download::plan::{rounds_time, setup, Piece, Plan};
+use crate::algorithms::download::plan::{async_formula, dims_of, rounds_time, setup, Piece, Plan};
 use crate::algorithms::{Formula, Params};
 use crate::cost::model::Timing;
 use crate::error::Error;
@@ -35,8 +35,14 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
     let Ok(n) = setup(problem, "sl") else {
         return vec![];
     };
-    if params.model.timing != Timing::Rounds {
-        return vec![];
+    if params.model.timing == Timing::Async {
+        let dims = dims_of(&pieces(n));
+        return vec![async_formula(
+            &dims,
+            problem.len,
+            &params.model,
+            "Gichev 1992, §3.1",
+        )];
     }
     let (m, host) = (problem.len, params.model.host);
     let k = 1u64 << n;

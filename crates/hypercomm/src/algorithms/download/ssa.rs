@@ -23,7 +23,7 @@
 //!
 //! Constraints: `hypercube:N+host` with n ≥ 2 (x and n − x at least 1).
 
-use crate::algorithms::download::plan::{rounds_time, setup, Piece, Plan};
+use crate::algorithms::download::plan::{async_formula, dims_of, rounds_time, setup, Piece, Plan};
 use crate::algorithms::{Formula, Params};
 use crate::cost::model::{Model, Timing};
 use crate::error::Error;
@@ -92,8 +92,17 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
     let Ok(n) = setup(problem, "ssa") else {
         return vec![];
     };
-    if fits(problem.topology).is_err() || params.model.timing != Timing::Rounds {
+    if fits(problem.topology).is_err() {
         return vec![];
+    }
+    if params.model.timing == Timing::Async {
+        let dims = dims_of(&pieces(n));
+        return vec![async_formula(
+            &dims,
+            problem.len,
+            &params.model,
+            "Gichev 1992, §4",
+        )];
     }
     let value = time(n, problem.len, &params.model);
     debug_assert!(

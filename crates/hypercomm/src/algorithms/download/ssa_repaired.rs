@@ -15,7 +15,7 @@
 //!
 //! Constraints: `hypercube:N+host`.
 
-use crate::algorithms::download::plan::{rounds_time, setup, Piece, Plan};
+use crate::algorithms::download::plan::{async_formula, dims_of, rounds_time, setup, Piece, Plan};
 use crate::algorithms::{Formula, Params};
 use crate::cost::model::{Model, Timing};
 use crate::error::Error;
@@ -72,10 +72,16 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
         return vec![];
     };
     let (m, model) = (problem.len, &params.model);
-    if model.timing != Timing::Rounds {
-        return vec![];
-    }
     let x = best_x(n, m, model);
+    if model.timing == Timing::Async {
+        let dims = dims_of(&pieces_with(n, x));
+        return vec![async_formula(
+            &dims,
+            m,
+            model,
+            "Gichev 1992, §4; repair ours",
+        )];
+    }
     let value = time_with(n, x, m, model);
     debug_assert!(
         (value - rounds_time(&Plan::new(n, m, pieces_with(n, x)).dims(), m, model)).abs() < 1e-6
