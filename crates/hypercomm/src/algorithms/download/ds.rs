@@ -13,7 +13,7 @@
 //!
 //! Cost: n + 1 steps; T = β_h + Nτ_h + nβ + (k − 1)mτ exactly (N = km), under every port
 //! and duplex rule with rounds timing: no node makes two transfers in one step.
-//! Volume Nτ_h-priced N over the host link plus n·2^{n−1}·m over the cube.
+//! Volume N over the host link plus n·2^{n−1}·m over the cube.
 //!
 //! Constraints: `hypercube:N+host`.
 
@@ -86,5 +86,26 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The paper's conclusion (§6) that DS beats SL holds only for blocks below
+    /// (k − 1 − n)β/((k − 1)τ) elements (docs/errata.md, E21).
+    #[test]
+    fn ds_beats_sl_only_below_the_crossover() {
+        let model = crate::cost::model::Model::new(6500.0, 8.0).unwrap();
+        for n in 1..=8u32 {
+            let k = 1u64 << n;
+            let sl = |m: u64| k as f64 * (6500.0 + m as f64 * 8.0);
+            let cross = (k - 1 - n as u64) as f64 * 6500.0 / ((k - 1) as f64 * 8.0);
+            for m in 1..=2000u64 {
+                let ds_faster = time(n, m, &model) < sl(m);
+                assert_eq!(ds_faster, (m as f64) < cross, "n = {n}, m = {m}");
+            }
+        }
+        let cross = |n: u64| ((1 << n) - 1 - n) as f64 * 812.5 / ((1 << n) - 1) as f64;
+        assert_eq!(
+            [cross(3), cross(4), cross(5)].map(|c| c.floor()),
+            [464.0, 595.0, 681.0]
+        );
     }
 }
