@@ -56,8 +56,8 @@ pub struct Plan {
     by_base: Vec<u32>,
 }
 
-/// The cube's dimension and the host's rank when `problem` is a download on
-/// `hypercube:N+host`; the error names `algo` otherwise.
+/// The cube's dimension n when `problem` is a download on `hypercube:N+host` (the
+/// host is rank 2^n); an error naming `algo` otherwise.
 pub fn setup(problem: &Problem<'_>, algo: &str) -> Result<u32, Error> {
     if problem.collective != Collective::Download {
         return Err(Error::InvalidParameter {
@@ -241,7 +241,8 @@ pub fn dims_of(pieces: &[Piece]) -> Vec<u32> {
     pieces.iter().map(|p| p.dim).collect()
 }
 
-/// β_h, τ_h, β, τ as the formulas' expressions name them.
+/// Whether the host's links cost what the cube's do (β_h = β, τ_h = τ: Gichev's
+/// (2.3)), where the paper's own forms hold.
 pub(crate) fn equal_links(model: &Model) -> bool {
     model.host == model.net
 }
