@@ -6,13 +6,13 @@
 //! for one and the same time … T_d = kβ_h + Nτ_h, i.e. the same as in the previous
 //! case"; its gain is T_l, the last PE's computing time, which is smaller.
 //!
-//! Neither Gichev nor the part of [3] he quotes gives the sizing rule. Ours
+//! Neither Gichev nor the part of Prasad & Murthy (his \[3\]) he quotes gives the sizing rule. Ours
 //! ([`portions`]): with the application computing c per element and PE j loaded j-th,
 //! PE j finishes at L_j + s_j c, L_j = Σ_{i ≤ j}(β_h + s_i τ_h); equal finishing times
 //! give L_{j+1} − L_j = (s_j − s_{j+1})c, so
 //! s_{j+1} = (s_j c − β_h)/(c + τ_h), with s_0 fixed by Σ s_j = N. It is the only rule
 //! under which no PE waits for another at the end (every finishing time equal), which
-//! is what [3] asks for; when N is too small some s_j would be ≤ 0, and RP then uses
+//! is what Prasad & Murthy ask for; when N is too small some s_j would be ≤ 0, and RP then uses
 //! fewer PEs ("when N is sufficiently large, so that all the PEs … are used").
 //!
 //! The `download` collective fixes every PE's block at m elements (`--len`), so the

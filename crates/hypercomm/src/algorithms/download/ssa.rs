@@ -12,7 +12,7 @@
 //! The schedule: subcube A = PEs 0 .. 2^x (labels 0^{n−x}a) and subcube B = PEs
 //! k − 2^{n−x} .. k (labels 1^x b), disjoint for 1 ≤ x ≤ n − 1. Step 0 sends A's 2^x
 //! blocks to PE 0, which runs DS over A in steps 1..x; steps 1..2^{n−x} load B's PEs
-//! one by one. Neither [3] as quoted nor Gichev gives x; we take x = ⌊n/2⌋ (for n = 3
+//! one by one. Neither Prasad & Murthy as quoted nor Gichev gives x; we take x = ⌊n/2⌋ (for n = 3
 //! the split the issue names, a 1- and a 2-dimensional subcube). For n = 2 the two
 //! subcubes cover the cube and SSA is correct; for every n ≥ 3, 2^x + 2^{n−x} < 2^n and
 //! the verifier reports the PEs left without data (n = 3: PEs 2 and 3, 6 of 8 covered).
