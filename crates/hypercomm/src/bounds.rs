@@ -48,6 +48,9 @@ use crate::topology::Topology;
 
 /// A lower bound on the time of `collective` with length `m` on `topo` under `model`.
 pub fn lower_bound(topo: &Topology, collective: &Collective, m: u64, model: &Model) -> Option<f64> {
+    if *collective == Collective::Download {
+        return download(topo, m, model);
+    }
     if topo.host().is_some() {
         return None;
     }
@@ -99,8 +102,60 @@ pub fn lower_bound(topo: &Topology, collective: &Collective, m: u64, model: &Mod
         }
         // Each rank's k − 1 foreign blocks must leave it, combined or not.
         Collective::ReduceScatter => (gather_rounds(topo.diameter()), per_link(km)),
+        Collective::Download => return download(topo, m, model),
     };
     Some(rounds * beta + volume * tau)
+}
+
+/// A lower bound on every download (Gichev 1992, seed 003) from the host h (the last
+/// rank) to its K PEs, m elements each, under the rounds model with host links of
+/// β_h, τ_h and PE links of β, τ; `None` without a host.
+///
+/// Facts used: every element of PE p's block exists at first only in h's `in`, so it
+/// leaves h over a host link at least once; a round in which a message of b elements
+/// moves over a link of class c costs at least β_c + bτ_c ≥ β_min = min(β, β_h); a
+/// node holding no data of the download sends nothing (the verifier rejects a send of
+/// unset data).
+///
+/// - `--ports one`: a round costs at least the sum of the host's sends in it, so
+///   the rounds in which h sends cost at least sβ_h + Kmτ_h over its s messages
+///   together. If s ≥ 2 that is at least β_h + Kmτ_h + β_h. If s = 1 (K ≥ 2), the one
+///   PE that message reaches holds data only after its round, and the K − 1 others
+///   are reached in later rounds, each of which costs at least β_min. So
+///   T ≥ β_h + Kmτ_h + [K ≥ 2]·β_min. Start-ups: let q_r be the most messages any
+///   node sends in round r; round r costs at least q_r·β_min, and the set of nodes
+///   holding data grows at most by the factor 1 + q_r ≤ 2^{q_r}. It starts as {h} and
+///   ends with all K + 1 nodes, so Σ q_r ≥ ⌈log₂(K + 1)⌉ (= n + 1 on the n-cube) and
+///   T ≥ ⌈log₂(K + 1)⌉·β_min. The bound is the larger of the two.
+/// - `--ports all`: the host links carry Km elements, so one of the K carries at
+///   least m; its messages serialise, in one round or across rounds:
+///   T ≥ β_h + mτ_h.
+///
+/// Under half duplex both hold a fortiori. With equal parameters and one port, the
+/// best schedule of the class in `algorithms::download::optimal` (Gichev's,
+/// (n + 1)β + Nτ) is within (n − 1)β of the first bound and within Nτ of the second.
+fn download(topo: &Topology, m: u64, model: &Model) -> Option<f64> {
+    let host = topo.host()?;
+    let k = host as u64; // PEs: every rank below the host
+    if m == 0 || k == 0 {
+        return Some(0.0);
+    }
+    let (hb, ht) = (model.host.beta, model.host.tau);
+    let beta_min = hb.min(model.beta());
+    // The host's own port rule (`--host-ports`, one by default) decides the volume
+    // argument; the doubling argument needs every node one-port.
+    Some(match (model.host_ports, model.ports) {
+        (Ports::One, ports) => {
+            let volume = hb + (k * m) as f64 * ht + if k >= 2 { beta_min } else { 0.0 };
+            let rounds = (64 - k.leading_zeros()) as f64; // ⌈log₂(K + 1)⌉
+            if ports == Ports::One {
+                volume.max(rounds * beta_min)
+            } else {
+                volume
+            }
+        }
+        _ => hb + m as f64 * ht,
+    })
 }
 
 /// Σ over ordered pairs of the distance between them: from the factors

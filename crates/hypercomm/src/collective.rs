@@ -26,11 +26,12 @@ pub enum OpKind {
     Scan,
     ExclusiveScan,
     ReduceScatter,
+    Download,
 }
 
 impl OpKind {
     /// Every kind, in the order the CLI lists them.
-    pub const ALL: [OpKind; 11] = [
+    pub const ALL: [OpKind; 12] = [
         OpKind::P2p,
         OpKind::Broadcast,
         OpKind::Scatter,
@@ -42,6 +43,7 @@ impl OpKind {
         OpKind::Scan,
         OpKind::ExclusiveScan,
         OpKind::ReduceScatter,
+        OpKind::Download,
     ];
     /// The CLI name.
     pub fn name(self) -> &'static str {
@@ -57,6 +59,7 @@ impl OpKind {
             OpKind::Scan => "scan",
             OpKind::ExclusiveScan => "exclusive-scan",
             OpKind::ReduceScatter => "reduce-scatter",
+            OpKind::Download => "download",
         }
     }
     /// Whether the collective combines data with an operator.
@@ -133,6 +136,11 @@ pub enum Collective {
     ExclusiveScan,
     /// Rank r's `out` gets block r of in_0 ⊕ … ⊕ in_{k−1}.
     ReduceScatter,
+    /// Downloading from a host (Gichev 1992, seed 003): the host, the last rank k − 1,
+    /// holds one block of m elements for each other rank (a processing element, PE)
+    /// and none for itself; PE r's `out` gets block r of the host's `in`. The host's
+    /// `out` is empty. Only topologies with a host run it (`hypercube:N+host`).
+    Download,
 }
 
 /// A run of a rank's `out` that must hold, element for element, the combination over
@@ -164,6 +172,7 @@ impl Collective {
             Collective::Scan => OpKind::Scan,
             Collective::ExclusiveScan => OpKind::ExclusiveScan,
             Collective::ReduceScatter => OpKind::ReduceScatter,
+            Collective::Download => OpKind::Download,
         }
     }
 
@@ -209,6 +218,7 @@ impl Collective {
             OpKind::Scan => Collective::Scan,
             OpKind::ExclusiveScan => Collective::ExclusiveScan,
             OpKind::ReduceScatter => Collective::ReduceScatter,
+            OpKind::Download => Collective::Download,
         })
     }
 
@@ -272,6 +282,14 @@ impl Collective {
                 }
             }
             Collective::Alltoall | Collective::ReduceScatter => k * m,
+            // The host (the last rank) holds a block for each of the k − 1 PEs.
+            Collective::Download => {
+                if r as u64 + 1 == k {
+                    (k - 1) * m
+                } else {
+                    0
+                }
+            }
             _ => m,
         }
     }
@@ -302,6 +320,13 @@ impl Collective {
                 }
             }
             Collective::Allgather | Collective::Alltoall => k * m,
+            Collective::Download => {
+                if r as u64 + 1 == k {
+                    0
+                } else {
+                    m
+                }
+            }
             _ => m,
         }
     }
@@ -366,6 +391,13 @@ impl Collective {
                 }
             }
             Collective::ReduceScatter => vec![all(0, r as u64 * m, k)],
+            Collective::Download => {
+                if r + 1 == k {
+                    vec![]
+                } else {
+                    vec![one(0, r as u64 * m, k - 1)]
+                }
+            }
         };
         v.retain(|s| s.len > 0);
         v

@@ -81,6 +81,14 @@ pub fn expected(
             fold(r, 0)
         }
         Collective::ReduceScatter => fold(k, r_us * m),
+        // PE r gets block r of the host's (the last rank's) input.
+        Collective::Download => {
+            if r + 1 == k {
+                vec![]
+            } else {
+                block(k - 1, r_us * m).collect()
+            }
+        }
     })
 }
 

@@ -305,6 +305,12 @@ pub fn invoke<T: Pod, X: Transport>(
         Collective::Scan => comm.scan_into(input, output, op, algo),
         Collective::ExclusiveScan => comm.exclusive_scan_into(input, output, op, algo),
         Collective::ReduceScatter => comm.reduce_scatter_block_into(input, output, op, algo),
+        // Its algorithms run on `hypercube:N+host`, the runtime's on `complete:k`.
+        Collective::Download => Err(hypercomm_rt::Error::NoAlgorithm {
+            op: c.kind().to_string(),
+            ranks: comm.size(),
+            why: " (download runs on hypercube:N+host; the runtime has no download yet)",
+        }),
     }
 }
 

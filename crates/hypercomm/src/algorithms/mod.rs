@@ -86,6 +86,17 @@ pub mod scatter {
     pub mod nesbt;
     pub mod sbt;
 }
+pub mod download {
+    //! Downloading data from a host into a hypercube (Gichev 1992, seed 003).
+    pub mod ds;
+    pub mod gichev;
+    pub mod optimal;
+    pub mod plan;
+    pub mod rp;
+    pub mod sl;
+    pub mod ssa;
+    pub mod ssa_repaired;
+}
 
 use serde::Serialize;
 
@@ -411,6 +422,17 @@ impl Algorithm {
             .find(|(op, name, _)| *op == self.op && *name == self.name)
             .map(|&(_, _, per_pair)| per_pair)
     }
+
+    /// Why the algorithm, kept as published, does not perform its collective: the
+    /// verifier rejects some of its schedules (the harness expects that), or `None`.
+    pub fn published_flaw(&self) -> Option<&'static str> {
+        match (self.op, self.name) {
+            (OpKind::Download, "ssa") => Some(
+                "for n ≥ 3 its two subcubes (x = ⌊n/2⌋ and n − x dimensions) leave PEs without data (Gichev 1992, §4)",
+            ),
+            _ => None,
+        }
+    }
 }
 
 /// The algorithms whose verification holds a state that grows with nodes² (each
@@ -470,6 +492,17 @@ fn any_complete(t: &Topology) -> Result<(), String> {
 /// Fits every topology.
 fn any_topology(_: &Topology) -> Result<(), String> {
     Ok(())
+}
+
+/// Fits `hypercube:N+host`: the host linked to every PE (seed 003).
+fn with_host(t: &Topology) -> Result<(), String> {
+    match t.hosted_cube() {
+        Some(_) => Ok(()),
+        None => Err(
+            "it downloads from a host linked to every node of a cube: it needs hypercube:N+host"
+                .into(),
+        ),
+    }
 }
 
 /// Every algorithm.
@@ -1002,6 +1035,83 @@ pub static ALGORITHMS: &[Algorithm] = &[
         fits: hypercube_only,
         build: reduce::nesbt::build,
         formulas: reduce::nesbt::formulas,
+    },
+    Algorithm {
+        name: "sl",
+        op: OpKind::Download,
+        summary: "sequential loading: the host sends each PE its block in turn, k steps",
+        reference: "Gichev 1992, §3.1, eq. (3.1)",
+        topologies: "hypercube+host",
+        pipelined: false,
+        fits: with_host,
+        build: download::sl::build,
+        formulas: download::sl::formulas,
+    },
+    Algorithm {
+        name: "rp",
+        op: OpKind::Download,
+        summary: "ratioed partitioning: SL's order with portions sized to finish together; equal blocks here, so SL's schedule",
+        reference: "Gichev 1992, §3.2, eq. (3.2)",
+        topologies: "hypercube+host",
+        pipelined: false,
+        fits: with_host,
+        build: download::rp::build,
+        formulas: download::rp::formulas,
+    },
+    Algorithm {
+        name: "ds",
+        op: OpKind::Download,
+        summary: "data scattering: all N elements to PE 0, which halves and forwards them across the cube",
+        reference: "Gichev 1992, §3.3, eqs. (3.3)–(3.4)",
+        topologies: "hypercube+host",
+        pipelined: false,
+        fits: with_host,
+        build: download::ds::build,
+        formulas: download::ds::formulas,
+    },
+    Algorithm {
+        name: "ssa",
+        op: OpKind::Download,
+        summary: "Prasad & Murthy's sequential scattering as published: DS in an x-subcube, SL in an (n − x)-subcube; misses PEs for n ≥ 3",
+        reference: "Gichev 1992, §4 (Prasad & Murthy 1991)",
+        topologies: "hypercube+host (n ≥ 2)",
+        pipelined: false,
+        fits: download::ssa::fits,
+        build: download::ssa::build,
+        formulas: download::ssa::formulas,
+    },
+    Algorithm {
+        name: "ssa-repaired",
+        op: OpKind::Download,
+        summary: "SSA repaired: DS in an x-subcube, SL to every other PE, the best x (x = 0 is SL, x = n is DS)",
+        reference: "Gichev 1992, §4; the repair is ours (docs/errata.md)",
+        topologies: "hypercube+host",
+        pipelined: false,
+        fits: with_host,
+        build: download::ssa_repaired::build,
+        formulas: download::ssa_repaired::formulas,
+    },
+    Algorithm {
+        name: "gichev",
+        op: OpKind::Download,
+        summary: "step i sends N/2^i to the root of an (n − i)-subcube while earlier subcubes run DS; (n + 1)β + Nτ",
+        reference: "Gichev 1992, §5, eqs. (5.1)–(5.8)",
+        topologies: "hypercube+host",
+        pipelined: false,
+        fits: with_host,
+        build: download::gichev::build,
+        formulas: download::gichev::formulas,
+    },
+    Algorithm {
+        name: "optimal",
+        op: OpKind::Download,
+        summary: "the best sequence of host-to-subcube messages with DS inside, by a recursion over subcube sizes, for any β_h, τ_h, β, τ",
+        reference: "beyond Gichev 1992 (§5): recursion over subcube sizes (issue 19)",
+        topologies: "hypercube+host",
+        pipelined: false,
+        fits: with_host,
+        build: download::optimal::build,
+        formulas: download::optimal::formulas,
     },
 ];
 

@@ -274,6 +274,17 @@ impl Topology {
             None
         }
     }
+    /// The cube of `hypercube:N+host` with the host linked to every node (seed 003's
+    /// machine); `None` for any other topology (`+host@…` included).
+    pub fn hosted_cube(&self) -> Option<Hypercube> {
+        match (&self.0.base, &self.0.host) {
+            (Base::Product(fs), Some(HostLinks::All)) => match fs.as_slice() {
+                [Factor::Cube(h)] => Some(*h),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
     /// The hypercube of `hypercube:N` or `hypercube:N+host`.
     pub fn as_hypercube(&self) -> Option<&Hypercube> {
         match &self.0.base {

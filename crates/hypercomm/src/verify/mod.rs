@@ -880,6 +880,24 @@ impl<'a> Verifier<'a> {
         res
     }
 
+    /// The ranks some of whose required `out` was never written, listed (a download
+    /// that never reaches some PEs names them all; Gichev 1992, §4).
+    fn unwritten(&self, m: u64) -> String {
+        let missing: Vec<String> = (0..self.ctx.k)
+            .filter(|&r| {
+                let out = &self.bufs[r as usize][Buf::Out.index()];
+                self.ctx
+                    .p
+                    .collective
+                    .expected(self.ctx.k, m, r)
+                    .iter()
+                    .any(|seg| out.read(seg.start, seg.len).is_err())
+            })
+            .map(|r| r.to_string())
+            .collect();
+        missing.join(", ")
+    }
+
     fn post(&self) -> Check {
         let m = self.ctx.p.len;
         for r in 0..self.ctx.k {
@@ -894,9 +912,12 @@ impl<'a> Verifier<'a> {
                     region: Some(region),
                     detail,
                 };
-                let got = out
-                    .read(seg.start, seg.len)
-                    .map_err(|at| fail(format!("out[{at}] was never written")))?;
+                let got = out.read(seg.start, seg.len).map_err(|at| {
+                    fail(format!(
+                        "out[{at}] was never written; nodes left without their data: {}",
+                        self.unwritten(m)
+                    ))
+                })?;
                 let want = match seg.block {
                     Some(b) => Piece::blocks(seg.ranks[0].0, b, seg.off, seg.len),
                     None => Piece {

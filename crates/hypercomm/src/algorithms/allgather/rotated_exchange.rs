@@ -160,7 +160,9 @@ pub(crate) fn time(n: u32, m: u64, model: &Model) -> f64 {
     let all = ((1u64 << n) - 1) as f64;
     let one_way = match model.ports {
         Ports::All => n as f64 * beta + all * m.div_ceil(n as u64) as f64 * tau,
-        Ports::One | Ports::Split { .. } => (n as u64 * (n as u64).min(m)) as f64 * beta + all * m as f64 * tau,
+        Ports::One | Ports::Split { .. } => {
+            (n as u64 * (n as u64).min(m)) as f64 * beta + all * m as f64 * tau
+        }
     };
     match model.duplex {
         Duplex::Full => one_way,
