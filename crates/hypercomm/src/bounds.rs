@@ -31,6 +31,9 @@ pub fn lower_bound(topo: &Topology, collective: &Collective, m: u64, model: &Mod
         return Some(0.0);
     }
     let (beta, tau) = (model.beta(), model.tau());
+    if let Some(lb) = medium_bound(topo, collective, m, beta, tau) {
+        return Some(lb);
+    }
     let d = topo.degree().max(1) as f64;
     let one = model.ports == Ports::One;
     let per_link = |v: f64| if one { v } else { v / d };
@@ -74,6 +77,48 @@ pub fn lower_bound(topo: &Topology, collective: &Collective, m: u64, model: &Mod
     Some(rounds * beta + volume * tau)
 }
 
+/// On a bus or a shared memory (seed 004, §2 (A)–(B)), for the collectives of data
+/// movement; `None` elsewhere.
+///
+/// - **Bus**: one transfer at a time, each from one sender: T ≥ w·β + V·τ, w the
+///   processors that must send (each its own transfer) and V the elements that must
+///   cross the bus (each at least once; a multicast carries the same ones to all).
+/// - **Shared memory** with S accesses per round: every move is a write and a read, a
+///   round serves at most S of either and charges its longest access, so
+///   T ≥ (⌈w/S⌉ + ⌈r/S⌉)β + (V_w + V_r)τ, w the processors that must write, r those
+///   that must read, V_w and V_r the most one processor must write and read.
+fn medium_bound(topo: &Topology, c: &Collective, m: u64, beta: f64, tau: f64) -> Option<f64> {
+    use crate::topology::Medium;
+    let kind = topo.medium_kind()?;
+    let k = topo.pes() as u64;
+    let m = m as f64;
+    // (writers, readers, volume over the bus, most written by one, most read by one)
+    let (w, r, v, vw, vr) = match *c {
+        Collective::P2p { src, dst } if src == dst => return Some(0.0),
+        Collective::P2p { .. } => (1, 1, m, m, m),
+        Collective::Broadcast { .. } => (1, k - 1, m, m, m),
+        Collective::Scatter { .. } => (1, k - 1, (k - 1) as f64 * m, (k - 1) as f64 * m, m),
+        Collective::Gather { .. } => (k - 1, 1, (k - 1) as f64 * m, m, (k - 1) as f64 * m),
+        Collective::Allgather => (k, k, k as f64 * m, m, (k - 1) as f64 * m),
+        Collective::Alltoall => (
+            k,
+            k,
+            (k * (k - 1)) as f64 * m,
+            (k - 1) as f64 * m,
+            (k - 1) as f64 * m,
+        ),
+        _ => return None,
+    };
+    match kind {
+        Medium::Bus => Some(w as f64 * beta + v * tau),
+        Medium::Shm { accesses } => {
+            let s = accesses.max(1) as u64;
+            Some((w.div_ceil(s) + r.div_ceil(s)) as f64 * beta + (vw + vr) * tau)
+        }
+        Medium::Switch => None,
+    }
+}
+
 /// Σ over ordered pairs of the distance between them: from the factors
 /// ([`Topology::total_distance`], seed 002 Theorem 1), or by visiting every pair.
 fn total_distance(topo: &Topology) -> f64 {
@@ -104,6 +149,66 @@ mod tests {
                 .sum();
             assert_eq!(total_distance(&topo), brute);
         }
+    }
+
+    /// Media bounds never exceed a verified schedule written for the medium.
+    #[test]
+    fn media_bounds_are_below_the_seed004_schedules() {
+        use crate::algorithms::{self, Params};
+        use crate::collective::OpKind;
+        use crate::cost::simulate;
+        use crate::verify::{verify, Problem, Strictness};
+        let model = Model::new(1.0, 0.01).unwrap();
+        let mut checked = 0;
+        for k in 2..=7u32 {
+            let mut topos = vec![format!("bus:{k}")];
+            topos.extend((1..=k).map(|s| format!("shm:{k},{s}")));
+            for t in topos {
+                let topo: Topology = t.parse().unwrap();
+                for algo in algorithms::all()
+                    .iter()
+                    .filter(|a| a.for_media() && a.fits(&topo).is_ok())
+                {
+                    let c = Collective::new(algo.op, k, Some(1), Some(0), Some((k - 1) as u64))
+                        .unwrap();
+                    for m in [1u64, 9, 1000] {
+                        let problem = Problem {
+                            topology: &topo,
+                            collective: c,
+                            len: m,
+                            commutative: true,
+                        };
+                        let s = algo.build(&problem, &Params::default()).unwrap();
+                        verify(
+                            problem,
+                            s.as_ref(),
+                            Strictness {
+                                ports: Some(Ports::All),
+                                duplex: None,
+                            },
+                        )
+                        .unwrap();
+                        let time = simulate(&topo, s.as_ref(), &model).time;
+                        let lb = lower_bound(&topo, &c, m, &model).unwrap();
+                        assert!(
+                            lb > 0.0 && lb <= time + 1e-9,
+                            "{t} {algo:?} m = {m}: bound {lb} > {time}"
+                        );
+                        // The bus's broadcast, one-to-one and all-gather meet it.
+                        if t.starts_with("bus")
+                            && matches!(
+                                algo.op,
+                                OpKind::P2p | OpKind::Broadcast | OpKind::Allgather
+                            )
+                        {
+                            assert!((lb - time).abs() < 1e-9, "{t} {algo:?}: {lb} vs {time}");
+                        }
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 300, "{checked}");
     }
 
     #[test]

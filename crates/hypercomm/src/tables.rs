@@ -259,9 +259,11 @@ fn forms(a: usize, row: usize, p: &Params004) -> (f64, f64) {
             2.0 * (n * t + lg * b),
             2.0 * (n * t + (lg - 1.0).max(0.0) * b),
         ),
+        // TEA2 with Eisenstat's grouping under half-link duplex, (4.5)'s bracket:
+        // (n + 1)β + (2^{n+1}/n + 2n)mτ with m = N/k (docs/errata.md, E34).
         (4, 2) => (
             2.0 * n * t / lg + 2.0 * lg * b,
-            2.0 * n * t / lg + 2.0 * lg * b,
+            (lg + 1.0) * b + (2.0 * n / lg + 2.0 * lg * n / k) * t,
         ),
         (4, 3) => (n * t + lg * b, lg * b + (k - 1.0) * n * t / k),
         (4, 4) => (
