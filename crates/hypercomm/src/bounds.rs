@@ -151,66 +151,6 @@ mod tests {
         }
     }
 
-    /// Media bounds never exceed a verified schedule written for the medium.
-    #[test]
-    fn media_bounds_are_below_the_seed004_schedules() {
-        use crate::algorithms::{self, Params};
-        use crate::collective::OpKind;
-        use crate::cost::simulate;
-        use crate::verify::{verify, Problem, Strictness};
-        let model = Model::new(1.0, 0.01).unwrap();
-        let mut checked = 0;
-        for k in 2..=7u32 {
-            let mut topos = vec![format!("bus:{k}")];
-            topos.extend((1..=k).map(|s| format!("shm:{k},{s}")));
-            for t in topos {
-                let topo: Topology = t.parse().unwrap();
-                for algo in algorithms::all()
-                    .iter()
-                    .filter(|a| a.for_media() && a.fits(&topo).is_ok())
-                {
-                    let c = Collective::new(algo.op, k, Some(1), Some(0), Some((k - 1) as u64))
-                        .unwrap();
-                    for m in [1u64, 9, 1000] {
-                        let problem = Problem {
-                            topology: &topo,
-                            collective: c,
-                            len: m,
-                            commutative: true,
-                        };
-                        let s = algo.build(&problem, &Params::default()).unwrap();
-                        verify(
-                            problem,
-                            s.as_ref(),
-                            Strictness {
-                                ports: Some(Ports::All),
-                                duplex: None,
-                            },
-                        )
-                        .unwrap();
-                        let time = simulate(&topo, s.as_ref(), &model).time;
-                        let lb = lower_bound(&topo, &c, m, &model).unwrap();
-                        assert!(
-                            lb > 0.0 && lb <= time + 1e-9,
-                            "{t} {algo:?} m = {m}: bound {lb} > {time}"
-                        );
-                        // The bus's broadcast, one-to-one and all-gather meet it.
-                        if t.starts_with("bus")
-                            && matches!(
-                                algo.op,
-                                OpKind::P2p | OpKind::Broadcast | OpKind::Allgather
-                            )
-                        {
-                            assert!((lb - time).abs() < 1e-9, "{t} {algo:?}: {lb} vs {time}");
-                        }
-                        checked += 1;
-                    }
-                }
-            }
-        }
-        assert!(checked > 300, "{checked}");
-    }
-
     #[test]
     fn one_port_bounds_are_never_below_all_port_ones() {
         let topo: Topology = "hypercube:5".parse().unwrap();

@@ -184,9 +184,27 @@ fn len_of(a: usize, row: usize, p: &Params004) -> u64 {
     m.max(1)
 }
 
+/// An upper bound of the best pipeline of `m` elements over `d` hops
+/// (ν ∈ 1..=m, [`crate::algorithms::pipeline::time`]): the paper's
+/// (√(mτ) + √((d − 1)β))² ≤ 2(mτ + (d − 1)β), plus what a whole ν = ⌈ν*⌉ and packets of
+/// ⌈m/ν⌉ elements add, β + (ν* + d)τ, ν* = √((d − 1)mτ/β). Valid while ν* ≤ m, the
+/// paper's own condition on (3.4).
+pub fn pipeline_bound(m: f64, d: f64, beta: f64, tau: f64) -> f64 {
+    if d <= 1.0 {
+        return d * (beta + m * tau);
+    }
+    let star = if beta > 0.0 {
+        ((d - 1.0) * m * tau / beta).sqrt()
+    } else {
+        m
+    };
+    2.0 * (m * tau + (d - 1.0) * beta) + beta + (star + d) * tau
+}
+
 /// (printed, corrected) for a cell, from the paper's N.
 fn forms(a: usize, row: usize, p: &Params004) -> (f64, f64) {
     let (b, t) = (p.beta, p.tau);
+    let pipe = |m: f64, d: f64| pipeline_bound(m, d, b, t);
     let k = p.k as f64;
     let s = p.kstar as f64;
     let n = p.n as f64;
@@ -219,10 +237,7 @@ fn forms(a: usize, row: usize, p: &Params004) -> (f64, f64) {
             2.0 * (k - 1.0) * ceil(ku, p.kstar as u64) * (b + n * t / (k * k)),
         ),
         // Ring (the ring rule): pipelines by (√a + √b)² ≤ 2(a + b) with i = ⌊k/2⌋.
-        (2, 0) | (2, 1) => (
-            2.0 * n * t + k * b,
-            2.0 * (n * t + ((ku / 2).max(1) - 1) as f64 * b),
-        ),
+        (2, 0) | (2, 1) => (2.0 * n * t + k * b, pipe(n, (ku / 2) as f64)),
         (2, 2) => (n * t + k * b, (k - 1.0) * (b + n * t / k)),
         (2, 3) => (n * t / 2.0 + k * b / 2.0, (ku / 2) as f64 * (b + n * t / k)),
         (2, 4) => (
@@ -232,11 +247,11 @@ fn forms(a: usize, row: usize, p: &Params004) -> (f64, f64) {
         // Grid √k × √k: one path of i = 2⌊√k/2⌋ hops; the spine tree of depth i.
         (3, 0) => {
             let i = 2.0 * (rk / 2.0).floor();
-            (n * t / 2.0 + (rk + 6.0) * b, 2.0 * (n * t + (i - 1.0) * b))
+            (n * t / 2.0 + (rk + 6.0) * b, pipe(n, i))
         }
         (3, 1) => {
             let i = 2.0 * (rk / 2.0).floor();
-            (n * t + rk * b, 2.0 * (n * t + (i - 1.0) * b))
+            (n * t + rk * b, pipe(n, i))
         }
         (3, 2) => (
             n * t + 2.0 * rk * b,
@@ -251,14 +266,9 @@ fn forms(a: usize, row: usize, p: &Params004) -> (f64, f64) {
             2.0 * (rk - 1.0) * b + (rk - 1.0) * n * t / k,
         ),
         // Hypercube, half-link duplex.
-        (4, 0) => (
-            2.0 * n * t / lg + (2.0 + lg) * b,
-            2.0 * (n * t / lg + (lg - 1.0).max(0.0) * b),
-        ),
-        (4, 1) => (
-            2.0 * (n * t + lg * b),
-            2.0 * (n * t + (lg - 1.0).max(0.0) * b),
-        ),
+        // Multipath from 0 to its antipode: n paths of n hops, ⌈N/n⌉ each.
+        (4, 0) => (2.0 * n * t / lg + (2.0 + lg) * b, pipe((n / lg).ceil(), lg)),
+        (4, 1) => (2.0 * (n * t + lg * b), pipe(n, lg)),
         // TEA2 with Eisenstat's grouping under half-link duplex, (4.5)'s bracket:
         // (n + 1)β + (2^{n+1}/n + 2n)mτ with m = N/k (docs/errata.md, E34).
         (4, 2) => (
