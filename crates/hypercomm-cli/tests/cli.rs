@@ -1041,3 +1041,62 @@ fn formulas_agree_with_simulate() {
         assert_eq!(sim["formulas"], row["formulas"], "{algo}");
     }
 }
+
+/// `hypercomm tables`: 30 cells with the documented keys, every one verified; text and
+/// markdown name every machine; bad parameters exit 2 naming the option.
+#[test]
+fn tables_regenerates_seed004() {
+    let v = hc(&[
+        "tables", "--nodes", "16", "--kstar", "4", "--data", "4096", "--format", "json",
+    ]);
+    assert_eq!(v.code, 0, "{}", v.err);
+    let cells = v.json();
+    let cells = cells.as_array().expect("an array");
+    assert_eq!(cells.len(), 30);
+    for c in cells {
+        for key in [
+            "table",
+            "architecture",
+            "operation",
+            "printed",
+            "corrected",
+            "exact",
+            "algorithm",
+            "best",
+            "best_algorithm",
+            "len",
+            "verified",
+        ] {
+            assert!(c.get(key).is_some(), "{key} missing in {c}");
+        }
+        assert_eq!(c["verified"], true, "{c}");
+        assert!(
+            c["best"].as_f64().unwrap() <= c["exact"].as_f64().unwrap() + 1e-9,
+            "{c}"
+        );
+    }
+    for fmt in ["text", "markdown"] {
+        let out = ok(&["tables", "--format", fmt]);
+        for arch in [
+            "bus",
+            "shared memory",
+            "ring",
+            "grid",
+            "hypercube",
+            "switch",
+        ] {
+            assert!(out.contains(arch), "{fmt}: {arch} missing");
+        }
+    }
+    for (args, what) in [
+        (vec!["tables", "--nodes", "12"], "--nodes"),
+        (vec!["tables", "--kstar", "0"], "--kstar"),
+        (vec!["tables", "--kstar", "17"], "--kstar"),
+        (vec!["tables", "--data", "0"], "--data"),
+        (vec!["tables", "--tau=-1"], "--tau"),
+    ] {
+        let r = hc(&args);
+        assert_eq!(r.code, 2, "{args:?}");
+        assert!(r.err.contains(what), "{args:?}: {}", r.err);
+    }
+}
