@@ -358,3 +358,33 @@ fn media_bounds_are_below_the_seed004_schedules() {
     }
     assert!(checked > 300, "{checked}");
 }
+
+/// (3.6)'s two paths: the destination reads from both neighbours at once, which the
+/// ring rule forbids: `--strict --ports 2,1` must say so; under all ports it verifies
+/// and beats one path for long messages.
+#[test]
+fn two_path_breaks_the_ring_rule() {
+    use hypercomm::cost::model::Ports;
+    use hypercomm::verify::ViolationKind;
+    let topo: Topology = "ring:8".parse().unwrap();
+    let c = Collective::new(OpKind::P2p, 8, None, Some(0), Some(3)).unwrap();
+    let problem = Problem {
+        topology: &topo,
+        collective: c,
+        len: 1000,
+        commutative: true,
+    };
+    let algo = algorithms::find(OpKind::P2p, "two-path").unwrap();
+    let s = algo.build(&problem, &Params::default()).unwrap();
+    let strict = Strictness {
+        ports: Some("2,1".parse::<Ports>().unwrap()),
+        duplex: None,
+    };
+    let v = verify(problem, s.as_ref(), strict).expect_err("the ring rule is broken");
+    assert_eq!(v.kind, ViolationKind::PortRule, "{v}");
+    assert_eq!(v.rank, 3, "{v}");
+    verify(problem, s.as_ref(), Strictness::default()).unwrap();
+    let two = time("ring:8", OpKind::P2p, "two-path", 100_000, 3, m());
+    let one = time("ring:8", OpKind::P2p, "direct", 100_000, 3, m());
+    assert!(two < one, "{two} vs {one}");
+}

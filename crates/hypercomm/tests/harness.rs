@@ -715,8 +715,9 @@ fn seed004_exact_forms_on_every_size() {
                             commutative: true,
                         };
                         // The reversed two-way scatter has the root hear both neighbours
-                        // at once: all ports, not the ring rule.
-                        let ports = if algo.op == OpKind::Gather {
+                        // at once: all ports, not the ring rule (so has the two-path
+                        // one-to-one's destination).
+                        let ports = if algo.op == OpKind::Gather || algo.name == "two-path" {
                             &Ports::All
                         } else {
                             ports

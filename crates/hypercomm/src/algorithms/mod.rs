@@ -80,6 +80,7 @@ pub mod p2p {
     pub mod ecube;
     pub mod multipath;
     pub mod shm;
+    pub mod two_path;
 }
 pub mod reduce {
     //! Reduction to one root.
@@ -1105,6 +1106,17 @@ pub static ALGORITHMS: &[Algorithm] = &[
         fits: torus_only,
         build: alltoall::row_column::build,
         formulas: alltoall::row_column::formulas,
+    },
+    Algorithm {
+        name: "two-path",
+        op: OpKind::P2p,
+        summary: "halves pipelined both ways round the ring; the destination hears both neighbours (not the ring rule)",
+        reference: "Saad & Schultz 1986 (seed 004), §3.1 (C), eq. (3.6)",
+        topologies: "ring",
+        pipelined: true,
+        fits: ring_only,
+        build: p2p::two_path::build,
+        formulas: p2p::two_path::formulas,
     },
 ];
 
