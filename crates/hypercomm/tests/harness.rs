@@ -500,6 +500,10 @@ fn sample_topologies() -> Vec<Topology> {
         "hypercube:2+host",
         "complete:8",
         "complete:5",
+        "ring:5",
+        "torus:3x3",
+        "bus:5",
+        "shm:5,2",
     ]
     .iter()
     .filter_map(|t| t.parse().ok())
