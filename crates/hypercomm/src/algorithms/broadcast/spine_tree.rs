@@ -9,7 +9,7 @@
 //! This is the paper's "second method of the ring" on the grid: its pipelined time
 //! equals (3.18), not the two sequential pipelines of (3.20) the paper derives for it.
 //! Exact under all ports (the grid model, §2 (D)), full or half-link duplex:
-//! (ν + D − 1)(β + qτ) + [r > 0](r + D − 1)τ, q = ⌊m/ν⌋, r = m mod ν; (3.18) is
+//! (ν + D − 1)(β + qτ) + \[r > 0\](r + D − 1)τ, q = ⌊m/ν⌋, r = m mod ν; (3.18) is
 //! its continuous optimum, a lower estimate with `--packets opt`.
 //!
 //! Constraints: `torus:AxB`.

@@ -7,7 +7,7 @@
 //! ⌊k/2⌋ clockwise and ⌊(k − 1)/2⌋ counter-clockwise have it (one-way: clockwise
 //! only, k − 1 hops). With depth D = ⌊k/2⌋ (k − 1), q = ⌊m/ν⌋ and r = m mod ν, exact
 //! under seed 004's ring rule (`--ports 2,1`) or all ports, full or half-link duplex:
-//! (ν + D − 1)(β + qτ) + [r > 0](r + D − 1)τ. (3.16)/(3.17) are its continuous
+//! (ν + D − 1)(β + qτ) + \[r > 0\](r + D − 1)τ. (3.16)/(3.17) are its continuous
 //! optimum, a lower estimate with `--packets opt`.
 //!
 //! Constraints: `ring:K`, any K ≥ 1 (odd rings too).
