@@ -114,5 +114,22 @@ pub fn markdown(entries: &[Entry]) -> String {
             cell(e.reference)
         ));
     }
+    out.push_str(SEED004_LEN);
     out
 }
+
+/// How seed 004's N maps to `--len`, per operation (appended to docs/algorithms.md).
+const SEED004_LEN: &str = "\n## Seed 004's N and `--len`\n\n\
+Saad & Schultz's *Data Communication in Parallel Architectures* (seed 004) uses N for \
+different things per operation; `--len` (m) is always the elements of one message or \
+block, so, with K processors:\n\n\
+| Operation (seed 004) | `--op` | N is | `--len` |\n\
+| --- | --- | --- | --- |\n\
+| one to one (§3.1) | `p2p` | the message | N |\n\
+| one to all (§3.2) | `broadcast` | the message | N |\n\
+| all to all (§3.3) | `allgather` | the total, N/K per processor | N/K |\n\
+| scatter, gather (§3.4) | `scatter`, `gather` | the total, K vectors of N/K | N/K |\n\
+| multiscatter (§3.5), bus, memory, ring, grid | `alltoall` | the total, N/K per processor | N/K² |\n\
+| multiscatter (§3.5), hypercube, switch | `alltoall` | the order of an N × N matrix | N²/K² |\n\n\
+`hypercomm tables --data N` takes the paper's N and runs each cell with this `--len` \
+(rounded down, at least 1).\n";

@@ -101,6 +101,35 @@ pub enum Command {
     /// (exchanging messages by default, or by ping-pong: --pattern) and save them for
     /// `Algo::Auto`, `run` and `bench`.
     Calibrate(CalibrateArgs),
+    /// Regenerate seed 004's Tables 1 and 2 (Saad & Schultz, Data Communication in
+    /// Parallel Architectures): printed, corrected, exact (simulated) and best time of
+    /// each of the 30 cells.
+    Tables(TablesArgs),
+}
+
+/// Arguments of `hypercomm tables`.
+#[derive(Debug, Args)]
+pub struct TablesArgs {
+    /// K, the processors of every machine (a square for the grid, a power of two for
+    /// the hypercube).
+    #[arg(long, value_name = "K", default_value_t = 16)]
+    pub nodes: u32,
+    /// k* = S, simultaneous shared-memory accesses (1 ≤ S ≤ K).
+    #[arg(long, value_name = "S", default_value_t = 4)]
+    pub kstar: u32,
+    /// The paper's N (the message; the total for all-to-all, scatter and the
+    /// multiscatter; the matrix order for the hypercube's and switch's multiscatter).
+    #[arg(long, value_name = "N", default_value_t = 4096)]
+    pub data: u64,
+    /// τ_X, the start-up (our β).
+    #[arg(long, value_name = "B", default_value_t = 1.0)]
+    pub beta: f64,
+    /// 1/b_X, the time per word (our τ).
+    #[arg(long, value_name = "T", default_value_t = 0.01)]
+    pub tau: f64,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ListFormat::Text)]
+    pub format: ListFormat,
 }
 
 /// Output format of the reporting commands.

@@ -3,7 +3,7 @@
 //! The `hypercomm` command-line tool over the [`hypercomm`] library. Raw arguments are
 //! parsed by clap ([`args`]), validated into a typed configuration ([`config`]), and run
 //! by one module per command ([`simulate`], [`compare`], [`algorithms`], [`formulas`],
-//! [`schedule`], [`verify`], [`sweep`]); [`report`] holds the facts of one run,
+//! [`schedule`], [`verify`], [`sweep`], [`tables`]); [`report`] holds the facts of one run,
 //! [`output`] renders them and [`plot`] draws a sweep as an SVG chart.
 //!
 //! `run`, `bench` and `calibrate` execute collectives on the runtime
@@ -45,6 +45,7 @@ pub mod runtime;
 pub mod schedule;
 pub mod simulate;
 pub mod sweep;
+pub mod tables;
 pub mod threads;
 pub mod verify;
 
@@ -189,6 +190,7 @@ fn dispatch(command: Command, io: &mut Io<'_>) -> Result<Outcome, CliError> {
         Command::Run(a) => threads::run(&a, io),
         Command::Bench(a) => threads::bench(&a, io),
         Command::Calibrate(a) => threads::calibrate(&a, io),
+        Command::Tables(a) => tables::run(&a, io),
     }
 }
 

@@ -59,6 +59,9 @@ pub fn lower_bound(topo: &Topology, collective: &Collective, m: u64, model: &Mod
         return Some(0.0);
     }
     let (beta, tau) = (model.beta(), model.tau());
+    if let Some(lb) = medium_bound(topo, collective, m, beta, tau) {
+        return Some(lb);
+    }
     let d = topo.degree().max(1) as f64;
     let one = model.ports == Ports::One;
     let per_link = |v: f64| if one { v } else { v / d };
@@ -156,6 +159,48 @@ fn download(topo: &Topology, m: u64, model: &Model) -> Option<f64> {
         }
         _ => hb + m as f64 * ht,
     })
+}
+
+/// On a bus or a shared memory (seed 004, §2 (A)–(B)), for the collectives of data
+/// movement; `None` elsewhere.
+///
+/// - **Bus**: one transfer at a time, each from one sender: T ≥ w·β + V·τ, w the
+///   processors that must send (each its own transfer) and V the elements that must
+///   cross the bus (each at least once; a multicast carries the same ones to all).
+/// - **Shared memory** with S accesses per round: every move is a write and a read, a
+///   round serves at most S of either and charges its longest access, so
+///   T ≥ (⌈w/S⌉ + ⌈r/S⌉)β + (V_w + V_r)τ, w the processors that must write, r those
+///   that must read, V_w and V_r the most one processor must write and read.
+fn medium_bound(topo: &Topology, c: &Collective, m: u64, beta: f64, tau: f64) -> Option<f64> {
+    use crate::topology::Medium;
+    let kind = topo.medium_kind()?;
+    let k = topo.pes() as u64;
+    let m = m as f64;
+    // (writers, readers, volume over the bus, most written by one, most read by one)
+    let (w, r, v, vw, vr) = match *c {
+        Collective::P2p { src, dst } if src == dst => return Some(0.0),
+        Collective::P2p { .. } => (1, 1, m, m, m),
+        Collective::Broadcast { .. } => (1, k - 1, m, m, m),
+        Collective::Scatter { .. } => (1, k - 1, (k - 1) as f64 * m, (k - 1) as f64 * m, m),
+        Collective::Gather { .. } => (k - 1, 1, (k - 1) as f64 * m, m, (k - 1) as f64 * m),
+        Collective::Allgather => (k, k, k as f64 * m, m, (k - 1) as f64 * m),
+        Collective::Alltoall => (
+            k,
+            k,
+            (k * (k - 1)) as f64 * m,
+            (k - 1) as f64 * m,
+            (k - 1) as f64 * m,
+        ),
+        _ => return None,
+    };
+    match kind {
+        Medium::Bus => Some(w as f64 * beta + v * tau),
+        Medium::Shm { accesses } => {
+            let s = accesses.max(1) as u64;
+            Some((w.div_ceil(s) + r.div_ceil(s)) as f64 * beta + (vw + vr) * tau)
+        }
+        Medium::Switch => None,
+    }
 }
 
 /// Σ over ordered pairs of the distance between them: from the factors

@@ -32,6 +32,7 @@ pub mod collective;
 pub mod cost;
 pub mod error;
 pub mod schedule;
+pub mod tables;
 pub mod topology;
 pub mod verify;
 

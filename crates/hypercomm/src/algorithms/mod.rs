@@ -7,16 +7,22 @@
 //! reference, the cost in steps and volume, and the constraints.
 
 pub mod pipeline;
+pub mod plan;
 
 pub mod allgather {
     //! All-to-all broadcast (all-gather): every rank's block to every rank.
+
     pub mod adea;
+    pub mod alternating_direction;
     pub mod bruck;
+    pub mod bus;
     pub mod daisy_chain;
     pub mod dimension_exchange;
     pub mod ring;
+    pub mod ring_daisy_chain;
     pub mod rotated_exchange;
     pub mod sba;
+    pub mod shm;
     pub mod tea1;
     pub mod tea2;
 }
@@ -29,21 +35,31 @@ pub mod allreduce {
 }
 pub mod alltoall {
     //! Total exchange (transposition): a distinct block from every rank to every rank.
+
     pub mod bruck;
+    pub mod bus;
     pub mod dimension_exchange;
     pub mod linear;
     pub mod mtadea;
     pub mod pairwise;
+    pub mod rotate_drop;
     pub mod rotated_exchange;
+    pub mod row_column;
+    pub mod shm;
     pub mod smg;
 }
 pub mod broadcast {
     //! One-to-all broadcast.
+
     pub mod binomial;
+    pub mod bus;
     pub mod esbt;
     pub mod linear;
     pub mod nesbt;
     pub mod sbt;
+    pub mod shm;
+    pub mod spine_tree;
+    pub mod two_way;
 }
 pub mod exclusive_scan {
     //! Exclusive prefix reduction.
@@ -52,15 +68,24 @@ pub mod exclusive_scan {
 }
 pub mod gather {
     //! All-to-one gather.
+
     pub mod binomial;
+    pub mod bus;
     pub mod nesbt;
+    pub mod row_column;
     pub mod sbt;
+    pub mod shm;
+    pub mod two_way;
 }
 pub mod p2p {
     //! Point-to-point transfers.
+
+    pub mod bus;
     pub mod direct;
     pub mod ecube;
     pub mod multipath;
+    pub mod shm;
+    pub mod two_path;
 }
 pub mod reduce {
     //! Reduction to one root.
@@ -82,9 +107,14 @@ pub mod scan {
 }
 pub mod scatter {
     //! One-to-all personalised scatter.
+
     pub mod binomial;
+    pub mod bus;
     pub mod nesbt;
+    pub mod row_column;
     pub mod sbt;
+    pub mod shm;
+    pub mod two_way;
 }
 pub mod download {
     //! Downloading data from a host into a hypercube (Gichev 1992, seed 003).
@@ -366,13 +396,24 @@ impl Algorithm {
         with(best.0)
     }
 
+    /// Whether the algorithm is written for a bus or a shared memory (its
+    /// `topologies` is `bus` or `shm`), so that its closed forms price the medium.
+    pub fn for_media(&self) -> bool {
+        matches!(self.topologies, "bus" | "shm")
+    }
+
     /// The closed forms that apply to `problem` under `params.model`. The forms are
     /// stated for links and ports: on a bus or a shared memory, where the medium
-    /// prices the transfers, none applies; on a switch they are evaluated under its
-    /// one-port rule.
+    /// prices the transfers, none applies unless the algorithm is written for the
+    /// medium ([`for_media`](Algorithm::for_media)); on a switch they are evaluated
+    /// under its one-port rule.
     pub fn formulas(&self, problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
         use crate::topology::Medium;
         match problem.topology.medium_kind() {
+            // Forms written for the medium itself (seed 004's bus and memory entries).
+            Some(Medium::Bus | Medium::Shm { .. }) if self.for_media() => {
+                (self.formulas)(problem, params)
+            }
             Some(Medium::Bus | Medium::Shm { .. }) => vec![],
             Some(Medium::Switch) => {
                 let mut p = *params;
@@ -502,6 +543,36 @@ fn with_host(t: &Topology) -> Result<(), String> {
             "it downloads from a host linked to every node of a cube: it needs hypercube:N+host"
                 .into(),
         ),
+    }
+}
+
+/// Fits `ring:K` (seed 004's model C), any K.
+fn ring_only(t: &Topology) -> Result<(), String> {
+    plan::ring_len(t)
+        .map(|_| ())
+        .ok_or_else(|| "it runs on a ring (ring:K)".to_string())
+}
+
+/// Fits `torus:AxB` (seed 004's model D, the grid with wrap-around).
+fn torus_only(t: &Topology) -> Result<(), String> {
+    plan::torus_dims(t)
+        .map(|_| ())
+        .ok_or_else(|| "it runs on a two-dimensional torus (torus:AxB)".to_string())
+}
+
+/// Fits `bus:K` (seed 004's model A).
+fn bus_only(t: &Topology) -> Result<(), String> {
+    match plan::medium(t) {
+        Some((crate::topology::Medium::Bus, _)) => Ok(()),
+        _ => Err("it runs on a broadcast bus (bus:K)".into()),
+    }
+}
+
+/// Fits `shm:K,S` (seed 004's model B).
+fn shm_only(t: &Topology) -> Result<(), String> {
+    match plan::medium(t) {
+        Some((crate::topology::Medium::Shm { .. }, _)) => Ok(()),
+        _ => Err("it runs on a shared memory (shm:K,S)".into()),
     }
 }
 
@@ -1112,6 +1183,270 @@ pub static ALGORITHMS: &[Algorithm] = &[
         fits: with_host,
         build: download::optimal::build,
         formulas: download::optimal::formulas,
+    },
+    Algorithm {
+        name: "bus",
+        op: OpKind::P2p,
+        summary: "one transfer on the bus",
+        reference: "Saad & Schultz 1986 (seed 004), §3.1 (A), eq. (3.1)",
+        topologies: "bus",
+        pipelined: false,
+        fits: bus_only,
+        build: p2p::bus::build,
+        formulas: p2p::bus::formulas,
+    },
+    Algorithm {
+        name: "shm",
+        op: OpKind::P2p,
+        summary: "a write to the shared memory, then a read",
+        reference: "Saad & Schultz 1986 (seed 004), §3.1 (B), eq. (3.2)",
+        topologies: "shm",
+        pipelined: false,
+        fits: shm_only,
+        build: p2p::shm::build,
+        formulas: p2p::shm::formulas,
+    },
+    Algorithm {
+        name: "bus",
+        op: OpKind::Broadcast,
+        summary: "one multicast on the bus",
+        reference: "Saad & Schultz 1986 (seed 004), §3.2 (A)",
+        topologies: "bus",
+        pipelined: false,
+        fits: bus_only,
+        build: broadcast::bus::build,
+        formulas: broadcast::bus::formulas,
+    },
+    Algorithm {
+        name: "shm",
+        op: OpKind::Broadcast,
+        summary: "the root writes the message and S processors read it, per step",
+        reference: "Saad & Schultz 1986 (seed 004), §3.2 (B), eq. (3.15)",
+        topologies: "shm",
+        pipelined: false,
+        fits: shm_only,
+        build: broadcast::shm::build,
+        formulas: broadcast::shm::formulas,
+    },
+    Algorithm {
+        name: "two-way",
+        op: OpKind::Broadcast,
+        summary: "pipelined both ways round the ring, ⌊k/2⌋ hops",
+        reference: "Saad & Schultz 1986 (seed 004), §3.2 (C), eq. (3.17)",
+        topologies: "ring",
+        pipelined: true,
+        fits: ring_only,
+        build: broadcast::two_way::build,
+        formulas: broadcast::two_way::formulas,
+    },
+    Algorithm {
+        name: "one-way",
+        op: OpKind::Broadcast,
+        summary: "pipelined one way round the ring, k − 1 hops",
+        reference: "Saad & Schultz 1986 (seed 004), §3.2 (C), eq. (3.16)",
+        topologies: "ring",
+        pipelined: true,
+        fits: ring_only,
+        build: broadcast::two_way::build_one_way,
+        formulas: broadcast::two_way::formulas_one_way,
+    },
+    Algorithm {
+        name: "spine-tree",
+        op: OpKind::Broadcast,
+        summary: "pipelined down the root's column and every row, ⌊A/2⌋ + ⌊B/2⌋ hops",
+        reference: "Saad & Schultz 1986 (seed 004), §3.2 (D), eq. (3.18)",
+        topologies: "torus",
+        pipelined: true,
+        fits: torus_only,
+        build: broadcast::spine_tree::build,
+        formulas: broadcast::spine_tree::formulas,
+    },
+    Algorithm {
+        name: "bus",
+        op: OpKind::Allgather,
+        summary: "each processor multicasts its block in turn, k steps",
+        reference: "Saad & Schultz 1986 (seed 004), §3.3 (A), eq. (3.26)",
+        topologies: "bus",
+        pipelined: false,
+        fits: bus_only,
+        build: allgather::bus::build,
+        formulas: allgather::bus::formulas,
+    },
+    Algorithm {
+        name: "shm",
+        op: OpKind::Allgather,
+        summary: "each processor writes its block for S readers a step",
+        reference: "Saad & Schultz 1986 (seed 004), §3.3 (B), eq. (3.27)",
+        topologies: "shm",
+        pipelined: false,
+        fits: shm_only,
+        build: allgather::shm::build,
+        formulas: allgather::shm::formulas,
+    },
+    Algorithm {
+        name: "ring-daisy-chain",
+        op: OpKind::Allgather,
+        summary: "blocks passed round the ring, k − 1 steps",
+        reference: "Saad & Schultz 1986 (seed 004), §3.3 (C), eq. (3.28)",
+        topologies: "ring",
+        pipelined: false,
+        fits: ring_only,
+        build: allgather::ring_daisy_chain::build,
+        formulas: allgather::ring_daisy_chain::formulas,
+    },
+    Algorithm {
+        name: "alternating-direction",
+        op: OpKind::Allgather,
+        summary: "daisy chains round the columns, then round the rows with a column's blocks",
+        reference: "Saad & Schultz 1986 (seed 004), §3.3 (D), eq. (3.31)",
+        topologies: "torus",
+        pipelined: false,
+        fits: torus_only,
+        build: allgather::alternating_direction::build,
+        formulas: allgather::alternating_direction::formulas,
+    },
+    Algorithm {
+        name: "bus",
+        op: OpKind::Scatter,
+        summary: "the root sends the blocks one a step",
+        reference: "Saad & Schultz 1986 (seed 004), §3.4 (A), eq. (3.36)",
+        topologies: "bus",
+        pipelined: false,
+        fits: bus_only,
+        build: scatter::bus::build,
+        formulas: scatter::bus::formulas,
+    },
+    Algorithm {
+        name: "shm",
+        op: OpKind::Scatter,
+        summary: "the root writes one block a step, its reader reads it",
+        reference: "Saad & Schultz 1986 (seed 004), §3.4 (B), eq. (3.37)",
+        topologies: "shm",
+        pipelined: false,
+        fits: shm_only,
+        build: scatter::shm::build,
+        formulas: scatter::shm::formulas,
+    },
+    Algorithm {
+        name: "two-way",
+        op: OpKind::Scatter,
+        summary: "both ways round the ring, farthest block first, ⌊k/2⌋ steps",
+        reference: "Saad & Schultz 1986 (seed 004), §3.4 (C), eq. (3.38)",
+        topologies: "ring",
+        pipelined: false,
+        fits: ring_only,
+        build: scatter::two_way::build,
+        formulas: scatter::two_way::formulas,
+    },
+    Algorithm {
+        name: "row-column",
+        op: OpKind::Scatter,
+        summary: "two-way scatter of column bundles round the root's row, then round every column",
+        reference: "Saad & Schultz 1986 (seed 004), §3.4 (D), eq. (3.39)",
+        topologies: "torus",
+        pipelined: false,
+        fits: torus_only,
+        build: scatter::row_column::build,
+        formulas: scatter::row_column::formulas,
+    },
+    Algorithm {
+        name: "bus",
+        op: OpKind::Gather,
+        summary: "the bus scatter reversed",
+        reference: "Saad & Schultz 1986 (seed 004), §3, §3.4 (A)",
+        topologies: "bus",
+        pipelined: false,
+        fits: bus_only,
+        build: gather::bus::build,
+        formulas: gather::bus::formulas,
+    },
+    Algorithm {
+        name: "shm",
+        op: OpKind::Gather,
+        summary: "the shared-memory scatter reversed",
+        reference: "Saad & Schultz 1986 (seed 004), §3, §3.4 (B)",
+        topologies: "shm",
+        pipelined: false,
+        fits: shm_only,
+        build: gather::shm::build,
+        formulas: gather::shm::formulas,
+    },
+    Algorithm {
+        name: "two-way",
+        op: OpKind::Gather,
+        summary: "the ring's two-way scatter reversed",
+        reference: "Saad & Schultz 1986 (seed 004), §3, §3.4 (C)",
+        topologies: "ring",
+        pipelined: false,
+        fits: ring_only,
+        build: gather::two_way::build,
+        formulas: gather::two_way::formulas,
+    },
+    Algorithm {
+        name: "row-column",
+        op: OpKind::Gather,
+        summary: "the torus's row-column scatter reversed",
+        reference: "Saad & Schultz 1986 (seed 004), §3, §3.4 (D)",
+        topologies: "torus",
+        pipelined: false,
+        fits: torus_only,
+        build: gather::row_column::build,
+        formulas: gather::row_column::formulas,
+    },
+    Algorithm {
+        name: "bus",
+        op: OpKind::Alltoall,
+        summary: "each processor multicasts its k − 1 blocks in turn",
+        reference: "Saad & Schultz 1986 (seed 004), §3.5 (A)",
+        topologies: "bus",
+        pipelined: false,
+        fits: bus_only,
+        build: alltoall::bus::build,
+        formulas: alltoall::bus::formulas,
+    },
+    Algorithm {
+        name: "shm",
+        op: OpKind::Alltoall,
+        summary: "k − 1 shifts, each in ⌈k/S⌉ steps of S writes and S reads",
+        reference: "Saad & Schultz 1986 (seed 004), §3.5 (B), eq. (3.42)",
+        topologies: "shm",
+        pipelined: false,
+        fits: shm_only,
+        build: alltoall::shm::build,
+        formulas: alltoall::shm::formulas,
+    },
+    Algorithm {
+        name: "rotate-drop",
+        op: OpKind::Alltoall,
+        summary: "rotate round the ring, dropping a block at each node, k − 1 steps",
+        reference: "Saad & Schultz 1986 (seed 004), §3.5 (C), eq. (3.43)",
+        topologies: "ring",
+        pipelined: false,
+        fits: ring_only,
+        build: alltoall::rotate_drop::build,
+        formulas: alltoall::rotate_drop::formulas,
+    },
+    Algorithm {
+        name: "row-column",
+        op: OpKind::Alltoall,
+        summary: "rotate and drop round every row, then round every column",
+        reference: "Saad & Schultz 1986 (seed 004), §3.5 (C)–(D)",
+        topologies: "torus",
+        pipelined: false,
+        fits: torus_only,
+        build: alltoall::row_column::build,
+        formulas: alltoall::row_column::formulas,
+    },
+    Algorithm {
+        name: "two-path",
+        op: OpKind::P2p,
+        summary: "halves pipelined both ways round the ring; the destination hears both neighbours (not the ring rule)",
+        reference: "Saad & Schultz 1986 (seed 004), §3.1 (C), eq. (3.6)",
+        topologies: "ring",
+        pipelined: true,
+        fits: ring_only,
+        build: p2p::two_path::build,
+        formulas: p2p::two_path::formulas,
     },
 ];
 

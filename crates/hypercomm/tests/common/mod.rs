@@ -14,7 +14,7 @@ use hypercomm::cost::{simulate, simulate_programs, Report};
 use hypercomm::error::Error;
 use hypercomm::schedule::json::Document;
 use hypercomm::schedule::{materialize, Op, Program, Rank, Schedule};
-use hypercomm::topology::Topology;
+use hypercomm::topology::{Medium, Topology};
 use hypercomm::verify::{
     verify, verify_programs, verify_with, Options, Problem, Strictness, ViolationKind,
 };
@@ -163,7 +163,7 @@ pub fn reference_times(
     let mut floor = vec![0.0f64; progs.len()];
     let mut total = 0.0;
     for s in 0..steps {
-        let mut round = 0.0f64;
+        let mut round = medium_time(topo, progs, s, model);
         let mut next = floor.clone();
         for (i, prog) in progs.iter().enumerate() {
             let me = prog.rank;
@@ -182,11 +182,47 @@ pub fn reference_times(
             if sends.is_empty() && recvs.is_empty() {
                 continue;
             }
-            let side = |list: &[(Rank, f64)]| -> f64 {
-                match model.ports {
-                    Ports::One => list.iter().map(|&(_, c)| c).sum(),
-                    Ports::Split { .. } => unimplemented!("the reference times all and one port"),
-                    Ports::All => {
+            // A bus or a shared memory prices its processors' transfers itself (below);
+            // a switch is one port each way.
+            let medium = topo.medium_kind();
+            let on_medium = |q: Rank| {
+                matches!(medium, Some(Medium::Bus | Medium::Shm { .. }))
+                    && topo.host().is_none_or(|h| h != q && h != me)
+            };
+            sends.retain(|&(q, _)| !on_medium(q));
+            recvs.retain(|&(q, _)| !on_medium(q));
+            let ports = if Some(me) == topo.host() {
+                model.host_ports
+            } else if medium == Some(Medium::Switch) {
+                Ports::One
+            } else {
+                model.ports
+            };
+            let side = |list: &[(Rank, f64)], n: Option<u32>| -> f64 {
+                match n {
+                    Some(1) => list.iter().map(|&(_, c)| c).sum(),
+                    // S ≥ 2 ports: in op order, each transfer waits for its link and
+                    // for the port that frees first.
+                    Some(n) => {
+                        let mut port = vec![0.0f64; n as usize];
+                        let mut link: Vec<(Rank, f64)> = Vec::new();
+                        let mut done = 0.0f64;
+                        for &(q, c) in list {
+                            let l = link.iter().position(|(p, _)| *p == q).unwrap_or_else(|| {
+                                link.push((q, 0.0));
+                                link.len() - 1
+                            });
+                            let i = (0..port.len())
+                                .min_by(|&a, &b| port[a].total_cmp(&port[b]))
+                                .unwrap_or(0);
+                            let end = link[l].1.max(port[i]) + c;
+                            link[l].1 = end;
+                            port[i] = end;
+                            done = done.max(end);
+                        }
+                        done
+                    }
+                    None => {
                         let mut per_link: Vec<(Rank, f64)> = Vec::new();
                         for &(q, c) in list {
                             match per_link.iter_mut().find(|(p, _)| *p == q) {
@@ -198,10 +234,21 @@ pub fn reference_times(
                     }
                 }
             };
+            let (ts, tr) = (side(&sends, ports.send()), side(&recvs, ports.recv()));
             let t = match model.duplex {
-                Duplex::Full => side(&sends).max(side(&recvs)),
-                Duplex::Half => side(&sends) + side(&recvs),
-                Duplex::HalfLink => unimplemented!("the reference times full and half duplex"),
+                Duplex::Full => ts.max(tr),
+                Duplex::Half => ts + tr,
+                // One direction at a time on a link: both ways on one link add up.
+                Duplex::HalfLink => {
+                    let mut both: Vec<(Rank, f64)> = Vec::new();
+                    for &(q, c) in sends.iter().chain(&recvs) {
+                        match both.iter_mut().find(|(p, _)| *p == q) {
+                            Some((_, t)) => *t += c,
+                            None => both.push((q, c)),
+                        }
+                    }
+                    both.iter().map(|&(_, t)| t).fold(ts.max(tr), f64::max)
+                }
             };
             round = round.max(t);
             let peers = sends.iter().chain(&recvs);
@@ -212,6 +259,50 @@ pub fn reference_times(
         total += round;
     }
     (total, floor.into_iter().fold(0.0, f64::max))
+}
+
+/// Step `s` on a bus (its send operations one after another) or a shared memory (a
+/// write phase, then a read phase, each ⌈accesses/S⌉ rounds or a processor's most
+/// accesses, whichever is more, at its longest access), as `cost/mod.rs` documents.
+fn medium_time(topo: &Topology, progs: &[Program], s: usize, model: &Model) -> f64 {
+    let kind = match topo.medium_kind() {
+        Some(k @ (Medium::Bus | Medium::Shm { .. })) => k,
+        _ => return 0.0,
+    };
+    let host = topo.host();
+    let (mut bus, mut w, mut r, mut mw, mut mr, mut cw, mut cr) =
+        (0.0, 0u64, 0u64, 0u64, 0u64, 0.0f64, 0.0f64);
+    for p in progs {
+        let (mut pw, mut pr) = (0u64, 0u64);
+        for op in &p.steps[s].ops {
+            let c = model.net.transfer(op.message_len());
+            match op {
+                Op::Send { to, .. }
+                    if Some(p.rank) != host && to.iter().any(|&q| Some(q) != host) =>
+                {
+                    bus += c;
+                    pw += 1;
+                    cw = cw.max(c);
+                }
+                Op::Recv { from, .. } if Some(p.rank) != host && Some(*from) != host => {
+                    pr += 1;
+                    cr = cr.max(c);
+                }
+                _ => {}
+            }
+        }
+        w += pw;
+        r += pr;
+        mw = mw.max(pw);
+        mr = mr.max(pr);
+    }
+    match kind {
+        Medium::Shm { accesses } => {
+            let a = accesses.max(1) as u64;
+            w.div_ceil(a).max(mw) as f64 * cw + r.div_ceil(a).max(mr) as f64 * cr
+        }
+        _ => bus,
+    }
 }
 
 fn same_counts(a: &Report, b: &Report) -> bool {

@@ -1,0 +1,444 @@
+//! Schedules written as moves of named items (seed 004's algorithms): a *plan* lists,
+//! per step, which node sends which items to which nodes; a *layout* says where an
+//! item lives at each node (its `in` block at the source, its `out` block at the
+//! destination, a `tmp` slot in between). [`Plan::build`] turns the two into programs
+//! (one send per move, one receive per receiver, the items' regions concatenated), so
+//! an algorithm is only its routing: the ring's farthest-first scatter, the ring's
+//! rotate-and-drop, the daisy chain, pipelining down a tree.
+//!
+//! Schedules built this way are pure and held in memory ([`Materialized`]): seed 004's
+//! machines are small (a bus, a memory, a ring, a torus of tens of nodes).
+
+use std::collections::BTreeMap;
+
+use crate::algorithms::pipeline;
+use crate::collective::Collective;
+use crate::schedule::{Buf, Materialized, Op, Program, Rank, Region};
+
+/// An item: a packet of a message, or a block of a personalised collective.
+pub type Item = u64;
+
+/// One move: `from` sends `items` (concatenated) to every rank of `to` in `step`.
+#[derive(Clone, Debug)]
+struct Move {
+    step: usize,
+    from: Rank,
+    to: Vec<Rank>,
+    items: Vec<Item>,
+}
+
+/// A list of moves and local copies.
+#[derive(Clone, Debug, Default)]
+pub struct Plan {
+    k: u32,
+    moves: Vec<Move>,
+    locals: Vec<(usize, Rank, Region, Region)>,
+    steps: usize,
+}
+
+impl Plan {
+    /// An empty plan on `k` ranks.
+    pub fn new(k: u32) -> Self {
+        Plan {
+            k,
+            ..Plan::default()
+        }
+    }
+    /// `from` sends `items` to each of `to` in `step` (nothing if either is empty).
+    pub fn send(&mut self, step: usize, from: Rank, to: Vec<Rank>, items: Vec<Item>) {
+        if to.is_empty() || items.is_empty() {
+            return;
+        }
+        self.steps = self.steps.max(step + 1);
+        self.moves.push(Move {
+            step,
+            from,
+            to,
+            items,
+        });
+    }
+    /// A local copy at `rank` in `step`.
+    pub fn local(&mut self, step: usize, rank: Rank, from: Region, into: Region) {
+        self.steps = self.steps.max(step + 1);
+        self.locals.push((step, rank, from, into));
+    }
+    /// Steps used so far.
+    pub fn steps(&self) -> usize {
+        self.steps
+    }
+    /// The same moves backwards in time, senders and receivers swapped (a gather from
+    /// a scatter); every move must have one receiver. Local copies are dropped.
+    pub fn reversed(self) -> Plan {
+        let s = self.steps;
+        let mut out = Plan::new(self.k);
+        for mv in self.moves {
+            debug_assert_eq!(mv.to.len(), 1, "only unicast plans reverse");
+            out.send(s - 1 - mv.step, mv.to[0], vec![mv.from], mv.items);
+        }
+        out.steps = s;
+        out
+    }
+    /// The programs, each item at `layout(item, rank)`.
+    pub fn build(self, layout: impl Fn(Item, Rank) -> Region) -> Materialized {
+        let steps = self.steps;
+        let mut progs: Vec<Program> = (0..self.k).map(|r| Program::new(r, steps)).collect();
+        let regions = |items: &[Item], r: Rank| {
+            let mut v: Vec<Region> = Vec::with_capacity(items.len());
+            for &i in items {
+                let g = layout(i, r);
+                match v.last_mut() {
+                    Some(l) if l.count == 1 && l.buf == g.buf && l.off + l.len == g.off => {
+                        l.len += g.len
+                    }
+                    _ => v.push(g),
+                }
+            }
+            v.into_iter().collect()
+        };
+        for (s, r, from, into) in self.locals {
+            progs[r as usize].push(s, Op::copy(from, into));
+        }
+        for mv in self.moves {
+            let from = regions(&mv.items, mv.from);
+            progs[mv.from as usize].push(
+                mv.step,
+                Op::Send {
+                    to: mv.to.iter().copied().collect(),
+                    from,
+                },
+            );
+            for &t in &mv.to {
+                progs[t as usize].push(
+                    mv.step,
+                    Op::Recv {
+                        from: mv.from,
+                        into: regions(&mv.items, t),
+                        action: Default::default(),
+                    },
+                );
+            }
+        }
+        for p in &mut progs {
+            p.tmp_len = p
+                .steps
+                .iter()
+                .flat_map(|s| &s.ops)
+                .flat_map(|op| match op {
+                    Op::Send { from, .. } => from.to_vec(),
+                    Op::Recv { into, .. } => into.to_vec(),
+                    Op::Local { from, into, .. } => vec![*from, *into],
+                })
+                .filter(|g| g.buf == Buf::Tmp)
+                .map(|g| g.end())
+                .max()
+                .unwrap_or(0);
+        }
+        Materialized {
+            nodes: self.k,
+            steps,
+            programs: progs,
+        }
+    }
+}
+
+/// Where block items live for the personalised and all-to-all collectives with `k`
+/// ranks and blocks of `m`: scatter and gather item b is rank b's block; all-gather
+/// item b is rank b's input; all-to-all item i·k + j goes from i to j. At the owner
+/// an item is in `in`, at the destination in `out`, elsewhere in a `tmp` slot of its
+/// own.
+pub fn block_layout(c: Collective, k: u32, m: u64) -> impl Fn(Item, Rank) -> Region {
+    let k64 = k as u64;
+    move |i: Item, r: Rank| {
+        let r64 = r as u64;
+        match c {
+            Collective::Scatter { root } => {
+                if r == root {
+                    Region::new(Buf::In, i * m, m)
+                } else if r64 == i {
+                    Region::new(Buf::Out, 0, m)
+                } else {
+                    Region::new(Buf::Tmp, i * m, m)
+                }
+            }
+            Collective::Gather { root } => {
+                if r64 == i {
+                    Region::new(Buf::In, 0, m)
+                } else if r == root {
+                    Region::new(Buf::Out, i * m, m)
+                } else {
+                    Region::new(Buf::Tmp, i * m, m)
+                }
+            }
+            Collective::Allgather => {
+                if r64 == i {
+                    Region::new(Buf::In, 0, m)
+                } else {
+                    Region::new(Buf::Out, i * m, m)
+                }
+            }
+            _ => {
+                let (src, dst) = (i / k64, i % k64);
+                if r64 == src {
+                    Region::new(Buf::In, dst * m, m)
+                } else if r64 == dst {
+                    Region::new(Buf::Out, src * m, m)
+                } else {
+                    Region::new(Buf::Tmp, i * m, m)
+                }
+            }
+        }
+    }
+}
+
+/// Where packet p of `nu` of a message of `m` lives: at `src` in `in`, at `dst` (every
+/// rank but `src` when `None`: a broadcast) in `out`, elsewhere in `tmp`.
+pub fn packet_layout(
+    src: Rank,
+    dst: Option<Rank>,
+    m: u64,
+    nu: u64,
+) -> impl Fn(Item, Rank) -> Region {
+    move |p: Item, r: Rank| {
+        let (off, len) = pipeline::packet(m, nu, p);
+        if r == src {
+            Region::new(Buf::In, off, len)
+        } else if dst.is_none_or(|d| d == r) {
+            Region::new(Buf::Out, off, len)
+        } else {
+            Region::new(Buf::Tmp, off, len)
+        }
+    }
+}
+
+/// The local copies every collective of data movement needs (the root's own block,
+/// every rank's own block of an all-gather or all-to-all, src = dst), in step 0.
+pub fn own_copies(plan: &mut Plan, c: Collective, k: u32, m: u64) {
+    let blk = |b: Rank| Region::new(Buf::Out, b as u64 * m, m);
+    match c {
+        Collective::P2p { src, dst } if src == dst => plan.local(
+            0,
+            src,
+            Region::new(Buf::In, 0, m),
+            Region::new(Buf::Out, 0, m),
+        ),
+        Collective::Broadcast { root } => plan.local(
+            0,
+            root,
+            Region::new(Buf::In, 0, m),
+            Region::new(Buf::Out, 0, m),
+        ),
+        Collective::Scatter { root } => plan.local(
+            0,
+            root,
+            Region::new(Buf::In, root as u64 * m, m),
+            Region::new(Buf::Out, 0, m),
+        ),
+        Collective::Gather { root } => plan.local(0, root, Region::new(Buf::In, 0, m), blk(root)),
+        Collective::Allgather => {
+            for r in 0..k {
+                plan.local(0, r, Region::new(Buf::In, 0, m), blk(r));
+            }
+        }
+        Collective::Alltoall => {
+            for r in 0..k {
+                plan.local(0, r, Region::new(Buf::In, r as u64 * m, m), blk(r));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The empty schedule of `k` ranks (nothing to move: m = 0).
+pub fn empty(k: u32) -> Materialized {
+    Materialized {
+        nodes: k,
+        steps: 0,
+        programs: (0..k).map(|r| Program::new(r, 0)).collect(),
+    }
+}
+
+/// Scatter around a ring, both ways, farthest first (seed 004, §3.4 (C)): `ring[0]` is
+/// the root, `ring[d]` the node d steps clockwise. The ⌊L/2⌋ clockwise nodes get their
+/// `bundle(position)` first the farthest one's, then the next, one bundle a step, each
+/// forwarded one hop a step, so that all arrive in step ⌊L/2⌋ − 1; the ⌊(L − 1)/2⌋
+/// counter-clockwise nodes likewise, at the same time. Returns the steps used, ⌊L/2⌋,
+/// from `t0`.
+pub fn ring_scatter(
+    plan: &mut Plan,
+    t0: usize,
+    ring: &[Rank],
+    bundle: impl Fn(usize) -> Vec<Item>,
+) -> usize {
+    let l = ring.len();
+    let (cw, ccw) = (l / 2, (l.saturating_sub(1)) / 2);
+    for j in 1..=cw {
+        for h in 0..j {
+            plan.send(t0 + cw - j + h, ring[h], vec![ring[h + 1]], bundle(j));
+        }
+    }
+    let pos = |d: usize| (l - d) % l;
+    for j in 1..=ccw {
+        for h in 0..j {
+            plan.send(
+                t0 + cw - j + h,
+                ring[pos(h)],
+                vec![ring[pos(h + 1)]],
+                bundle(pos(j)),
+            );
+        }
+    }
+    cw
+}
+
+/// Rotate and drop around a ring (seed 004, §3.5 (C)): in step s = 1..L − 1 every node
+/// passes clockwise what it holds from the node s − 1 behind it, less the bundle it
+/// keeps: the node at ring position i sends `bundle(o, t)` for every target t at least
+/// s ahead of the origin o = i − s + 1. Returns L − 1, the steps used from `t0`.
+pub fn ring_rotate(
+    plan: &mut Plan,
+    t0: usize,
+    ring: &[Rank],
+    bundle: impl Fn(usize, usize) -> Vec<Item>,
+) -> usize {
+    let l = ring.len();
+    for s in 1..l {
+        for i in 0..l {
+            let o = (i + l - (s - 1)) % l;
+            let items: Vec<Item> = (s..l).flat_map(|d| bundle(o, (o + d) % l)).collect();
+            plan.send(t0 + s - 1, ring[i], vec![ring[(i + 1) % l]], items);
+        }
+    }
+    l.saturating_sub(1)
+}
+
+/// The daisy chain (seed 004, §3.3 (C)): in step s = 0..L − 2 the node at position i
+/// passes `bundle(i − s)` clockwise. Returns L − 1, the steps used from `t0`.
+pub fn ring_daisy(
+    plan: &mut Plan,
+    t0: usize,
+    ring: &[Rank],
+    bundle: impl Fn(usize) -> Vec<Item>,
+) -> usize {
+    let l = ring.len();
+    for s in 0..l.saturating_sub(1) {
+        for i in 0..l {
+            plan.send(
+                t0 + s,
+                ring[i],
+                vec![ring[(i + 1) % l]],
+                bundle((i + l - s) % l),
+            );
+        }
+    }
+    l.saturating_sub(1)
+}
+
+/// Pipelined broadcast down a tree: packet p (of `nu`) reaches a node of depth d in
+/// step d − 1 + p, from its parent, which multicasts it to all its children at once.
+/// `parent[r]` is `None` for the root. Returns depth + ν − 1 steps (0 for one node).
+pub fn tree_pipeline(plan: &mut Plan, parent: &[Option<Rank>], nu: u64) -> usize {
+    let k = parent.len();
+    let mut depth = vec![u32::MAX; k];
+    fn d(r: usize, parent: &[Option<Rank>], depth: &mut [u32]) -> u32 {
+        if depth[r] != u32::MAX {
+            return depth[r];
+        }
+        let v = match parent[r] {
+            None => 0,
+            Some(p) => d(p as usize, parent, depth) + 1,
+        };
+        depth[r] = v;
+        v
+    }
+    let mut kids: BTreeMap<Rank, Vec<Rank>> = BTreeMap::new();
+    for r in 0..k {
+        d(r, parent, &mut depth);
+        if let Some(p) = parent[r] {
+            kids.entry(p).or_default().push(r as Rank);
+        }
+    }
+    for (&u, ch) in &kids {
+        let du = depth[u as usize] as usize;
+        for p in 0..nu {
+            plan.send(du + p as usize, u, ch.clone(), vec![p]);
+        }
+    }
+    let max = depth.iter().copied().max().unwrap_or(0) as usize;
+    if max == 0 {
+        0
+    } else {
+        max + nu as usize - 1
+    }
+}
+
+/// Parents of a two-way tree on a ring of `l` nodes rooted at position 0: clockwise
+/// up to ⌊l/2⌋ hops, counter-clockwise the rest; `at(i)` is the rank at position i.
+pub fn two_way_parents(l: u32, at: impl Fn(u32) -> Rank, parent: &mut [Option<Rank>]) {
+    for i in 1..l {
+        let p = if i <= l / 2 { i - 1 } else { (i + 1) % l };
+        parent[at(i) as usize] = Some(at(p));
+    }
+}
+
+use crate::cost::model::{Duplex, Model, Ports};
+use crate::error::Error;
+use crate::schedule::Schedule;
+use crate::topology::{Factor, Medium, Topology};
+
+/// K of `ring:K` (no host).
+pub fn ring_len(t: &Topology) -> Option<u32> {
+    match (t.factors(), t.host()) {
+        (Some([Factor::Cycle(k)]), None) => Some(*k),
+        _ => None,
+    }
+}
+
+/// (A, B) of `torus:AxB` (no host).
+pub fn torus_dims(t: &Topology) -> Option<(u32, u32)> {
+    match (t.factors(), t.host()) {
+        (Some([Factor::Cycle(a), Factor::Cycle(b)]), None) => Some((*a, *b)),
+        _ => None,
+    }
+}
+
+/// The medium and its processors, without a host.
+pub fn medium(t: &Topology) -> Option<(Medium, u32)> {
+    match (t.medium_kind(), t.host()) {
+        (Some(m), None) => Some((m, t.pes())),
+        _ => None,
+    }
+}
+
+/// The error of a build on a topology the algorithm does not fit.
+pub fn unfit(algo: &str, needs: &str) -> Error {
+    Error::InvalidParameter {
+        what: "--topology",
+        reason: format!("{algo} needs {needs}"),
+    }
+}
+
+/// Box a materialised schedule.
+pub fn boxed(m: Materialized) -> Box<dyn Schedule> {
+    Box::new(m)
+}
+
+/// Whether a step in which each node sends to peers other than those it receives
+/// from costs its longest transfer: full duplex, or half-link duplex when the peers
+/// are `distinct`.
+pub fn overlaps(model: &Model, distinct: bool) -> bool {
+    model.duplex == Duplex::Full || (model.duplex == Duplex::HalfLink && distinct)
+}
+
+/// Whether a node may send two messages at once (all ports, or S ≥ 2 send ports:
+/// seed 004's ring rule `--ports 2,1`).
+pub fn two_sends(model: &Model) -> bool {
+    match model.ports {
+        Ports::All => true,
+        p => p.send().is_some_and(|s| s >= 2),
+    }
+}
+
+/// β + mτ.
+pub fn bt(model: &Model, m: u64) -> f64 {
+    model.beta() + m as f64 * model.tau()
+}
