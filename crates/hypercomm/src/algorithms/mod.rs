@@ -33,6 +33,10 @@ pub mod alltoall {
     pub mod mtadea;
     pub mod pairwise;
     pub mod smg;
+    // Appended (seed 002): the decomposition on product networks.
+    pub mod a2;
+    pub mod factor_exchange;
+    pub mod product;
 }
 pub mod broadcast {
     //! One-to-all broadcast.
@@ -770,6 +774,28 @@ pub static ALGORITHMS: &[Algorithm] = &[
         fits: any_complete,
         build: exclusive_scan::recursive_doubling::build,
         formulas: exclusive_scan::recursive_doubling::formulas,
+    },
+    Algorithm {
+        name: "a2",
+        op: OpKind::Alltoall,
+        summary: "Algorithm A2: one factor at a time, last first, N/n_i rounds of the factor's single-port total exchange (Cayley shifts; greedy on paths), one block per message",
+        reference: "Dimakopoulos & Dimopoulos (seed 002), §4 Fig. 3, §5 Theorem 2 and Corollary 2",
+        topologies: "product",
+        pipelined: false,
+        fits: alltoall::a2::fits,
+        build: alltoall::a2::build,
+        formulas: alltoall::a2::formulas,
+    },
+    Algorithm {
+        name: "product",
+        op: OpKind::Alltoall,
+        summary: "A2's factor-by-factor order with each phase's blocks for a peer in one message; complete:K as a shape AxB… chosen by the cost model",
+        reference: "Dimakopoulos & Dimopoulos (seed 002), §4 Fig. 3, combining per peer (beyond the paper)",
+        topologies: "product, complete (composite K)",
+        pipelined: false,
+        fits: alltoall::product::fits,
+        build: alltoall::product::build,
+        formulas: alltoall::product::formulas,
     },
 ];
 
