@@ -18,6 +18,8 @@ pub mod allgather {
     pub mod sba;
     pub mod tea1;
     pub mod tea2;
+    // Appended (seed 002): the decomposition on product networks.
+    pub mod product;
 }
 pub mod allreduce {
     //! Reduction whose result every rank gets.
@@ -796,6 +798,17 @@ pub static ALGORITHMS: &[Algorithm] = &[
         fits: alltoall::product::fits,
         build: alltoall::product::build,
         formulas: alltoall::product::formulas,
+    },
+    Algorithm {
+        name: "product",
+        op: OpKind::Allgather,
+        summary: "a ring all-gather along each factor in turn, last first, of every block gathered so far; complete:K as a shape AxB… chosen by the cost model",
+        reference: "Dimakopoulos & Dimopoulos (seed 002), §4 decomposition, with Thakur, Rabenseifner & Gropp 2005's ring inside each factor (beyond the paper)",
+        topologies: "product of rings, complete graphs, cubes; complete (composite K)",
+        pipelined: false,
+        fits: allgather::product::fits,
+        build: allgather::product::build,
+        formulas: allgather::product::formulas,
     },
 ];
 

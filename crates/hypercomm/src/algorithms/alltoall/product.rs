@@ -56,7 +56,7 @@ pub fn fits(topo: &Topology) -> Result<(), String> {
     product_dims(topo).map(|_| ())
 }
 
-fn smallest_factor(k: u32) -> u32 {
+pub(crate) fn smallest_factor(k: u32) -> u32 {
     (2..)
         .take_while(|d| d * d <= k)
         .find(|d| k % d == 0)
@@ -79,7 +79,7 @@ pub fn parse_shape(s: &str) -> Result<Vec<u32>, Error> {
 }
 
 /// The virtual dimensions of `shape` on K ranks (factors of 1 dropped).
-fn shape_dims(k: u32, shape: &[u32]) -> Result<Vec<Dim>, Error> {
+pub(crate) fn shape_dims(k: u32, shape: &[u32]) -> Result<Vec<Dim>, Error> {
     let product = shape.iter().try_fold(1u32, |a, &b| a.checked_mul(b));
     if product != Some(k) {
         return Err(Error::InvalidParameter {
@@ -131,6 +131,12 @@ pub fn shape_time(k: u32, shape: &[u32], m: u64, model: &Model) -> f64 {
 /// The shape of two or more factors ≥ 2 (ascending) least in [`shape_time`] under
 /// `model`; ties go to fewer factors. `None` for a prime K (or K past 2^24).
 pub fn best_shape(k: u32, m: u64, model: &Model) -> Option<Vec<u32>> {
+    best_shape_by(k, &|s: &[u32]| shape_time(k, s, m, model))
+}
+
+/// The shape of two or more factors ≥ 2 (ascending) of least `score`, fewer factors
+/// on a tie; `None` for a prime K (or K past 2^24).
+pub(crate) fn best_shape_by(k: u32, score: &dyn Fn(&[u32]) -> f64) -> Option<Vec<u32>> {
     if k > MAX_SHAPE_SEARCH {
         return None;
     }
@@ -178,8 +184,7 @@ pub fn best_shape(k: u32, m: u64, model: &Model) -> Option<Vec<u32>> {
             }
         }
     }
-    let score = |s: &[u32]| shape_time(k, s, m, model);
-    walk(k, 0, &divisors, &mut Vec::new(), &score, &mut best);
+    walk(k, 0, &divisors, &mut Vec::new(), score, &mut best);
     best.map(|(_, s)| s)
 }
 
