@@ -48,8 +48,8 @@ pub fn fits(topo: &Topology) -> Result<(), String> {
             Ok(())
         } else {
             Err(format!(
-                "complete:{k} has a prime number of ranks, so no shape of two factors ≥ 2; \
-                 give a shape with a 1 (--shape 1x{k}, which is pairwise)"
+                "complete:{k} has a prime number of ranks, so no shape of two factors ≥ 2 \
+                 (a shape with a 1, 1x{k}, is pairwise: the library's build_shaped takes it)"
             ))
         };
     }
