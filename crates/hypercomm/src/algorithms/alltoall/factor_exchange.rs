@@ -5,7 +5,7 @@
 //! Reference: Dimakopoulos & Dimopoulos, "Decomposition of Total Exchange for
 //! Multidimensional Interconnects" (seed 002), §3 eq. (1) (the bound T ≥ AS(G)) and §5
 //! ("there exist algorithms that need time equal to (1) for any Cayley network",
-//! their ref. [6]); the model of §1: full-duplex links, one message per step, a node
+//! their ref. 6); the model of §1: full-duplex links, one message per step, a node
 //! sends at most one message and receives at most one per step.
 //!
 //! - **Cayley factors** (the edge K2, the cycle C_k of either parity, the complete
