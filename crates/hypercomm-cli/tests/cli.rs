@@ -430,8 +430,8 @@ bad_input! {
         ["simulate", "--topology", "hypercube:30", "--op", "broadcast", "--algo", "sbt", "--len", "1"]
         => ["hypercube:30", "0..=24"];
     unknown_topology_family:
-        ["simulate", "--topology", "torus:3", "--op", "broadcast", "--algo", "sbt", "--len", "1"]
-        => ["unknown topology `torus:3`", "hypercube:N"];
+        ["simulate", "--topology", "dragonfly:3", "--op", "broadcast", "--algo", "sbt", "--len", "1"]
+        => ["unknown topology `dragonfly:3`", "hypercube:N"];
     root_out_of_range:
         ["simulate", "--topology", "hypercube:3", "--op", "broadcast", "--algo", "sbt", "--len", "1", "--root", "99"]
         => ["root 99", "0..=7"];

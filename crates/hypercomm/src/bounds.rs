@@ -35,6 +35,11 @@
 //!     later receive: k − 1 more. So the k nodes receive at least 2(k − 1)m elements,
 //!     the busiest at least 2(k − 1)m/k: T ≥ nβ + 2(k − 1)mτ/(kn) with all ports
 //!     (and 2(k − 1)mτ/k with one port, the classical bound of ring all-reduce).
+//! - **Average status.** Under `--ports one` the all-to-all's total distance is spread
+//!   over the k nodes' single ports: Σ_r p_r ≥ ⌈m·AS(G)⌉, AS(G) the average status
+//!   (Dimakopoulos & Dimopoulos, seed 002, §3, eq. (1), with the ceiling the paper
+//!   leaves out), computed from the factors of a product network (Corollary 1), never
+//!   from all pairs.
 //!
 //! So T ≥ R·β + P·τ with R the rounds bound and P the volume bound (a sum, which is
 //! more than the max of the two terms). Duplex is ignored (the bounds hold a fortiori
@@ -85,9 +90,18 @@ pub fn lower_bound(topo: &Topology, collective: &Collective, m: u64, model: &Mod
         }
         Collective::Allgather => (gather_rounds(topo.diameter()), per_link(km)),
         Collective::Alltoall => {
-            let total: f64 = total_distance(topo) * m as f64;
-            let links = k as f64 * d;
-            let spread = if one { total / k as f64 } else { total / links };
+            // Seed 002, §3, eq. (1): every element crosses its distance, m·S_G element
+            // hops in all; one port moves at most one message per node per round, so
+            // Σ_r p_r ≥ m·S_G/k = m·AS(G), and Σ_r p_r is a whole number: ⌈m·AS(G)⌉
+            // (the paper's bound without its ceiling: docs/errata.md). All ports: the
+            // k·d directed links, ⌈m·S_G/(k·d)⌉.
+            let total = total_distance(topo) as u128 * m as u128;
+            let over = if one {
+                k as u128
+            } else {
+                k as u128 * d as u128
+            };
+            let spread = total.div_ceil(over) as f64;
             (gather_rounds(topo.diameter()), per_link(km).max(spread))
         }
         Collective::Reduce { root } => (gather_rounds(topo.eccentricity(root)), per_link(m as f64)),
@@ -205,17 +219,24 @@ fn medium_bound(topo: &Topology, c: &Collective, m: u64, beta: f64, tau: f64) ->
 
 /// Σ over ordered pairs of the distance between them: from the factors
 /// ([`Topology::total_distance`], seed 002 Theorem 1), or by visiting every pair.
-fn total_distance(topo: &Topology) -> f64 {
+fn total_distance(topo: &Topology) -> u64 {
     match topo.total_distance() {
-        Some(t) => t as f64,
+        Some(t) => t,
         None => {
             let k = topo.nodes();
             (0..k)
                 .flat_map(|a| (0..k).map(move |b| (a, b)))
-                .map(|(a, b)| topo.distance(a, b) as f64)
+                .map(|(a, b)| topo.distance(a, b) as u64)
                 .sum()
         }
     }
+}
+
+/// The average status AS(G) = Σ_v s(v) / |V| of a topology (seed 002, §3, eq. (1)):
+/// the least time of a total exchange of one-element blocks under `--ports one`, β = 0,
+/// τ = 1 is ⌈AS(G)⌉. From the factors on a product network (Corollary 1).
+pub fn average_status(topo: &Topology) -> f64 {
+    total_distance(topo) as f64 / topo.nodes() as f64
 }
 
 #[cfg(test)]
@@ -227,9 +248,9 @@ mod tests {
         for n in 1..=6 {
             let topo: Topology = format!("hypercube:{n}").parse().unwrap();
             let k = topo.nodes();
-            let brute: f64 = (0..k)
+            let brute: u64 = (0..k)
                 .flat_map(|a| (0..k).map(move |b| (a, b)))
-                .map(|(a, b)| topo.distance(a, b) as f64)
+                .map(|(a, b)| topo.distance(a, b) as u64)
                 .sum();
             assert_eq!(total_distance(&topo), brute);
         }
@@ -256,6 +277,33 @@ mod tests {
             );
             assert!(o >= a, "{c}: one-port {o} < all-port {a}");
             assert!(a > 0.0);
+        }
+    }
+
+    /// The one-port all-to-all bound is ⌈m·AS(G)⌉τ + rounds·β: the average status with
+    /// its ceiling, from the factors (seed 002, eq. (1), Corollary 1).
+    #[test]
+    fn alltoall_one_port_bound_is_the_ceiled_average_status() {
+        let one = Model {
+            ports: Ports::One,
+            ..Model::new(0.0, 1.0).unwrap()
+        };
+        // (topology, Σ_v s(v), k)
+        for (t, total, k) in [
+            ("path:3", 8u64, 3u64),
+            ("mesh:3x3", 144, 9),
+            ("ring:5", 30, 5),
+            ("torus:3x4", 12 * (4 * 2 + 3 * 4), 12),
+            ("ghc:3x4", 12 * (2 * 4 + 3 * 3), 12),
+            ("hypercube:3", 8 * 12, 8),
+        ] {
+            let topo: Topology = t.parse().unwrap();
+            assert_eq!(total_distance(&topo), total, "{t}");
+            assert_eq!(average_status(&topo), total as f64 / k as f64, "{t}");
+            for m in [1, 2, 7] {
+                let lb = lower_bound(&topo, &Collective::Alltoall, m, &one).unwrap();
+                assert_eq!(lb, (total * m).div_ceil(k) as f64, "{t}, m = {m}");
+            }
         }
     }
 }

@@ -474,6 +474,52 @@ fn matrix_download_on_hypercube_0_to_6_with_a_host() {
     assert!(t.caught > 0 && t.unfit > 0, "{t:?}");
 }
 
+/// Product networks (seed 002): rings of both parities, paths, tori, meshes, a
+/// generalized hypercube and mixed products, beside hypercube:3 and complete:6 so that
+/// every registry algorithm fits one topology of the plan. Every root, lengths 0, 1,
+/// 7 and 1000 with their packet counts, both (β, τ) regimes, every port and duplex
+/// rule: the algorithms that fit a product (`a2`, `product`, `direct`, and the
+/// hypercube algorithms on products that are cubes) verify and meet their exact
+/// closed forms, and the others refuse.
+#[test]
+fn matrix_products() {
+    let topos = [
+        "ring:3",
+        "ring:4",
+        "ring:5",
+        "ring:6",
+        "ring:7",
+        "path:2",
+        "path:3",
+        "path:4",
+        "torus:3x4",
+        "torus:2x2x2",
+        "mesh:3x3",
+        "mesh:2x3",
+        "ghc:3x4",
+        "ring:5*path:3",
+        "hypercube:2*ring:3",
+        "complete:4*ring:3",
+        "hypercube:3",
+        "complete:6",
+    ]
+    .map(parse)
+    .to_vec();
+    let t = matrix(&Plan {
+        topos,
+        roots: Roots::Every { all_pairs: false },
+        combos: Combos::Every,
+        costs: COSTS,
+        json_every: 4,
+        exact_per_algorithm: true,
+        budget: Some(3_000_000),
+        at_least_one: true,
+        models: &ALL_MODELS,
+        both_entries: true,
+    });
+    assert!(t.json > 0 && t.unfit > 0, "{t:?}");
+}
+
 /// Registry: each (collective, name) once, found by `find` and `lookup`, described.
 #[test]
 fn registry_entries_are_unique_and_findable() {

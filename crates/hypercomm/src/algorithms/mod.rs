@@ -25,6 +25,8 @@ pub mod allgather {
     pub mod shm;
     pub mod tea1;
     pub mod tea2;
+    // Appended (seed 002): the decomposition on product networks.
+    pub mod product;
 }
 pub mod allreduce {
     //! Reduction whose result every rank gets.
@@ -47,6 +49,10 @@ pub mod alltoall {
     pub mod row_column;
     pub mod shm;
     pub mod smg;
+    // Appended (seed 002): the decomposition on product networks.
+    pub mod a2;
+    pub mod factor_exchange;
+    pub mod product;
 }
 pub mod broadcast {
     //! One-to-all broadcast.
@@ -1447,6 +1453,39 @@ pub static ALGORITHMS: &[Algorithm] = &[
         fits: ring_only,
         build: p2p::two_path::build,
         formulas: p2p::two_path::formulas,
+    },
+    Algorithm {
+        name: "a2",
+        op: OpKind::Alltoall,
+        summary: "Algorithm A2: one factor at a time, last first, N/n_i rounds of the factor's single-port total exchange (Cayley shifts; greedy on paths), one block per message",
+        reference: "Dimakopoulos & Dimopoulos (seed 002), §4 Fig. 3, §5 Theorem 2 and Corollary 2",
+        topologies: "product",
+        pipelined: false,
+        fits: alltoall::a2::fits,
+        build: alltoall::a2::build,
+        formulas: alltoall::a2::formulas,
+    },
+    Algorithm {
+        name: "product",
+        op: OpKind::Alltoall,
+        summary: "A2's factor-by-factor order with each phase's blocks for a peer in one message; complete:K as a shape AxB… chosen by the cost model",
+        reference: "Dimakopoulos & Dimopoulos (seed 002), §4 Fig. 3, combining per peer (beyond the paper)",
+        topologies: "product, complete (composite K)",
+        pipelined: false,
+        fits: alltoall::product::fits,
+        build: alltoall::product::build,
+        formulas: alltoall::product::formulas,
+    },
+    Algorithm {
+        name: "product",
+        op: OpKind::Allgather,
+        summary: "a ring all-gather along each factor in turn, last first, of every block gathered so far; complete:K as a shape AxB… chosen by the cost model",
+        reference: "Dimakopoulos & Dimopoulos (seed 002), §4 decomposition, with Thakur, Rabenseifner & Gropp 2005's ring inside each factor (beyond the paper)",
+        topologies: "product of rings, complete graphs, cubes; complete (composite K)",
+        pipelined: false,
+        fits: allgather::product::fits,
+        build: allgather::product::build,
+        formulas: allgather::product::formulas,
     },
 ];
 
