@@ -207,7 +207,11 @@ fn fitting_algorithms_verify_and_respect_the_bounds() {
     for &(s, _) in TOPOLOGIES {
         let t = topo(s);
         for op in OpKind::ALL.iter().copied() {
-            for algo in algorithms::fitting(&t, op) {
+            // SSA as published is meant to fail (the harness checks it is caught).
+            for algo in algorithms::fitting(&t, op)
+                .into_iter()
+                .filter(|a| a.published_flaw().is_none())
+            {
                 for c in instances(&t, op) {
                     for len in [0, 1, 7] {
                         let p = problem(&t, c, len);
@@ -230,7 +234,14 @@ fn fitting_algorithms_verify_and_respect_the_bounds() {
                                     algo.name
                                 );
                             }
-                            for f in algo.formulas(&p, &params) {
+                            // Closed forms are stated for rounds timing (as the harness
+                            // checks them).
+                            let forms = if model.timing == Timing::Rounds {
+                                algo.formulas(&p, &params)
+                            } else {
+                                vec![]
+                            };
+                            for f in forms {
                                 assert!(
                                     f.holds_for(time),
                                     "{s} {op} {} {c:?} m={len} {model:?}: {} = {} vs {time}",
@@ -526,5 +537,5 @@ fn packets_opt_minimises_the_time_under_the_model() {
             "ν = {nu} beats opt"
         );
     }
-    assert!(best <= 486.0, "{best}");
+    assert!(best <= 486.0 + 1e-9, "{best}");
 }

@@ -344,11 +344,13 @@ impl Algorithm {
 
     /// `params` with `--packets opt` resolved to the ν that minimises the simulated time
     /// under the model in force (ports, duplex, timing, link classes), on topologies of
-    /// at most [`PACKET_SEARCH_NODES`] nodes; beyond, the algorithm's own choice (its
+    /// at most [`PACKET_SEARCH_NODES`] nodes (and nodes × (ν + 64) ≤ 2^17, so that a
+    /// search simulates small schedules only); beyond, the algorithm's own choice (its
     /// exact form's optimum under all ports and full duplex). The search starts from
-    /// the algorithm's choice, tries ν = 1 and powers of two up to m, then walks to
-    /// neighbouring counts while the time falls; a count replaces the best only when
-    /// strictly faster, so where the algorithm's choice is optimal it is kept.
+    /// the algorithm's choice ν0, tries ν = 1 and the powers of two below ν0, then
+    /// walks to neighbouring counts (up to 2ν0 + 2) while the time falls; a count
+    /// replaces the best only when strictly faster, so where the algorithm's choice is
+    /// optimal it is kept.
     pub fn resolve_packets(&self, problem: &Problem<'_>, params: &Params) -> Params {
         if !self.pipelined || params.packets != Packets::Opt {
             return *params;
@@ -364,7 +366,10 @@ impl Algorithm {
             ..*params
         };
         let m = problem.len;
-        if problem.topology.nodes() > PACKET_SEARCH_NODES || m <= 1 {
+        // The search simulates schedules of about ν + depth steps on every node: only
+        // where that stays small.
+        let work = problem.topology.nodes() as u64 * (nu0 + 64);
+        if problem.topology.nodes() > PACKET_SEARCH_NODES || m <= 1 || work > 1 << 17 {
             return with(nu0);
         }
         let time = |nu: u64| -> Option<f64> {
@@ -384,17 +389,18 @@ impl Algorithm {
                 _ => false,
             }
         };
+        // The all-port, full-duplex optimum ν0 is the most a port or duplex rule that
+        // charges start-ups more can want: try 1, 2, 4, … below it, then walk.
         let mut nu = 1;
-        while nu <= m {
-            if nu != nu0 {
-                consider(nu, &mut best);
-            }
+        while nu < nu0 {
+            consider(nu, &mut best);
             nu *= 2;
         }
+        let top = m.min(2 * nu0 + 2);
         for dir in [-1i64, 1] {
-            for _ in 0..64 {
+            for _ in 0..16 {
                 let next = best.0 as i64 + dir;
-                if next < 1 || next as u64 > m || !consider(next as u64, &mut best) {
+                if next < 1 || next as u64 > top || !consider(next as u64, &mut best) {
                     break;
                 }
             }
