@@ -144,6 +144,24 @@ impl Duplex {
     }
 }
 
+impl Model {
+    /// The node-level model that a schedule obeys when every link it uses in a step
+    /// carries the same load both ways (TEA1, TEA2, the rotated exchanges): under all
+    /// ports, half-link duplex is half duplex; `None` when a node has fewer ports than
+    /// links in use (split ports, or one port under half-link duplex), where such
+    /// schedules state no closed form.
+    pub fn for_symmetric_links(&self) -> Option<Model> {
+        match (self.ports, self.duplex) {
+            (Ports::Split { .. }, _) | (Ports::One, Duplex::HalfLink) => None,
+            (Ports::All, Duplex::HalfLink) => Some(Model {
+                duplex: Duplex::Half,
+                ..*self
+            }),
+            _ => Some(*self),
+        }
+    }
+}
+
 /// How the simulator turns steps into time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]

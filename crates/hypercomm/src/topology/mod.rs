@@ -841,26 +841,21 @@ impl FromStr for Topology {
         let base = base.trim();
         let (family, params) = base.split_once(':').ok_or_else(unknown)?;
         let family = family.trim().to_ascii_lowercase();
+        // A medium and its processor count's text.
         let medium = match family.as_str() {
-            "bus" => Some(Medium::Bus),
-            "switch" => Some(Medium::Switch),
+            "bus" => Some((Medium::Bus, params)),
+            "switch" => Some((Medium::Switch, params)),
             "shm" => {
                 let (k, a) = params.split_once(',').ok_or_else(|| {
                     out_of_range(s, "shm needs K,S: K processors and S = k* simultaneous accesses, e.g. shm:8,2")
                 })?;
-                let _ = k;
-                Some(Medium::Shm {
-                    accesses: count(s, "an access count", a)?,
-                })
+                let accesses = count(s, "an access count", a)?;
+                Some((Medium::Shm { accesses }, k))
             }
             _ => None,
         };
         let topo = match medium {
-            Some(m) => {
-                let k_str = match m {
-                    Medium::Shm { .. } => params.split_once(',').map_or(params, |(k, _)| k),
-                    _ => params,
-                };
+            Some((m, k_str)) => {
                 let k = count(s, "a processor count", k_str)?;
                 check_medium(s, m, k)?;
                 Topology::build(Base::Medium(m, k), None)

@@ -258,18 +258,11 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
     let Ok(cube) = allgather_cube(problem, "tea1") else {
         return vec![];
     };
-    // Every link a step uses carries the same load both ways (the schedule is the same
-    // from every node), so under all ports half-link duplex is half duplex; with fewer
-    // ports than links no form is stated.
-    let model = &match (params.model.ports, params.model.duplex) {
-        (Ports::Split { .. }, _) => return vec![],
-        (Ports::All, Duplex::HalfLink) => Model {
-            duplex: Duplex::Half,
-            ..params.model
-        },
-        (_, Duplex::HalfLink) => return vec![],
-        _ => params.model,
+    // Every link a step uses carries the same load both ways.
+    let Some(model) = params.model.for_symmetric_links() else {
+        return vec![];
     };
+    let model = &model;
     let value = time(cube.dim(), problem.len, model);
     let (expr, reference) = match (model.ports, model.duplex) {
         (Ports::Split { .. }, _) | (_, Duplex::HalfLink) => return vec![],

@@ -438,18 +438,11 @@ fn variant_formulas(
         return vec![];
     };
     let (n, m) = (cube.dim(), problem.len);
-    // Every link a step uses carries the same load both ways (the schedule is the same
-    // from every node), so under all ports half-link duplex is half duplex; with fewer
-    // ports than links no form is stated.
-    let model = &match (params.model.ports, params.model.duplex) {
-        (Ports::Split { .. }, _) => return vec![],
-        (Ports::All, Duplex::HalfLink) => Model {
-            duplex: Duplex::Half,
-            ..params.model
-        },
-        (_, Duplex::HalfLink) => return vec![],
-        _ => params.model,
+    // Every link a step uses carries the same load both ways.
+    let Some(model) = params.model.for_symmetric_links() else {
+        return vec![];
     };
+    let model = &model;
     let value = time(n, m, balanced, grouped, model);
     let mut v = Vec::new();
     let expr = match (grouped, model.ports, model.duplex, balanced) {

@@ -168,15 +168,9 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
     let Ok(cube) = alltoall_cube(problem, "rotated-exchange") else {
         return vec![];
     };
-    // Every step uses each link both ways: under all ports half-link duplex is half
-    // duplex; with fewer ports than links no form is stated.
-    let model = match (params.model.ports, params.model.duplex) {
-        (Ports::Split { .. }, _) | (Ports::One, Duplex::HalfLink) => return vec![],
-        (Ports::All, Duplex::HalfLink) => Model {
-            duplex: Duplex::Half,
-            ..params.model
-        },
-        _ => params.model,
+    // Every step uses each link both ways.
+    let Some(model) = params.model.for_symmetric_links() else {
+        return vec![];
     };
     let params = &Params { model, ..*params };
     let expr = match (params.model.ports, params.model.duplex) {

@@ -40,7 +40,7 @@ use crate::algorithms::allreduce::ring::needs_commutative;
 use crate::algorithms::pipeline;
 use crate::algorithms::{Formula, Params};
 use crate::collective::OpKind;
-use crate::cost::model::{Duplex, Model, Ports};
+use crate::cost::model::{Duplex, Ports};
 use crate::error::Error;
 use crate::schedule::{Action, Buf, Op, Program, Rank, Region, Schedule};
 use crate::topology::Hypercube;
@@ -151,15 +151,9 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
     let Ok(cube) = reduction_cube(problem, "rotated-exchange", OpKind::ReduceScatter) else {
         return vec![];
     };
-    // Every step uses each link both ways: under all ports half-link duplex is half
-    // duplex; with fewer ports than links no form is stated.
-    let model = match (params.model.ports, params.model.duplex) {
-        (Ports::Split { .. }, _) | (Ports::One, Duplex::HalfLink) => return vec![],
-        (Ports::All, Duplex::HalfLink) => Model {
-            duplex: Duplex::Half,
-            ..params.model
-        },
-        _ => params.model,
+    // Every step uses each link both ways.
+    let Some(model) = params.model.for_symmetric_links() else {
+        return vec![];
     };
     let params = &Params { model, ..*params };
     let expr = match (params.model.ports, params.model.duplex) {
