@@ -205,10 +205,7 @@ fn host_link(args: &ModelArgs, model: &Model) -> Result<LinkCost, Error> {
 /// The verifier's rules: with `strict`, the model's port and duplex rules.
 pub fn strictness(strict: bool, model: &Model) -> Strictness {
     if strict {
-        Strictness {
-            ports: Some(model.ports),
-            duplex: Some(model.duplex),
-        }
+        Strictness::of(model)
     } else {
         Strictness::default()
     }

@@ -338,6 +338,7 @@ fn media_bounds_are_below_the_seed004_schedules() {
                     let strict = Strictness {
                         ports: Some(Ports::All),
                         duplex: None,
+                        host_ports: None,
                     };
                     verify(problem, s.as_ref(), strict).unwrap();
                     let time = simulate(&topo, s.as_ref(), &model).time;
@@ -379,6 +380,7 @@ fn two_path_breaks_the_ring_rule() {
     let strict = Strictness {
         ports: Some("2,1".parse::<Ports>().unwrap()),
         duplex: None,
+        host_ports: None,
     };
     let v = verify(problem, s.as_ref(), strict).expect_err("the ring rule is broken");
     assert_eq!(v.kind, ViolationKind::PortRule, "{v}");

@@ -817,6 +817,7 @@ fn seed004_exact_forms_on_every_size() {
                         let strict = Strictness {
                             ports: Some(*ports),
                             duplex: None,
+                            host_ports: None,
                         };
                         verify(problem, sched.as_ref(), strict)
                             .unwrap_or_else(|v| panic!("{algo:?} on {name}, {c}, len {len}: {v}"));

@@ -62,6 +62,7 @@ fn sequential_loading_verifies_and_is_priced_with_host_parameters() {
         Strictness {
             ports: Some(Ports::One),
             duplex: None,
+            host_ports: None,
         },
     )
     .unwrap();

@@ -321,10 +321,7 @@ fn media_are_priced_as_shared_resources() {
 }
 
 fn strict(model: &Model) -> Strictness {
-    Strictness {
-        ports: Some(model.ports),
-        duplex: Some(model.duplex),
-    }
+    Strictness::of(model)
 }
 
 /// `--strict` names each broken capacity: two transfers on a bus, S + 1 accesses to a
@@ -454,6 +451,50 @@ fn strict_names_each_broken_capacity() {
     .unwrap_err();
     assert_eq!(v.kind, ViolationKind::DuplexRule, "{v}");
     assert!(v.detail.contains("half-link"), "{v}");
+    // The host's own rule (--host-ports): a host sending to both PEs of hypercube:1+host
+    // in one step breaks the default one-port host even under --ports all, and fits
+    // --host-ports all; a PE keeps the node rule.
+    let hosted = topo("hypercube:1+host");
+    let d = Collective::Download;
+    let block = |b: u64| Region::new(Buf::In, b * m, m);
+    let pe = |rank: u32| Program {
+        rank,
+        tmp_len: 0,
+        steps: vec![Step {
+            ops: vec![Op::recv(2, Region::new(Buf::Out, 0, m))],
+        }],
+    };
+    let progs = vec![
+        pe(0),
+        pe(1),
+        Program {
+            rank: 2,
+            tmp_len: 0,
+            steps: vec![Step {
+                ops: vec![Op::send(0, block(0)), Op::send(1, block(1))],
+            }],
+        },
+    ];
+    let all_ports = Model {
+        ports: Ports::All,
+        ..model
+    };
+    verify_programs(problem(&hosted, d, m), &progs, 1, Strictness::default()).unwrap();
+    let v = verify_programs(problem(&hosted, d, m), &progs, 1, strict(&all_ports)).unwrap_err();
+    assert_eq!((v.kind, v.rank), (ViolationKind::PortRule, 2), "{v}");
+    assert!(v.detail.contains("--host-ports one"), "{v}");
+    let all_host = Model {
+        host_ports: Ports::All,
+        ..all_ports
+    };
+    verify_programs(problem(&hosted, d, m), &progs, 1, strict(&all_host)).unwrap();
+    // The PEs' one-port rule holds (each receives one message) with the host's all.
+    let one_port = Model {
+        ports: Ports::One,
+        ..all_host
+    };
+    let v = verify_programs(problem(&hosted, d, m), &progs, 1, strict(&one_port));
+    assert!(v.is_ok(), "each PE receives one message: {v:?}");
 }
 
 /// Seed 000 §4.3 under half-duplex links: the daisy chain costs (2^n − 1)(β + mτ) (each

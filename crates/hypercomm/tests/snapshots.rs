@@ -128,6 +128,7 @@ fn violation_messages() {
             Strictness {
                 ports: Some(Ports::One),
                 duplex: None,
+                host_ports: None,
             },
         ),
         (
@@ -137,6 +138,7 @@ fn violation_messages() {
             Strictness {
                 ports: None,
                 duplex: Some(Duplex::Half),
+                host_ports: None,
             },
         ),
     ];

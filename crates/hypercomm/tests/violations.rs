@@ -681,11 +681,13 @@ fn port_rule_single_port_forbids_the_multicast() {
     let all = Strictness {
         ports: Some(Ports::All),
         duplex: None,
+        host_ports: None,
     };
     check(&topo, c, M, true, &progs, steps, all).unwrap();
     let one = Strictness {
         ports: Some(Ports::One),
         duplex: None,
+        host_ports: None,
     };
     assert_violation(
         check(&topo, c, M, true, &progs, steps, one),
@@ -704,6 +706,7 @@ fn port_rule_all_ports_forbids_two_messages_on_one_link() {
     let all = Strictness {
         ports: Some(Ports::All),
         duplex: None,
+        host_ports: None,
     };
     assert_violation(
         check(&topo, c, M, true, &progs, steps, all),
@@ -725,6 +728,7 @@ fn duplex_rule_half_duplex_forbids_sending_while_receiving() {
     let half = Strictness {
         ports: None,
         duplex: Some(Duplex::Half),
+        host_ports: None,
     };
     assert_violation(
         check(&topo, c, M, true, &progs, steps, half),
@@ -744,6 +748,7 @@ fn unpipelined_trees_obey_single_port_and_half_duplex() {
     let strict = Strictness {
         ports: Some(Ports::One),
         duplex: Some(Duplex::Half),
+        host_ports: None,
     };
     for n in 0..=6 {
         let topo = cube(n);

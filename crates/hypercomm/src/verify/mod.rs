@@ -112,6 +112,20 @@ pub struct Strictness {
     pub ports: Option<Ports>,
     /// With `Some(Duplex::Half)`, no node both sends and receives in one step.
     pub duplex: Option<Duplex>,
+    /// The host's own port rule (`--host-ports`, seed 003's one-port host by default),
+    /// checked when `ports` is: `None` holds the host to `ports` like any node.
+    pub host_ports: Option<Ports>,
+}
+
+impl Strictness {
+    /// Every rule of `model`: its ports (the host's own ones for the host) and duplex.
+    pub fn of(model: &crate::cost::model::Model) -> Self {
+        Strictness {
+            ports: Some(model.ports),
+            duplex: Some(model.duplex),
+            host_ports: Some(model.host_ports),
+        }
+    }
 }
 
 /// What the verifier needs besides the schedule.
@@ -575,18 +589,15 @@ impl Ctx<'_> {
             }
         }
         if let Some(model_ports) = self.strict.ports {
-            // A switch connects each node to one other at a time, whatever --ports says.
-            let ports = if self.p.topology.medium_kind() == Some(Medium::Switch)
-                && Some(r) != self.p.topology.host()
-            {
-                Ports::One
-            } else {
-                model_ports
-            };
-            let rule = if ports == model_ports {
-                format!("--ports {model_ports}")
-            } else {
-                "a switch's one message each way per node".to_string()
+            // A switch connects each node to one other at a time, whatever --ports says;
+            // the host keeps its own rule (--host-ports).
+            let is_host = Some(r) == self.p.topology.host();
+            let (ports, rule) = match self.strict.host_ports {
+                Some(h) if is_host => (h, format!("--host-ports {h}")),
+                _ if !is_host && self.p.topology.medium_kind() == Some(Medium::Switch) => {
+                    (Ports::One, "a switch's one message each way per node".to_string())
+                }
+                _ => (model_ports, format!("--ports {model_ports}")),
             };
             for (list, limit, verb) in [
                 (&sends, ports.send(), "sends"),

@@ -437,6 +437,7 @@ pub fn check(case: &Case<'_>) -> Result<Tally, String> {
     let strict = Strictness {
         ports: Some(Ports::All),
         duplex: None,
+        host_ports: None,
     };
     let progs = materialize(sched.as_ref()).programs;
     let verified = if both_entries {

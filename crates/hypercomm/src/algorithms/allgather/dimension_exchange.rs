@@ -278,6 +278,7 @@ pub(crate) mod test_support {
         let strict = Strictness {
             ports: Some(Ports::All),
             duplex: None,
+            host_ports: None,
         };
         if let Err(v) = verify(problem, sched.as_ref(), strict) {
             panic!("n = {n}, m = {m}, {packets:?}: {v}");

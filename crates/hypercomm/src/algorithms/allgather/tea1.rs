@@ -355,6 +355,7 @@ mod tests {
                 let strict = Strictness {
                     ports: Some(Ports::All),
                     duplex: None,
+                    host_ports: None,
                 };
                 verify(problem, sched.as_ref(), strict)
                     .unwrap_or_else(|v| panic!("n {n}, m {m}: {v}"));

@@ -595,6 +595,7 @@ mod tests {
                     let strict = Strictness {
                         ports: Some(Ports::All),
                         duplex: grouped.then_some(Duplex::Half),
+                        host_ports: None,
                     };
                     verify(p, sched.as_ref(), strict)
                         .unwrap_or_else(|v| panic!("{name}, n {n}, m {m}: {v}"));
@@ -820,6 +821,7 @@ mod tests {
         let strict = Strictness {
             ports: Some(Ports::All),
             duplex: None,
+            host_ports: None,
         };
         verify(p, sched.as_ref(), strict).unwrap();
         println!(

@@ -207,6 +207,7 @@ mod tests {
                 let strict = Strictness {
                     ports: Some(Ports::All),
                     duplex: None,
+                    host_ports: None,
                 };
                 verify(problem, s.as_ref(), strict).unwrap_or_else(|v| panic!("n={n} m={m}: {v}"));
                 let t = simulate(&topo, s.as_ref(), &model).time;

@@ -255,6 +255,7 @@ pub(crate) mod test_support {
         let strict = Strictness {
             ports: Some(Ports::One),
             duplex: None,
+            host_ports: None,
         };
         if let Err(v) = verify(problem, sched.as_ref(), strict) {
             panic!("{collective} on hypercube:{n}, len {m}, commutative {commutative}: {v}");

@@ -124,6 +124,7 @@ mod tests {
                 let strict = Strictness {
                     ports: Some(Ports::All),
                     duplex: None,
+                    host_ports: None,
                 };
                 verify(p, s.as_ref(), strict).unwrap_or_else(|v| panic!("k = {k}, m = {m}: {v}"));
                 for (ports, duplex) in MODELS {

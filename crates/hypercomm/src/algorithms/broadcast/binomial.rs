@@ -278,6 +278,7 @@ pub(crate) mod test_support {
         let strict = Strictness {
             ports: Some(Ports::One),
             duplex: None,
+            host_ports: None,
         };
         if let Err(v) = verify(p, sched.as_ref(), strict) {
             panic!(

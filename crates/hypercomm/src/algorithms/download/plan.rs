@@ -295,6 +295,7 @@ pub(crate) mod tests {
         let strict = Strictness {
             ports: Some(Ports::One),
             duplex: Some(Duplex::Half),
+            host_ports: None,
         };
         verify(problem, &plan, strict).unwrap_or_else(|v| panic!("n = {n}, m = {m}: {v}"));
         let want = rounds_time(&plan.dims(), m, model);
