@@ -41,9 +41,25 @@
 //!   leaves out), computed from the factors of a product network (Corollary 1), never
 //!   from all pairs.
 //!
+//! - **Cuts.** Any split of the nodes into S and T joined by c links: in round r the
+//!   links carry at most c·p_r elements from S to T (and as many back), so
+//!   Σ_r p_r ≥ D/c for the D elements that must cross from S to T. Under half duplex
+//!   (`half` or `half-link`) a link carries both directions in one round only as two
+//!   transfers (the simulator sums them), so Σ_r p_r ≥ (D_{S→T} + D_{T→S})/c. On a
+//!   product network the cuts taken are those of one factor G_i of q nodes: S the
+//!   nodes whose i-th coordinate lies in a set A of s factor nodes, cut by c_A factor
+//!   links, so |S| = s·k/q and c = c_A·k/q (every copy of G_i is cut alike). A is a
+//!   prefix of a path (c_A = 1), an arc of a cycle (c_A = 2), any set of a complete
+//!   graph (c_A = s(q − s)), half a cube or all but one of its nodes
+//!   (c_A = 2^{h−1}, h). All-to-all: D_{S→T} = |S||T|m; all-gather and reduce-scatter:
+//!   D_{S→T} = |S|m (each of S's blocks crosses at least once; each index of T's
+//!   blocks needs S's inputs). This is the bisection bound where the cut is a
+//!   bisection, and on meshes it beats the others: on `mesh:Q` (Q even) an
+//!   all-to-all needs Q²m/4 elements across the middle link each way.
+//!
 //! So T ≥ R·β + P·τ with R the rounds bound and P the volume bound (a sum, which is
-//! more than the max of the two terms). Duplex is ignored (the bounds hold a fortiori
-//! under half duplex). The tests below check the bound against the simulated time of
+//! more than the max of the two terms). Except in the cut bound, duplex is ignored
+//! (the bounds hold a fortiori under half duplex). The tests below check the bound against the simulated time of
 //! every registry algorithm on hypercube:0..=6 at lengths up to 10⁵, bandwidth
 //! dominating or not.
 
@@ -121,7 +137,62 @@ pub fn lower_bound(topo: &Topology, collective: &Collective, m: u64, model: &Mod
         Collective::ReduceScatter => (gather_rounds(topo.diameter()), per_link(km)),
         Collective::Download => return download(topo, m, model),
     };
+    let volume = volume.max(cut_volume(topo, collective, m, model));
     Some(rounds * beta + volume * tau)
+}
+
+/// The cut bound of the module doc: the most elements per directed link that a cut
+/// along one factor of a product network forces (0 where none is stated).
+fn cut_volume(topo: &Topology, collective: &Collective, m: u64, model: &Model) -> f64 {
+    use crate::cost::model::Duplex;
+    use crate::topology::Factor;
+    let Some(factors) = topo.factors() else {
+        return 0.0;
+    };
+    let all_to_all = match collective {
+        Collective::Alltoall => true,
+        Collective::Allgather | Collective::ReduceScatter => false,
+        _ => return 0.0,
+    };
+    let half = model.duplex != Duplex::Full;
+    let k = topo.nodes() as f64;
+    let m = m as f64;
+    let mut best: f64 = 0.0;
+    for f in factors {
+        let q = f.nodes();
+        if q < 2 {
+            continue;
+        }
+        // (s, c_A): the factor nodes on S's side and the factor links cut.
+        let cuts: Vec<(u32, f64)> = match *f {
+            Factor::Path(_) => (1..q).map(|s| (s, 1.0)).collect(),
+            Factor::Cycle(_) if q == 2 => vec![(1, 1.0)],
+            Factor::Cycle(_) => (1..q).map(|s| (s, 2.0)).collect(),
+            Factor::Complete(_) => (1..q).map(|s| (s, s as f64 * (q - s) as f64)).collect(),
+            Factor::Cube(h) => {
+                let n = h.dim();
+                vec![(q / 2, (q / 2) as f64), (q - 1, n as f64)]
+            }
+        };
+        let layer = k / q as f64;
+        for (s, c_a) in cuts {
+            let (s, t) = (s as f64, (q - s as u32) as f64);
+            let c = c_a * layer;
+            let (there, back) = if all_to_all {
+                let d = s * layer * t * layer * m;
+                (d, d)
+            } else {
+                (s * layer * m, t * layer * m)
+            };
+            let v = if half {
+                (there + back) / c
+            } else {
+                there.max(back) / c
+            };
+            best = best.max(v);
+        }
+    }
+    best
 }
 
 /// A lower bound on every download (Gichev 1992, seed 003) from the host h (the last
@@ -242,6 +313,33 @@ pub fn average_status(topo: &Topology) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The cut bound binds on meshes: the middle link of `mesh:Q` (Q even) carries
+    /// Q²m/4 elements each way in an all-to-all (twice that under half duplex), where
+    /// the distance-volume bound gives less; the end node's single link carries the
+    /// Q − 1 blocks of an all-gather.
+    #[test]
+    fn cut_bound_binds_on_paths() {
+        use crate::cost::model::Duplex;
+        let model = Model::new(0.0, 1.0).unwrap();
+        let half = Model {
+            duplex: Duplex::HalfLink,
+            ..model
+        };
+        for q in [2u32, 4, 6, 8] {
+            let t: Topology = format!("path:{q}").parse().unwrap();
+            let m = 3;
+            let a2a = lower_bound(&t, &Collective::Alltoall, m, &model).unwrap();
+            let want = (q * q / 4) as f64 * m as f64;
+            assert_eq!(a2a, want, "path:{q}");
+            let spread = (total_distance(&t) * m).div_ceil(2 * q as u64) as f64;
+            assert!(q == 2 || spread < want, "path:{q}: {spread} ≥ {want}");
+            let a2a_half = lower_bound(&t, &Collective::Alltoall, m, &half).unwrap();
+            assert_eq!(a2a_half, 2.0 * want, "path:{q}, half-link");
+            let ag = lower_bound(&t, &Collective::Allgather, m, &model).unwrap();
+            assert_eq!(ag, ((q - 1) * m as u32) as f64, "path:{q}");
+        }
+    }
 
     #[test]
     fn total_distance_closed_form_matches_enumeration() {

@@ -594,9 +594,10 @@ impl Ctx<'_> {
             let is_host = Some(r) == self.p.topology.host();
             let (ports, rule) = match self.strict.host_ports {
                 Some(h) if is_host => (h, format!("--host-ports {h}")),
-                _ if !is_host && self.p.topology.medium_kind() == Some(Medium::Switch) => {
-                    (Ports::One, "a switch's one message each way per node".to_string())
-                }
+                _ if !is_host && self.p.topology.medium_kind() == Some(Medium::Switch) => (
+                    Ports::One,
+                    "a switch's one message each way per node".to_string(),
+                ),
                 _ => (model_ports, format!("--ports {model_ports}")),
             };
             for (list, limit, verb) in [
