@@ -580,3 +580,62 @@ fn packets_opt_minimises_the_time_under_the_model() {
     }
     assert!(best <= 486.0 + 1e-9, "{best}");
 }
+
+/// Node-disjoint paths where the topology knows them: each runs from a to b over links
+/// without repeating a node, no two share an inner node, and there are as many as the
+/// smaller degree (Menger's bound) wherever every factor is a cycle, a complete graph
+/// or a cube (the single-factor case, or nodes differing in one coordinate); never more.
+#[test]
+fn disjoint_paths_are_disjoint_and_as_many_as_the_degree() {
+    let mut checked = 0;
+    for s in [
+        "ring:2",
+        "ring:5",
+        "ring:6",
+        "path:4",
+        "complete:5",
+        "hypercube:3",
+        "torus:3x4",
+        "torus:2x2x2",
+        "mesh:3x3",
+        "ghc:3x4",
+        "ring:5*complete:3",
+        "torus:2x2*hypercube:2",
+    ] {
+        let t = topo(s);
+        let regular = !s.contains("path") && !s.contains("mesh");
+        for a in 0..t.nodes() {
+            for b in 0..t.nodes() {
+                let Some(paths) = t.disjoint_paths(a, b) else {
+                    let (ca, cb) = (t.coords(a), t.coords(b));
+                    let differ = ca.iter().zip(&cb).filter(|(x, y)| x != y).count();
+                    assert!(differ >= 2, "{s}: none for {a} → {b}");
+                    continue;
+                };
+                if a == b {
+                    assert_eq!(paths, vec![vec![a]], "{s}");
+                    continue;
+                }
+                let mut inner = std::collections::HashSet::new();
+                for p in &paths {
+                    assert_eq!((p[0], *p.last().unwrap()), (a, b), "{s}: {p:?}");
+                    assert!(
+                        p.windows(2).all(|w| t.are_linked(w[0], w[1])),
+                        "{s}: {p:?} leaves the links"
+                    );
+                    for &x in &p[1..p.len() - 1] {
+                        assert!(inner.insert(x), "{s}: {a} → {b}: {x} twice in {paths:?}");
+                    }
+                    assert!(!inner.contains(&a) && !inner.contains(&b), "{s}: {p:?}");
+                }
+                let most = t.neighbors(a).len().min(t.neighbors(b).len());
+                assert!(paths.len() <= most, "{s}: {a} → {b}: {paths:?}");
+                if regular {
+                    assert_eq!(paths.len(), most, "{s}: {a} → {b}: {paths:?}");
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 400, "{checked}");
+}

@@ -141,6 +141,33 @@ impl Factor {
         }
     }
 
+    /// Node-disjoint paths from `a` to `b` (a ≠ b), both ends included, as many as the
+    /// factor's connectivity: the two ways round a cycle (one on the edge C_2), the
+    /// path's one, the complete graph's link and its k − 2 two-hop detours, the cube's
+    /// n paths (Saad & Schultz 1985, Prop. 3.1). `[[a]]` when a = b.
+    pub fn disjoint_paths(&self, a: u32, b: u32) -> Vec<Vec<u32>> {
+        if a == b {
+            return vec![vec![a]];
+        }
+        match *self {
+            Factor::Cycle(k) if k >= 3 => {
+                let way = |step: u32| {
+                    let mut p = vec![a];
+                    while *p.last().unwrap() != b {
+                        p.push((p.last().unwrap() + step) % k);
+                    }
+                    p
+                };
+                vec![way(1), way(k - 1)]
+            }
+            Factor::Cycle(_) | Factor::Path(_) => vec![self.shortest_path(a, b)],
+            Factor::Complete(k) => std::iter::once(vec![a, b])
+                .chain((0..k).filter(|&c| c != a && c != b).map(|c| vec![a, c, b]))
+                .collect(),
+            Factor::Cube(h) => h.disjoint_paths(a, b),
+        }
+    }
+
     /// Status s(a) = Σ_u dist(a, u) (seed 002, Definition 1), in closed form:
     /// - C_k: ⌊k²/4⌋ (Σ_{i<k} min(i, k − i));
     /// - P_k: a(a + 1)/2 + (k − 1 − a)(k − a)/2;

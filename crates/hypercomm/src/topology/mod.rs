@@ -577,16 +577,51 @@ impl Topology {
             _ => None,
         }
     }
-    /// Node-disjoint paths between two nodes where they are known: the cube's n paths
-    /// of Saad & Schultz 1985, Prop. 3.1. `None` elsewhere.
+    /// Node-disjoint paths between two nodes where they are known, both ends included:
+    /// on one factor, its own ([`Factor::disjoint_paths`]: a cycle's two, a complete
+    /// graph's k − 1, the cube's n of Saad & Schultz 1985, Prop. 3.1); on a product,
+    /// between nodes that differ in one coordinate i, the factor's paths inside their
+    /// copy of G_i, plus one detour per neighbour y of `a` in another factor j (step to
+    /// y, follow G_i's shortest path in y's copy, step back), which are disjoint
+    /// because each keeps coordinate j at its own y. `None` elsewhere (nodes that differ
+    /// in two or more coordinates, media, a host).
     pub fn disjoint_paths(&self, a: Rank, b: Rank) -> Option<Vec<Vec<Rank>>> {
-        match (&self.0.base, &self.0.host) {
-            (Base::Product(fs), None) => match fs.as_slice() {
-                [Factor::Cube(h)] => Some(h.disjoint_paths(a, b)),
-                _ => None,
-            },
-            _ => None,
+        let (Base::Product(fs), None) = (&self.0.base, &self.0.host) else {
+            return None;
+        };
+        let (ca, cb) = (self.coords(a), self.coords(b));
+        let differ: Vec<usize> = (0..fs.len()).filter(|&i| ca[i] != cb[i]).collect();
+        let i = match differ.as_slice() {
+            [] => return Some(vec![vec![a]]),
+            [i] => *i,
+            _ => return None,
+        };
+        let along = |base: &[u32], path: &[u32]| -> Vec<Rank> {
+            let mut c = base.to_vec();
+            path.iter()
+                .map(|&x| {
+                    c[i] = x;
+                    self.rank_of(&c)
+                })
+                .collect()
+        };
+        let mut paths: Vec<Vec<Rank>> = fs[i]
+            .disjoint_paths(ca[i], cb[i])
+            .iter()
+            .map(|p| along(&ca, p))
+            .collect();
+        let straight = fs[i].shortest_path(ca[i], cb[i]);
+        for (j, f) in fs.iter().enumerate().filter(|&(j, _)| j != i) {
+            for y in f.neighbors(ca[j]) {
+                let mut layer = ca.clone();
+                layer[j] = y;
+                let mut p = vec![a];
+                p.extend(along(&layer, &straight));
+                p.push(b);
+                paths.push(p);
+            }
         }
+        Some(paths)
     }
     /// An id for the undirected link between `a` and `b` (which must be linked),
     /// unique within the topology: lower end × nodes + higher end.
