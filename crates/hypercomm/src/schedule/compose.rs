@@ -98,16 +98,57 @@ impl Schedule for SideBySide {
     }
 }
 
+/// A one-step schedule on the edge K2 (nodes 0 and 1): each side's ops, its peer
+/// named by the other side's index. Embedded across a cube dimension
+/// ([`Embed::cube_dimension`]) it is one "exchange with i XOR 2^k" step.
+pub struct Pair {
+    ops: [Vec<Op>; 2],
+    tmp_len: u64,
+}
+
+impl Pair {
+    /// Side c's ops `ops[c]`, with `tmp_len` elements of `tmp` on each side.
+    pub fn new(ops: [Vec<Op>; 2], tmp_len: u64) -> Self {
+        Pair { ops, tmp_len }
+    }
+}
+
+impl Schedule for Pair {
+    fn nodes(&self) -> u32 {
+        2
+    }
+    fn steps(&self) -> usize {
+        1
+    }
+    fn program(&self, rank: Rank) -> Program {
+        Program {
+            rank,
+            tmp_len: self.tmp_len,
+            steps: vec![Step {
+                ops: self.ops[rank as usize].clone(),
+            }],
+        }
+    }
+}
+
 /// Where the product's rank keeps a factor schedule's region: `(rank of the product,
 /// region of the factor schedule) → region of the product's program`.
 pub type RegionMap = Box<dyn Fn(Rank, Region) -> Region + Send + Sync>;
 
 /// A factor's schedule run along factor `dim` of a product, in every copy of the
 /// factor at once.
+///
+/// The axis is a factor of a product ([`Embed::new`]) or one dimension of a binary
+/// cube, the edge K2 between the ranks that differ in bit k ([`Embed::cube_dimension`]):
+/// the hypercube algorithms' "exchange with i XOR 2^k" steps are this embedding of a
+/// two-node schedule.
 pub struct Embed {
     inner: Box<dyn Schedule>,
-    topology: Topology,
-    dim: usize,
+    nodes: u32,
+    /// Nodes of the axis (the factor's, or 2 for a cube dimension).
+    axis: u32,
+    /// What moving one step along the axis adds to a rank.
+    stride: u32,
     map: RegionMap,
 }
 
@@ -148,8 +189,47 @@ impl Embed {
         }
         Ok(Embed {
             inner,
-            topology: topology.clone(),
-            dim,
+            nodes: topology.nodes(),
+            axis: factor.nodes(),
+            stride: topology.stride(dim),
+            map,
+        })
+    }
+
+    /// Run `inner` (a schedule on two nodes) across dimension `k` of the binary cube
+    /// that `topology` is (`hypercube:N`, or any topology whose links contain the cube
+    /// on the same ranks: [`Topology::cube`]): the copy of K2 at rank r joins r and
+    /// r XOR 2^k, and r runs `inner`'s program of its bit k.
+    pub fn cube_dimension(
+        inner: Box<dyn Schedule>,
+        topology: &Topology,
+        k: u32,
+        map: RegionMap,
+    ) -> Result<Self, Error> {
+        let bad = |reason: String| Error::InvalidParameter {
+            what: "schedule",
+            reason,
+        };
+        let cube = topology
+            .cube()
+            .ok_or_else(|| bad(format!("{topology} is not a binary cube")))?;
+        if k >= cube.dim() {
+            return Err(bad(format!(
+                "{topology} has {} cube dimensions; no dimension {k}",
+                cube.dim()
+            )));
+        }
+        if inner.nodes() != 2 {
+            return Err(bad(format!(
+                "a cube dimension has 2 nodes, the schedule {}",
+                inner.nodes()
+            )));
+        }
+        Ok(Embed {
+            inner,
+            nodes: topology.nodes(),
+            axis: 2,
+            stride: 1 << k,
             map,
         })
     }
@@ -157,14 +237,14 @@ impl Embed {
 
 impl Schedule for Embed {
     fn nodes(&self) -> u32 {
-        self.topology.nodes()
+        self.nodes
     }
     fn steps(&self) -> usize {
         self.inner.steps()
     }
     fn program(&self, rank: Rank) -> Program {
-        let c = self.topology.coords(rank)[self.dim];
-        let stride = self.topology.stride(self.dim);
+        let stride = self.stride;
+        let c = (rank / stride) % self.axis;
         let base = rank - c * stride;
         let peer = |q: Rank| base + q * stride;
         let map = |r: Region| (self.map)(rank, r);
@@ -288,6 +368,33 @@ mod tests {
                 assert_eq!(simulate(&t, &s, &model).time, want, "{t} m={m}");
             }
         }
+    }
+
+    /// A pair's step across cube dimension k joins r and r XOR 2^k, side = bit k; the
+    /// embedding refuses what is not a cube, a dimension past it and a schedule that
+    /// is not on two nodes.
+    #[test]
+    fn cube_dimension_pairs_the_ranks_of_one_bit() {
+        let t: Topology = "hypercube:3".parse().unwrap();
+        let r = Region::new(Buf::In, 0, 1);
+        let pair = || Box::new(Pair::new([vec![Op::send(1, r)], vec![Op::send(0, r)]], 0));
+        for k in 0..3 {
+            let e = Embed::cube_dimension(pair(), &t, k, Box::new(|_, r| r)).unwrap();
+            for rank in 0..8 {
+                let p = e.program(rank);
+                assert_eq!(p.steps.len(), 1);
+                match &p.steps[0].ops[..] {
+                    [Op::Send { to, .. }] => assert_eq!(to[..], [rank ^ (1 << k)]),
+                    other => panic!("{other:?}"),
+                }
+            }
+        }
+        let id = || Box::new(|_, r| r) as RegionMap;
+        assert!(Embed::cube_dimension(pair(), &t, 3, id()).is_err());
+        let ring: Topology = "ring:6".parse().unwrap();
+        assert!(Embed::cube_dimension(pair(), &ring, 0, id()).is_err());
+        let three = crate::algorithms::plan::empty(3);
+        assert!(Embed::cube_dimension(Box::new(three), &t, 0, id()).is_err());
     }
 
     /// Side by side: two broadcasts from different roots into disjoint halves of `out`

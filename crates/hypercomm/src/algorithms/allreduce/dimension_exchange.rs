@@ -16,6 +16,9 @@
 //! `in` into it; later steps send `out`, so they receive into `tmp` (a receive may not
 //! write what its step sends) and combine `tmp` into `out`.
 //!
+//! Built by composition: step t is a two-node step on the edge K2 embedded across cube
+//! dimension t (`schedule::compose::Embed::cube_dimension`), the n steps in sequence.
+//!
 //! Cost: n steps (one step of local copies when n = 0, none when m = 0); each node sends
 //! and receives one message of m elements per step: n(β + mτ) under full duplex,
 //! 2n(β + mτ) under half duplex, under either port rule. Volume n·2^n·m.
@@ -26,16 +29,10 @@ use crate::algorithms::{Formula, Params};
 use crate::collective::OpKind;
 use crate::cost::model::{Duplex, Model};
 use crate::error::Error;
-use crate::schedule::{Action, Buf, Op, Program, Rank, Region, Schedule};
+use crate::schedule::compose::{Embed, Pair, RegionMap, Sequence};
+use crate::schedule::{Action, Buf, Materialized, Op, Program, Rank, Region, Schedule};
 use crate::topology::Hypercube;
 use crate::verify::Problem;
-
-/// The dimension-exchange all-reduce schedule.
-#[derive(Clone, Debug)]
-pub struct DimensionExchange {
-    cube: Hypercube,
-    m: u64,
-}
 
 /// The hypercube of a problem whose collective must be of `kind` (shared by the
 /// reduction files); `algo` names the algorithm in errors.
@@ -78,77 +75,92 @@ pub(crate) fn own_side(rank: Rank, peer: Rank) -> Action {
 /// Build the schedule.
 pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
     let cube = reduction_cube(problem, "dimension-exchange", OpKind::Allreduce)?;
-    Ok(Box::new(DimensionExchange {
-        cube,
-        m: problem.len,
-    }))
+    let m = problem.len;
+    let (input, out, tmp) = (
+        Region::new(Buf::In, 0, m),
+        Region::new(Buf::Out, 0, m),
+        Region::new(Buf::Tmp, 0, m),
+    );
+    let tmp_len = if cube.dim() > 1 { m } else { 0 };
+    exchange(problem.topology, &cube, m, input, out, tmp_len, |t, c| {
+        let peer = 1 - c;
+        if t == 0 {
+            // Exchange the inputs; out = (received, in) in rank order.
+            vec![
+                Op::send(peer, input),
+                Op::recv(peer, out),
+                Op::Local {
+                    from: input,
+                    into: out,
+                    action: own_side(c, peer),
+                },
+            ]
+        } else {
+            // Exchange the accumulators; the received one is combined on its side.
+            vec![
+                Op::send(peer, out),
+                Op::recv(peer, tmp),
+                Op::Local {
+                    from: tmp,
+                    into: out,
+                    action: side(c, peer),
+                },
+            ]
+        }
+    })
 }
 
-/// Steps of the exchange reductions: n, at least 1 (the local copy), none when m = 0.
-pub(crate) fn exchange_steps(cube: &Hypercube, m: u64) -> usize {
+/// The exchange reductions (all-reduce, scan) as n steps, step t the two-node step
+/// `step(t, c)` (c the side: 1 where the partner's ranks are lower) embedded across
+/// cube dimension t ([`Embed::cube_dimension`]), one after another ([`Sequence`]).
+/// With m = 0 no step; on the 0-cube one step copying `input` to `out`.
+pub(crate) fn exchange(
+    topology: &crate::topology::Topology,
+    cube: &Hypercube,
+    m: u64,
+    input: Region,
+    out: Region,
+    tmp_len: u64,
+    step: impl Fn(u32, Rank) -> Vec<Op>,
+) -> Result<Box<dyn Schedule>, Error> {
+    exchange_mapped(topology, cube, m, input, out, |t| {
+        (
+            Pair::new([step(t, 0), step(t, 1)], tmp_len),
+            Box::new(|_, r| r),
+        )
+    })
+}
+
+/// [`exchange`] with each step's pair and the map that places its regions for each
+/// rank (where a step's buffers depend on the rank's other bits).
+pub(crate) fn exchange_mapped(
+    topology: &crate::topology::Topology,
+    cube: &Hypercube,
+    m: u64,
+    input: Region,
+    out: Region,
+    step: impl Fn(u32) -> (Pair, RegionMap),
+) -> Result<Box<dyn Schedule>, Error> {
     if m == 0 {
-        0
-    } else {
-        (cube.dim() as usize).max(1)
+        return Ok(Box::new(crate::algorithms::plan::empty(cube.nodes())));
     }
-}
-
-impl Schedule for DimensionExchange {
-    fn nodes(&self) -> u32 {
-        self.cube.nodes()
+    if cube.dim() == 0 {
+        let mut prog = Program::new(0, 1);
+        prog.push(0, Op::copy(input, out));
+        return Ok(Box::new(Materialized {
+            nodes: 1,
+            steps: 1,
+            programs: vec![prog],
+        }));
     }
-    fn steps(&self) -> usize {
-        exchange_steps(&self.cube, self.m)
-    }
-    fn program(&self, rank: Rank) -> Program {
-        let (n, m) = (self.cube.dim(), self.m);
-        let mut prog = Program::new(rank, self.steps());
-        let (input, out, tmp) = (
-            Region::new(Buf::In, 0, m),
-            Region::new(Buf::Out, 0, m),
-            Region::new(Buf::Tmp, 0, m),
-        );
-        if m == 0 {
-            return prog;
-        }
-        if n == 0 {
-            prog.push(0, Op::copy(input, out));
-            return prog;
-        }
-        if n > 1 {
-            prog.tmp_len = m;
-        }
-        for t in 0..n {
-            let s = t as usize;
-            let peer = self.cube.neighbor(rank, t);
-            if t == 0 {
-                // Exchange the inputs; out = (received, in) in rank order.
-                prog.push(s, Op::send(peer, input));
-                prog.push(s, Op::recv(peer, out));
-                prog.push(
-                    s,
-                    Op::Local {
-                        from: input,
-                        into: out,
-                        action: own_side(rank, peer),
-                    },
-                );
-            } else {
-                // Exchange the accumulators; the received one is combined on its side.
-                prog.push(s, Op::send(peer, out));
-                prog.push(s, Op::recv(peer, tmp));
-                prog.push(
-                    s,
-                    Op::Local {
-                        from: tmp,
-                        into: out,
-                        action: side(rank, peer),
-                    },
-                );
-            }
-        }
-        prog
-    }
+    let steps = (0..cube.dim())
+        .map(|t| {
+            let (pair, map) = step(t);
+            Embed::cube_dimension(Box::new(pair), topology, t, map)
+                .map(|e| Box::new(e) as Box<dyn Schedule>)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Box::new(Sequence::new(steps)?))
 }
 
 /// Time of an exchange reduction (all-reduce, scan): n steps of one m-element message

@@ -23,6 +23,10 @@
 //! order (one region each), receives into `tmp`, and combines its own input blocks into
 //! them locally. The last step copies the one block left to `out`.
 //!
+//! Built by composition: step t is a two-node step embedded across cube dimension t
+//! (`schedule::compose::Embed::cube_dimension`), its `tmp` regions moved by a map of
+//! the rank's bits below t (the held range's start), the n steps in sequence.
+//!
 //! Cost: n steps (one step of local copies when n = 0, none when m = 0); step t sends and
 //! receives one message of 2^{n−1−t} blocks: nβ + (2^n − 1)mτ under full duplex,
 //! 2nβ + 2(2^n − 1)mτ under half duplex, under either port rule. Each node sends
@@ -32,29 +36,94 @@
 
 use smallvec::smallvec;
 
-use crate::algorithms::allreduce::dimension_exchange::{own_side, reduction_cube, side};
+use crate::algorithms::allreduce::dimension_exchange::{
+    exchange_mapped, own_side, reduction_cube, side,
+};
 use crate::algorithms::{Formula, Params};
 use crate::collective::OpKind;
 use crate::cost::model::Duplex;
 use crate::error::Error;
-use crate::schedule::{Buf, Op, Program, Rank, Region, Regions, Schedule};
-use crate::topology::Hypercube;
+use crate::schedule::compose::{Pair, RegionMap};
+use crate::schedule::{Buf, Op, Rank, Region, Regions, Schedule};
 use crate::verify::Problem;
 
-/// The recursive-halving reduce-scatter schedule.
-#[derive(Clone, Debug)]
-pub struct RecursiveHalving {
-    cube: Hypercube,
-    m: u64,
-}
-
-/// Build the schedule.
+/// Build the schedule: n exchange steps, each a two-node step embedded across one cube
+/// dimension, step t's `tmp` placed by the rank's bits below t
+/// (`allreduce::dimension_exchange::exchange_mapped`).
 pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
     let cube = reduction_cube(problem, "recursive-halving", OpKind::ReduceScatter)?;
-    Ok(Box::new(RecursiveHalving {
-        cube,
-        m: problem.len,
-    }))
+    let (n, m) = (cube.dim(), problem.len);
+    let out = Region::new(Buf::Out, 0, m);
+    let half = 1u64 << n.saturating_sub(1);
+    let blocks = move |buf: Buf, first: u64, count: u64| Region::new(buf, first * m, count * m);
+    // Block b (bit 0 of b = `bit`) of the position p of `tmp`.
+    let block_at = move |p: u64, bit: u64| (rev(p, n - 1) << 1) | bit;
+    exchange_mapped(
+        problem.topology,
+        &cube,
+        m,
+        Region::new(Buf::In, 0, m),
+        out,
+        |t| {
+            let last = t + 1 == n;
+            if t == 0 {
+                // Step 0: the partner's blocks straight from `in`, in its position order.
+                let side_ops = |c: Rank| {
+                    let (peer, x) = (1 - c, c as u64);
+                    let from: Regions = (0..half)
+                        .map(|p| blocks(Buf::In, block_at(p, 1 - x), 1))
+                        .collect();
+                    let mut ops = vec![
+                        Op::Send {
+                            to: smallvec![peer],
+                            from,
+                        },
+                        Op::recv(peer, blocks(Buf::Tmp, 0, half)),
+                    ];
+                    ops.extend((0..half).map(|p| Op::Local {
+                        from: blocks(Buf::In, block_at(p, x), 1),
+                        into: blocks(Buf::Tmp, p, 1),
+                        action: own_side(c, peer),
+                    }));
+                    if last {
+                        ops.push(Op::copy(blocks(Buf::Tmp, 0, half), out));
+                    }
+                    ops
+                };
+                let pair = Pair::new([side_ops(0), side_ops(1)], half * m);
+                return (pair, Box::new(|_, r| r) as RegionMap);
+            }
+            // Steps 1.. : halve the held range [lo, lo + size) of positions, lo from the
+            // rank's bits 1..t (the map), the halves from bit t (the side).
+            let size = 1u64 << (n - t);
+            let side_ops = |c: Rank| {
+                let (peer, mine) = (1 - c, c as u64);
+                let kept = blocks(Buf::Tmp, mine * size / 2, size / 2);
+                let other = blocks(Buf::Tmp, (1 - mine) * size / 2, size / 2);
+                let mut ops = vec![
+                    Op::send(peer, other),
+                    Op::Recv {
+                        from: peer,
+                        into: smallvec![kept],
+                        action: side(c, peer),
+                    },
+                ];
+                if last {
+                    ops.push(Op::copy(kept, out));
+                }
+                ops
+            };
+            let map: RegionMap = Box::new(move |rank, r| {
+                let x = rank as u64;
+                let lo = rev((x >> 1) & ((1 << (t - 1)) - 1), n - 1);
+                match r.buf {
+                    Buf::Tmp => Region::new(Buf::Tmp, r.off + lo * m, r.len),
+                    _ => r,
+                }
+            });
+            (Pair::new([side_ops(0), side_ops(1)], 0), map)
+        },
+    )
 }
 
 /// The low `bits` bits of `x` in reverse order.
@@ -63,82 +132,6 @@ fn rev(x: u64, bits: u32) -> u64 {
         0
     } else {
         x.reverse_bits() >> (64 - bits)
-    }
-}
-
-impl Schedule for RecursiveHalving {
-    fn nodes(&self) -> u32 {
-        self.cube.nodes()
-    }
-    fn steps(&self) -> usize {
-        if self.m == 0 {
-            0
-        } else {
-            (self.cube.dim() as usize).max(1)
-        }
-    }
-    fn program(&self, rank: Rank) -> Program {
-        let (n, m) = (self.cube.dim(), self.m);
-        let mut prog = Program::new(rank, self.steps());
-        if m == 0 {
-            return prog;
-        }
-        let out = Region::new(Buf::Out, 0, m);
-        if n == 0 {
-            prog.push(0, Op::copy(Region::new(Buf::In, 0, m), out));
-            return prog;
-        }
-        let x = rank as u64;
-        let half = 1u64 << (n - 1);
-        prog.tmp_len = half * m;
-        let blocks = |buf: Buf, first: u64, count: u64| Region::new(buf, first * m, count * m);
-        // Block b (bit 0 of b = `bit`) of the position p of `tmp`.
-        let block_at = |p: u64, bit: u64| (rev(p, n - 1) << 1) | bit;
-        // Step 0: the partner's blocks straight from `in`, in its position order.
-        let peer = self.cube.neighbor(rank, 0);
-        let from: Regions = (0..half)
-            .map(|p| blocks(Buf::In, block_at(p, 1 - (x & 1)), 1))
-            .collect();
-        prog.push(
-            0,
-            Op::Send {
-                to: smallvec![peer],
-                from,
-            },
-        );
-        prog.push(0, Op::recv(peer, blocks(Buf::Tmp, 0, half)));
-        for p in 0..half {
-            prog.push(
-                0,
-                Op::Local {
-                    from: blocks(Buf::In, block_at(p, x & 1), 1),
-                    into: blocks(Buf::Tmp, p, 1),
-                    action: own_side(rank, peer),
-                },
-            );
-        }
-        // Steps 1.. : halve the held range [lo, lo + size) of positions.
-        let mut kept = blocks(Buf::Tmp, 0, half);
-        for t in 1..n {
-            let s = t as usize;
-            let peer = self.cube.neighbor(rank, t);
-            let lo = rev((x >> 1) & ((1 << (t - 1)) - 1), n - 1);
-            let size = 1u64 << (n - t);
-            let mine = (x >> t) & 1;
-            kept = blocks(Buf::Tmp, lo + mine * size / 2, size / 2);
-            let other = blocks(Buf::Tmp, lo + (1 - mine) * size / 2, size / 2);
-            prog.push(s, Op::send(peer, other));
-            prog.push(
-                s,
-                Op::Recv {
-                    from: peer,
-                    into: smallvec![kept],
-                    action: side(rank, peer),
-                },
-            );
-        }
-        prog.push(n as usize - 1, Op::copy(kept, out));
-        prog
     }
 }
 

@@ -18,6 +18,9 @@
 //! with local ops. The last step's σ is not needed and not computed; the seed's
 //! exchange is kept, so nodes with bit n − 1 clear receive a value they do not use.
 //!
+//! Built by composition: step t is a two-node step on the edge K2 embedded across cube
+//! dimension t (`schedule::compose::Embed::cube_dimension`), the n steps in sequence.
+//!
 //! Cost: n steps (one step of local copies when n = 0, none when m = 0); each node sends
 //! and receives one message of m elements per step: n(β + mτ) under full duplex,
 //! 2n(β + mτ) under half duplex, under either port rule. Volume n·2^n·m.
@@ -25,85 +28,55 @@
 //! Constraints: hypercube; any associative operator.
 
 use crate::algorithms::allreduce::dimension_exchange::{
-    exchange_formula, exchange_steps, own_side, reduction_cube, side,
+    exchange, exchange_formula, own_side, reduction_cube, side,
 };
 use crate::algorithms::{Formula, Params};
 use crate::collective::OpKind;
 use crate::error::Error;
-use crate::schedule::{Action, Buf, Op, Program, Rank, Region, Schedule};
-use crate::topology::Hypercube;
+use crate::schedule::{Action, Buf, Op, Region, Schedule};
 use crate::verify::Problem;
 
-/// The dimension-exchange scan schedule.
-#[derive(Clone, Debug)]
-pub struct DimensionExchange {
-    cube: Hypercube,
-    m: u64,
-}
-
-/// Build the schedule.
+/// Build the schedule: n exchange steps, each a two-node step embedded across one
+/// cube dimension (`allreduce::dimension_exchange::exchange`).
 pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
     let cube = reduction_cube(problem, "dimension-exchange", OpKind::Scan)?;
-    Ok(Box::new(DimensionExchange {
-        cube,
-        m: problem.len,
-    }))
-}
-
-impl Schedule for DimensionExchange {
-    fn nodes(&self) -> u32 {
-        self.cube.nodes()
-    }
-    fn steps(&self) -> usize {
-        exchange_steps(&self.cube, self.m)
-    }
-    fn program(&self, rank: Rank) -> Program {
-        let (n, m) = (self.cube.dim(), self.m);
-        let mut prog = Program::new(rank, self.steps());
-        if m == 0 {
-            return prog;
-        }
-        let input = Region::new(Buf::In, 0, m);
-        let x = Region::new(Buf::Out, 0, m);
-        let sigma = Region::new(Buf::Tmp, 0, m);
-        let got = Region::new(Buf::Tmp, m, m);
-        if n == 0 {
-            prog.push(0, Op::copy(input, x));
-            return prog;
-        }
-        prog.tmp_len = if n > 1 { 2 * m } else { m };
-        let local = |from, into, action| Op::Local { from, into, action };
-        for k in 0..n {
-            let s = k as usize;
-            let peer = self.cube.neighbor(rank, k);
-            let lower = peer < rank;
-            let last = k == n - 1;
-            if k == 0 {
-                // σ = x = in: send the input, receive the partner's into σ.
-                prog.push(s, Op::send(peer, input));
-                prog.push(s, Op::recv(peer, sigma));
-                if lower {
-                    prog.push(s, Op::copy(sigma, x));
-                    prog.push(s, local(input, x, Action::CombineRight));
-                } else {
-                    prog.push(s, Op::copy(input, x));
-                }
-                if !last {
-                    prog.push(s, local(input, sigma, own_side(rank, peer)));
-                }
+    let (n, m) = (cube.dim(), problem.len);
+    let input = Region::new(Buf::In, 0, m);
+    let x = Region::new(Buf::Out, 0, m);
+    let sigma = Region::new(Buf::Tmp, 0, m);
+    let got = Region::new(Buf::Tmp, m, m);
+    let tmp_len = if n > 1 { 2 * m } else { m };
+    let local = |from, into, action| Op::Local { from, into, action };
+    exchange(problem.topology, &cube, m, input, x, tmp_len, |k, c| {
+        let peer = 1 - c;
+        let lower = c == 1;
+        let last = k == n - 1;
+        let mut ops = Vec::new();
+        if k == 0 {
+            // σ = x = in: send the input, receive the partner's into σ.
+            ops.push(Op::send(peer, input));
+            ops.push(Op::recv(peer, sigma));
+            if lower {
+                ops.push(Op::copy(sigma, x));
+                ops.push(local(input, x, Action::CombineRight));
             } else {
-                prog.push(s, Op::send(peer, sigma));
-                prog.push(s, Op::recv(peer, got));
-                if lower {
-                    prog.push(s, local(got, x, Action::CombineLeft));
-                }
-                if !last {
-                    prog.push(s, local(got, sigma, side(rank, peer)));
-                }
+                ops.push(Op::copy(input, x));
+            }
+            if !last {
+                ops.push(local(input, sigma, own_side(c, peer)));
+            }
+        } else {
+            ops.push(Op::send(peer, sigma));
+            ops.push(Op::recv(peer, got));
+            if lower {
+                ops.push(local(got, x, Action::CombineLeft));
+            }
+            if !last {
+                ops.push(local(got, sigma, side(c, peer)));
             }
         }
-        prog
-    }
+        ops
+    })
 }
 
 /// n(β + mτ) under full duplex (seed 001), 2n(β + mτ) under half duplex; both under
