@@ -130,6 +130,10 @@ pub struct TablesArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = ListFormat::Text)]
     pub format: ListFormat,
+    /// Also draw the tables as an SVG bar chart into FILE: for each operation the six
+    /// machines side by side (the exact time; a tick at the printed entry).
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
 }
 
 /// Output format of the reporting commands.
