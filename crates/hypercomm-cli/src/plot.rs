@@ -279,8 +279,11 @@ pub fn bars(chart: &Bars) -> String {
                 esc(name),
                 esc(series)
             );
-            let value = chart.values.get(g).and_then(|v| v.get(s)).copied();
-            if let Some(v) = value.filter(|v| ys.shows(*v)) {
+            let at = |grid: &[Vec<f64>]| {
+                let v = grid.get(g).and_then(|v| v.get(s)).copied();
+                v.filter(|v| ys.shows(*v))
+            };
+            if let Some(v) = at(&chart.values) {
                 let top = b - ys.frac(v) * (b - t);
                 let _ = writeln!(
                     out,
@@ -294,8 +297,7 @@ pub fn bars(chart: &Bars) -> String {
                     num(v)
                 );
             }
-            let mark = chart.marks.get(g).and_then(|v| v.get(s)).copied();
-            if let Some(v) = mark.filter(|v| ys.shows(*v)) {
+            if let Some(v) = at(&chart.marks) {
                 let py = b - ys.frac(v) * (b - t);
                 let _ = writeln!(
                     out,

@@ -1213,21 +1213,10 @@ fn tables_svg_draws_the_six_machines_per_operation() {
     let bars = class("rect", "bar");
     let marks = class("line", "mark");
     assert_eq!((bars.len(), marks.len()), (30, 30));
-    let ops = [
-        "one to one",
-        "one to all",
-        "all to all",
-        "scatter",
-        "multiscatter",
-    ];
-    let machines = [
-        "bus",
-        "shared memory",
-        "ring",
-        "grid",
-        "hypercube",
-        "switch",
-    ];
+    let (ops, machines) = (
+        hypercomm::tables::OPERATIONS,
+        hypercomm::tables::ARCHITECTURES,
+    );
     for op in ops {
         let group: Vec<_> = bars
             .iter()

@@ -13,6 +13,33 @@ const T: f64 = 0.01;
 
 /// The verified, simulated time of `name` for `op` on `topo` (root 0, p2p 0 → dst).
 fn time(topo: &str, op: OpKind, name: &str, len: u64, dst: u32, model: Model) -> f64 {
+    let algo = algorithms::find(op, name).unwrap();
+    let packets = if algo.pipelined {
+        Packets::Opt
+    } else {
+        Packets::Count(1)
+    };
+    timed(
+        topo,
+        op,
+        name,
+        len,
+        dst,
+        Params { packets, model },
+        Strictness::default(),
+    )
+}
+
+/// [`time`] with `params` and verified under `strict`.
+fn timed(
+    topo: &str,
+    op: OpKind,
+    name: &str,
+    len: u64,
+    dst: u32,
+    params: Params,
+    strict: Strictness,
+) -> f64 {
     let topo: Topology = topo.parse().unwrap();
     let k = topo.nodes();
     let c = Collective::new(op, k, Some(0), Some(0), Some(dst as u64)).unwrap();
@@ -23,17 +50,9 @@ fn time(topo: &str, op: OpKind, name: &str, len: u64, dst: u32, model: Model) ->
         len,
         commutative: true,
     };
-    let params = Params {
-        packets: if algo.pipelined {
-            Packets::Opt
-        } else {
-            Packets::Count(1)
-        },
-        model,
-    };
     let s = algo.build(&problem, &params).unwrap();
-    verify(problem, s.as_ref(), Strictness::default()).unwrap();
-    simulate(&topo, s.as_ref(), &model).time
+    verify(problem, s.as_ref(), strict).unwrap();
+    simulate(&topo, s.as_ref(), &params.model).time
 }
 
 fn m() -> Model {
@@ -389,28 +408,18 @@ fn two_path_breaks_the_ring_rule() {
     assert!(two < one, "{two} vs {one}");
 }
 
-/// The verified, simulated time of `name` on `switch:k` (root 0) with ν = `nu`.
+/// The verified (under the switch's one port each way), simulated time of `name` on
+/// `switch:k` (root 0) with ν = `nu`.
 fn switch_time(k: u32, op: OpKind, name: &str, len: u64, nu: Packets) -> f64 {
-    let topo: Topology = format!("switch:{k}").parse().unwrap();
-    let c = Collective::new(op, k, Some(0), Some(0), Some(k as u64 - 1)).unwrap();
-    let algo = algorithms::find(op, name).unwrap();
-    let problem = Problem {
-        topology: &topo,
-        collective: c,
-        len,
-        commutative: true,
+    let strict = Strictness {
+        ports: Some(hypercomm::cost::model::Ports::One),
+        duplex: None,
     };
     let params = Params {
         packets: nu,
         model: m(),
     };
-    let s = algo.build(&problem, &params).unwrap();
-    let strict = Strictness {
-        ports: Some(hypercomm::cost::model::Ports::One),
-        duplex: None,
-    };
-    verify(problem, s.as_ref(), strict).unwrap();
-    simulate(&topo, s.as_ref(), &m()).time
+    timed(&format!("switch:{k}"), op, name, len, k - 1, params, strict)
 }
 
 /// E50 (building on E34): the binary tree on the switch takes 2ν + a steps,

@@ -707,6 +707,23 @@ fn multipath_continuous_optimum_is_a_lower_estimate() {
     }
 }
 
+/// Seed 004's small machines: every root and pair, every length × packet count, every
+/// model of `models`, within a budget per algorithm.
+fn seed004_plan(topos: Vec<Topology>, models: &'static [(Ports, Duplex)]) -> Plan {
+    Plan {
+        topos,
+        roots: Roots::Every { all_pairs: true },
+        combos: Combos::Every,
+        costs: COSTS,
+        json_every: 5,
+        exact_per_algorithm: false,
+        budget: Some(3_000_000),
+        at_least_one: true,
+        models,
+        both_entries: true,
+    }
+}
+
 /// Whether `a` is written for one of seed 004's machines (its `topologies` names a
 /// ring, a torus, a bus, a shared memory or a switch).
 fn seed004(a: &Algorithm) -> bool {
@@ -761,21 +778,7 @@ fn matrix_switch() {
     ] {
         assert!(fitting.iter().any(|a| a.name == name), "{name}");
     }
-    let t = matrix_of(
-        &Plan {
-            topos,
-            roots: Roots::Every { all_pairs: true },
-            combos: Combos::Every,
-            costs: COSTS,
-            json_every: 5,
-            exact_per_algorithm: false,
-            budget: Some(3_000_000),
-            at_least_one: true,
-            models: &MODELS,
-            both_entries: true,
-        },
-        &fitting,
-    );
+    let t = matrix_of(&seed004_plan(topos, &MODELS), &fitting);
     assert!(
         t.exact > 0 && t.upper_bounds > 0 && t.lower_estimates > 0,
         "{t:?}"
@@ -811,21 +814,7 @@ fn matrix_seed004_machines() {
     ];
     let seed004: Vec<&'static Algorithm> =
         algorithms::all().iter().filter(|a| seed004(a)).collect();
-    let t = matrix_of(
-        &Plan {
-            topos,
-            roots: Roots::Every { all_pairs: true },
-            combos: Combos::Every,
-            costs: COSTS,
-            json_every: 5,
-            exact_per_algorithm: false,
-            budget: Some(3_000_000),
-            at_least_one: true,
-            models: &MODELS,
-            both_entries: true,
-        },
-        &seed004,
-    );
+    let t = matrix_of(&seed004_plan(topos, &MODELS), &seed004);
     assert!(t.exact > 0 && t.upper_bounds > 0, "{t:?}");
 }
 
