@@ -241,23 +241,9 @@ pub fn bars(chart: &Bars) -> String {
     let mut out = String::new();
     header(&mut out, &chart.title, "", &chart.y_label);
     out.push_str("<g class=\"grid\" stroke=\"#dddddd\">\n");
-    for &y in &ys.ticks {
-        let py = b - ys.frac(y) * (b - t);
-        let _ = writeln!(
-            out,
-            "<line x1=\"{l}\" y1=\"{py:.2}\" x2=\"{r}\" y2=\"{py:.2}\"/>"
-        );
-    }
+    y_lines(&mut out, &ys);
     out.push_str("</g>\n<g class=\"ticks\">\n");
-    for &y in &ys.ticks {
-        let py = b - ys.frac(y) * (b - t) + 4.0;
-        let label = tick_label(y, true);
-        let _ = writeln!(
-            out,
-            "<text x=\"{}\" y=\"{py:.2}\" text-anchor=\"end\">{label}</text>",
-            l - 6.0
-        );
-    }
+    y_ticks(&mut out, &ys);
     out.push_str("</g>\n");
     let groups = chart.groups.len().max(1) as f64;
     let per = chart.series.len().max(1) as f64;
@@ -354,13 +340,7 @@ fn grid(out: &mut String, xs: &Scale, ys: &Scale) {
             "<line x1=\"{px:.2}\" y1=\"{t}\" x2=\"{px:.2}\" y2=\"{b}\"/>"
         );
     }
-    for &y in &ys.ticks {
-        let py = b - ys.frac(y) * (b - t);
-        let _ = writeln!(
-            out,
-            "<line x1=\"{l}\" y1=\"{py:.2}\" x2=\"{r}\" y2=\"{py:.2}\"/>"
-        );
-    }
+    y_lines(out, ys);
     out.push_str("</g>\n<g class=\"ticks\">\n");
     for &x in &xs.ticks {
         let px = l + xs.frac(x) * (r - l);
@@ -371,6 +351,30 @@ fn grid(out: &mut String, xs: &Scale, ys: &Scale) {
             b + 18.0
         );
     }
+    y_ticks(out, ys);
+    let _ = writeln!(
+        out,
+        "</g>\n<rect x=\"{l}\" y=\"{t}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#000000\"/>",
+        r - l,
+        b - t
+    );
+}
+
+/// The horizontal grid lines at the y ticks.
+fn y_lines(out: &mut String, ys: &Scale) {
+    let [l, t, r, b] = AREA;
+    for &y in &ys.ticks {
+        let py = b - ys.frac(y) * (b - t);
+        let _ = writeln!(
+            out,
+            "<line x1=\"{l}\" y1=\"{py:.2}\" x2=\"{r}\" y2=\"{py:.2}\"/>"
+        );
+    }
+}
+
+/// The y tick labels, left of the plot.
+fn y_ticks(out: &mut String, ys: &Scale) {
+    let [l, t, _, b] = AREA;
     for &y in &ys.ticks {
         let py = b - ys.frac(y) * (b - t) + 4.0;
         let label = tick_label(y, ys.log);
@@ -380,12 +384,6 @@ fn grid(out: &mut String, xs: &Scale, ys: &Scale) {
             l - 6.0
         );
     }
-    let _ = writeln!(
-        out,
-        "</g>\n<rect x=\"{l}\" y=\"{t}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#000000\"/>",
-        r - l,
-        b - t
-    );
 }
 
 /// The dash attribute of a dashed series.
