@@ -138,6 +138,8 @@ fn topology_for(algo: &Algorithm, cube: &str) -> String {
         "torus:3x4".to_string(),
         format!("bus:{k}"),
         format!("shm:{k},2"),
+        format!("switch:{k}"),
+        format!("switch:{}", k - 1), // the cube's size: switch:2^n
     ]
     .into_iter()
     .find(|t| algo.fits(&t.parse::<Topology>().unwrap()).is_ok())
