@@ -130,6 +130,10 @@ pub struct TablesArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = ListFormat::Text)]
     pub format: ListFormat,
+    /// Also draw the tables as an SVG bar chart into FILE: for each operation the six
+    /// machines side by side (the exact time; a tick at the printed entry).
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
 }
 
 /// Output format of the reporting commands.
@@ -348,19 +352,27 @@ pub enum SweepFormat {
 /// Arguments of `hypercomm sweep`.
 #[derive(Debug, Args)]
 pub struct SweepArgs {
-    /// Interconnect, e.g. `hypercube:4`; with `--dims`, only its family counts.
+    /// Interconnect, e.g. `hypercube:4`; with `--dims` or `--nodes`, only its family
+    /// counts (and a shared memory's S: `shm:K,S` keeps S, `shm` takes S = K).
     #[arg(long, value_name = "T")]
     pub topology: String,
     /// Collective (every name `OpKind` parses: see [`op_help`]).
     #[arg(long, value_name = "OP", help = op_help())]
     pub op: String,
     /// Elements per message: `M`, a range `A..B` (step 1), `A..B:STEP`, a geometric range
-    /// `A..BxF` (factor F > 1), or a list `A,B,C`. A single `M` with `--dims`.
+    /// `A..BxF` (factor F > 1), or a list `A,B,C`. A single `M` with `--dims` or
+    /// `--nodes`.
     #[arg(long, value_name = "RANGE")]
     pub len: String,
     /// Sweep over hypercube dimensions instead (same syntax as `--len`), e.g. `1..12`.
     #[arg(long, value_name = "RANGE")]
     pub dims: Option<String>,
+    /// Sweep over the machine size K instead (same syntax as `--len`), e.g. `2..64`:
+    /// the topology's family with K processors (`ring:K`, `path:K`, `complete:K`,
+    /// `bus:K`, `switch:K`, `shm:K,S`; `torus:QxQ`, `mesh:QxQ`, `ghc:QxQ` for the K that
+    /// are squares Q²; `hypercube:n` for K = 2^n; `+host` kept).
+    #[arg(long, value_name = "RANGE", conflicts_with = "dims")]
+    pub nodes: Option<String>,
     /// Algorithms, comma-separated [default: every one that fits, in registry order].
     #[arg(long, value_name = "A,B,...")]
     pub algo: Option<String>,

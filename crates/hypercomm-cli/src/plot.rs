@@ -1,6 +1,7 @@
 //! A line chart as a standalone SVG document, written by hand: axes (linear or log),
 //! grid, one `<polyline>` per series (dashed ones for bounds), point markers and a
-//! legend. The output is deterministic: the same chart gives the same bytes.
+//! legend; and a grouped bar chart on a log axis ([`bars`], `hypercomm tables --svg`).
+//! The output is deterministic: the same chart gives the same bytes.
 
 use std::fmt::Write as _;
 
@@ -155,7 +156,7 @@ pub fn svg(chart: &Chart) -> String {
     let xs = Scale::new(all(chart, |p| p.0), chart.x_log);
     let ys = Scale::new(all(chart, |p| p.1), chart.y_log);
     let mut out = String::new();
-    header(&mut out, chart);
+    header(&mut out, &chart.title, &chart.x_label, &chart.y_label);
     grid(&mut out, &xs, &ys);
     for (i, s) in chart.series.iter().enumerate() {
         line(&mut out, s, pen(chart, i), &xs, &ys);
@@ -189,7 +190,7 @@ fn at(xs: &Scale, ys: &Scale, (x, y): (f64, f64)) -> (f64, f64) {
     (l + xs.frac(x) * (r - l), b - ys.frac(y) * (b - t))
 }
 
-fn header(out: &mut String, chart: &Chart) {
+fn header(out: &mut String, title: &str, x_label: &str, y_label: &str) {
     let [l, t, r, b] = AREA;
     let _ = writeln!(
         out,
@@ -201,13 +202,131 @@ fn header(out: &mut String, chart: &Chart) {
          <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>\n\
          <text transform=\"translate(24 {:.1}) rotate(-90)\" text-anchor=\"middle\">{}</text>",
         (l + r) / 2.0,
-        esc(&chart.title),
+        esc(title),
         (l + r) / 2.0,
         b + 45.0,
-        esc(&chart.x_label),
+        esc(x_label),
         (t + b) / 2.0,
-        esc(&chart.y_label),
+        esc(y_label),
     );
+}
+
+/// A grouped bar chart: for each group (an operation) one bar per series (a machine),
+/// its height a time on a log axis, with a black tick at a second value (the paper's
+/// printed entry) across it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Bars {
+    /// The title above the plot.
+    pub title: String,
+    /// The label beside the y axis.
+    pub y_label: String,
+    /// The groups along x, in order.
+    pub groups: Vec<String>,
+    /// The bars of every group, in order (the legend).
+    pub series: Vec<String>,
+    /// `values[g][s]`: the bar of series s in group g (not drawn unless finite and > 0).
+    pub values: Vec<Vec<f64>>,
+    /// `marks[g][s]`: the tick across that bar (likewise).
+    pub marks: Vec<Vec<f64>>,
+    /// The legend entry of the ticks.
+    pub mark_name: String,
+}
+
+/// The bar chart as an SVG document: one `<rect class="bar">` per drawn bar and one
+/// `<line class="mark">` per drawn tick, each with `data-group` and `data-series`.
+pub fn bars(chart: &Bars) -> String {
+    let cells = chart.values.iter().chain(&chart.marks).flatten().copied();
+    let ys = Scale::new(cells, true);
+    let [l, t, r, b] = AREA;
+    let mut out = String::new();
+    header(&mut out, &chart.title, "", &chart.y_label);
+    out.push_str("<g class=\"grid\" stroke=\"#dddddd\">\n");
+    y_lines(&mut out, &ys);
+    out.push_str("</g>\n<g class=\"ticks\">\n");
+    y_ticks(&mut out, &ys);
+    out.push_str("</g>\n");
+    let groups = chart.groups.len().max(1) as f64;
+    let per = chart.series.len().max(1) as f64;
+    let slot = (r - l) / groups;
+    let width = slot * 0.8 / per;
+    for (g, name) in chart.groups.iter().enumerate() {
+        let x0 = l + g as f64 * slot + slot * 0.1;
+        let _ = writeln!(
+            out,
+            "<text class=\"group\" x=\"{:.2}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+            l + (g as f64 + 0.5) * slot,
+            b + 18.0,
+            esc(name)
+        );
+        for (s, series) in chart.series.iter().enumerate() {
+            let x = x0 + s as f64 * width;
+            let data = format!(
+                "data-group=\"{}\" data-series=\"{}\"",
+                esc(name),
+                esc(series)
+            );
+            let at = |grid: &[Vec<f64>]| {
+                let v = grid.get(g).and_then(|v| v.get(s)).copied();
+                v.filter(|v| ys.shows(*v))
+            };
+            if let Some(v) = at(&chart.values) {
+                let top = b - ys.frac(v) * (b - t);
+                let _ = writeln!(
+                    out,
+                    "<rect class=\"bar\" {data} x=\"{x:.2}\" y=\"{top:.2}\" width=\"{:.2}\" \
+                     height=\"{:.2}\" fill=\"{}\"><title>{} {}: {}</title></rect>",
+                    width * 0.9,
+                    b - top,
+                    COLOURS[s % COLOURS.len()],
+                    esc(name),
+                    esc(series),
+                    num(v)
+                );
+            }
+            if let Some(v) = at(&chart.marks) {
+                let py = b - ys.frac(v) * (b - t);
+                let _ = writeln!(
+                    out,
+                    "<line class=\"mark\" {data} x1=\"{x:.2}\" y1=\"{py:.2}\" x2=\"{:.2}\" \
+                     y2=\"{py:.2}\" stroke=\"#000000\" stroke-width=\"2\"/>",
+                    x + width * 0.9
+                );
+            }
+        }
+    }
+    let _ = writeln!(
+        out,
+        "<rect x=\"{l}\" y=\"{t}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#000000\"/>",
+        r - l,
+        b - t
+    );
+    let x = r + 20.0;
+    out.push_str("<g class=\"legend\">\n");
+    for (i, s) in chart.series.iter().enumerate() {
+        let y = t + 10.0 + 22.0 * i as f64;
+        let _ = writeln!(
+            out,
+            "<rect x=\"{x}\" y=\"{}\" width=\"30\" height=\"10\" fill=\"{}\"/>\n\
+             <text x=\"{}\" y=\"{}\">{}</text>",
+            y - 5.0,
+            COLOURS[i % COLOURS.len()],
+            x + 38.0,
+            y + 4.0,
+            esc(s)
+        );
+    }
+    let y = t + 10.0 + 22.0 * chart.series.len() as f64;
+    let _ = writeln!(
+        out,
+        "<line x1=\"{x}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke=\"#000000\" stroke-width=\"2\"/>\n\
+         <text x=\"{}\" y=\"{}\">{}</text>",
+        x + 30.0,
+        x + 38.0,
+        y + 4.0,
+        esc(&chart.mark_name)
+    );
+    out.push_str("</g>\n</svg>\n");
+    out
 }
 
 /// The frame, grid lines and tick labels.
@@ -221,13 +340,7 @@ fn grid(out: &mut String, xs: &Scale, ys: &Scale) {
             "<line x1=\"{px:.2}\" y1=\"{t}\" x2=\"{px:.2}\" y2=\"{b}\"/>"
         );
     }
-    for &y in &ys.ticks {
-        let py = b - ys.frac(y) * (b - t);
-        let _ = writeln!(
-            out,
-            "<line x1=\"{l}\" y1=\"{py:.2}\" x2=\"{r}\" y2=\"{py:.2}\"/>"
-        );
-    }
+    y_lines(out, ys);
     out.push_str("</g>\n<g class=\"ticks\">\n");
     for &x in &xs.ticks {
         let px = l + xs.frac(x) * (r - l);
@@ -238,6 +351,30 @@ fn grid(out: &mut String, xs: &Scale, ys: &Scale) {
             b + 18.0
         );
     }
+    y_ticks(out, ys);
+    let _ = writeln!(
+        out,
+        "</g>\n<rect x=\"{l}\" y=\"{t}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#000000\"/>",
+        r - l,
+        b - t
+    );
+}
+
+/// The horizontal grid lines at the y ticks.
+fn y_lines(out: &mut String, ys: &Scale) {
+    let [l, t, r, b] = AREA;
+    for &y in &ys.ticks {
+        let py = b - ys.frac(y) * (b - t);
+        let _ = writeln!(
+            out,
+            "<line x1=\"{l}\" y1=\"{py:.2}\" x2=\"{r}\" y2=\"{py:.2}\"/>"
+        );
+    }
+}
+
+/// The y tick labels, left of the plot.
+fn y_ticks(out: &mut String, ys: &Scale) {
+    let [l, t, _, b] = AREA;
     for &y in &ys.ticks {
         let py = b - ys.frac(y) * (b - t) + 4.0;
         let label = tick_label(y, ys.log);
@@ -247,12 +384,6 @@ fn grid(out: &mut String, xs: &Scale, ys: &Scale) {
             l - 6.0
         );
     }
-    let _ = writeln!(
-        out,
-        "</g>\n<rect x=\"{l}\" y=\"{t}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#000000\"/>",
-        r - l,
-        b - t
-    );
 }
 
 /// The dash attribute of a dashed series.

@@ -1,6 +1,7 @@
 //! `hypercomm sweep`: run algorithms of one collective over a range of lengths (`--len
-//! A..B`) or of hypercube dimensions (`--dims A..B`), one row per point and algorithm,
-//! as CSV or JSON, and optionally draw the times as an SVG chart ([`crate::plot`]).
+//! A..B`), of hypercube dimensions (`--dims A..B`) or of machine sizes in any topology
+//! family (`--nodes A..B`), one row per point and algorithm, as CSV or JSON, and
+//! optionally draw the times as an SVG chart ([`crate::plot`]).
 //!
 //! Every point is verified unless `--no-verify`; a point whose schedule is too large to
 //! verify ([`config::MAX_VERIFIED_NODES`]) is timed without verification. A row
@@ -31,6 +32,8 @@ pub enum Axis {
     Len,
     /// Hypercube dimensions, at a fixed length.
     Dims,
+    /// Machine sizes K of one topology family, at a fixed length.
+    Nodes,
 }
 
 /// One point of the sweep.
@@ -144,7 +147,7 @@ pub fn configure(args: &SweepArgs) -> Result<Sweep, Error> {
     let model = config::model(&args.model)?;
     let packets: Packets = args.packets.parse()?;
     let (axis, geometric, points) = points(args, kind)?;
-    let algos = select(&points[0].problem, args.algo.as_deref())?;
+    let algos = select(&points, args.algo.as_deref())?;
     Ok(Sweep {
         axis,
         geometric,
@@ -159,6 +162,27 @@ pub fn configure(args: &SweepArgs) -> Result<Sweep, Error> {
 fn points(args: &SweepArgs, kind: OpKind) -> Result<(Axis, bool, Vec<Point>), Error> {
     let ranks = [args.root, args.src, args.dst];
     let lens = range::parse("--len", &args.len)?;
+    if let Some(nodes) = &args.nodes {
+        let len = single_len(&args.len, &lens.values, "--nodes")?;
+        let sizes = range::parse("--nodes", nodes)?;
+        let mut points = Vec::new();
+        for &k in &sizes.values {
+            if let Some(topology) = topology_of_size(&args.topology, k)? {
+                points.push(point(k, topology, kind, len, ranks)?);
+            }
+        }
+        if points.is_empty() {
+            return Err(Error::InvalidParameter {
+                what: "--nodes",
+                reason: format!(
+                    "`{nodes}` holds no size of the family of `{}` (tori, meshes and \
+                     generalized hypercubes need K = Q², hypercubes K = 2^n, shm:K,S K ≥ S)",
+                    args.topology
+                ),
+            });
+        }
+        return Ok((Axis::Nodes, sizes.geometric, points));
+    }
     let Some(dims) = &args.dims else {
         let topology: Topology = args.topology.parse()?;
         let points = lens
@@ -168,7 +192,7 @@ fn points(args: &SweepArgs, kind: OpKind) -> Result<(Axis, bool, Vec<Point>), Er
             .collect::<Result<_, _>>()?;
         return Ok((Axis::Len, lens.geometric, points));
     };
-    let len = single_len(&args.len, &lens.values)?;
+    let len = single_len(&args.len, &lens.values, "--dims")?;
     let dims = range::parse("--dims", dims)?;
     let points = dims
         .values
@@ -189,15 +213,66 @@ fn point(
     Ok(Point { x, problem })
 }
 
-/// The one length of a `--dims` sweep.
-fn single_len(spec: &str, lens: &[u64]) -> Result<u64, Error> {
+/// The one length of a `--dims` or `--nodes` sweep.
+fn single_len(spec: &str, lens: &[u64], axis: &str) -> Result<u64, Error> {
     match lens {
         [len] if !spec.contains("..") => Ok(*len),
         _ => Err(Error::InvalidParameter {
             what: "--len",
-            reason: format!("`{spec}`: with --dims, give one length M"),
+            reason: format!("`{spec}`: with {axis}, give one length M"),
         }),
     }
+}
+
+/// The machine of `spec`'s family with `k` processors, or `None` when the family has
+/// none of that size: a ring, path, complete graph, bus or switch of k; a shared memory
+/// of k with `spec`'s S (`shm:K,S`; S = k for `shm`; none when k < S); a square torus,
+/// mesh or generalized hypercube Q × Q when k = Q², Q ≥ 2; the n-cube when k = 2^n. A `+host`
+/// suffix is kept (k counts the processing elements).
+fn topology_of_size(spec: &str, k: u64) -> Result<Option<Topology>, Error> {
+    let spec = spec.trim();
+    let (base, host) = match spec.strip_suffix("+host") {
+        Some(b) => (b, "+host"),
+        None => (spec, ""),
+    };
+    let (family, rest) = base.split_once(':').unwrap_or((base, ""));
+    let square = (k as f64).sqrt().round() as u64;
+    let name = match family {
+        _ if k == 0 => return Ok(None),
+        "ring" | "path" | "complete" | "bus" | "switch" => format!("{family}:{k}"),
+        "shm" => {
+            let s = match rest.split_once(',') {
+                Some((_, s)) => s
+                    .trim()
+                    .parse::<u64>()
+                    .map_err(|_| Error::InvalidParameter {
+                        what: "--topology",
+                        reason: format!("`{spec}`: S of shm:K,S must be a whole number ≥ 1"),
+                    })?,
+                None => k,
+            };
+            if s > k {
+                return Ok(None);
+            }
+            format!("shm:{k},{s}")
+        }
+        "torus" | "mesh" | "ghc" if square * square == k && square >= 2 => {
+            format!("{family}:{square}x{square}")
+        }
+        "torus" | "mesh" | "ghc" => return Ok(None),
+        "hypercube" if k.is_power_of_two() => format!("hypercube:{}", k.trailing_zeros()),
+        "hypercube" => return Ok(None),
+        _ => {
+            return Err(Error::InvalidParameter {
+                what: "--nodes",
+                reason: format!(
+                    "it applies to the families ring, path, complete, torus, mesh, ghc, bus, \
+                     shm, switch and hypercube, not `{spec}`"
+                ),
+            })
+        }
+    };
+    format!("{name}{host}").parse().map(Some)
 }
 
 /// The topology of `spec`'s family with dimension `dim` (`hypercube:3+host` and
@@ -216,10 +291,15 @@ fn topology_at(spec: &str, dim: u64) -> Result<Topology, Error> {
     format!("{family}:{dim}{host}").parse()
 }
 
-/// The algorithms of `--algo` (every fitting one if absent), in registry order.
-fn select(problem: &ProblemConfig, list: Option<&str>) -> Result<Vec<&'static Algorithm>, Error> {
-    let (topo, kind) = (&problem.topology, problem.collective.kind());
-    let fitting = algorithms::fitting(topo, kind);
+/// The algorithms of `--algo` (every one that fits some point if absent), in registry
+/// order; at a point it does not fit, it has no row.
+fn select(points: &[Point], list: Option<&str>) -> Result<Vec<&'static Algorithm>, Error> {
+    let problem = &points[0].problem;
+    let kind = problem.collective.kind();
+    let fits_some =
+        |a: &&'static Algorithm| points.iter().any(|p| a.fits(&p.problem.topology).is_ok());
+    let fitting: Vec<&'static Algorithm> = algorithms::for_op(kind).filter(fits_some).collect();
+    let topo = &problem.topology;
     if fitting.is_empty() {
         return Err(compare::no_algorithm(problem, kind));
     }
@@ -229,7 +309,11 @@ fn select(problem: &ProblemConfig, list: Option<&str>) -> Result<Vec<&'static Al
     let mut chosen = Vec::new();
     for name in list.split(',') {
         let algo = config::algorithm(problem, name)?;
-        algo.fits(topo)
+        let at = points
+            .iter()
+            .find(|p| algo.fits(&p.problem.topology).is_ok())
+            .map_or(problem, |p| &p.problem);
+        algo.fits(&at.topology)
             .map_err(|reason| Error::AlgorithmDoesNotFit {
                 algo: algo.name.to_string(),
                 topology: topo.to_string(),
@@ -244,12 +328,13 @@ fn select(problem: &ProblemConfig, list: Option<&str>) -> Result<Vec<&'static Al
         .collect())
 }
 
-/// Run every algorithm at every point: points ascending, algorithms in registry order.
+/// Run every algorithm at every point it fits (a `--nodes` sweep crosses machines that
+/// not every algorithm fits): points ascending, algorithms in registry order.
 pub fn rows(sweep: &Sweep, args: &SweepArgs) -> Vec<Row> {
-    let cells = sweep
-        .points
-        .iter()
-        .flat_map(|p| sweep.algos.iter().map(move |a| (p, *a)));
+    let cells = sweep.points.iter().flat_map(|p| {
+        let fits = |a: &&&'static Algorithm| a.fits(&p.problem.topology).is_ok();
+        sweep.algos.iter().filter(fits).map(move |a| (p, *a))
+    });
     cells.map(|(p, a)| cell(sweep, p, a, args)).collect()
 }
 
@@ -383,6 +468,10 @@ fn title(sweep: &Sweep, op: &str) -> String {
     let at = match sweep.axis {
         Axis::Len => p.topology.to_string(),
         Axis::Dims => format!("hypercubes, len {}", p.len),
+        Axis::Nodes => {
+            let last = &sweep.points[sweep.points.len() - 1].problem.topology;
+            format!("{} to {last}, len {}", p.topology, p.len)
+        }
     };
     format!(
         "{op} on {at}: ports {}, duplex {}, timing {}",
@@ -394,6 +483,7 @@ fn x_label(sweep: &Sweep) -> String {
     match sweep.axis {
         Axis::Len => "len (elements per message)".into(),
         Axis::Dims => "hypercube dimension n (2^n nodes)".into(),
+        Axis::Nodes => "processors K".into(),
     }
 }
 
@@ -445,6 +535,7 @@ fn diagnostics(sweep: &Sweep, rows: &[Row], io: &mut Io<'_>) {
     let at = match sweep.axis {
         Axis::Len => "len",
         Axis::Dims => "dimension",
+        Axis::Nodes => "K =",
     };
     for r in rows {
         if let Some(v) = &r.violation {

@@ -1,7 +1,8 @@
 //! `hypercomm tables`: seed 004's Tables 1 and 2 regenerated
 //! ([`hypercomm::tables`]): for each of the 30 cells the printed entry evaluated, the
 //! corrected upper bound, the exact time of the paper's algorithm (built, verified,
-//! simulated), and the best registry algorithm on the machine.
+//! simulated), and the best registry algorithm on the machine; `--svg FILE` draws them
+//! (for each operation the six machines side by side).
 
 use std::io::Write;
 
@@ -20,7 +21,18 @@ pub fn run(args: &TablesArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
         beta: model.beta(),
         tau: model.tau(),
     };
+    if let Some(path) = &args.svg {
+        check_directory(path)?;
+    }
     let cells = tables::cells(&p)?;
+    if let Some(path) = &args.svg {
+        std::fs::write(path, crate::plot::bars(&chart(&cells, &p))).map_err(|source| {
+            CliError::WriteFile {
+                path: path.clone(),
+                source,
+            }
+        })?;
+    }
     match args.format {
         ListFormat::Json => {
             let v: Vec<serde_json::Value> = cells
@@ -53,6 +65,50 @@ pub fn run(args: &TablesArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
     } else {
         Outcome::Failed
     })
+}
+
+/// Refuse an SVG path whose directory does not exist, before computing the cells.
+fn check_directory(path: &std::path::Path) -> Result<(), hypercomm::error::Error> {
+    match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(dir) if !dir.is_dir() => Err(hypercomm::error::Error::InvalidParameter {
+            what: "--svg",
+            reason: format!(
+                "the directory {} does not exist; create it first, or name a file in an \
+                 existing directory",
+                dir.display()
+            ),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// The chart: for each operation the six machines' exact times as bars, the printed
+/// entries as ticks.
+pub fn chart(cells: &[Cell], p: &Params004) -> crate::plot::Bars {
+    let at = |op: &str, arch: &str, f: fn(&Cell) -> f64| {
+        cells
+            .iter()
+            .find(|c| c.operation == op && c.architecture == arch)
+            .map_or(f64::NAN, f)
+    };
+    let grid = |f: fn(&Cell) -> f64| -> Vec<Vec<f64>> {
+        tables::OPERATIONS
+            .iter()
+            .map(|op| tables::ARCHITECTURES.iter().map(|a| at(op, a, f)).collect())
+            .collect()
+    };
+    crate::plot::Bars {
+        title: format!("Saad & Schultz, Tables 1 and 2: {}", header(p)),
+        y_label: "time of the paper's algorithm (simulated, verified)".into(),
+        groups: tables::OPERATIONS.iter().map(|s| s.to_string()).collect(),
+        series: tables::ARCHITECTURES
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        values: grid(|c| c.exact),
+        marks: grid(|c| c.printed),
+        mark_name: "printed entry".into(),
+    }
 }
 
 fn num(x: f64) -> String {

@@ -138,6 +138,8 @@ fn topology_for(algo: &Algorithm, cube: &str) -> String {
         "torus:3x4".to_string(),
         format!("bus:{k}"),
         format!("shm:{k},2"),
+        format!("switch:{k}"),
+        format!("switch:{}", k - 1), // the cube's size: switch:2^n
     ]
     .into_iter()
     .find(|t| algo.fits(&t.parse::<Topology>().unwrap()).is_ok())
@@ -1187,6 +1189,120 @@ fn download_sweep_optimal_is_never_above_the_others() {
             }
         }
     }
+}
+
+/// `hypercomm tables --svg FILE`: one bar per cell (30, grouped by operation, one per
+/// machine) with the printed entry as a tick across it, a label per operation and a
+/// legend entry per machine; the text output is unchanged; a missing directory is
+/// refused before anything runs, naming it.
+#[test]
+fn tables_svg_draws_the_six_machines_per_operation() {
+    let dir = std::env::temp_dir().join(format!("hypercomm-tables-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("tables.svg");
+    let args = ["tables", "--nodes", "16", "--kstar", "4", "--data", "4096"];
+    let mut with = args.to_vec();
+    with.extend(["--svg", path.to_str().unwrap()]);
+    assert_eq!(ok(&with), ok(&args));
+    let svg = std::fs::read_to_string(&path).unwrap();
+    let doc = roxmltree::Document::parse(&svg).expect("well-formed XML");
+    assert_eq!(doc.root_element().tag_name().name(), "svg");
+    let class = |tag: &str, c: &str| -> Vec<roxmltree::Node<'_, '_>> {
+        doc.descendants()
+            .filter(|n| n.has_tag_name(tag) && n.attribute("class") == Some(c))
+            .collect()
+    };
+    let bars = class("rect", "bar");
+    let marks = class("line", "mark");
+    assert_eq!((bars.len(), marks.len()), (30, 30));
+    let (ops, machines) = (
+        hypercomm::tables::OPERATIONS,
+        hypercomm::tables::ARCHITECTURES,
+    );
+    for op in ops {
+        let group: Vec<_> = bars
+            .iter()
+            .filter(|b| b.attribute("data-group") == Some(op))
+            .map(|b| b.attribute("data-series").unwrap())
+            .collect();
+        assert_eq!(group, machines, "{op}");
+    }
+    let groups: Vec<_> = class("text", "group")
+        .iter()
+        .map(|t| t.text().unwrap())
+        .collect();
+    assert_eq!(groups, ops);
+    let legend = doc
+        .descendants()
+        .find(|n| n.attribute("class") == Some("legend"))
+        .unwrap();
+    let entries: Vec<_> = legend
+        .children()
+        .filter(|n| n.has_tag_name("text"))
+        .collect();
+    assert_eq!(entries.len(), 7, "six machines and the printed entry");
+    // A taller bar is a longer time: the multiscatter's bus bar (k multicasts of
+    // N/k) is below its hypercube bar (N² data).
+    let height = |op: &str, m: &str| -> f64 {
+        let b = bars
+            .iter()
+            .find(|b| {
+                b.attribute("data-group") == Some(op) && b.attribute("data-series") == Some(m)
+            })
+            .unwrap();
+        b.attribute("height").unwrap().parse().unwrap()
+    };
+    assert!(height("multiscatter", "bus") < height("multiscatter", "hypercube"));
+    let missing = dir.join("no-such-dir").join("t.svg");
+    let r = hc(&["tables", "--svg", missing.to_str().unwrap()]);
+    assert_eq!(r.code, 2, "{}", r.err);
+    assert!(
+        r.err.contains("--svg") && r.err.contains("no-such-dir"),
+        "{}",
+        r.err
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The switch's cells run the paper's switch algorithms (§3, (F)): the fastest of
+/// the ring (3.22), recursive doubling (3.23) and the binary tree (3.25) for one to
+/// all, shift doubling (3.35), the binomial scatter (3.41), and the exchanges for the
+/// multiscatter, one permutation per dimension (E54), at half the printed entry.
+#[test]
+fn tables_switch_cells_run_the_switch_algorithms() {
+    let v = hc(&[
+        "tables", "--nodes", "16", "--kstar", "4", "--data", "4096", "--format", "json",
+    ]);
+    let cells = v.json();
+    let switch: Vec<&Value> = cells
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["architecture"] == "switch")
+        .collect();
+    let algos: Vec<&str> = switch
+        .iter()
+        .map(|c| c["algorithm"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        algos,
+        [
+            "direct",
+            "one-way",
+            "bruck",
+            "binomial",
+            "dimension-exchange"
+        ]
+    );
+    let f = |c: &Value, k: &str| c[k].as_f64().unwrap();
+    for c in &switch {
+        assert!(f(c, "exact") <= f(c, "corrected") * (1.0 + 1e-9), "{c}");
+    }
+    let multi = switch[4];
+    assert!(
+        (f(multi, "printed") - 2.0 * f(multi, "exact")).abs() < 1e-6,
+        "{multi}"
+    );
 }
 
 /// `hypercomm tables`: 30 cells with the documented keys, every one verified; text and

@@ -261,6 +261,145 @@ fn dims_sweep_has_2_pow_d_nodes() {
     assert_eq!(out, again);
 }
 
+/// `--nodes A..B` sweeps the machine size on every family: for each K of the range the
+/// family's machine of K processors (tori, meshes and generalized hypercubes only at
+/// squares Q² ≥ 4, hypercubes at powers of two, `shm:K,S` keeping S and skipping K < S,
+/// `shm` with S = K), every algorithm that fits it, in registry order, each row equal
+/// to `simulate`'s on that machine.
+#[test]
+fn nodes_sweep_covers_every_family() {
+    let families: [(&str, fn(u64) -> Option<String>); 10] = [
+        ("ring", |k| Some(format!("ring:{k}"))),
+        ("path:9", |k| Some(format!("path:{k}"))),
+        ("complete", |k| Some(format!("complete:{k}"))),
+        ("bus", |k| Some(format!("bus:{k}"))),
+        ("switch", |k| Some(format!("switch:{k}"))),
+        ("shm", |k| Some(format!("shm:{k},{k}"))),
+        ("shm:16,3", |k| (k >= 3).then(|| format!("shm:{k},3"))),
+        ("torus:5x5", |k| {
+            let q = (k as f64).sqrt() as u64;
+            (q * q == k && q >= 2).then(|| format!("torus:{q}x{q}"))
+        }),
+        ("ghc", |k| {
+            let q = (k as f64).sqrt() as u64;
+            (q * q == k && q >= 2).then(|| format!("ghc:{q}x{q}"))
+        }),
+        ("hypercube", |k| {
+            k.is_power_of_two()
+                .then(|| format!("hypercube:{}", k.trailing_zeros()))
+        }),
+    ];
+    for (family, machine) in families {
+        let out = ok(&[
+            "sweep",
+            "--topology",
+            family,
+            "--op",
+            "broadcast",
+            "--len",
+            "50",
+            "--nodes",
+            "1..17",
+        ]);
+        let rows = csv(&out);
+        let mut want: Vec<(String, &str)> = Vec::new();
+        for k in 1..=17u64 {
+            if let Some(t) = machine(k) {
+                want.extend(
+                    fitting(&t, OpKind::Broadcast)
+                        .into_iter()
+                        .map(|a| (t.clone(), a)),
+                );
+            }
+        }
+        let got: Vec<&str> = rows.iter().map(|r| get(r, "algo")).collect();
+        let names: Vec<&str> = want.iter().map(|w| w.1).collect();
+        assert_eq!(got, names, "{family}");
+        for (row, (topo, _)) in rows.iter().zip(&want).step_by(5) {
+            let t: Topology = topo.parse().unwrap();
+            assert_eq!(num(row, "nodes"), f64::from(t.nodes()), "{family} {topo}");
+            assert_eq!(get(row, "verified"), "true", "{family} {topo}");
+            let v = simulate(topo, "broadcast", row, &[]);
+            assert!(
+                same(num(row, "time"), v["time"].as_f64().unwrap()),
+                "{topo} {row:?}"
+            );
+        }
+    }
+    // The switch's own algorithms appear on switch:K (the binary tree on every K, the
+    // ring embedded one way), and the JSON has the same rows.
+    let out = ok(&[
+        "sweep",
+        "--topology",
+        "switch",
+        "--op",
+        "broadcast",
+        "--len",
+        "7",
+        "--nodes",
+        "3,5,7",
+        "--format",
+        "json",
+    ]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let rows = v.as_array().unwrap();
+    for k in [3, 5, 7] {
+        for algo in ["binary-tree", "one-way", "binomial"] {
+            assert!(
+                rows.iter().any(|r| r["nodes"] == k && r["algo"] == algo),
+                "switch:{k} {algo}"
+            );
+        }
+    }
+}
+
+/// `--nodes` refuses what it cannot sweep, naming it: a range with no machine of the
+/// family, a family it does not know, several lengths, `--dims` beside it.
+#[test]
+fn nodes_sweep_refuses_naming_the_problem() {
+    let base = ["sweep", "--op", "broadcast"];
+    let cases: &[(&[&str], &[&str])] = &[
+        (
+            &["--topology", "torus", "--len", "5", "--nodes", "5..8"],
+            &["--nodes", "5..8", "Q²"],
+        ),
+        (
+            &["--topology", "hypercube", "--len", "5", "--nodes", "5..7"],
+            &["--nodes", "2^n"],
+        ),
+        (
+            &["--topology", "ring*ring", "--len", "5", "--nodes", "4"],
+            &["--nodes", "ring*ring", "switch"],
+        ),
+        (
+            &["--topology", "ring", "--len", "5..9", "--nodes", "4..8"],
+            &["--len", "--nodes", "one length"],
+        ),
+        (
+            &["--topology", "shm:8,x", "--len", "5", "--nodes", "4..8"],
+            &["shm:8,x", "whole number"],
+        ),
+        (
+            &[
+                "--topology",
+                "ring",
+                "--len",
+                "5",
+                "--nodes",
+                "4..8",
+                "--dims",
+                "1..3",
+            ],
+            &["--nodes", "--dims"],
+        ),
+    ];
+    for (extra, needles) in cases {
+        let mut args = base.to_vec();
+        args.extend(*extra);
+        bad(&args, needles);
+    }
+}
+
 fn lens(spec: &str) -> Vec<u64> {
     let out = ok(&[
         "sweep",

@@ -56,6 +56,10 @@
 //!   blocks needs S's inputs). This is the bisection bound where the cut is a
 //!   bisection, and on meshes it beats the others: on `mesh:Q` (Q even) an
 //!   all-to-all needs Q²m/4 elements across the middle link each way.
+//! A switch (`switch:K`, seed 004's model F) gives each node one port each way
+//! whatever `--ports` says, so its bounds are the one-port ones: ⌈log₂k⌉ rounds when a
+//! node needs everyone's data (or the root must reach everyone), and the volume through
+//! one node's port.
 //!
 //! So T ≥ R·β + P·τ with R the rounds bound and P the volume bound (a sum, which is
 //! more than the max of the two terms). Except in the cut bound, duplex is ignored
@@ -84,7 +88,10 @@ pub fn lower_bound(topo: &Topology, collective: &Collective, m: u64, model: &Mod
         return Some(lb);
     }
     let d = topo.degree().max(1) as f64;
-    let one = model.ports == Ports::One;
+    // A switch's nodes have one port each way whatever `--ports` says (the simulator's
+    // rule, `cost::node_ports`), so its bounds are the one-port ones.
+    let switch = topo.medium_kind() == Some(crate::topology::Medium::Switch);
+    let one = model.ports == Ports::One || switch;
     let per_link = |v: f64| if one { v } else { v / d };
     let log_k = (64 - (k - 1).leading_zeros()) as f64;
     // Rounds when one node needs data that starts `e` hops away, or everyone's data.
@@ -352,6 +359,39 @@ mod tests {
                 .sum();
             assert_eq!(total_distance(&topo), brute);
         }
+    }
+
+    /// A switch's nodes have one port each way: its bounds under `--ports all` are the
+    /// one-port ones (a broadcast on switch:16 needs ⌈log₂16⌉ start-ups and m words
+    /// through one port), as on `complete:K` under `--ports one`.
+    #[test]
+    fn switch_bounds_are_one_port_whatever_ports_says() {
+        let all = Model::new(1.0, 0.01).unwrap();
+        let one = Model {
+            ports: Ports::One,
+            ..all
+        };
+        for k in [2u32, 5, 16] {
+            let switch: Topology = format!("switch:{k}").parse().unwrap();
+            let complete: Topology = format!("complete:{k}").parse().unwrap();
+            for c in [
+                Collective::Broadcast { root: 0 },
+                Collective::Scatter { root: 1 },
+                Collective::Allgather,
+                Collective::Alltoall,
+            ] {
+                let lb = lower_bound(&switch, &c, 4096, &all).unwrap();
+                assert_eq!(lb, lower_bound(&switch, &c, 4096, &one).unwrap());
+                assert_eq!(lb, lower_bound(&complete, &c, 4096, &one).unwrap());
+            }
+        }
+        let b = lower_bound(
+            &"switch:16".parse().unwrap(),
+            &Collective::Broadcast { root: 0 },
+            4096,
+            &all,
+        );
+        assert_eq!(b, Some(4.0 + 40.96));
     }
 
     #[test]

@@ -707,6 +707,84 @@ fn multipath_continuous_optimum_is_a_lower_estimate() {
     }
 }
 
+/// Seed 004's small machines: every root and pair, every length × packet count, every
+/// model of `models`, within a budget per algorithm.
+fn seed004_plan(topos: Vec<Topology>, models: &'static [(Ports, Duplex)]) -> Plan {
+    Plan {
+        topos,
+        roots: Roots::Every { all_pairs: true },
+        combos: Combos::Every,
+        costs: COSTS,
+        json_every: 5,
+        exact_per_algorithm: false,
+        budget: Some(3_000_000),
+        at_least_one: true,
+        models,
+        both_entries: true,
+    }
+}
+
+/// Whether `a` is written for one of seed 004's machines (its `topologies` names a
+/// ring, a torus, a bus, a shared memory or a switch).
+fn seed004(a: &Algorithm) -> bool {
+    a.topologies
+        .split(", ")
+        .any(|t| matches!(t, "ring" | "torus" | "bus" | "shm" | "switch"))
+}
+
+/// Every algorithm that fits a crossbar switch (seed 004's model F: one message each
+/// way per node and step, any permutation), on switch:1..=16 (odd, prime and powers of
+/// two): the switch's own (the binary tree, the ring embedded one way, the two-pass
+/// exchange), those for any number of ranks (binomial = (3.23), Bruck = (3.35), the
+/// binomial scatter = (3.41), …) and the hypercube's one-port ones on switch:2^n
+/// (the one-permutation multiscatter, the scatter as published). Every root and
+/// every pair, every length × packet count, every port × duplex rule (the switch
+/// keeps one port each way whatever `--ports` says) and half-link duplex.
+#[test]
+fn matrix_switch() {
+    let topos: Vec<Topology> = (1..=16).map(|k| parse(&format!("switch:{k}"))).collect();
+    const MODELS: [(Ports, Duplex); 5] = [
+        (Ports::All, Duplex::Full),
+        (Ports::All, Duplex::Half),
+        (Ports::One, Duplex::Full),
+        (Ports::One, Duplex::Half),
+        (Ports::One, Duplex::HalfLink),
+    ];
+    // The hypercube's algorithms that send on one link at a time: the switch's
+    // multiscatter by one permutation per dimension (§3.5 (F)) and the scatter (3.41)
+    // as published. The others (SBA, the edge-disjoint trees, …) send on several
+    // links at once, which the switch serialises: priced, but outside its rule.
+    let one_port_cube = [
+        (OpKind::Alltoall, "dimension-exchange"),
+        (OpKind::Alltoall, "mtadea"),
+        (OpKind::Scatter, "sbt"),
+    ];
+    let fitting: Vec<&'static Algorithm> = algorithms::all()
+        .iter()
+        .filter(|a| {
+            // Open MPI's linear all-to-all posts every send at once: many ports.
+            !(a.op == OpKind::Alltoall && a.name == "linear")
+                && (a.topologies.contains("switch")
+                    || a.topologies.starts_with("complete")
+                    || one_port_cube.contains(&(a.op, a.name)))
+        })
+        .collect();
+    for name in [
+        "binary-tree",
+        "one-way",
+        "two-pass-exchange",
+        "binomial",
+        "bruck",
+    ] {
+        assert!(fitting.iter().any(|a| a.name == name), "{name}");
+    }
+    let t = matrix_of(&seed004_plan(topos, &MODELS), &fitting);
+    assert!(
+        t.exact > 0 && t.upper_bounds > 0 && t.lower_estimates > 0,
+        "{t:?}"
+    );
+}
+
 /// Seed 004's algorithms for the ring, the torus grid, the bus and the shared memory on
 /// their machines: rings of 1..=9 nodes (odd and even), tori 2×2 to 6×6 (and two
 /// oblong ones), buses of 1..=9, shared memories of 1..=8 processors with every
@@ -734,30 +812,14 @@ fn matrix_seed004_machines() {
         (Ports::All, Duplex::HalfLink),
         (Ports::Split { send: 2, recv: 1 }, Duplex::HalfLink),
     ];
-    let seed004: Vec<&'static Algorithm> = algorithms::all()
-        .iter()
-        .filter(|a| matches!(a.topologies, "ring" | "torus" | "bus" | "shm"))
-        .collect();
-    let t = matrix_of(
-        &Plan {
-            topos,
-            roots: Roots::Every { all_pairs: true },
-            combos: Combos::Every,
-            costs: COSTS,
-            json_every: 5,
-            exact_per_algorithm: false,
-            budget: Some(3_000_000),
-            at_least_one: true,
-            models: &MODELS,
-            both_entries: true,
-        },
-        &seed004,
-    );
+    let seed004: Vec<&'static Algorithm> =
+        algorithms::all().iter().filter(|a| seed004(a)).collect();
+    let t = matrix_of(&seed004_plan(topos, &MODELS), &seed004);
     assert!(t.exact > 0 && t.upper_bounds > 0, "{t:?}");
 }
 
-/// Every seed 004 algorithm (those written for a ring, a torus, a bus or a shared
-/// memory) meets an exact closed form on every size it fits, under the paper's model
+/// Every seed 004 algorithm (those written for a ring, a torus, a bus, a shared
+/// memory or a switch) meets an exact closed form on every size it fits, under the paper's model
 /// of that machine, for every root, lengths 1, 7 and 1000, ν = 1 and `opt`.
 #[test]
 fn seed004_exact_forms_on_every_size() {
@@ -773,6 +835,7 @@ fn seed004_exact_forms_on_every_size() {
         }
     }
     names.extend((1..=9).map(|k| (format!("bus:{k}"), Ports::All)));
+    names.extend((1..=16).map(|k| (format!("switch:{k}"), Ports::One)));
     for k in 1..=9 {
         names.extend((1..=k).map(|s| (format!("shm:{k},{s}"), Ports::All)));
     }
@@ -780,9 +843,10 @@ fn seed004_exact_forms_on_every_size() {
     for (name, ports) in &names {
         let topo = parse(name);
         let k = topo.nodes();
-        for algo in algorithms::all().iter().filter(|a| {
-            matches!(a.topologies, "ring" | "torus" | "bus" | "shm") && a.fits(&topo).is_ok()
-        }) {
+        for algo in algorithms::all()
+            .iter()
+            .filter(|a| seed004(a) && a.fits(&topo).is_ok())
+        {
             for len in [1u64, 7, 1000] {
                 for packets in [Packets::Count(1), Packets::Opt] {
                     let roots: Vec<u32> = if algo.op.has_root() || algo.op == OpKind::P2p {

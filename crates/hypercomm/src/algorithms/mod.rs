@@ -49,6 +49,7 @@ pub mod alltoall {
     pub mod row_column;
     pub mod shm;
     pub mod smg;
+    pub mod two_pass_exchange;
     // Appended (seed 002): the decomposition on product networks.
     pub mod a2;
     pub mod factor_exchange;
@@ -57,6 +58,7 @@ pub mod alltoall {
 pub mod broadcast {
     //! One-to-all broadcast.
 
+    pub mod binary_tree;
     pub mod binomial;
     pub mod bus;
     pub mod esbt;
@@ -572,6 +574,21 @@ fn torus_only(t: &Topology) -> Result<(), String> {
         .ok_or_else(|| "it runs on a two-dimensional torus (torus:AxB)".to_string())
 }
 
+/// Fits `switch:K` (seed 004's model F).
+fn switch_only(t: &Topology) -> Result<(), String> {
+    match plan::medium(t) {
+        Some((crate::topology::Medium::Switch, _)) => Ok(()),
+        _ => Err("it runs on a crossbar switch (switch:K)".into()),
+    }
+}
+
+/// Fits `ring:K`, or `switch:K` with the ring embedded (seed 004, §3.2 (F)).
+fn ring_or_switch(t: &Topology) -> Result<(), String> {
+    ring_only(t)
+        .or_else(|_| switch_only(t))
+        .map_err(|_| "it runs on a ring (ring:K) or a switch (switch:K)".to_string())
+}
+
 /// Fits `bus:K` (seed 004's model A).
 fn bus_only(t: &Topology) -> Result<(), String> {
     match plan::medium(t) {
@@ -616,7 +633,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         name: "direct",
         op: OpKind::P2p,
         summary: "one shortest path in ν packets: one message on complete:K (β + mτ), store-and-forward elsewhere",
-        reference: "Saad & Schultz 1989 (Data Communication in Parallel Architectures); Saad & Schultz 1985, §3, eq. (3.1)",
+        reference: "Saad & Schultz 1986 (seed 004), §3.1 (F), T_{1,S}; Saad & Schultz 1985, §3, eq. (3.1)",
         topologies: "any",
         pipelined: true,
         fits: any_topology,
@@ -859,7 +876,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         name: "binomial",
         op: OpKind::Broadcast,
         summary: "binomial tree on ranks relative to the root, any number of ranks (MPICH)",
-        reference: "Thakur, Rabenseifner & Gropp 2005, broadcast: binomial tree",
+        reference: "Thakur, Rabenseifner & Gropp 2005, broadcast: binomial tree; Saad & Schultz 1986 (seed 004), §3.2 (F), eq. (3.23), recursive doubling on a switch",
         topologies: "complete",
         pipelined: false,
         fits: any_complete,
@@ -881,7 +898,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         name: "binomial",
         op: OpKind::Scatter,
         summary: "binomial tree on relative ranks, each subtree's blocks one contiguous range (≤ 2 regions)",
-        reference: "Thakur, Rabenseifner & Gropp 2005, binomial scatter",
+        reference: "Thakur, Rabenseifner & Gropp 2005, binomial scatter; Saad & Schultz 1986 (seed 004), §3.4 (F), eq. (3.41), on a switch",
         topologies: "complete",
         pipelined: false,
         fits: any_complete,
@@ -925,7 +942,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         name: "bruck",
         op: OpKind::Allgather,
         summary: "⌈log₂k⌉ steps: send the first min(2^s, k − 2^s) blocks held to r − 2^s, then a local rotation",
-        reference: "Bruck et al. 1997, concatenation; Thakur, Rabenseifner & Gropp 2005, allgather: Bruck",
+        reference: "Bruck et al. 1997, concatenation; Thakur, Rabenseifner & Gropp 2005, allgather: Bruck; Saad & Schultz 1986 (seed 004), §3.3 (F), eq. (3.35), shift doubling on a switch",
         topologies: "complete",
         pipelined: false,
         fits: any_complete,
@@ -1254,11 +1271,11 @@ pub static ALGORITHMS: &[Algorithm] = &[
     Algorithm {
         name: "one-way",
         op: OpKind::Broadcast,
-        summary: "pipelined one way round the ring, k − 1 hops",
-        reference: "Saad & Schultz 1986 (seed 004), §3.2 (C), eq. (3.16)",
-        topologies: "ring",
+        summary: "pipelined one way round the ring, k − 1 hops (on a switch: the ring embedded by Π(j) = j + 1)",
+        reference: "Saad & Schultz 1986 (seed 004), §3.2 (C), eq. (3.16); §3.2 (F), eq. (3.22)",
+        topologies: "ring, switch",
         pipelined: true,
-        fits: ring_only,
+        fits: ring_or_switch,
         build: broadcast::two_way::build_one_way,
         formulas: broadcast::two_way::formulas_one_way,
     },
@@ -1272,6 +1289,28 @@ pub static ALGORITHMS: &[Algorithm] = &[
         fits: torus_only,
         build: broadcast::spine_tree::build,
         formulas: broadcast::spine_tree::formulas,
+    },
+    Algorithm {
+        name: "binary-tree",
+        op: OpKind::Broadcast,
+        summary: "pipelined down the heap tree emulated by the switch, each packet to the left child then the right",
+        reference: "Saad & Schultz 1986 (seed 004), §3.2 (F), eqs. (3.24)–(3.25)",
+        topologies: "switch",
+        pipelined: true,
+        fits: switch_only,
+        build: broadcast::binary_tree::build,
+        formulas: broadcast::binary_tree::formulas,
+    },
+    Algorithm {
+        name: "two-pass-exchange",
+        op: OpKind::Alltoall,
+        summary: "the hypercube's exchange per dimension on a switch of 2^n, in two passes (bit 0 sends, then bit 1), as the paper times it",
+        reference: "Saad & Schultz 1986 (seed 004), §3.5 (F), T_{5,S}",
+        topologies: "switch",
+        pipelined: false,
+        fits: alltoall::two_pass_exchange::fits,
+        build: alltoall::two_pass_exchange::build,
+        formulas: alltoall::two_pass_exchange::formulas,
     },
     Algorithm {
         name: "bus",

@@ -5,7 +5,13 @@
 //! concatenation (index-free) algorithm with one port; Thakur, Rabenseifner & Gropp,
 //! "Optimization of Collective Communication Operations in MPICH", IJHPCA 19(1), 2005,
 //! the allgather section: Bruck's algorithm for any p, ⌈lg p⌉α + ((p − 1)/p)nβ for a
-//! total of n bytes (MPICH's `MPIR_Allgather_intra_brucks`).
+//! total of n bytes (MPICH's `MPIR_Allgather_intra_brucks`). It is also Saad & Schultz's
+//! shift-doubling all-to-all broadcast on a switch (1986, seed 004, §3.3 (F), eq.
+//! (3.35)): in step i every processor j reads what processor j + 2^i has collected,
+//! through the switch mapping Π(j) = j + 2^i; receiving from r + c is sending to r − c.
+//! (3.35) prints N/b_S + log₂(k)τ_S with N = km the total: for k = 2^n an upper bound
+//! (Nτ for (k − 1)mτ); for other k the steps are ⌈log₂k⌉ and the printed form is no
+//! bound when (⌈log₂k⌉ − log₂k)β > mτ (docs/errata.md, E52).
 //!
 //! Rank r keeps in `tmp` the blocks of ranks r, r + 1, … (mod k) in that order, its own
 //! first (copied from `in` in step 0). In step s (0-based), with c = 2^s, it holds c
@@ -104,11 +110,19 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
     let (beta, tau) = (params.model.beta(), params.model.tau());
     let one = ceil_log2(k) as f64 * beta + (k - 1) as f64 * m as f64 * tau;
     let one = if m == 0 { 0.0 } else { one };
-    vec![match params.model.duplex {
+    let printed =
+        (params.model.duplex == Duplex::Full && k >= 2 && k.is_power_of_two()).then(|| {
+            Formula::upper_bound(
+                "N/b_S + log₂(k)τ_S as printed (3.35), N = km",
+                "Saad & Schultz 1986 (seed 004), §3.3 (F), eq. (3.35)",
+                (k as f64).log2() * beta + (k as u64 * m) as f64 * tau,
+            )
+        });
+    let exact = match params.model.duplex {
         Duplex::HalfLink => return vec![],
         Duplex::Full => Formula::exact(
             "⌈log₂k⌉β + (k − 1)mτ",
-            "Thakur, Rabenseifner & Gropp 2005, allgather: Bruck, ⌈lg p⌉α + ((p − 1)/p)nβ",
+            "Thakur, Rabenseifner & Gropp 2005, allgather: Bruck, ⌈lg p⌉α + ((p − 1)/p)nβ; Saad & Schultz 1986 (seed 004), (3.35)",
             one,
         ),
         Duplex::Half => Formula::exact(
@@ -116,7 +130,8 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
             "Bruck et al. 1997, concatenation, each step's send and receive in turn (half duplex)",
             2.0 * one,
         ),
-    }]
+    };
+    std::iter::once(exact).chain(printed).collect()
 }
 
 #[cfg(test)]

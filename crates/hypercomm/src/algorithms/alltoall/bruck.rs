@@ -52,7 +52,7 @@ pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule
 }
 
 /// b(k) = Σ_{i<k} popcount(i): the blocks each rank sends in all.
-pub(crate) fn bit_sum(k: u32) -> u64 {
+pub fn bit_sum(k: u32) -> u64 {
     (0..ceil_log2(k)).map(|s| moved_in_step(k, s)).sum()
 }
 

@@ -5,7 +5,12 @@
 //! Operations in MPICH", IJHPCA 19(1), 2005, the broadcast section: the binomial tree
 //! for short messages, lg p·(α + nβ) (MPICH's `MPIR_Bcast_intra_binomial`); Chan,
 //! Heimlich, Purkayastha & van de Geijn, "Collective communication: theory, practice,
-//! and experience", CCPE 19(13), 2007, the minimum-spanning-tree broadcast.
+//! and experience", CCPE 19(13), 2007, the minimum-spanning-tree broadcast. It is also
+//! the switch's recursive doubling of Saad & Schultz 1986 (seed 004), §3.2 (F), eq.
+//! (3.23): "first send the data to one other node, then the two nodes send in parallel
+//! to two other nodes, and so on", T²_{2,S} = log₂(k)(N/b_S + τ_S) with N = m; the
+//! printed log₂k is ⌈log₂k⌉ when k is not a power of two (docs/errata.md, E51), so
+//! (3.23) is exact for k = 2^n and a lower estimate otherwise.
 //!
 //! Rank r has the relative rank v = (r − root) mod k. With L = ⌈log₂k⌉, step s (0-based)
 //! spans the distance c = 2^{L−1−s}: every relative rank v < c sends to v + c when
@@ -202,11 +207,24 @@ pub fn formulas(problem: &Problem<'_>, params_: &Params) -> Vec<Formula> {
     };
     let (beta, tau) = (params_.model.beta(), params_.model.tau());
     let value = ceil_log2(k) as f64 * (beta + problem.len as f64 * tau);
-    vec![Formula::exact(
+    let mut v = vec![Formula::exact(
         "⌈log₂k⌉(β + mτ)",
         "Thakur, Rabenseifner & Gropp 2005, broadcast: binomial tree, lg p(α + nβ)",
         if problem.len == 0 { 0.0 } else { value },
-    )]
+    )];
+    if k >= 2 && problem.len > 0 {
+        let printed = (k as f64).log2() * (beta + problem.len as f64 * tau);
+        let (expr, eq) = (
+            "log₂(k)(N/b_S + τ_S) as printed (3.23)",
+            "Saad & Schultz 1986 (seed 004), §3.2 (F), eq. (3.23)",
+        );
+        v.push(if k.is_power_of_two() {
+            Formula::exact(expr, eq, printed)
+        } else {
+            Formula::estimate(expr, eq, printed)
+        });
+    }
+    v
 }
 
 /// What the tests of the algorithms for any number of ranks share: build through the

@@ -1,6 +1,9 @@
 //! Two-way pipelined broadcast on a ring (Saad & Schultz 1986, seed 004, §3.2 (C),
 //! eq. (3.17): T²_{2,R} = (√(N/b_R) + √((i − 1)τ_R))², i = ⌊k/2⌋), and its one-way
-//! variant (eq. (3.16), i = k − 1; [`build_one_way`]).
+//! variant (eq. (3.16), i = k − 1; [`build_one_way`]), which is also the switch's
+//! first broadcast (§3.2 (F), eq. (3.22): the ring embedded in the switch by
+//! Π(j) = (j mod k) + 1, one way only, since the embedding gives each node one
+//! successor: T¹_{2,S} = (√(N/b_S) + √((k − 2)τ_S))², the same pipeline of k − 1 hops).
 //!
 //! The root splits the N = m elements into ν packets and sends each both ways round
 //! the ring; every node forwards each packet one hop the next step, until the nodes
@@ -10,7 +13,11 @@
 //! (ν + D − 1)(β + qτ) + \[r > 0\](r + D − 1)τ. (3.16)/(3.17) are its continuous
 //! optimum, a lower estimate with `--packets opt`.
 //!
-//! Constraints: `ring:K`, any K ≥ 1 (odd rings too).
+//! On `switch:K` (one-way only) every node sends one packet and receives one per step,
+//! the switch's rule, so the same form is exact under full or half-link duplex.
+//!
+//! Constraints: `ring:K`, any K ≥ 1 (odd rings too); the one-way variant also
+//! `switch:K`.
 
 use crate::algorithms::plan::{self, Plan};
 use crate::algorithms::{pipeline, Formula, Packets, Params};
@@ -27,8 +34,23 @@ fn depth(k: u32, two_way: bool) -> u64 {
     }
 }
 
+/// K of the ring the broadcast runs on: `ring:K`, or (one way) the ring embedded in
+/// `switch:K`.
+fn ring_nodes(t: &crate::topology::Topology, two_way: bool) -> Option<u32> {
+    match plan::medium(t) {
+        Some((crate::topology::Medium::Switch, k)) if !two_way => Some(k),
+        _ => plan::ring_len(t),
+    }
+}
+
 fn make(problem: &Problem<'_>, params: &Params, two_way: bool) -> Result<Box<dyn Schedule>, Error> {
-    let k = plan::ring_len(problem.topology).ok_or_else(|| plan::unfit("two-way", "ring:K"))?;
+    let k = ring_nodes(problem.topology, two_way).ok_or_else(|| {
+        if two_way {
+            plan::unfit("two-way", "ring:K")
+        } else {
+            plan::unfit("one-way", "ring:K or switch:K")
+        }
+    })?;
     let (m, c) = (problem.len, problem.collective);
     let Collective::Broadcast { root } = c else {
         return Err(plan::unfit("two-way", "a broadcast"));
@@ -63,18 +85,24 @@ pub fn build_one_way(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn S
 }
 
 fn forms(problem: &Problem<'_>, params: &Params, two_way: bool) -> Vec<Formula> {
-    let Some(k) = plan::ring_len(problem.topology) else {
+    let Some(k) = ring_nodes(problem.topology, two_way) else {
         return vec![];
     };
     let model = &params.model;
+    let switch = plan::ring_len(problem.topology).is_none();
     let (m, d) = (problem.len, depth(k, two_way));
     let Ok(nu) = pipeline::resolve(params, m, d) else {
         return vec![];
     };
-    if !(plan::two_sends(model) && plan::overlaps(model, true)) {
+    if !((plan::two_sends(model) || !two_way) && plan::overlaps(model, true)) {
         return vec![];
     }
-    let (eq, which) = if two_way {
+    let (eq, which) = if switch {
+        (
+            "Saad & Schultz 1986 (seed 004), §3.2 (F), eq. (3.22)",
+            "k − 1",
+        )
+    } else if two_way {
         (
             "Saad & Schultz 1986 (seed 004), §3.2 (C), eq. (3.17)",
             "⌊k/2⌋",

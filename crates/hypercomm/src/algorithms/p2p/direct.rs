@@ -4,7 +4,8 @@
 //!
 //! Reference: Saad & Schultz, "Data Communication in Parallel Architectures" (1986
 //! report, Parallel Computing 1989; seed 004): on a switch every pair of processors is
-//! linked, so a transfer is one message of cost β + mτ; on a network where the ends are
+//! linked, so a transfer is one message of cost β + mτ (§3.1 (F), T_{1,S} = τ_S + N/b_S,
+//! exact on `switch:K` and `complete:K`); on a network where the ends are
 //! d hops apart the message is forwarded along a shortest path, and split into ν packets
 //! it is pipelined along it as on the hypercube (Saad & Schultz 1985, YALEU/DCS/RR-428,
 //! §3, eq. (3.1); `ecube.rs` derives the exact form, `pipeline.rs` the schedule).
@@ -106,7 +107,7 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
         };
         v.push(Formula::exact(
             expr,
-            "Saad & Schultz 1989, a transfer over one link; Saad & Schultz 1985, §3 (pipelining along one path)",
+            "Saad & Schultz 1986 (seed 004), §3.1 (F), T_{1,S}, a transfer over one link; Saad & Schultz 1985, §3 (pipelining along one path)",
             pipeline::time(m, d, nu, link.beta, link.tau),
         ));
     }

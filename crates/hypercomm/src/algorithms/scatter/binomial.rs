@@ -4,7 +4,16 @@
 //! Reference: Thakur, Rabenseifner & Gropp, "Optimization of Collective Communication
 //! Operations in MPICH", IJHPCA 19(1), 2005: the binomial scatter, lg p·α + ((p − 1)/p)·nβ
 //! for a total of n bytes (MPICH's `MPIR_Scatter_intra_binomial`); Chan et al., CCPE
-//! 19(13), 2007, the minimum-spanning-tree scatter.
+//! 19(13), 2007, the minimum-spanning-tree scatter. Saad & Schultz's switch scatter
+//! (1986, seed 004, §3.4 (F), eq. (3.41)) is the hypercube's (seed 000's SBT scatter,
+//! `scatter/sbt`, which runs as published on `switch:2^n`) through the power-of-two
+//! shifts 0^{n−j+1}a_j → 0^{n−j}1a_j: the same binomial tree with its dimensions taken
+//! lowest first, where this file (MPICH's order) takes them highest first so that every
+//! subtree is a contiguous range; both send k − 1 blocks from the root in ⌈log₂k⌉
+//! messages and take the same time. (3.41) prints (log₂k)τ_S + N/b_S with N = km the
+//! total: for k = 2^n an upper bound (Nτ for (k − 1)mτ); otherwise no bound when
+//! (⌈log₂k⌉ − log₂k)β > mτ; and the shift is by 2^{j−1}, not 2^j (docs/errata.md,
+//! E53, E55).
 //!
 //! The tree is the broadcast's (`BinomialTree`, relative rank v = (r − root) mod k):
 //! in step s (0-based) every v < c = 2^{L−1−s} that holds data passes to v + c (when
@@ -145,11 +154,20 @@ pub fn formulas(problem: &Problem<'_>, params_: &Params) -> Vec<Formula> {
     let Ok((k, _)) = params(problem) else {
         return vec![];
     };
-    vec![Formula::exact(
+    let mut v = vec![Formula::exact(
         "⌈log₂k⌉β + (k − 1)mτ",
-        "Thakur, Rabenseifner & Gropp 2005, binomial scatter: lg p α + ((p − 1)/p)nβ",
+        "Thakur, Rabenseifner & Gropp 2005, binomial scatter: lg p α + ((p − 1)/p)nβ; Saad & Schultz 1986 (seed 004), (3.41)",
         tree_time(k, problem.len, params_),
-    )]
+    )];
+    if k >= 2 && k.is_power_of_two() && problem.len > 0 {
+        let (beta, tau) = (params_.model.beta(), params_.model.tau());
+        v.push(Formula::upper_bound(
+            "(log₂k)τ_S + N/b_S as printed (3.41), N = km",
+            "Saad & Schultz 1986 (seed 004), §3.4 (F), eq. (3.41)",
+            (k as f64).log2() * beta + (k as u64 * problem.len) as f64 * tau,
+        ));
+    }
+    v
 }
 
 #[cfg(test)]
