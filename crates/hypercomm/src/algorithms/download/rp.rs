@@ -104,10 +104,9 @@ pub fn download_time(portions: &[f64], beta_h: f64, tau_h: f64) -> f64 {
     portions.iter().map(|&s| beta_h + s * tau_h).sum()
 }
 
-/// When the last PE loaded with `portions` (in turn) finishes computing, c per
-/// element: max_j [Σ_{i ≤ j}(β_h + s_iτ_h) + s_j c]; with [`portions`]' rule every PE
-/// finishes then, at β_h + s_0(τ_h + c).
-pub fn finish_time(portions: &[f64], beta_h: f64, tau_h: f64, c: f64) -> f64 {
+/// When each PE loaded with `portions` (in turn) finishes computing, c per element:
+/// PE j at Σ_{i ≤ j}(β_h + s_iτ_h) + s_j c.
+pub fn finish_times(portions: &[f64], beta_h: f64, tau_h: f64, c: f64) -> Vec<f64> {
     let mut loaded = 0.0;
     portions
         .iter()
@@ -115,6 +114,14 @@ pub fn finish_time(portions: &[f64], beta_h: f64, tau_h: f64, c: f64) -> f64 {
             loaded += beta_h + s * tau_h;
             loaded + s * c
         })
+        .collect()
+}
+
+/// When the last PE loaded with `portions` finishes ([`finish_times`]' largest); with
+/// [`portions`]' rule every PE finishes then, at β_h + s_0(τ_h + c).
+pub fn finish_time(portions: &[f64], beta_h: f64, tau_h: f64, c: f64) -> f64 {
+    finish_times(portions, beta_h, tau_h, c)
+        .into_iter()
         .fold(0.0, f64::max)
 }
 
@@ -157,14 +164,7 @@ mod tests {
             assert!(!s.is_empty() && s.len() <= k);
             let sum: f64 = s.iter().sum();
             assert!((sum - total).abs() <= 1e-6 * total, "{sum} ≠ {total}");
-            let mut loaded = 0.0;
-            let finish: Vec<f64> = s
-                .iter()
-                .map(|&x| {
-                    loaded += bh + x * th;
-                    loaded + x * c
-                })
-                .collect();
+            let finish = finish_times(&s, bh, th, c);
             for f in &finish {
                 assert!((f - finish[0]).abs() <= 1e-6 * finish[0], "{finish:?}");
             }
@@ -191,14 +191,7 @@ mod tests {
             let whole = integer_portions(total as u64, k, bh, th, c);
             assert_eq!(whole.iter().sum::<u64>(), total as u64);
             let w: Vec<f64> = whole.iter().map(|&x| x as f64).collect();
-            let mut loaded = 0.0;
-            let ends: Vec<f64> = w
-                .iter()
-                .map(|&x| {
-                    loaded += bh + x * th;
-                    loaded + x * c
-                })
-                .collect();
+            let ends = finish_times(&w, bh, th, c);
             let spread = ends.iter().copied().fold(f64::MIN, f64::max)
                 - ends.iter().copied().fold(f64::MAX, f64::min);
             assert!(spread < th + 2.0 * c, "N = {total}: {ends:?}");
