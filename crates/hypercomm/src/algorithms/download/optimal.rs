@@ -325,11 +325,11 @@ mod tests {
                                 ..Params::default()
                             };
                             let s = build(&problem, &params).unwrap();
-                            // One message per link a step (the strict rules have no
-                            // host port count of their own).
+                            // One message per link a step: the host sends to every
+                            // PE at once, each PE receives once.
                             let strict = Strictness {
                                 ports: Some(Ports::All),
-                                duplex: None,
+                                ..Strictness::default()
                             };
                             verify(problem, s.as_ref(), strict).unwrap_or_else(|v| {
                                 panic!("n = {n} m = {m}: {v}");
