@@ -408,7 +408,7 @@ pub struct RtProblemArgs {
     /// Runtime backend: threads (MPI runs through its own binary, hypercomm-mpi).
     #[arg(long, value_name = "B", default_value = "threads")]
     pub backend: String,
-    /// Number of ranks.
+    /// Number of ranks (a download: 2^n + 1, the processing elements of hypercube:n and the host, the last rank).
     #[arg(long, value_parser = whole, allow_negative_numbers = true, value_name = "K")]
     pub ranks: u64,
     /// Collective (every name `OpKind` parses: see [`op_help`]).
@@ -525,7 +525,7 @@ pub struct BenchArgs {
     /// Backend, ranks, collective.
     #[command(flatten)]
     pub problem: RtProblemArgs,
-    /// Algorithms, comma-separated, `all` (every one that fits) or `auto`; `native`
+    /// Algorithms, comma-separated, `all` (every one that fits except those kept with a published flaw, seed 003's `ssa`) or `auto`; `native`
     /// (hypercomm-mpi only) is the MPI library's own collective.
     #[arg(long, value_name = "A,B,..|all|auto", default_value = "auto")]
     pub algo: String,

@@ -61,18 +61,24 @@ pub(crate) fn no_algorithm(problem: &ProblemConfig, kind: OpKind) -> Error {
         .filter(|&k| !algorithms::fitting(&problem.topology, k).is_empty())
         .map(OpKind::name)
         .collect();
-    let with = match algorithms::for_op(kind)
+    // Why the collective's first algorithm does not fit (e.g. a download on a host
+    // linked to some PEs only), said once.
+    let why = match algorithms::for_op(kind)
         .next()
         .map(|a| a.fits(&problem.topology))
     {
-        Some(Err(why)) if with.is_empty() => format!("none ({why})"),
-        _ if with.is_empty() => "none".into(),
-        _ => with.join(" "),
+        Some(Err(why)) => format!(" ({why})"),
+        _ => String::new(),
+    };
+    let with = if with.is_empty() {
+        "none".into()
+    } else {
+        with.join(" ")
     };
     Error::InvalidParameter {
         what: "--op",
         reason: format!(
-            "no algorithm performs {kind} on {}; collectives with algorithms: {with}",
+            "no algorithm performs {kind} on {}{why}; collectives with algorithms: {with}",
             problem.topology,
         ),
     }

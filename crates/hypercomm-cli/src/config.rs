@@ -569,6 +569,7 @@ pub fn rt_problem(args: &crate::args::RtProblemArgs) -> Result<RtProblem, Error>
         args.src.is_some() || args.dst.is_some(),
     )?;
     let collective = Collective::new(kind, k, args.root, args.src, args.dst)?;
+    rt_topology(kind, k)?;
     let reduce = match &args.reduce_op {
         None => crate::runtime::ReduceOp::Sum,
         Some(_) if !kind.is_reduction() => {
@@ -595,9 +596,16 @@ pub fn rt_problem(args: &crate::args::RtProblemArgs) -> Result<RtProblem, Error>
     })
 }
 
+/// The machine the runtime builds `kind`'s schedules for on `k` ranks
+/// ([`hypercomm_rt::topology_for`]: `complete:k`, or `hypercube:n+host` for a
+/// download on 2^n + 1 ranks); a download on any other count is refused.
+pub fn rt_topology(kind: OpKind, k: u32) -> Result<Topology, Error> {
+    hypercomm_rt::topology_for(kind, k).ok_or_else(|| hypercomm_rt::select::no_download_machine(k))
+}
+
 /// `auto`, `native` (the backend's own collective; refused on threads by [`rt_run`]
 /// and [`rt_bench`]), or the registry algorithm `name` of `kind` if it fits
-/// `complete:k` (the error names the algorithms that fit).
+/// [`rt_topology`] (the error names the algorithms that fit).
 pub fn rt_algo(k: u32, kind: OpKind, name: &str) -> Result<crate::runtime::AlgoChoice, Error> {
     use crate::runtime::AlgoChoice;
     if name.trim().eq_ignore_ascii_case("auto") {
@@ -606,7 +614,7 @@ pub fn rt_algo(k: u32, kind: OpKind, name: &str) -> Result<crate::runtime::AlgoC
     if name.trim().eq_ignore_ascii_case(hypercomm_rt::NATIVE) {
         return Ok(AlgoChoice::Native);
     }
-    let topology = Topology::complete(k);
+    let topology = rt_topology(kind, k)?;
     let algo = algorithms::lookup(&topology, kind, name)?;
     algo.fits(&topology)
         .map_err(|reason| Error::AlgorithmDoesNotFit {
@@ -749,7 +757,7 @@ pub fn rt_run_in(
                 .into(),
         });
     }
-    check_len(&Topology::complete(p.ranks), kind, args.len)?;
+    check_len(&rt_topology(kind, p.ranks)?, kind, args.len)?;
     check_rt_bytes(
         run_bytes(p.collective, p.ranks, args.len, placement),
         "the ranks' buffers (in, out and the serial reference)",
@@ -815,10 +823,13 @@ pub fn rt_bench_in(
 ) -> Result<crate::runtime::BenchConfig, Error> {
     let p = rt_problem(&args.problem)?;
     let kind = p.collective.kind();
-    let topology = Topology::complete(p.ranks);
+    let topology = rt_topology(kind, p.ranks)?;
     let algos = match args.algo.trim() {
+        // Not the algorithms kept with their published flaw (SSA): they do not
+        // perform the collective; named, they run where they verify.
         a if a.eq_ignore_ascii_case("all") => algorithms::fitting(&topology, kind)
             .into_iter()
+            .filter(|a| a.published_flaw().is_none())
             .map(crate::runtime::AlgoChoice::Named)
             .collect(),
         list => list

@@ -1146,6 +1146,82 @@ fn download_catches_ssa_and_needs_a_host() {
     );
 }
 
+/// A host linked to some PEs only (`+host@…`) is refused by every download algorithm,
+/// naming the linked PEs and why (each subcube's blocks go straight to its lowest PE);
+/// `--host-ports all` lets `optimal` send every block at once (β_h + mτ_h, equal to the
+/// lower bound), leaves the one-message-a-step algorithms' exact forms unchanged, and
+/// 2 send ports for 8 PEs is refused by `optimal` only.
+#[test]
+fn download_honours_host_ports_and_refuses_a_partly_linked_host() {
+    let dl = |topology: &'static str, algo: &'static str, host_ports: &'static str| {
+        vec![
+            "simulate",
+            "--topology",
+            topology,
+            "--op",
+            "download",
+            "--algo",
+            algo,
+            "--len",
+            "10",
+            "--ports",
+            "one",
+            "--beta",
+            "6500",
+            "--tau",
+            "8",
+            "--host-beta",
+            "650",
+            "--host-tau",
+            "0.8",
+            "--host-ports",
+            host_ports,
+        ]
+    };
+    for algo in ["sl", "ds", "gichev", "optimal"] {
+        bad(
+            &dl("hypercube:3+host@0,4", algo, "one"),
+            &["does not fit", "linked to PE 0, 4 only", "hypercube:N+host"],
+        );
+    }
+    bad(
+        &[
+            "compare",
+            "--topology",
+            "hypercube:3+host@0",
+            "--op",
+            "download",
+            "--len",
+            "10",
+        ],
+        &["no algorithm performs download", "linked to PE 0 only"],
+    );
+    let v = ok_json(&dl("hypercube:3+host", "optimal", "all"));
+    assert_eq!(v["verified"], true, "{v}");
+    let once = 650.0 + 10.0 * 0.8;
+    assert!((v["time"].as_f64().unwrap() - once).abs() < 1e-9, "{v}");
+    assert_eq!(v["lower_bound"], v["time"], "{v}");
+    assert_eq!(v["rounds"], 1, "{v}");
+    for algo in ["sl", "ds", "gichev", "ssa-repaired"] {
+        let one = ok_json(&dl("hypercube:3+host", algo, "one"));
+        for host_ports in ["all", "2,1"] {
+            let more = ok_json(&dl("hypercube:3+host", algo, host_ports));
+            assert_eq!(
+                more["time"], one["time"],
+                "{algo} --host-ports {host_ports}"
+            );
+            let (form, time) = (more["formula"]["value"].as_f64(), more["time"].as_f64());
+            let (form, time) = (form.unwrap(), time.unwrap());
+            assert!((form - time).abs() <= 1e-9 * time, "{algo}: {more}");
+            assert_eq!(more["formula"]["exact"], true, "{algo}: {more}");
+        }
+    }
+    bad(
+        &dl("hypercube:3+host", "optimal", "2,1"),
+        &["--host-ports", "2 send ports for 8 PEs", "valid: one"],
+    );
+}
+
 /// The paper's table (docs/download.md): `optimal` is never above SL, DS or Gichev,
 /// and equals Gichev's time with equal parameters.
 #[test]

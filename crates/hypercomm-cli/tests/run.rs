@@ -1350,3 +1350,127 @@ fn ranks_as_fibers_compute_the_same() {
     let j: serde_json::Value = serde_json::from_str(&r.out).unwrap();
     assert_eq!(j["backend"], "threads (fibers)", "{j}");
 }
+
+// ---------------------------------------------------------------- download (seed 003)
+
+/// Download on hypercube:n+host, n = 0..4 (2^n + 1 ranks, the host last): every
+/// registry algorithm runs by name, with the collective API (`--packets opt`) and with
+/// its own plan (`--packets 1`), each PE's block checked against the serial reference,
+/// the model's time beside the measured one. SSA as published is refused (exit 2) with
+/// the verifier's message naming the PEs it leaves without data where it is flawed
+/// (n ≥ 3), runs correctly where it is not (n = 2), and does not fit below.
+#[test]
+fn download_runs_every_algorithm_on_hypercube_0_to_4_plus_host() {
+    for n in 0..=4u32 {
+        let k = (1u64 << n) + 1;
+        let ks = k.to_string();
+        let topology: Topology = format!("hypercube:{n}+host").parse().unwrap();
+        let all = algorithms::for_op(OpKind::Download).collect::<Vec<_>>();
+        assert!(all.len() >= 7, "sl rp ds ssa ssa-repaired gichev optimal");
+        for a in all {
+            for packets in ["opt", "1"] {
+                let args = [
+                    "--ranks",
+                    &ks,
+                    "--op",
+                    "download",
+                    "--algo",
+                    a.name,
+                    "--len",
+                    "7",
+                    "--packets",
+                    packets,
+                    "--iters",
+                    "2",
+                ];
+                if a.fits(&topology).is_err() {
+                    let mut run = vec!["run"];
+                    run.extend(args);
+                    bad(&run, &["does not fit", &topology.to_string()]);
+                    continue;
+                }
+                if a.published_flaw().is_some() && n >= 3 {
+                    let mut run = vec!["run"];
+                    run.extend(args);
+                    // x = ⌊n/2⌋: the x-subcube of the lowest 2^x PEs and the
+                    // (n − x)-subcube of the highest 2^{n − x}; those between get nothing.
+                    let x = n / 2;
+                    let missing: Vec<String> = ((1u64 << x)..(1u64 << n) - (1u64 << (n - x)))
+                        .map(|r| r.to_string())
+                        .collect();
+                    let list = format!("nodes left without their data: {}", missing.join(", "));
+                    bad(&run, &["is refused", "verification failed", &list]);
+                    continue;
+                }
+                let j = run_json(&args);
+                let what = format!("n = {n} {} packets {packets}: {j}", a.name);
+                assert_eq!(j["algo"], a.name, "{what}");
+                assert_eq!(j["op"], "download", "{what}");
+                assert_eq!(j["correct"], true, "{what}");
+                // Every PE's block: 2^n blocks of 7 (the host's output is empty).
+                assert_eq!(j["checked"], (k - 1) * 7, "{what}");
+                let predicted = j["predicted"].as_f64().unwrap_or(0.0);
+                assert!(predicted > 0.0, "the model's time: {what}");
+            }
+        }
+        // Auto chooses among the algorithms that perform download (never SSA).
+        let j = run_json(&["--ranks", &ks, "--op", "download", "--len", "5"]);
+        assert_eq!(j["auto"], true);
+        assert_eq!(j["correct"], true, "{j}");
+        assert_ne!(j["algo"], "ssa");
+    }
+}
+
+/// A download on a rank count that is not 2^n + 1 is bad input naming the valid
+/// counts; a wrong result exits 1; `bench --algo all` leaves SSA out (it does not
+/// perform download) and times the others on real buffers.
+#[test]
+fn download_needs_2_to_the_n_plus_1_ranks_and_benches_without_ssa() {
+    for k in ["4", "10"] {
+        bad(
+            &["run", "--ranks", k, "--op", "download", "--len", "3"],
+            &["--ranks", "hypercube:n+host", "2^n + 1"],
+        );
+    }
+    let r = hc(&[
+        "run",
+        "--ranks",
+        "9",
+        "--op",
+        "download",
+        "--algo",
+        "gichev",
+        "--len",
+        "3",
+        "--inject-error",
+    ]);
+    assert_eq!(r.code, 1, "{}{}", r.out, r.err);
+    assert!(r.err.contains("rank 7"), "the last PE: {}", r.err);
+    let out = bench(&[
+        "--ranks",
+        "9",
+        "--op",
+        "download",
+        "--algo",
+        "all",
+        "--max-size",
+        "2",
+        "--iters",
+        "1",
+        "--format",
+        "json",
+    ]);
+    let j: Value = serde_json::from_str(&out).unwrap();
+    let topology: Topology = "hypercube:3+host".parse().unwrap();
+    let performing: Vec<&str> = algorithms::fitting(&topology, OpKind::Download)
+        .into_iter()
+        .filter(|a| a.published_flaw().is_none())
+        .map(|a| a.name)
+        .collect();
+    let rows = j["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2 * performing.len(), "sizes 1 and 2: {j}");
+    for row in rows {
+        assert!(performing.contains(&row["algo"].as_str().unwrap()), "{row}");
+        assert!(row["predicted_us"].as_f64().is_some(), "{row}");
+    }
+}

@@ -11,7 +11,7 @@
 use std::mem::size_of;
 
 use bytemuck::Pod;
-use hypercomm::collective::Collective;
+use hypercomm::collective::{Collective, OpKind};
 use hypercomm::schedule::Rank;
 use hypercomm::topology::Topology;
 
@@ -113,8 +113,16 @@ impl<X: Transport> Comm<X> {
     }
 
     /// The topology schedules are built for: `complete:size` (every pair linked).
+    /// A download's are built for `hypercube:n+host` ([`Comm::topology_for`]).
     pub fn topology(&self) -> Topology {
         Topology::complete(self.size())
+    }
+
+    /// The topology `kind`'s schedules are built for ([`crate::select::topology_for`]):
+    /// `complete:size`, or for a download `hypercube:n+host` when size = 2^n + 1
+    /// (`None` for any other size).
+    pub fn topology_for(&self, kind: OpKind) -> Option<Topology> {
+        crate::select::topology_for(kind, self.size())
     }
 
     /// The calibration `Algo::Auto` uses.
@@ -798,6 +806,53 @@ impl<X: Transport> Comm<X> {
         )?;
         let io = Io::Separate(send, recv);
         self.collective(epoch, Collective::ReduceScatter, m, io, Some(op), algo)
+    }
+
+    /// Download (Gichev 1992, seed 003): the host, the last rank (size − 1), passes
+    /// `Some(blocks)`, one block of m elements for each other rank in rank order
+    /// ((size − 1)·m elements), and an empty `recv`; every other rank (a processing
+    /// element) passes `None` and gets its block in `recv` (m elements). The schedules
+    /// are the registry's download algorithms (`sl`, `ds`, `gichev`, `optimal`, …),
+    /// built for `hypercube:n+host`, so the communicator must have 2^n + 1 ranks; `ssa`,
+    /// kept as published, runs only where it verifies (n ≤ 2) and is refused with the
+    /// verifier's message elsewhere ([`Error::Flawed`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hypercomm_rt::{threads, Algo};
+    /// // hypercube:2+host: 4 PEs and the host, rank 4.
+    /// let got = threads::run(5, |comm| {
+    ///     let blocks: Vec<u32> = (0..8).collect(); // block r: [2r, 2r + 1]
+    ///     let host = comm.rank() == 4;
+    ///     let mut mine = vec![0u32; if host { 0 } else { 2 }];
+    ///     let ran = comm.download_into(host.then_some(&blocks[..]), &mut mine, Algo::Named("gichev"))?;
+    ///     assert_eq!(ran.algorithm, "gichev");
+    ///     Ok::<_, hypercomm_rt::Error>(mine)
+    /// }).unwrap();
+    /// let want: Vec<Vec<u32>> = (0..4).map(|r| vec![2 * r, 2 * r + 1]).chain([vec![]]).collect();
+    /// assert_eq!(got, want);
+    /// ```
+    pub fn download_into<T: Pod>(
+        &mut self,
+        blocks: Option<&[T]>,
+        recv: &mut [T],
+        algo: Algo,
+    ) -> Result<Ran> {
+        let epoch = self.next_epoch();
+        let host = self.size() - 1;
+        let pes = host as usize;
+        let (send, m): (&[T], usize) = if self.rank() == host {
+            let blocks = root_buffer(blocks, host, "the blocks to download")?;
+            expect_len("the host's receive buffer", recv.len(), 0)?;
+            let m = blocks.len() / pes.max(1);
+            expect_len("download's blocks", blocks.len(), pes * m)?;
+            (blocks, m)
+        } else {
+            (&[], recv.len())
+        };
+        let io = Io::Separate(send, recv);
+        self.collective(epoch, Collective::Download, m, io, None, algo)
     }
 
     /// Routed point-to-point: `src`'s `send` reaches `dst`'s `recv` along the schedule's

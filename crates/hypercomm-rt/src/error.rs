@@ -90,6 +90,19 @@ pub enum Error {
         /// The collective.
         op: String,
     },
+    /// An algorithm kept as published with a known flaw (`Algorithm::published_flaw`)
+    /// whose schedule fails verification for this call: it would leave results unset.
+    #[error("`{algo}` on {topology} is refused: {flaw}; verification failed: {violation}")]
+    Flawed {
+        /// The algorithm.
+        algo: &'static str,
+        /// The machine its schedule was built for.
+        topology: String,
+        /// The flaw, as the registry states it.
+        flaw: &'static str,
+        /// The verifier's first violation.
+        violation: String,
+    },
     /// A program cannot be executed: a region out of bounds, a write to `in`, a race
     /// between a receive and a send of the same step, a combine without an operator.
     #[error("cannot execute the program of rank {rank}: step {step}: {reason}")]

@@ -208,7 +208,7 @@ pub mod transport;
 pub use comm::{Barrier, Comm};
 pub use error::{Error, Result};
 pub use op::Op;
-pub use select::{Algo, Calibration, Ran, NATIVE};
+pub use select::{topology_for, Algo, Calibration, Ran, NATIVE};
 pub use transport::Transport;
 
 #[cfg(test)]

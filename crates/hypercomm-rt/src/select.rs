@@ -361,6 +361,56 @@ fn topology_id(t: &Topology) -> u64 {
     h.finish()
 }
 
+/// The machine the runtime builds `kind`'s schedules for on `k` ranks: `complete:k`
+/// (every two ranks talk directly, as on the threads and MPI backends), except for a
+/// download (seed 003), whose host is the last rank and whose algorithms need
+/// `hypercube:n+host`: that machine when k = 2^n + 1 (its links are some of
+/// `complete:k`'s, so its schedules run unchanged), `None` for any other k.
+pub fn topology_for(kind: OpKind, k: u32) -> Option<Topology> {
+    if kind != OpKind::Download {
+        return Some(Topology::complete(k));
+    }
+    let pes = k.checked_sub(1).filter(|p| p.is_power_of_two())?;
+    let cube = hypercomm::topology::Hypercube::new(pes.trailing_zeros()).ok()?;
+    Topology::hypercube(cube)
+        .with_host(hypercomm::topology::HostLinks::All)
+        .ok()
+}
+
+/// An algorithm kept as published with a known flaw (`Algorithm::published_flaw`: seed
+/// 003's SSA) runs only where its schedule verifies; elsewhere [`Error::Flawed`] carries
+/// the verifier's message (for SSA, the PEs left without data). Other algorithms pass
+/// unverified. Each rank verifies for itself (a download verifies in O(k log k)).
+pub fn refuse_flawed(
+    algorithm: &Algorithm,
+    problem: Problem<'_>,
+    schedule: &dyn Schedule,
+) -> Result<()> {
+    let Some(flaw) = algorithm.published_flaw() else {
+        return Ok(());
+    };
+    match verify::verify(problem, schedule, Strictness::default()) {
+        Ok(_) => Ok(()),
+        Err(v) => Err(Error::Flawed {
+            algo: algorithm.name,
+            topology: problem.topology.to_string(),
+            flaw,
+            violation: v.to_string(),
+        }),
+    }
+}
+
+/// Why [`topology_for`] has no machine: a download on k ranks, k not 2^n + 1.
+pub fn no_download_machine(k: u32) -> hypercomm::error::Error {
+    hypercomm::error::Error::InvalidParameter {
+        what: "--ranks",
+        reason: format!(
+            "{k}: download runs on hypercube:n+host, 2^n processing elements and the host \
+             (the last rank); valid: 2^n + 1 ranks (2, 3, 5, 9, 17, …)"
+        ),
+    }
+}
+
 /// Per-communicator caches of choices and plans. A call made among the last few costs
 /// a comparison with each of them (no hash, no reference count); any other repeated
 /// call, a look-up of its name among the few recently named (exact match) and a hash
@@ -370,6 +420,8 @@ pub(crate) struct Selector {
     topology: Topology,
     /// [`topology_id`] of `topology`, computed once.
     topology_id: u64,
+    /// Download's machine ([`topology_for`]) and its id, if the rank count has one.
+    hosted: Option<(Topology, u64)>,
     rank: Rank,
     choices: FxHashMap<ChoiceKey, &'static Algorithm>,
     /// Names already looked up, exactly as given, with their algorithm.
@@ -386,10 +438,15 @@ pub(crate) struct Selector {
 
 impl Selector {
     pub fn new(topology: Topology, rank: Rank, calibration: Calibration) -> Self {
+        let hosted = topology_for(OpKind::Download, topology.nodes()).map(|t| {
+            let id = topology_id(&t);
+            (t, id)
+        });
         Selector {
             calibration,
             topology_id: topology_id(&topology),
             topology,
+            hosted,
             rank,
             choices: FxHashMap::default(),
             named: Vec::new(),
@@ -471,6 +528,9 @@ impl Selector {
     /// The plan of `call` with `algo`, from the caches below `recent` or built.
     fn choose(&mut self, call: Call, algo: Algo<'_>) -> Result<Chosen> {
         let kind = call.collective.kind();
+        if kind == OpKind::Download && self.hosted.is_none() {
+            return Err(no_download_machine(self.topology.nodes()).into());
+        }
         let (algorithm, auto) = match algo {
             Algo::Named(name) => (self.named(kind, name)?, false),
             Algo::Auto => (self.auto(call)?, true),
@@ -495,6 +555,7 @@ impl Selector {
             }
             Err(e) => return Err(e),
         };
+        self.check_flaw(algorithm, call, schedule.as_ref())?;
         // `auto` only chooses among algorithms that keep rank order when they must.
         if !auto && call.needs_order() {
             let question = Question::KeepsOrder(call, key.1);
@@ -524,7 +585,7 @@ impl Selector {
         {
             return Ok(a);
         }
-        let a = algorithms::lookup(&self.topology, kind, name)?;
+        let a = algorithms::lookup(self.machine(kind).0, kind, name)?;
         if self.named.len() == NAMED {
             self.named.remove(0);
         }
@@ -539,16 +600,30 @@ impl Selector {
         }
     }
 
+    /// The machine `kind`'s schedules are built for ([`topology_for`]) and its id;
+    /// `complete:k` for a download without one, which [`Selector::choose`] refuses.
+    fn machine(&self, kind: OpKind) -> (&Topology, u64) {
+        match (kind, &self.hosted) {
+            (OpKind::Download, Some((t, id))) => (t, *id),
+            _ => (&self.topology, self.topology_id),
+        }
+    }
+
     fn build(&self, algorithm: &Algorithm, call: Call) -> Result<Box<dyn Schedule>> {
-        let problem = call.problem(&self.topology);
+        let problem = call.problem(self.machine(call.collective.kind()).0);
         Ok(algorithm.build(&problem, &self.params(call))?)
     }
 
     /// Whether `schedule` is correct for a non-commutative operator (the verifier
     /// tracks the order of every combine).
     fn keeps_order(&self, call: Call, schedule: &dyn Schedule) -> bool {
-        let problem = call.problem(&self.topology);
+        let problem = call.problem(self.machine(call.collective.kind()).0);
         verify::verify(problem, schedule, Strictness::default()).is_ok()
+    }
+
+    fn check_flaw(&self, algorithm: &Algorithm, call: Call, schedule: &dyn Schedule) -> Result<()> {
+        let topology = self.machine(call.collective.kind()).0;
+        refuse_flawed(algorithm, call.problem(topology), schedule)
     }
 
     fn auto(&mut self, call: Call) -> Result<&'static Algorithm> {
@@ -574,16 +649,21 @@ impl Selector {
     /// tie), among those whose schedule builds (and keeps rank order if it must).
     fn fastest(&self, call: Call) -> Result<&'static Algorithm> {
         let model = self.calibration.model(call.elem_bytes);
-        let problem = call.problem(&self.topology);
+        let topology = self.machine(call.collective.kind()).0;
+        let problem = call.problem(topology);
         let mut best: Option<(&'static Algorithm, f64)> = None;
-        for algorithm in algorithms::fitting(&self.topology, call.collective.kind()) {
+        // Never an algorithm kept with its published flaw (it may skip work).
+        let candidates = algorithms::fitting(topology, call.collective.kind())
+            .into_iter()
+            .filter(|a| a.published_flaw().is_none());
+        for algorithm in candidates {
             let Ok(schedule) = algorithm.build(&problem, &self.params(call)) else {
                 continue;
             };
             if call.needs_order() && !self.keeps_order(call, schedule.as_ref()) {
                 continue;
             }
-            let time = cost::simulate(&self.topology, schedule.as_ref(), &model).time;
+            let time = cost::simulate(topology, schedule.as_ref(), &model).time;
             if best.map_or(true, |(_, t)| time < t) {
                 best = Some((algorithm, time));
             }
@@ -592,9 +672,14 @@ impl Selector {
     }
 
     fn shared(&self, question: Question) -> SharedKey {
+        let kind = match question {
+            Question::Fastest(key) => key.collective.kind(),
+            Question::KeepsOrder(call, _) => call.collective.kind(),
+        };
+        let (topology, id) = self.machine(kind);
         SharedKey {
-            nodes: self.topology.nodes(),
-            topology: self.topology_id,
+            nodes: topology.nodes(),
+            topology: id,
             question,
             beta: self.calibration.beta.to_bits(),
             tau: self.calibration.tau.to_bits(),

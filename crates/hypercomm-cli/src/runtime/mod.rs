@@ -305,12 +305,11 @@ pub fn invoke<T: Pod, X: Transport>(
         Collective::Scan => comm.scan_into(input, output, op, algo),
         Collective::ExclusiveScan => comm.exclusive_scan_into(input, output, op, algo),
         Collective::ReduceScatter => comm.reduce_scatter_block_into(input, output, op, algo),
-        // Its algorithms run on `hypercube:N+host`, the runtime's on `complete:k`.
-        Collective::Download => Err(hypercomm_rt::Error::NoAlgorithm {
-            op: c.kind().to_string(),
-            ranks: comm.size(),
-            why: " (download runs on hypercube:N+host; the runtime has no download yet)",
-        }),
+        // The host is the last rank; its `in` holds every PE's block.
+        Collective::Download => {
+            let host = me + 1 == comm.size();
+            comm.download_into(host.then_some(input), output, algo)
+        }
     }
 }
 
@@ -383,7 +382,7 @@ pub fn predict(
     in_place: bool,
     execution: Execution,
 ) -> Option<f64> {
-    let topology = Topology::complete(k);
+    let topology = hypercomm_rt::topology_for(c.kind(), k)?;
     let problem = Problem {
         topology: &topology,
         collective: c,
@@ -603,6 +602,7 @@ pub fn is_input_error(e: &hypercomm_rt::Error) -> bool {
             | E::NotOrderPreserving { .. }
             | E::BufferLength { .. }
             | E::RootBuffer(_)
+            | E::Flawed { .. }
             | E::Calibration(_)
             | E::ZeroSized
     )

@@ -13,7 +13,6 @@ use std::time::Instant;
 use hypercomm::algorithms::Packets;
 use hypercomm::collective::Collective;
 use hypercomm::schedule::Rank;
-use hypercomm::topology::Topology;
 use hypercomm::verify::Problem;
 use hypercomm_rt::exec::{Buffers, Plan};
 use hypercomm_rt::{Comm, Ran, Transport};
@@ -183,7 +182,7 @@ fn own_plan(
     k: u32,
     r: Rank,
 ) -> hypercomm_rt::Result<(Plan, Ran)> {
-    let topology = Topology::complete(k);
+    let topology = crate::config::rt_topology(cfg.collective.kind(), k)?;
     let problem = Problem {
         topology: &topology,
         collective: cfg.collective,
@@ -195,6 +194,7 @@ fn own_plan(
         model: comm_model(),
     };
     let schedule = algo.build(&problem, &params)?;
+    hypercomm_rt::select::refuse_flawed(algo, problem, schedule.as_ref())?;
     let (in_len, out_len) = buffer_lens(cfg.collective, k, cfg.len, r);
     let plan = Plan::new(schedule.program(r), k, in_len, out_len)?;
     let ran = Ran {

@@ -551,13 +551,7 @@ fn any_topology(_: &Topology) -> Result<(), String> {
 
 /// Fits `hypercube:N+host`: the host linked to every PE (seed 003).
 fn with_host(t: &Topology) -> Result<(), String> {
-    match t.hosted_cube() {
-        Some(_) => Ok(()),
-        None => Err(
-            "it downloads from a host linked to every node of a cube: it needs hypercube:N+host"
-                .into(),
-        ),
-    }
+    download::plan::hosted_cube(t).map(|_| ())
 }
 
 /// Fits `ring:K` (seed 004's model C), any K.

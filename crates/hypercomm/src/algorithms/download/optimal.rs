@@ -40,10 +40,21 @@
 //! of two summing to 2^n tiles the cube) on hypercube:0..5+host.
 //!
 //! Cost: the recursion's value, exact with rounds timing under every port and duplex
-//! rule (one transfer per node and step). Under `--ports all` a host that sends to
-//! many PEs at once can do better than this class, which is the one-port host's.
+//! rule (one transfer per node and step).
 //!
-//! Constraints: `hypercube:N+host`.
+//! **A host with several send ports** (`--host-ports`). The class above is the one-port
+//! host's (seed 003's model; `--host-ports one`, or `S,R` with S = 1). With
+//! `--host-ports all` the host sends every PE its block at once, each over its own
+//! host link, in one step: T = β_h + mτ_h, which is the lower bound of every schedule
+//! under a multi-port host (`bounds::download`: one of the k host links carries at
+//! least m elements), so this is optimal among all schedules; exact under rounds and
+//! async timing. With S send ports, 1 < S < k, neither the recursion nor the bound is
+//! known to be tight, and `optimal` refuses (naming the valid choices) rather than
+//! claim what it cannot prove; SL, DS, Gichev and the others still run, one host
+//! message a step, with their forms exact under any host port rule.
+//!
+//! Constraints: `hypercube:N+host` (the host linked to every PE); `--host-ports` one,
+//! `1,R` or all.
 
 use crate::algorithms::download::plan::{async_formula, dims_of, rounds_time, setup, Piece, Plan};
 use crate::algorithms::{Formula, Params};
@@ -142,18 +153,66 @@ pub fn solve(n: u32, m: u64, model: &Model) -> (Vec<Piece>, f64) {
     (pieces, time)
 }
 
+/// Which class the host's send ports make `optimal` search: one message a step
+/// (`false`), or every block at once (`true`); an error for S send ports, 1 < S < k.
+fn all_at_once(n: u32, model: &Model) -> Result<bool, Error> {
+    match model.host_ports.send() {
+        Some(1) => Ok(false),
+        None => Ok(true),
+        Some(s) if u64::from(s) >= 1u64 << n => Ok(true),
+        Some(s) => Err(Error::InvalidParameter {
+            what: "--host-ports",
+            reason: format!(
+                "optimal knows the best download for a host that sends one message at a \
+                 time or one to every PE at once, not with {s} send ports for {} PEs; \
+                 valid: one, 1,R, all (or S,R with S ≥ {}); the other download \
+                 algorithms run under any host ports",
+                1u64 << n,
+                1u64 << n
+            ),
+        }),
+    }
+}
+
+/// Every PE's block at once, one host message each (a host of k send ports or more).
+fn at_once(n: u32, m: u64) -> Plan {
+    let k = 1usize << n;
+    Plan::with_host_sends(n, m, crate::algorithms::download::sl::pieces(n), k)
+}
+
 /// Build the schedule.
 pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>, Error> {
     let n = setup(problem, "optimal")?;
+    if all_at_once(n, &params.model)? {
+        return Ok(Box::new(at_once(n, problem.len)));
+    }
     let (pieces, _) = solve(n, problem.len, &params.model);
     Ok(Box::new(Plan::new(n, problem.len, pieces)))
 }
 
-/// The recursion's value, exact with rounds timing.
+/// The recursion's value, exact with rounds timing; β_h + mτ_h with a host that
+/// sends to every PE at once.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
     let Ok(n) = setup(problem, "optimal") else {
         return vec![];
     };
+    match all_at_once(n, &params.model) {
+        Err(_) => return vec![],
+        Ok(true) => {
+            let m = problem.len;
+            let value = if m == 0 {
+                0.0
+            } else {
+                params.model.host.transfer(m)
+            };
+            return vec![Formula::exact(
+                "β_h + mτ_h (every PE's block at once over its own host link: the lower bound)",
+                "beyond Gichev 1992: a host with a send port per PE (issue 19)",
+                value,
+            )];
+        }
+        Ok(false) => {}
+    }
     let (pieces, value) = solve(n, problem.len, &params.model);
     if params.model.timing == Timing::Async {
         let dims = dims_of(&pieces);
@@ -229,6 +288,88 @@ mod tests {
 
     fn dims(p: &[Piece]) -> Vec<u32> {
         p.iter().map(|p| p.dim).collect()
+    }
+
+    /// With `--host-ports all` (or at least k send ports) `optimal` sends every block
+    /// at once: it verifies, its form β_h + mτ_h equals the simulator under rounds and
+    /// async timing and the lower bound of every schedule; with 1 < S < k send ports it
+    /// refuses, naming the valid choices.
+    #[test]
+    fn a_host_with_a_port_per_pe_sends_every_block_at_once() {
+        use crate::algorithms::download::plan::tests::hosted;
+        use crate::collective::Collective;
+        use crate::cost::model::Ports;
+        use crate::cost::simulate;
+        use crate::verify::{verify, Strictness};
+        for n in 0..=5 {
+            let topology = hosted(n);
+            for m in [0u64, 1, 9] {
+                let problem = Problem {
+                    topology: &topology,
+                    collective: Collective::Download,
+                    len: m,
+                    commutative: true,
+                };
+                let k = 1u32 << n;
+                for model in models() {
+                    for host_ports in [Ports::All, Ports::Split { send: k, recv: 1 }] {
+                        for timing in [Timing::Rounds, Timing::Async] {
+                            let model = Model {
+                                host_ports,
+                                timing,
+                                ports: Ports::One,
+                                ..model
+                            };
+                            let params = Params {
+                                model,
+                                ..Params::default()
+                            };
+                            let s = build(&problem, &params).unwrap();
+                            // One message per link a step: the host sends to every
+                            // PE at once, each PE receives once.
+                            let strict = Strictness {
+                                ports: Some(Ports::All),
+                                ..Strictness::default()
+                            };
+                            verify(problem, s.as_ref(), strict).unwrap_or_else(|v| {
+                                panic!("n = {n} m = {m}: {v}");
+                            });
+                            let t = simulate(&topology, s.as_ref(), &model).time;
+                            let f = formulas(&problem, &params);
+                            assert_eq!(f.len(), 1);
+                            let want = f[0].value;
+                            assert!((t - want).abs() <= 1e-9 * want.max(1.0), "{t} vs {want}");
+                            let bound = crate::bounds::lower_bound(
+                                &topology,
+                                &problem.collective,
+                                m,
+                                &model,
+                            )
+                            .unwrap();
+                            assert!(
+                                (t - bound).abs() <= 1e-9 * t.max(1.0),
+                                "n = {n} m = {m}: {t} vs bound {bound}"
+                            );
+                        }
+                    }
+                }
+                if k > 2 {
+                    let params = Params {
+                        model: Model {
+                            host_ports: Ports::Split { send: 2, recv: 1 },
+                            ..Model::default()
+                        },
+                        ..Params::default()
+                    };
+                    let e = build(&problem, &params).err().unwrap().to_string();
+                    assert!(
+                        e.contains("--host-ports") && e.contains("valid: one"),
+                        "{e}"
+                    );
+                    assert!(formulas(&problem, &params).is_empty());
+                }
+            }
+        }
     }
 
     #[test]

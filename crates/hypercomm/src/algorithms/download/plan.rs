@@ -43,7 +43,8 @@ pub struct Piece {
     pub dim: u32,
 }
 
-/// A download schedule: piece j sent by the host in step j, then scattered by DS.
+/// A download schedule: piece j sent by the host in step ⌊j/p⌋ (p = 1 but for a host
+/// with several send ports, [`Plan::with_host_sends`]), then scattered by DS.
 #[derive(Clone, Debug)]
 pub struct Plan {
     /// Dimension of the cube (2^n PEs; the host is rank 2^n).
@@ -52,6 +53,8 @@ pub struct Plan {
     m: u64,
     /// The pieces in the order the host sends them.
     pieces: Vec<Piece>,
+    /// Pieces the host sends per step (≥ 1), each to another PE over its own link.
+    per_step: usize,
     /// Indices of `pieces` by ascending base, to find a PE's piece.
     by_base: Vec<u32>,
 }
@@ -65,15 +68,35 @@ pub fn setup(problem: &Problem<'_>, algo: &str) -> Result<u32, Error> {
             reason: format!("{algo} performs download, not {}", problem.collective),
         });
     }
-    match problem.topology.hosted_cube() {
-        Some(h) => Ok(h.dim()),
-        None => Err(Error::InvalidParameter {
-            what: "--topology",
-            reason: format!(
-                "{algo} needs a hypercube with a host (hypercube:N+host), not {}",
-                problem.topology
-            ),
-        }),
+    hosted_cube(problem.topology).map_err(|why| Error::InvalidParameter {
+        what: "--topology",
+        reason: format!("{algo} does not fit {}: {why}", problem.topology),
+    })
+}
+
+/// The cube's dimension n of seed 003's machine, `hypercube:N+host`, or why `t` is not
+/// it. A host linked to some PEs only (`+host@…`) is refused: every plan sends each
+/// subcube's blocks straight to its lowest PE (SL to every PE, DS to PE 0, Gichev's to
+/// PEs 0, 2^{n−1}, 2^{n−1} + 2^{n−2}, …), over a host link that must exist.
+pub fn hosted_cube(t: &crate::topology::Topology) -> Result<u32, String> {
+    use crate::topology::HostLinks;
+    if let Some(h) = t.hosted_cube() {
+        return Ok(h.dim());
+    }
+    match (t.as_hypercube(), t.host_links()) {
+        (Some(_), Some(HostLinks::Nodes(linked))) => {
+            let list: Vec<String> = linked.iter().map(|r| r.to_string()).collect();
+            Err(format!(
+                "its host is linked to PE {} only, and seed 003's downloads send each \
+                 subcube's blocks from the host straight to its lowest PE (SL to every PE), \
+                 so they need the host linked to every PE: hypercube:N+host",
+                list.join(", ")
+            ))
+        }
+        _ => Err(
+            "it downloads from a host linked to every node of a cube: it needs hypercube:N+host"
+                .into(),
+        ),
     }
 }
 
@@ -97,8 +120,22 @@ impl Plan {
             n,
             m,
             pieces,
+            per_step: 1,
             by_base,
         }
+    }
+    /// The plan of `pieces` with the host sending `per_step` of them a step (in order,
+    /// each to its root over its own host link; a host of that many send ports,
+    /// `--host-ports`): piece j goes in step ⌊j/per_step⌋.
+    pub fn with_host_sends(n: u32, m: u64, pieces: Vec<Piece>, per_step: usize) -> Plan {
+        Plan {
+            per_step: per_step.max(1),
+            ..Plan::new(n, m, pieces)
+        }
+    }
+    /// The step in which the host sends piece `j`.
+    fn sent(&self, j: usize) -> usize {
+        j / self.per_step
     }
     /// The pieces in the order the host sends them.
     pub fn pieces(&self) -> &[Piece] {
@@ -133,7 +170,7 @@ impl Schedule for Plan {
         self.pieces
             .iter()
             .enumerate()
-            .map(|(j, p)| j + 1 + p.dim as usize)
+            .map(|(j, p)| self.sent(j) + 1 + p.dim as usize)
             .max()
             .unwrap_or(0)
     }
@@ -144,16 +181,17 @@ impl Schedule for Plan {
             return prog;
         }
         if rank == self.host() {
-            // Step j: piece j's blocks, one region of the host's `in`, to its root.
+            // Piece j's blocks, one region of the host's `in`, to its root.
             for (j, p) in self.pieces.iter().enumerate() {
                 let at = Region::new(Buf::In, p.base as u64 * m, (1u64 << p.dim) * m);
-                prog.push(j, Op::send(p.base, at));
+                prog.push(self.sent(j), Op::send(p.base, at));
             }
             return prog;
         }
         let Some((j, p)) = self.piece_of(rank) else {
             return prog; // left out of every piece (SSA)
         };
+        let j = self.sent(j);
         let r = rank - p.base;
         // Reached across dimension l (the root: from the host, "l = d").
         let l = if r == 0 { p.dim } else { r.trailing_zeros() };
@@ -282,7 +320,8 @@ pub(crate) mod tests {
     }
 
     /// Verify the plan on hypercube:n+host, and check that the simulator's rounds time
-    /// equals [`rounds_time`] under every port and duplex rule.
+    /// equals [`rounds_time`] under every port and duplex rule, and every host port
+    /// rule (the host sends one message a step, so more host ports change nothing).
     pub fn check_plan(n: u32, m: u64, pieces: Vec<Piece>, model: &Model) -> f64 {
         let topo = hosted(n);
         let plan = Plan::new(n, m, pieces);
@@ -300,11 +339,16 @@ pub(crate) mod tests {
         verify(problem, &plan, strict).unwrap_or_else(|v| panic!("n = {n}, m = {m}: {v}"));
         let want = rounds_time(&plan.dims(), m, model);
         let want_async = async_time(&plan.dims(), m, model);
-        for ports in [Ports::One, Ports::All] {
+        let host_ports = [Ports::One, Ports::All, Ports::Split { send: 2, recv: 1 }];
+        for (ports, host_ports) in [Ports::One, Ports::All]
+            .into_iter()
+            .flat_map(|p| host_ports.map(|h| (p, h)))
+        {
             for duplex in [Duplex::Full, Duplex::Half] {
                 let md = Model {
                     ports,
                     duplex,
+                    host_ports,
                     timing: Timing::Async,
                     ..*model
                 };
@@ -316,13 +360,14 @@ pub(crate) mod tests {
                 let md = Model {
                     ports,
                     duplex,
+                    host_ports,
                     timing: Timing::Rounds,
                     ..*model
                 };
                 let t = simulate(&topo, &plan, &md).time;
                 assert!(
                     (t - want).abs() <= 1e-9 * want.max(1.0),
-                    "n = {n}, m = {m}, {ports}/{duplex}: simulated {t}, formula {want}"
+                    "n = {n}, m = {m}, {ports}/{duplex}, host {host_ports}: simulated {t}, formula {want}"
                 );
             }
         }

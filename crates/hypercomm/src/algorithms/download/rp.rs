@@ -15,11 +15,22 @@
 //! is what Prasad & Murthy ask for; when N is too small some s_j would be ≤ 0, and RP then uses
 //! fewer PEs ("when N is sufficiently large, so that all the PEs … are used").
 //!
-//! The `download` collective fixes every PE's block at m elements (`--len`), so the
-//! portions cannot be unequal there: the schedule is SL's (k pieces of dimension 0)
-//! and its time is eq. (3.2), kβ_h + Nτ_h, exactly as the paper says. [`portions`]
-//! gives the unequal split for a caller that owns the partition of its work (and the
-//! docs' table of T_d + T_l).
+//! With k' PEs used, RP's download takes T_d = k'β_h + Nτ_h ([`download_time`]): (3.2)'s
+//! kβ_h + Nτ_h once N is large enough for every PE, less below. Every PE finishes at
+//! F = β_h + s_0(τ_h + c) ([`finish_time`]), against SL's kβ_h + Nτ_h + (N/k)c: the
+//! gain is in T_l, as the paper says (docs/errata.md, E58, with numbers).
+//!
+//! **Why the registry's `rp` sends equal blocks.** Unequal portions cannot be a
+//! `download` schedule: the collective gives every PE an `out` of m elements
+//! (`Collective::out_len`) and its post-condition, which the verifier proves, is
+//! "PE j's `out[0..m]` holds the host's `in[jm..(j + 1)m]`". A schedule sending s_j
+//! elements to PE j would be correct only for a download with a count per PE, which no
+//! collective of the IR has: per-rank counts are issue 24's variable-count collectives
+//! ("the schedule IR carries per-rank lengths, so the verifier proves them"). Until
+//! then the registry's `rp` is SL's schedule (k pieces of dimension 0), whose time is
+//! eq. (3.2), kβ_h + Nτ_h, exactly; [`portions`], [`integer_portions`],
+//! [`download_time`] and [`finish_time`] give RP proper to a caller that owns the
+//! partition of its work.
 //!
 //! Constraints: `hypercube:N+host`.
 
@@ -61,6 +72,59 @@ pub fn portions(total: f64, k: usize, beta_h: f64, tau_h: f64, c: f64) -> Vec<f6
     vec![total]
 }
 
+/// [`portions`] in whole elements summing to `total`, by rounding the running sums:
+/// s'_j = round(S_j) − round(S_{j−1}), S_j = s_0 + … + s_j, so every running sum is
+/// within half an element of the real one and every portion within one element.
+/// Finishing times then differ from the common one by less than τ_h/2 + c, so from
+/// each other by less than τ_h + 2c. PEs left with 0 elements at the end are dropped.
+pub fn integer_portions(total: u64, k: usize, beta_h: f64, tau_h: f64, c: f64) -> Vec<u64> {
+    let real = portions(total as f64, k, beta_h, tau_h, c);
+    let (mut sum, mut done) = (0.0, 0u64);
+    let mut whole: Vec<u64> = real
+        .iter()
+        .map(|&s| {
+            sum += s;
+            let upto = (sum.round() as u64).min(total);
+            let s = upto.saturating_sub(done);
+            done = upto.max(done);
+            s
+        })
+        .collect();
+    if let Some(last) = whole.last_mut() {
+        *last += total - done; // the real sum's rounding error, if any
+    }
+    while whole.last() == Some(&0) {
+        whole.pop();
+    }
+    whole
+}
+
+/// RP's download time with `portions` loaded in turn: k'β_h + Nτ_h, k' the PEs used.
+pub fn download_time(portions: &[f64], beta_h: f64, tau_h: f64) -> f64 {
+    portions.iter().map(|&s| beta_h + s * tau_h).sum()
+}
+
+/// When each PE loaded with `portions` (in turn) finishes computing, c per element:
+/// PE j at Σ_{i ≤ j}(β_h + s_iτ_h) + s_j c.
+pub fn finish_times(portions: &[f64], beta_h: f64, tau_h: f64, c: f64) -> Vec<f64> {
+    let mut loaded = 0.0;
+    portions
+        .iter()
+        .map(|&s| {
+            loaded += beta_h + s * tau_h;
+            loaded + s * c
+        })
+        .collect()
+}
+
+/// When the last PE loaded with `portions` finishes ([`finish_times`]' largest); with
+/// [`portions`]' rule every PE finishes then, at β_h + s_0(τ_h + c).
+pub fn finish_time(portions: &[f64], beta_h: f64, tau_h: f64, c: f64) -> f64 {
+    finish_times(portions, beta_h, tau_h, c)
+        .into_iter()
+        .fold(0.0, f64::max)
+}
+
 /// Build the schedule: SL's (the collective's blocks are equal).
 pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
     let n = setup(problem, "rp")?;
@@ -100,19 +164,40 @@ mod tests {
             assert!(!s.is_empty() && s.len() <= k);
             let sum: f64 = s.iter().sum();
             assert!((sum - total).abs() <= 1e-6 * total, "{sum} ≠ {total}");
-            let mut loaded = 0.0;
-            let finish: Vec<f64> = s
-                .iter()
-                .map(|&x| {
-                    loaded += bh + x * th;
-                    loaded + x * c
-                })
-                .collect();
+            let finish = finish_times(&s, bh, th, c);
             for f in &finish {
                 assert!((f - finish[0]).abs() <= 1e-6 * finish[0], "{finish:?}");
             }
             assert!(s.windows(2).all(|w| w[0] > w[1]), "{s:?}");
         }
         assert!(portions(0.0, 8, 1.0, 1.0, 1.0).is_empty());
+    }
+
+    /// RP's download takes (3.2)'s kβ_h + Nτ_h when N uses every PE and less when it
+    /// does not; everyone finishes at β_h + s_0(τ_h + c), before SL's last PE; whole
+    /// portions sum to N and finish within τ_h + 2c of each other.
+    #[test]
+    fn rp_downloads_as_3_2_and_finishes_before_sl() {
+        let (k, bh, th, c) = (8usize, 6500.0, 8.0, 100.0);
+        for (total, used) in [(8192.0, 8), (800.0, 5), (200.0, 2)] {
+            let s = portions(total, k, bh, th, c);
+            assert_eq!(s.len(), used, "N = {total}: {s:?}");
+            let td = download_time(&s, bh, th);
+            assert!((td - (used as f64 * bh + total * th)).abs() <= 1e-6 * td);
+            let finish = finish_time(&s, bh, th, c);
+            assert!((finish - (bh + s[0] * (th + c))).abs() <= 1e-6 * finish);
+            let sl = k as f64 * bh + total * th + total / k as f64 * c;
+            assert!(finish < sl, "N = {total}: RP {finish}, SL {sl}");
+            let whole = integer_portions(total as u64, k, bh, th, c);
+            assert_eq!(whole.iter().sum::<u64>(), total as u64);
+            let w: Vec<f64> = whole.iter().map(|&x| x as f64).collect();
+            let ends = finish_times(&w, bh, th, c);
+            let spread = ends.iter().copied().fold(f64::MIN, f64::max)
+                - ends.iter().copied().fold(f64::MAX, f64::min);
+            assert!(spread < th + 2.0 * c, "N = {total}: {ends:?}");
+        }
+        // With (2.3)'s numbers and no computation (c = 0) the rule gives s_{j+1} < 0
+        // at once: one PE takes everything.
+        assert_eq!(integer_portions(100, 8, 6500.0, 8.0, 0.0), [100]);
     }
 }

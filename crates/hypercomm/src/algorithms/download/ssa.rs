@@ -33,13 +33,11 @@ use crate::verify::Problem;
 
 /// Fits `hypercube:N+host` for n ≥ 2.
 pub fn fits(t: &Topology) -> Result<(), String> {
-    match t.hosted_cube() {
-        Some(h) if h.dim() >= 2 => Ok(()),
-        Some(h) => Err(format!(
-            "SSA splits the n-cube into an x- and an (n − x)-dimensional subcube with 1 ≤ x ≤ n − 1, so n ≥ 2, not {}",
-            h.dim()
+    match crate::algorithms::download::plan::hosted_cube(t)? {
+        n if n >= 2 => Ok(()),
+        n => Err(format!(
+            "SSA splits the n-cube into an x- and an (n − x)-dimensional subcube with 1 ≤ x ≤ n − 1, so n ≥ 2, not {n}"
         )),
-        None => Err("it needs a hypercube with a host linked to every node (hypercube:N+host)".into()),
     }
 }
 
