@@ -139,6 +139,7 @@ mod tests {
             let strict = Strictness {
                 ports: Some(Ports::One),
                 duplex: Some(Duplex::Half),
+                host_ports: None,
             };
             verify(problem, s.as_ref(), strict).unwrap_or_else(|v| panic!("k = {k}: {v}"));
             for duplex in [Duplex::Full, Duplex::Half, Duplex::HalfLink] {

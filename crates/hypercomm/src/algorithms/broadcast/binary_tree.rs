@@ -223,6 +223,7 @@ mod tests {
         let strict = Strictness {
             ports: Some(crate::cost::model::Ports::One),
             duplex: None,
+            host_ports: None,
         };
         for k in 1..=17u32 {
             let topo: Topology = format!("switch:{k}").parse().unwrap();
