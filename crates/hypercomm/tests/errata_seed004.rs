@@ -416,6 +416,7 @@ fn switch_time(k: u32, op: OpKind, name: &str, len: u64, nu: Packets) -> f64 {
     let strict = Strictness {
         ports: Some(hypercomm::cost::model::Ports::One),
         duplex: None,
+        host_ports: None,
     };
     let params = Params {
         packets: nu,
