@@ -59,12 +59,14 @@ pub mod broadcast {
 
     pub mod binomial;
     pub mod bus;
+    pub mod dxdy;
     pub mod esbt;
     pub mod linear;
     pub mod nesbt;
     pub mod sbt;
     pub mod shm;
     pub mod spine_tree;
+    pub mod two_phase;
     pub mod two_way;
 }
 pub mod exclusive_scan {
@@ -89,6 +91,7 @@ pub mod p2p {
     pub mod bus;
     pub mod direct;
     pub mod ecube;
+    pub mod four_path;
     pub mod multipath;
     pub mod shm;
     pub mod two_path;
@@ -1459,6 +1462,50 @@ pub static ALGORITHMS: &[Algorithm] = &[
         fits: ring_only,
         build: p2p::two_path::build,
         formulas: p2p::two_path::formulas,
+    },
+    Algorithm {
+        name: "four-path",
+        op: OpKind::P2p,
+        summary: "the message split over four edge-disjoint paths (fewer on a side of 2), each pipelined",
+        reference: "Saad & Schultz 1986 (seed 004), §3.1 (D), Prop. 3.1, eq. (3.11)",
+        topologies: "torus",
+        pipelined: true,
+        fits: torus_only,
+        build: p2p::four_path::build,
+        formulas: p2p::four_path::formulas,
+    },
+    Algorithm {
+        name: "dxdy-neighbours",
+        op: OpKind::Broadcast,
+        summary: "halves D_x down the column then the rows, D_y along the row then the columns, side by side; neighbours pass on the halves the axes miss",
+        reference: "Saad & Schultz 1986 (seed 004), §3.2 (D), eq. (3.19), the first remedy",
+        topologies: "torus",
+        pipelined: true,
+        fits: torus_only,
+        build: broadcast::dxdy::build_neighbours,
+        formulas: broadcast::dxdy::formulas_neighbours,
+    },
+    Algorithm {
+        name: "dxdy-axes",
+        op: OpKind::Broadcast,
+        summary: "halves D_x and D_y side by side as dxdy-neighbours, then D_x along the root's row and D_y down its column",
+        reference: "Saad & Schultz 1986 (seed 004), §3.2 (D), eq. (3.19), the second remedy",
+        topologies: "torus",
+        pipelined: true,
+        fits: torus_only,
+        build: broadcast::dxdy::build_axes,
+        formulas: broadcast::dxdy::formulas_axes,
+    },
+    Algorithm {
+        name: "two-phase",
+        op: OpKind::Broadcast,
+        summary: "pipelined down the root's column, then along every row once the column is done",
+        reference: "Saad & Schultz 1986 (seed 004), §3.2 (D), eq. (3.20)",
+        topologies: "torus",
+        pipelined: true,
+        fits: torus_only,
+        build: broadcast::two_phase::build,
+        formulas: broadcast::two_phase::formulas,
     },
     Algorithm {
         name: "a2",
