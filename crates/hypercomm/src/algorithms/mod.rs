@@ -18,10 +18,12 @@ pub mod allgather {
     pub mod bus;
     pub mod daisy_chain;
     pub mod dimension_exchange;
+    pub mod grid_daisy_chain;
     pub mod ring;
     pub mod ring_daisy_chain;
     pub mod rotated_exchange;
     pub mod sba;
+    pub mod sequential_broadcast;
     pub mod shm;
     pub mod tea1;
     pub mod tea2;
@@ -1506,6 +1508,28 @@ pub static ALGORITHMS: &[Algorithm] = &[
         fits: torus_only,
         build: broadcast::two_phase::build,
         formulas: broadcast::two_phase::formulas,
+    },
+    Algorithm {
+        name: "grid-daisy-chain",
+        op: OpKind::Allgather,
+        summary: "blocks passed round a ring through every node of the torus, k − 1 steps",
+        reference: "Saad & Schultz 1986 (seed 004), §3.3 (D), eq. (3.30)",
+        topologies: "torus",
+        pipelined: false,
+        fits: torus_only,
+        build: allgather::grid_daisy_chain::build,
+        formulas: allgather::grid_daisy_chain::formulas,
+    },
+    Algorithm {
+        name: "sequential-broadcast",
+        op: OpKind::Allgather,
+        summary: "every node in turn broadcasts its block by the pipelined spine tree",
+        reference: "Saad & Schultz 1986 (seed 004), §3.3 (D), eq. (3.29)",
+        topologies: "torus",
+        pipelined: true,
+        fits: torus_only,
+        build: allgather::sequential_broadcast::build,
+        formulas: allgather::sequential_broadcast::formulas,
     },
     Algorithm {
         name: "a2",
