@@ -311,6 +311,12 @@ pub fn invoke<T: Pod, X: Transport>(
             ranks: comm.size(),
             why: " (download runs on hypercube:N+host; the runtime has no download yet)",
         }),
+        // Its algorithm runs on torus:QxQ, the runtime's on `complete:k`.
+        Collective::Transpose => Err(hypercomm_rt::Error::NoAlgorithm {
+            op: c.kind().to_string(),
+            ranks: comm.size(),
+            why: " (transpose runs on torus:QxQ; the runtime has no transposition yet)",
+        }),
     }
 }
 

@@ -127,6 +127,10 @@ pub mod scatter {
     pub mod shm;
     pub mod two_way;
 }
+pub mod transpose {
+    //! Transposition of a square grid of ranks: block (x, y) to (y, x).
+    pub mod diagonal;
+}
 pub mod download {
     //! Downloading data from a host into a hypercube (Gichev 1992, seed 003).
     pub mod ds;
@@ -575,6 +579,13 @@ fn torus_only(t: &Topology) -> Result<(), String> {
     plan::torus_dims(t)
         .map(|_| ())
         .ok_or_else(|| "it runs on a two-dimensional torus (torus:AxB)".to_string())
+}
+
+/// Fits `torus:QxQ`, the square grid a transposition needs.
+fn square_torus(t: &Topology) -> Result<(), String> {
+    transpose::diagonal::side(t)
+        .map(|_| ())
+        .ok_or_else(|| "it transposes a square torus (torus:QxQ)".to_string())
 }
 
 /// Fits `bus:K` (seed 004's model A).
@@ -1530,6 +1541,17 @@ pub static ALGORITHMS: &[Algorithm] = &[
         fits: torus_only,
         build: allgather::sequential_broadcast::build,
         formulas: allgather::sequential_broadcast::formulas,
+    },
+    Algorithm {
+        name: "diagonal",
+        op: OpKind::Transpose,
+        summary: "every row gathered at its diagonal node, then scattered down its column: block (x, y) to (y, x)",
+        reference: "Saad & Schultz 1986 (seed 004), §3.5 (D), eq. (3.44)",
+        topologies: "torus",
+        pipelined: false,
+        fits: square_torus,
+        build: transpose::diagonal::build,
+        formulas: transpose::diagonal::formulas,
     },
     Algorithm {
         name: "a2",

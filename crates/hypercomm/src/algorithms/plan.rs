@@ -156,7 +156,8 @@ impl Plan {
 
 /// Where block items live for the personalised and all-to-all collectives with `k`
 /// ranks and blocks of `m`: scatter and gather item b is rank b's block; all-gather
-/// item b is rank b's input; all-to-all item i·k + j goes from i to j. At the owner
+/// and transposition item b is rank b's input; all-to-all item i·k + j goes from i to
+/// j. At the owner
 /// an item is in `in`, at the destination in `out`, elsewhere in a `tmp` slot of its
 /// own.
 pub fn block_layout(c: Collective, k: u32, m: u64) -> impl Fn(Item, Rank) -> Region {
@@ -187,6 +188,16 @@ pub fn block_layout(c: Collective, k: u32, m: u64) -> impl Fn(Item, Rank) -> Reg
                     Region::new(Buf::In, 0, m)
                 } else {
                     Region::new(Buf::Out, i * m, m)
+                }
+            }
+            Collective::Transpose => {
+                let to = crate::collective::transposed(k, i as Rank) as u64;
+                if r64 == i {
+                    Region::new(Buf::In, 0, m)
+                } else if r64 == to {
+                    Region::new(Buf::Out, 0, m)
+                } else {
+                    Region::new(Buf::Tmp, i * m, m)
                 }
             }
             _ => {
@@ -255,6 +266,16 @@ pub fn own_copies(plan: &mut Plan, c: Collective, k: u32, m: u64) {
         Collective::Alltoall => {
             for r in 0..k {
                 plan.local(0, r, Region::new(Buf::In, r as u64 * m, m), blk(r));
+            }
+        }
+        Collective::Transpose => {
+            for r in (0..k).filter(|&r| crate::collective::transposed(k, r) == r) {
+                plan.local(
+                    0,
+                    r,
+                    Region::new(Buf::In, 0, m),
+                    Region::new(Buf::Out, 0, m),
+                );
             }
         }
         _ => {}

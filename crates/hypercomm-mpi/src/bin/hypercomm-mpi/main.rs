@@ -643,8 +643,9 @@ fn one_case(
             world.reduce_scatter_block_into(&data[..], &mut theirs[..], native);
             ours == theirs
         }
-        // Download needs a host (hypercube:N+host); the runtime has none yet.
-        OpKind::P2p | OpKind::Download => true,
+        // Download needs a host (hypercube:N+host), the transposition a square torus;
+        // the runtime has neither yet.
+        OpKind::P2p | OpKind::Download | OpKind::Transpose => true,
     })
 }
 
@@ -923,7 +924,7 @@ fn run_native(world: &SimpleCommunicator, op: OpKind, input: &[u64], output: &mu
         OpKind::Scan => world.scan_into(input, output, sum),
         OpKind::ExclusiveScan => world.exclusive_scan_into(input, output, sum),
         OpKind::ReduceScatter => world.reduce_scatter_block_into(input, output, sum),
-        OpKind::P2p | OpKind::Download => {}
+        OpKind::P2p | OpKind::Download | OpKind::Transpose => {}
     }
 }
 
@@ -947,7 +948,7 @@ fn run_ours(
         OpKind::Scan => comm.scan_into(input, output, &sum, algo)?,
         OpKind::ExclusiveScan => comm.exclusive_scan_into(input, output, &sum, algo)?,
         OpKind::ReduceScatter => comm.reduce_scatter_block_into(input, output, &sum, algo)?,
-        OpKind::P2p | OpKind::Download => return Ok("-"),
+        OpKind::P2p | OpKind::Download | OpKind::Transpose => return Ok("-"),
     };
     Ok(ran.algorithm)
 }
