@@ -40,7 +40,7 @@ const NAME: &str = "four-path";
 /// graph of the directed links (capacity 1, cost 1; Bellman–Ford, the graph is small),
 /// then the flow decomposed (a minimum-cost flow has no cycle, so every walk along it
 /// is a simple path).
-pub(crate) fn disjoint_paths(t: &Topology, src: Rank, dst: Rank) -> Vec<Vec<Rank>> {
+pub fn disjoint_paths(t: &Topology, src: Rank, dst: Rank) -> Vec<Vec<Rank>> {
     let k = t.nodes() as usize;
     // Arcs: (from, to); residual flow per arc; arc i ^ 1 is never its reverse here:
     // each directed link is one arc, its residual reverse is the arc `rev[i]`.
