@@ -130,6 +130,7 @@ block, so, with K processors:\n\n\
 | all to all (§3.3) | `allgather` | the total, N/K per processor | N/K |\n\
 | scatter, gather (§3.4) | `scatter`, `gather` | the total, K vectors of N/K | N/K |\n\
 | multiscatter (§3.5), bus, memory, ring, grid | `alltoall` | the total, N/K per processor | N/K² |\n\
-| multiscatter (§3.5), hypercube, switch | `alltoall` | the order of an N × N matrix | N²/K² |\n\n\
+| multiscatter (§3.5), hypercube, switch | `alltoall` | the order of an N × N matrix | N²/K² |\n\
+| grid transposition (§3.5 (D), (3.44)) | `transpose` | the total, one block per processor | N/K |\n\n\
 `hypercomm tables --data N` takes the paper's N and runs each cell with this `--len` \
 (rounded down, at least 1).\n";

@@ -89,9 +89,26 @@ pub fn table(args: &FormulasArgs) -> Result<Table, Error> {
     let packets: Packets = args.packets.parse()?;
     let mut entries = Vec::new();
     for kind in ops(args.op.as_deref())? {
+        let collective = match collective(kind, &topology, args) {
+            Ok(c) => c,
+            // Every collective asked for, and this one cannot be posed on the topology
+            // (a transposition on a rank count that is no square): its algorithms do
+            // not fit, and the reason is the collective's.
+            Err(e) if args.op.is_none() => {
+                entries.extend(algorithms::for_op(kind).map(|algo| Entry {
+                    op: algo.op.name(),
+                    algo: algo.name,
+                    collective: kind.name().to_string(),
+                    unfit: Some(e.to_string()),
+                    formulas: Vec::new(),
+                }));
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
         let problem = Problem {
             topology: &topology,
-            collective: collective(kind, &topology, args)?,
+            collective,
             len: args.len,
             commutative: true,
         };

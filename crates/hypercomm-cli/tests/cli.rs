@@ -136,6 +136,7 @@ fn topology_for(algo: &Algorithm, cube: &str) -> String {
         format!("complete:{k}"),
         format!("ring:{k}"),
         "torus:3x4".to_string(),
+        "torus:3x3".to_string(), // the transposition needs a square grid
         format!("bus:{k}"),
         format!("shm:{k},2"),
         format!("switch:{k}"),

@@ -143,6 +143,17 @@ pub fn lower_bound(topo: &Topology, collective: &Collective, m: u64, model: &Mod
         // Each rank's k − 1 foreign blocks must leave it, combined or not.
         Collective::ReduceScatter => (gather_rounds(topo.diameter()), per_link(km)),
         Collective::Download => return download(topo, m, model),
+        // Rank r's m elements come from its mirror across the diagonal.
+        Collective::Transpose => {
+            let far = (0..k as u32)
+                .map(|r| topo.distance(r, crate::collective::transposed(k as u32, r)))
+                .max()
+                .unwrap_or(0);
+            if far == 0 {
+                return Some(0.0);
+            }
+            (reach(far), per_link(m as f64))
+        }
     };
     let volume = volume.max(cut_volume(topo, collective, m, model));
     Some(rounds * beta + volume * tau)

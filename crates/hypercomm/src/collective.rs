@@ -27,11 +27,12 @@ pub enum OpKind {
     ExclusiveScan,
     ReduceScatter,
     Download,
+    Transpose,
 }
 
 impl OpKind {
     /// Every kind, in the order the CLI lists them.
-    pub const ALL: [OpKind; 12] = [
+    pub const ALL: [OpKind; 13] = [
         OpKind::P2p,
         OpKind::Broadcast,
         OpKind::Scatter,
@@ -44,6 +45,7 @@ impl OpKind {
         OpKind::ExclusiveScan,
         OpKind::ReduceScatter,
         OpKind::Download,
+        OpKind::Transpose,
     ];
     /// The CLI name.
     pub fn name(self) -> &'static str {
@@ -60,6 +62,7 @@ impl OpKind {
             OpKind::ExclusiveScan => "exclusive-scan",
             OpKind::ReduceScatter => "reduce-scatter",
             OpKind::Download => "download",
+            OpKind::Transpose => "transpose",
         }
     }
     /// Whether the collective combines data with an operator.
@@ -98,6 +101,7 @@ impl FromStr for OpKind {
             "all-to-all" | "total-exchange" => "alltoall",
             "all-reduce" => "allreduce",
             "exscan" => "exclusive-scan",
+            "transposition" => "transpose",
             other => other,
         };
         OpKind::ALL
@@ -141,6 +145,27 @@ pub enum Collective {
     /// and none for itself; PE r's `out` gets block r of the host's `in`. The host's
     /// `out` is empty. Only topologies with a host run it (`hypercube:N+host`).
     Download,
+    /// The ranks as a Q × Q matrix (k = Q², rank x·Q + y at (x, y)): rank (x, y)'s
+    /// `out` gets rank (y, x)'s `in`, m elements (seed 004, §3.5 (D): the grid's
+    /// diagonal algorithm moves block (x, y) to (y, x) only, a transposition of the
+    /// grid, not a multiscatter). The diagonal keeps its own.
+    Transpose,
+}
+
+/// The rank that holds the block rank `r` gets in a transposition of `k` = Q² ranks
+/// (its mirror across the diagonal); `r` itself when k is not a square.
+pub fn transposed(k: u32, r: Rank) -> Rank {
+    let q = square_side(k).unwrap_or(1);
+    if q * q != k {
+        return r;
+    }
+    (r % q) * q + r / q
+}
+
+/// Q with Q² = k, if k is a square.
+pub fn square_side(k: u32) -> Option<u32> {
+    let q = (k as f64).sqrt().round() as u32;
+    (q * q == k).then_some(q)
 }
 
 /// A run of a rank's `out` that must hold, element for element, the combination over
@@ -173,6 +198,7 @@ impl Collective {
             Collective::ExclusiveScan => OpKind::ExclusiveScan,
             Collective::ReduceScatter => OpKind::ReduceScatter,
             Collective::Download => OpKind::Download,
+            Collective::Transpose => OpKind::Transpose,
         }
     }
 
@@ -219,6 +245,17 @@ impl Collective {
             OpKind::ExclusiveScan => Collective::ExclusiveScan,
             OpKind::ReduceScatter => Collective::ReduceScatter,
             OpKind::Download => Collective::Download,
+            OpKind::Transpose => {
+                if square_side(nodes).is_none() {
+                    return Err(Error::InvalidParameter {
+                        what: "--op",
+                        reason: format!(
+                            "transpose needs a square number of ranks (Q × Q), not {nodes}"
+                        ),
+                    });
+                }
+                Collective::Transpose
+            }
         })
     }
 
@@ -398,6 +435,7 @@ impl Collective {
                     vec![one(0, r as u64 * m, k - 1)]
                 }
             }
+            Collective::Transpose => vec![one(0, 0, transposed(k, r))],
         };
         v.retain(|s| s.len > 0);
         v
@@ -416,5 +454,32 @@ impl fmt::Display for Collective {
             }
             _ => write!(f, "{}", self.kind()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rank (x, y) of a Q × Q grid gets the input of (y, x); the diagonal keeps its
+    /// own; a non-square rank count is refused with the reason.
+    #[test]
+    fn the_transposition_mirrors_the_grid() {
+        for q in 1..=6u32 {
+            let k = q * q;
+            let c = Collective::new(OpKind::Transpose, k, None, None, None).unwrap();
+            for r in 0..k {
+                let (x, y) = (r / q, r % q);
+                let seg = &c.expected(k, 3, r)[0];
+                assert_eq!(
+                    seg.ranks,
+                    vec![(y * q + x, y * q + x + 1)],
+                    "q = {q}, r = {r}"
+                );
+                assert_eq!(transposed(k, transposed(k, r)), r);
+            }
+        }
+        let e = Collective::new(OpKind::Transpose, 6, None, None, None).unwrap_err();
+        assert!(e.to_string().contains("square"), "{e}");
     }
 }

@@ -903,3 +903,168 @@ fn seed004_exact_forms_on_every_size() {
     }
     assert!(checked > 1000, "{checked}");
 }
+
+/// Seed 004's hypercube (model E: all ports, a link one direction at a time) is
+/// `--duplex half-link`: every hypercube algorithm on hypercube:0..=5, roots 0, k − 1
+/// and two random ones, every length × packet count, under half-link duplex with all
+/// ports and one port; every closed form an algorithm states there must hold. The
+/// algorithms `hypercomm tables` runs for the hypercube column state an exact one.
+#[test]
+fn matrix_hypercube_half_link() {
+    const HALF_LINK: [(Ports, Duplex); 2] = [
+        (Ports::All, Duplex::HalfLink),
+        (Ports::One, Duplex::HalfLink),
+    ];
+    use hypercomm::algorithms::FormulaKind;
+    use hypercomm::cost::model::Model;
+    let half_link = |ports, packets| Params {
+        packets,
+        model: Model {
+            ports,
+            duplex: Duplex::HalfLink,
+            ..Model::new(BETA, TAU).unwrap()
+        },
+    };
+    // The algorithms that state a form under half-link duplex (the others say in their
+    // documentation why they have none: the edge-disjoint trees cross links both ways).
+    let c3 = cube(3);
+    let states_one = |a: &&'static Algorithm| {
+        let problem = Problem {
+            topology: &c3,
+            collective: collective(a.op, 8, 0, 7),
+            len: 7,
+            commutative: true,
+        };
+        [Packets::Count(1), Packets::Opt]
+            .into_iter()
+            .any(|p| !a.formulas(&problem, &half_link(Ports::All, p)).is_empty())
+    };
+    let cube_algos: Vec<&'static Algorithm> = algorithms::all()
+        .iter()
+        .filter(|a| a.fits(&c3).is_ok() && a.op != OpKind::Download)
+        .filter(states_one)
+        .collect();
+    let t = matrix_of(
+        &Plan {
+            topos: cubes(0..=5),
+            roots: Roots::Sample { count: 4 },
+            combos: Combos::Every,
+            costs: DEFAULT_COSTS,
+            json_every: 16,
+            exact_per_algorithm: false,
+            budget: Some(300_000),
+            at_least_one: true,
+            models: &HALF_LINK,
+            both_entries: false,
+        },
+        &cube_algos,
+    );
+    assert!(t.exact > 0, "{t:?}");
+    for (op, name) in [
+        (OpKind::P2p, "multipath"),
+        (OpKind::P2p, "ecube"),
+        (OpKind::P2p, "direct"),
+        (OpKind::Broadcast, "sbt"),
+        (OpKind::Allgather, "tea2-grouped"),
+        (OpKind::Allgather, "adea"),
+        (OpKind::Allgather, "sba"),
+        (OpKind::Scatter, "sbt"),
+        (OpKind::Gather, "sbt"),
+        (OpKind::Alltoall, "mtadea"),
+    ] {
+        let algo = algorithms::find(op, name).unwrap();
+        for n in 1..=5 {
+            let topo = cube(n);
+            let k = topo.nodes();
+            for len in [7u64, 1000] {
+                // multipath's form is exact when the shares divide, else an upper bound.
+                let c = collective(op, k, 0, k - 1);
+                let problem = Problem {
+                    topology: &topo,
+                    collective: c,
+                    len,
+                    commutative: true,
+                };
+                let forms = algo.formulas(&problem, &half_link(Ports::All, Packets::Opt));
+                assert!(
+                    forms.iter().any(|f| f.kind != FormulaKind::Estimate),
+                    "{algo:?} on {topo}, len {len}: no closed form under half-link duplex"
+                );
+            }
+        }
+    }
+}
+
+/// Seed 004's torus algorithms on the larger grids, 7 × 7, 8 × 8 and 7 × 8 (the
+/// seed 004 matrices above stop at 6 × 7): every root (point-to-point: from node 0,
+/// by the torus's symmetry, to every node), lengths 0, 1 and 7, ν = 1 and `opt`, under
+/// all ports with full and half-link duplex; every schedule verifies under `--strict`
+/// and every closed form holds, an exact one under full duplex.
+#[test]
+fn seed004_torus_7x7_to_8x8() {
+    use hypercomm::algorithms::FormulaKind;
+    use hypercomm::cost::{model::Model, simulate};
+    use hypercomm::verify::{verify, Strictness};
+    let mut checked = 0;
+    for name in ["torus:7x7", "torus:8x8", "torus:7x8"] {
+        let topo = parse(name);
+        let k = topo.nodes();
+        for algo in algorithms::all()
+            .iter()
+            .filter(|a| a.topologies == "torus" && a.fits(&topo).is_ok())
+        {
+            let instances: Vec<Collective> = if algo.op == OpKind::P2p {
+                (0..k).map(|d| collective(algo.op, k, 0, d)).collect()
+            } else if algo.op.has_root() {
+                (0..k).map(|r| collective(algo.op, k, r, 0)).collect()
+            } else {
+                vec![collective(algo.op, k, 0, 0)]
+            };
+            for c in instances {
+                for len in [0u64, 1, 7] {
+                    for packets in [Packets::Count(1), Packets::Opt] {
+                        for duplex in [Duplex::Full, Duplex::HalfLink] {
+                            let problem = Problem {
+                                topology: &topo,
+                                collective: c,
+                                len,
+                                commutative: true,
+                            };
+                            let model = Model {
+                                duplex,
+                                ..Model::new(BETA, TAU).unwrap()
+                            };
+                            let params = Params { packets, model };
+                            let sched = algo
+                                .build(&problem, &params)
+                                .unwrap_or_else(|e| panic!("{algo:?} on {name}: {e}"));
+                            if duplex == Duplex::Full {
+                                verify(problem, sched.as_ref(), Strictness::default())
+                                    .unwrap_or_else(|v| {
+                                        panic!("{algo:?} on {name}, {c}, len {len}: {v}")
+                                    });
+                            }
+                            let time = simulate(&topo, sched.as_ref(), &model).time;
+                            let forms = algo.formulas(&problem, &params);
+                            assert!(
+                                duplex != Duplex::Full
+                                    || forms.iter().any(|f| f.kind == FormulaKind::Exact),
+                                "{algo:?} on {name}: no exact form"
+                            );
+                            for f in &forms {
+                                assert!(
+                                    f.holds_for(time),
+                                    "{algo:?} on {name}, {c}, len {len}, {packets:?}, {duplex:?}: {} = {} vs simulated {time}",
+                                    f.expr,
+                                    f.value
+                                );
+                            }
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked > 5000, "{checked}");
+}

@@ -106,9 +106,12 @@ pub fn nccl(kind: OpKind, k: u32, size: usize) -> (usize, f64) {
         | OpKind::Scatter => (whole, (kf - 1.0) / kf),
         // The host sends a block to each of the k − 1 others.
         OpKind::Download => (size * (k as usize).saturating_sub(1), 1.0),
-        OpKind::Broadcast | OpKind::Reduce | OpKind::P2p | OpKind::Scan | OpKind::ExclusiveScan => {
-            (size, 1.0)
-        }
+        OpKind::Broadcast
+        | OpKind::Reduce
+        | OpKind::P2p
+        | OpKind::Scan
+        | OpKind::ExclusiveScan
+        | OpKind::Transpose => (size, 1.0),
     }
 }
 

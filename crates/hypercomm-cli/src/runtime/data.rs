@@ -81,6 +81,8 @@ pub fn expected(
             fold(r, 0)
         }
         Collective::ReduceScatter => fold(k, r_us * m),
+        // Rank (x, y) gets the input of (y, x).
+        Collective::Transpose => block(hypercomm::collective::transposed(k, r), 0).collect(),
         // PE r gets block r of the host's (the last rank's) input.
         Collective::Download => {
             if r + 1 == k {

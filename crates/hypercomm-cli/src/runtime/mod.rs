@@ -310,6 +310,12 @@ pub fn invoke<T: Pod, X: Transport>(
             let host = me + 1 == comm.size();
             comm.download_into(host.then_some(input), output, algo)
         }
+        // Its algorithm runs on torus:QxQ, the runtime's on `complete:k`.
+        Collective::Transpose => Err(hypercomm_rt::Error::NoAlgorithm {
+            op: c.kind().to_string(),
+            ranks: comm.size(),
+            why: " (transpose runs on torus:QxQ; the runtime has no transposition yet)",
+        }),
     }
 }
 

@@ -342,9 +342,12 @@ fn run_kind(kind: OpKind, k: u32, fibers: bool) -> usize {
 }
 
 /// The collectives the runtime runs on `complete:k`: all but download, whose
-/// algorithms need a host (`hypercube:N+host`, seed 003).
+/// algorithms need a host (`hypercube:N+host`, seed 003), and the transposition, whose
+/// algorithm needs a square torus (seed 004).
 fn on_threads() -> impl Iterator<Item = OpKind> {
-    OpKind::ALL.into_iter().filter(|&k| k != OpKind::Download)
+    OpKind::ALL
+        .into_iter()
+        .filter(|&k| k != OpKind::Download && k != OpKind::Transpose)
 }
 
 #[test]

@@ -18,10 +18,12 @@ pub mod allgather {
     pub mod bus;
     pub mod daisy_chain;
     pub mod dimension_exchange;
+    pub mod grid_daisy_chain;
     pub mod ring;
     pub mod ring_daisy_chain;
     pub mod rotated_exchange;
     pub mod sba;
+    pub mod sequential_broadcast;
     pub mod shm;
     pub mod tea1;
     pub mod tea2;
@@ -61,12 +63,14 @@ pub mod broadcast {
     pub mod binary_tree;
     pub mod binomial;
     pub mod bus;
+    pub mod dxdy;
     pub mod esbt;
     pub mod linear;
     pub mod nesbt;
     pub mod sbt;
     pub mod shm;
     pub mod spine_tree;
+    pub mod two_phase;
     pub mod two_way;
 }
 pub mod exclusive_scan {
@@ -91,6 +95,7 @@ pub mod p2p {
     pub mod bus;
     pub mod direct;
     pub mod ecube;
+    pub mod four_path;
     pub mod multipath;
     pub mod shm;
     pub mod two_path;
@@ -123,6 +128,10 @@ pub mod scatter {
     pub mod sbt;
     pub mod shm;
     pub mod two_way;
+}
+pub mod transpose {
+    //! Transposition of a square grid of ranks: block (x, y) to (y, x).
+    pub mod diagonal;
 }
 pub mod download {
     //! Downloading data from a host into a hypercube (Gichev 1992, seed 003).
@@ -581,6 +590,13 @@ fn ring_or_switch(t: &Topology) -> Result<(), String> {
     ring_only(t)
         .or_else(|_| switch_only(t))
         .map_err(|_| "it runs on a ring (ring:K) or a switch (switch:K)".to_string())
+}
+
+/// Fits `torus:QxQ`, the square grid a transposition needs.
+fn square_torus(t: &Topology) -> Result<(), String> {
+    transpose::diagonal::side(t)
+        .map(|_| ())
+        .ok_or_else(|| "it transposes a square torus (torus:QxQ)".to_string())
 }
 
 /// Fits `bus:K` (seed 004's model A).
@@ -1492,6 +1508,83 @@ pub static ALGORITHMS: &[Algorithm] = &[
         fits: ring_only,
         build: p2p::two_path::build,
         formulas: p2p::two_path::formulas,
+    },
+    Algorithm {
+        name: "four-path",
+        op: OpKind::P2p,
+        summary: "the message split over four edge-disjoint paths (fewer on a side of 2), each pipelined",
+        reference: "Saad & Schultz 1986 (seed 004), §3.1 (D), Prop. 3.1, eq. (3.11)",
+        topologies: "torus",
+        pipelined: true,
+        fits: torus_only,
+        build: p2p::four_path::build,
+        formulas: p2p::four_path::formulas,
+    },
+    Algorithm {
+        name: "dxdy-neighbours",
+        op: OpKind::Broadcast,
+        summary: "halves D_x down the column then the rows, D_y along the row then the columns, side by side; neighbours pass on the halves the axes miss",
+        reference: "Saad & Schultz 1986 (seed 004), §3.2 (D), eq. (3.19), the first remedy",
+        topologies: "torus",
+        pipelined: true,
+        fits: torus_only,
+        build: broadcast::dxdy::build_neighbours,
+        formulas: broadcast::dxdy::formulas_neighbours,
+    },
+    Algorithm {
+        name: "dxdy-axes",
+        op: OpKind::Broadcast,
+        summary: "halves D_x and D_y side by side as dxdy-neighbours, then D_x along the root's row and D_y down its column",
+        reference: "Saad & Schultz 1986 (seed 004), §3.2 (D), eq. (3.19), the second remedy",
+        topologies: "torus",
+        pipelined: true,
+        fits: torus_only,
+        build: broadcast::dxdy::build_axes,
+        formulas: broadcast::dxdy::formulas_axes,
+    },
+    Algorithm {
+        name: "two-phase",
+        op: OpKind::Broadcast,
+        summary: "pipelined down the root's column, then along every row once the column is done",
+        reference: "Saad & Schultz 1986 (seed 004), §3.2 (D), eq. (3.20)",
+        topologies: "torus",
+        pipelined: true,
+        fits: torus_only,
+        build: broadcast::two_phase::build,
+        formulas: broadcast::two_phase::formulas,
+    },
+    Algorithm {
+        name: "grid-daisy-chain",
+        op: OpKind::Allgather,
+        summary: "blocks passed round a ring through every node of the torus, k − 1 steps",
+        reference: "Saad & Schultz 1986 (seed 004), §3.3 (D), eq. (3.30)",
+        topologies: "torus",
+        pipelined: false,
+        fits: torus_only,
+        build: allgather::grid_daisy_chain::build,
+        formulas: allgather::grid_daisy_chain::formulas,
+    },
+    Algorithm {
+        name: "sequential-broadcast",
+        op: OpKind::Allgather,
+        summary: "every node in turn broadcasts its block by the pipelined spine tree",
+        reference: "Saad & Schultz 1986 (seed 004), §3.3 (D), eq. (3.29)",
+        topologies: "torus",
+        pipelined: true,
+        fits: torus_only,
+        build: allgather::sequential_broadcast::build,
+        formulas: allgather::sequential_broadcast::formulas,
+    },
+    Algorithm {
+        name: "diagonal",
+        op: OpKind::Transpose,
+        summary: "every row gathered at its diagonal node, then scattered down its column: block (x, y) to (y, x)",
+        reference: "Saad & Schultz 1986 (seed 004), §3.5 (D), eq. (3.44)",
+        topologies: "torus",
+        pipelined: false,
+        fits: square_torus,
+        build: transpose::diagonal::build,
+        formulas: transpose::diagonal::formulas,
     },
     Algorithm {
         name: "a2",

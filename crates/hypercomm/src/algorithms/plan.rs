@@ -62,6 +62,19 @@ impl Plan {
         self.steps = self.steps.max(step + 1);
         self.locals.push((step, rank, from, into));
     }
+    /// Add `other`'s moves and local copies `t0` steps later.
+    pub fn append(&mut self, other: Plan, t0: usize) {
+        for mut mv in other.moves {
+            mv.step += t0;
+            self.moves.push(mv);
+        }
+        for (s, r, from, into) in other.locals {
+            self.locals.push((s + t0, r, from, into));
+        }
+        if other.steps > 0 {
+            self.steps = self.steps.max(other.steps + t0);
+        }
+    }
     /// Steps used so far.
     pub fn steps(&self) -> usize {
         self.steps
@@ -143,7 +156,8 @@ impl Plan {
 
 /// Where block items live for the personalised and all-to-all collectives with `k`
 /// ranks and blocks of `m`: scatter and gather item b is rank b's block; all-gather
-/// item b is rank b's input; all-to-all item i·k + j goes from i to j. At the owner
+/// and transposition item b is rank b's input; all-to-all item i·k + j goes from i to
+/// j. At the owner
 /// an item is in `in`, at the destination in `out`, elsewhere in a `tmp` slot of its
 /// own.
 pub fn block_layout(c: Collective, k: u32, m: u64) -> impl Fn(Item, Rank) -> Region {
@@ -174,6 +188,16 @@ pub fn block_layout(c: Collective, k: u32, m: u64) -> impl Fn(Item, Rank) -> Reg
                     Region::new(Buf::In, 0, m)
                 } else {
                     Region::new(Buf::Out, i * m, m)
+                }
+            }
+            Collective::Transpose => {
+                let to = crate::collective::transposed(k, i as Rank) as u64;
+                if r64 == i {
+                    Region::new(Buf::In, 0, m)
+                } else if r64 == to {
+                    Region::new(Buf::Out, 0, m)
+                } else {
+                    Region::new(Buf::Tmp, i * m, m)
                 }
             }
             _ => {
@@ -242,6 +266,16 @@ pub fn own_copies(plan: &mut Plan, c: Collective, k: u32, m: u64) {
         Collective::Alltoall => {
             for r in 0..k {
                 plan.local(0, r, Region::new(Buf::In, r as u64 * m, m), blk(r));
+            }
+        }
+        Collective::Transpose => {
+            for r in (0..k).filter(|&r| crate::collective::transposed(k, r) == r) {
+                plan.local(
+                    0,
+                    r,
+                    Region::new(Buf::In, 0, m),
+                    Region::new(Buf::Out, 0, m),
+                );
             }
         }
         _ => {}
@@ -337,6 +371,24 @@ pub fn ring_daisy(
 /// step d − 1 + p, from its parent, which multicasts it to all its children at once.
 /// `parent[r]` is `None` for the root. Returns depth + ν − 1 steps (0 for one node).
 pub fn tree_pipeline(plan: &mut Plan, parent: &[Option<Rank>], nu: u64) -> usize {
+    let items: Vec<Item> = (0..nu).collect();
+    let depth = tree_pipeline_at(plan, 0, parent, &items);
+    if depth == 0 {
+        0
+    } else {
+        depth + nu as usize - 1
+    }
+}
+
+/// [`tree_pipeline`] of `items` (the j-th reaches depth d in step t0 + d − 1 + j) from
+/// step `t0`; nodes outside the tree have no parent and no children. Returns the
+/// tree's depth.
+pub fn tree_pipeline_at(
+    plan: &mut Plan,
+    t0: usize,
+    parent: &[Option<Rank>],
+    items: &[Item],
+) -> usize {
     let k = parent.len();
     let mut depth = vec![u32::MAX; k];
     fn d(r: usize, parent: &[Option<Rank>], depth: &mut [u32]) -> u32 {
@@ -359,15 +411,23 @@ pub fn tree_pipeline(plan: &mut Plan, parent: &[Option<Rank>], nu: u64) -> usize
     }
     for (&u, ch) in &kids {
         let du = depth[u as usize] as usize;
-        for p in 0..nu {
-            plan.send(du + p as usize, u, ch.clone(), vec![p]);
+        for (j, &item) in items.iter().enumerate() {
+            plan.send(t0 + du + j, u, ch.clone(), vec![item]);
         }
     }
-    let max = depth.iter().copied().max().unwrap_or(0) as usize;
-    if max == 0 {
-        0
+    depth.iter().copied().max().unwrap_or(0) as usize
+}
+
+/// The parent of `x` on a ring of `l` rooted at `x0`, two ways (up to ⌊l/2⌋ hops
+/// forward, the rest backward), `None` at the root.
+pub fn toward(x: u32, x0: u32, l: u32) -> Option<u32> {
+    let d = (x + l - x0) % l;
+    if d == 0 {
+        None
+    } else if d <= l / 2 {
+        Some((x + l - 1) % l)
     } else {
-        max + nu as usize - 1
+        Some((x + 1) % l)
     }
 }
 

@@ -121,6 +121,12 @@ fn min_volume(topo: &Topology, c: &Collective, m: u64) -> Option<u64> {
         // Every PE's block leaves the host once.
         Collective::Download => Some((k as u64 - 1) * m),
         Collective::Alltoall => Some((0..k).map(dist_sum).sum::<u64>() * m),
+        Collective::Transpose => Some(
+            (0..k)
+                .map(|r| topo.distance(r, hypercomm::collective::transposed(k, r)) as u64)
+                .sum::<u64>()
+                * m,
+        ),
         _ => None,
     }
 }
@@ -713,6 +719,10 @@ impl Rng {
 /// The collective of `op` with `root` as its root (or source) and `dst` as its
 /// destination; kinds without them ignore them.
 pub fn collective(op: OpKind, k: u32, root: u32, dst: u32) -> Collective {
+    if op == OpKind::Transpose {
+        // Also where k is no square: an algorithm must refuse such a topology.
+        return Collective::Transpose;
+    }
     Collective::new(
         op,
         k,

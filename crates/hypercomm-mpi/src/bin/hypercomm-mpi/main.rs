@@ -646,7 +646,8 @@ fn one_case(
         // Not in CHECKED. Download has no MPI collective of its own (the host, the
         // last rank, keeps no block: MPI_Scatterv with a zero count); `run --op
         // download` checks it against the serial reference instead (tests/mpirun.rs).
-        OpKind::P2p | OpKind::Download => true,
+        // The transposition needs a square torus, which the runtime does not run yet.
+        OpKind::P2p | OpKind::Download | OpKind::Transpose => true,
     })
 }
 
@@ -925,7 +926,7 @@ fn run_native(world: &SimpleCommunicator, op: OpKind, input: &[u64], output: &mu
         OpKind::Scan => world.scan_into(input, output, sum),
         OpKind::ExclusiveScan => world.exclusive_scan_into(input, output, sum),
         OpKind::ReduceScatter => world.reduce_scatter_block_into(input, output, sum),
-        OpKind::P2p | OpKind::Download => {}
+        OpKind::P2p | OpKind::Download | OpKind::Transpose => {}
     }
 }
 
@@ -949,7 +950,7 @@ fn run_ours(
         OpKind::Scan => comm.scan_into(input, output, &sum, algo)?,
         OpKind::ExclusiveScan => comm.exclusive_scan_into(input, output, &sum, algo)?,
         OpKind::ReduceScatter => comm.reduce_scatter_block_into(input, output, &sum, algo)?,
-        OpKind::P2p | OpKind::Download => return Ok("-"),
+        OpKind::P2p | OpKind::Download | OpKind::Transpose => return Ok("-"),
     };
     Ok(ran.algorithm)
 }

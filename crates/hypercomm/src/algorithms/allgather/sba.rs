@@ -11,7 +11,7 @@
 //! to its block of `out` in step 0; a root sends from `in`.
 //!
 //! Cost: k·S steps, k = 2^n. ν = 1: k·n(β + mτ) under every port and duplex rule (eq.
-//! 2.1 k times). ν > 1, all ports, full duplex: k times the pipeline's
+//! 2.1 k times). ν > 1, all ports, full or half-link duplex: k times the pipeline's
 //! (ν + n − 1)(β + qτ) + \[r > 0\](r + n − 1)τ, q = ⌊m/ν⌋, r = m mod ν, whose continuous
 //! optimum is eq. (4.1); under one port or half duplex the multicasts and the
 //! forwarding serialise and the simulator charges them. Volume k(k − 1)m.
@@ -144,8 +144,8 @@ impl Sba {
 }
 
 /// 2^n·n(β + mτ) for ν = 1 under every model; 2^n times the pipeline's discrete time for
-/// ν > 1 under all ports, full duplex; eq. (4.1) as a lower estimate with
-/// `--packets opt` under all ports, full duplex.
+/// ν > 1 under all ports, full or half-link duplex; eq. (4.1) as a lower estimate
+/// with `--packets opt` there.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
     let Ok(cube) = allgather_cube(problem, "sba") else {
         return vec![];
@@ -156,7 +156,8 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
     let Ok(nu) = pipeline::resolve(params, m, n) else {
         return vec![];
     };
-    let all_full = params.model.ports == Ports::All && params.model.duplex == Duplex::Full;
+    // One broadcast at a time, its tree links one way: half-link duplex as full.
+    let all_full = params.model.ports == Ports::All && params.model.duplex != Duplex::Half;
     let mut v = Vec::new();
     if nu == 1 {
         v.push(Formula::exact(

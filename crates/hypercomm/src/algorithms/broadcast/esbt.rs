@@ -13,6 +13,11 @@
 //! T* = (√(mτ) + √(nβ))² = mτ + nβ + 2√(nmβτ); seed 001 drops the 2 (docs/errata.md).
 //! Volume: every chunk reaches every node once, (2^n − 1)m.
 //!
+//! Under `--duplex half-link` (seed 004's hypercube model E) no closed form is claimed:
+//! the trees cross some links both ways in the same step, which a link of one
+//! direction at a time serialises; the simulator charges it (and `sbt` keeps its form
+//! there, its links carrying one direction).
+//!
 //! Constraints: hypercube; 1 ≤ ν ≤ max(m, 1); for n = 1 it is a plain pipeline.
 
 use crate::algorithms::pipeline;

@@ -31,6 +31,11 @@
 //! minimising T exactly. Volume: tree t sends part t over its 2^n − 1 edges, so
 //! (2^n − 1)m in all, each element reaching each node once.
 //!
+//! Under `--duplex half-link` (seed 004's hypercube model E) no closed form is claimed:
+//! the trees cross some links both ways in the same step, which a link of one
+//! direction at a time serialises; the simulator charges it (and `sbt` keeps its form
+//! there, its links carrying one direction).
+//!
 //! Constraints: hypercube; 1 ≤ ν ≤ max(⌈m/n⌉, 1) (every packet of the largest part
 //! non-empty).
 

@@ -11,7 +11,8 @@
 //!   the root) receives packet p in step p + d − 1 and passes it to all its children at
 //!   once in step p + d (seed 000's assumption 2: sending to any number of neighbours
 //!   costs one transfer). ν + n − 1 steps of β + ⌈m/ν⌉τ under `--ports all`, full
-//!   duplex; optimum (2.2) ≈ (√(mτ) + √((n − 1)β))².
+//!   or half-link duplex (every tree link carries one direction, away from the root;
+//!   seed 004's hypercube model E); optimum (2.2) ≈ (√(mτ) + √((n − 1)β))².
 //!
 //! Constraints: hypercube; 1 ≤ ν ≤ max(m, 1).
 
@@ -150,7 +151,7 @@ impl SbtBroadcast {
 }
 
 /// n(β + mτ) (eq. 2.1) for ν = 1 under every model; (ν + n − 1)(β + ⌈m/ν⌉τ) for ν > 1
-/// under all ports, full duplex, and eq. (2.2) with `--packets opt`.
+/// under all ports, full or half-link duplex, and eq. (2.2) with `--packets opt`.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
     let Ok((cube, _)) = root_of(problem) else {
         return vec![];
@@ -160,7 +161,9 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
     let Ok(nu) = pipeline::resolve(params, m, n) else {
         return vec![];
     };
-    let all_full = params.model.ports == Ports::All && params.model.duplex == Duplex::Full;
+    // Tree links carry one direction (away from the root): half-link duplex costs
+    // nothing, half duplex (per node) serialises a node's receive and sends.
+    let all_full = params.model.ports == Ports::All && params.model.duplex != Duplex::Half;
     let mut v = Vec::new();
     if nu == 1 {
         v.push(Formula::exact(

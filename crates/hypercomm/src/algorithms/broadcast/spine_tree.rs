@@ -22,16 +22,20 @@ use crate::error::Error;
 use crate::schedule::{Rank, Schedule};
 use crate::verify::Problem;
 
-/// The parent of `x` on a ring of `l` rooted at `x0` (two ways), `None` at the root.
-fn toward(x: u32, x0: u32, l: u32) -> Option<u32> {
-    let d = (x + l - x0) % l;
-    if d == 0 {
-        None
-    } else if d <= l / 2 {
-        Some((x + l - 1) % l)
-    } else {
-        Some((x + 1) % l)
-    }
+/// The spine tree on `torus:AxB` rooted at `root`: each node's parent (the root's
+/// column is the spine, every row is fed two ways from it).
+pub(crate) fn parents(a: u32, b: u32, root: Rank) -> Vec<Option<Rank>> {
+    use plan::toward;
+    let (r0, c0) = (root / b, root % b);
+    (0..a * b)
+        .map(|x| {
+            let (r, col) = (x / b, x % b);
+            match toward(col, c0, b) {
+                Some(pc) => Some(r * b + pc),
+                None => toward(r, r0, a).map(|pr| pr * b + col),
+            }
+        })
+        .collect()
 }
 
 /// Build the schedule.
@@ -47,16 +51,7 @@ pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>
     if m == 0 {
         return Ok(plan::boxed(plan::empty(k)));
     }
-    let (r0, c0) = (root / b, root % b);
-    let parent: Vec<Option<Rank>> = (0..k)
-        .map(|x| {
-            let (r, col) = (x / b, x % b);
-            match toward(col, c0, b) {
-                Some(pc) => Some(r * b + pc),
-                None => toward(r, r0, a).map(|pr| pr * b + col),
-            }
-        })
-        .collect();
+    let parent = parents(a, b, root);
     let mut p = Plan::new(k);
     plan::own_copies(&mut p, c, k, m);
     plan::tree_pipeline(&mut p, &parent, nu);

@@ -15,6 +15,11 @@
 //! T = (2^n − 1)(β + ⌈m/n⌉τ), against the lower bound nβ + (2^n − 1)mτ/n (for n | m
 //! the ratio is below 1 + β/(mτ/n)). Volume as the scatter's.
 //!
+//! Under `--duplex half-link` (seed 004's hypercube model E) no closed form is claimed:
+//! the trees cross some links both ways in the same step, which a link of one
+//! direction at a time serialises; the simulator charges it (and `sbt` keeps its form
+//! there, its links carrying one direction).
+//!
 //! Constraints: hypercube.
 
 use crate::algorithms::scatter::nesbt::{formula, root_of, NesbtPersonalized};

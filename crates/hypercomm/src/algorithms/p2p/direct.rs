@@ -19,7 +19,8 @@
 //!
 //! Cost (rounds model, any port rule: each node makes at most one send and one receive
 //! per step; under `--duplex half` an interior node does both in one step, so the form
-//! is exact there only when d ≤ 1): ν + d − 1 steps of β_c + ⌈m/ν⌉τ_c, exactly
+//! is exact there only when d ≤ 1; under `--duplex half-link` each link of the path
+//! carries one direction, so it holds): ν + d − 1 steps of β_c + ⌈m/ν⌉τ_c, exactly
 //! (ν + d − 1)(β_c + qτ_c) + \[r > 0\](r + d − 1)τ_c with q = ⌊m/ν⌋, r = m mod ν; volume
 //! d·m. On `complete:K` (d = 1) ν = 1 is optimal: one step, β + mτ, volume m, the least
 //! possible. src = dst: one step of a local copy, time 0, volume 0; m = 0: no step.
@@ -83,8 +84,8 @@ pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>
 }
 
 /// (ν + d − 1)(β + qτ) + \[r > 0\](r + d − 1)τ with the path's class costs, exact under
-/// full duplex or when d ≤ 1 (β + mτ on `complete:K` with ν = 1); the continuous
-/// optimum (3.1) as a lower estimate with `--packets opt` under full duplex.
+/// full or half-link duplex, or when d ≤ 1 (β + mτ on `complete:K` with ν = 1); the
+/// continuous optimum (3.1) as a lower estimate with `--packets opt` there.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
     let Ok((path, link)) = route(problem, &params.model) else {
         return vec![];
@@ -97,7 +98,8 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
     let host = problem.topology.host().is_some_and(|h| path.contains(&h));
     let (beta, tau) = if host { ("β_h", "τ_h") } else { ("β", "τ") };
     let mut v = Vec::new();
-    if params.model.duplex == Duplex::Full || d <= 1 {
+    // The path's links carry one direction: half-link duplex as full.
+    if params.model.duplex != Duplex::Half || d <= 1 {
         let expr = match (d, nu) {
             (0, _) => "0 (src = dst: a local copy)".to_string(),
             (1, 1) => format!("{beta} + m{tau} (one message over the link)"),
@@ -111,7 +113,7 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
             pipeline::time(m, d, nu, link.beta, link.tau),
         ));
     }
-    if params.packets == Packets::Opt && params.model.duplex == Duplex::Full {
+    if params.packets == Packets::Opt && params.model.duplex != Duplex::Half {
         v.push(Formula::estimate(
             format!("(√(m{tau}) + √((d − 1){beta}))²"),
             "Saad & Schultz 1985, §3, eq. (3.1)",

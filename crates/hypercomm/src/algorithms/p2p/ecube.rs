@@ -6,7 +6,8 @@
 //!
 //! Cost (rounds model, any port or duplex rule: each node makes at most one send and one
 //! receive per step, but interior nodes do both, so under `--duplex half` each step
-//! costs two transfers): ν + H − 1 steps of β + ⌈m/ν⌉τ, volume H·m.
+//! costs two transfers; under `--duplex half-link` each link carries one direction,
+//! so the form holds): ν + H − 1 steps of β + ⌈m/ν⌉τ, volume H·m.
 //! Optimum (eq. 3.1): t_opt ≈ (√(mτ) + √((H − 1)β))² at ν_opt = √((H − 1)mτ/β)
 //! (seed 000 prints ν_opt = √(iτ/β), which omits m; docs/errata.md E1).
 //!
@@ -53,7 +54,8 @@ pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>
     )))
 }
 
-/// (ν + H − 1)(β + qτ) + \[r > 0\](r + H − 1)τ, q = ⌊m/ν⌋, r = m mod ν, exact under full duplex; the continuous optimum (3.1) with
+/// (ν + H − 1)(β + qτ) + \[r > 0\](r + H − 1)τ, q = ⌊m/ν⌋, r = m mod ν, exact under full
+/// or half-link duplex; the continuous optimum (3.1) with
 /// `--packets opt`.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
     let Ok((_, src, dst)) = endpoints(problem) else {
@@ -66,11 +68,12 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
         return vec![];
     };
     let mut v = Vec::new();
-    if params.model.duplex == Duplex::Full || h <= 1 {
+    // The path's links carry one direction: half-link duplex as full.
+    if params.model.duplex != Duplex::Half || h <= 1 {
         v.push(Formula::exact(format!("(ν + H − 1)(β + qτ) + [r > 0](r + H − 1)τ, q = ⌊m/ν⌋, r = m mod ν, H = {h}, ν = {nu}"), "Saad & Schultz 1985, §3 (pipelining along one path)", pipeline::time(m, h, nu, beta, tau)));
     }
     if params.packets == Packets::Opt
-        && params.model.duplex == Duplex::Full
+        && params.model.duplex != Duplex::Half
         && params.model.ports == Ports::All
     {
         v.push(Formula::estimate(

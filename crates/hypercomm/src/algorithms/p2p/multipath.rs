@@ -4,7 +4,8 @@
 //! Reference: Saad & Schultz 1985 (YALEU/DCS/RR-428), §3, Prop. 3.1 (H paths of length
 //! H and n − H of length H + 2) and Prop. 3.2 (the time).
 //!
-//! Cost (rounds model, `--ports all`, full duplex: the source drives n links at once):
+//! Cost (rounds model, `--ports all`, full or half-link duplex, seed 004's model E: the
+//! source drives n links at once, and the node-disjoint paths use each link one way):
 //! ν + L − 1 steps of β + ⌈⌈m/n⌉/ν⌉τ, with L = H + 2 if H < n else L = n; volume
 //! H·m + 2·(n − H)·m/n. Optimum (Prop. 3.2): (√((m/n)τ) + √((L − 1)β))², a lower
 //! estimate; ⌊m/n⌋ replaces m/n when the long paths carry only ⌊m/n⌋ (docs/errata.md,
@@ -94,13 +95,15 @@ pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>
     )))
 }
 
-/// (ν + L − 1)(β + ⌈⌈m/n⌉/ν⌉τ) exact under all ports, full duplex; Prop. 3.2 with
+/// (ν + L − 1)(β + ⌈⌈m/n⌉/ν⌉τ) exact under all ports, full or half-link duplex;
+/// Prop. 3.2 with
 /// `--packets opt`.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
     let Ok((ref cube, src, dst)) = endpoints(problem) else {
         return vec![];
     };
-    if params.model.ports != Ports::All || params.model.duplex != Duplex::Full {
+    // Node-disjoint paths, each link one way: half-link duplex as full.
+    if params.model.ports != Ports::All || params.model.duplex == Duplex::Half {
         return vec![];
     }
     let (l, part) = (

@@ -34,25 +34,16 @@ fn split(k: u32, src: Rank, dst: Rank, m: u64, nu: u64) -> [(u64, u64, u64); 2] 
 
 /// Exact time of the two pipelines side by side: Σ_t (β + s_t τ).
 fn time(paths: &[(u64, u64, u64); 2], model: &Model) -> f64 {
-    let steps = paths
+    let streams: Vec<pipeline::Stream> = paths
         .iter()
-        .filter(|p| p.0 > 0 && p.1 > 0)
-        .map(|p| p.2 + p.0 - 1)
-        .max()
-        .unwrap_or(0);
-    let mut total = 0.0;
-    for t in 0..steps {
-        let mut s = 0u64;
-        for &(hops, len, nu) in paths.iter().filter(|p| p.0 > 0 && p.1 > 0) {
-            // Packets in flight: t − hops + 1 ..= t; the lowest is the largest.
-            let lo = (t + 1).saturating_sub(hops);
-            if lo < nu {
-                s = s.max(pipeline::packet(len, nu, lo).1);
-            }
-        }
-        total += model.beta() + s as f64 * model.tau();
-    }
-    total
+        .map(|&(depth, len, nu)| pipeline::Stream {
+            t0: 0,
+            depth,
+            len,
+            nu,
+        })
+        .collect();
+    pipeline::streams_time(&streams, model.beta(), model.tau())
 }
 
 fn nu_of(

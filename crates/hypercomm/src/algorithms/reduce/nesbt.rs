@@ -24,6 +24,11 @@
 //! ν, against the lower bound nβ + mτ/n of [`crate::bounds`]. Volume (2^n − 1)m.
 //! Memory: `tmp` of m + n⌈L/ν⌉ elements.
 //!
+//! Under `--duplex half-link` (seed 004's hypercube model E) no closed form is claimed:
+//! the trees cross some links both ways in the same step, which a link of one
+//! direction at a time serialises; the simulator charges it (and `sbt` keeps its form
+//! there, its links carrying one direction).
+//!
 //! Constraints: hypercube; 1 ≤ ν ≤ max(⌈m/n⌉, 1); a commutative operator (each tree
 //! combines its ranks in its own order).
 

@@ -35,6 +35,11 @@
 //! the source, plus 2 when y does not differ from it in bit t).
 //! Memory: `tmp` of 2n⌈m/n⌉ elements on the nodes that forward.
 //!
+//! Under `--duplex half-link` (seed 004's hypercube model E) no closed form is claimed:
+//! the trees cross some links both ways in the same step, which a link of one
+//! direction at a time serialises; the simulator charges it (and `sbt` keeps its form
+//! there, its links carrying one direction).
+//!
 //! Constraints: hypercube.
 
 use crate::algorithms::pipeline;
