@@ -63,38 +63,9 @@ pub(crate) fn smallest_factor(k: u32) -> u32 {
         .unwrap_or(k)
 }
 
-/// Parse a shape `AxBxC…` (each ≥ 1).
-pub fn parse_shape(s: &str) -> Result<Vec<u32>, Error> {
-    let bad = |why: String| Error::InvalidParameter {
-        what: "--shape",
-        reason: format!("`{s}`: {why}; valid: factors ≥ 1 joined by x, e.g. 2x3"),
-    };
-    s.split(['x', 'X'])
-        .map(|p| match p.trim().parse::<u32>() {
-            Ok(0) => Err(bad("a factor of 0".into())),
-            Ok(n) => Ok(n),
-            Err(_) => Err(bad(format!("`{}` is not a whole number", p.trim()))),
-        })
-        .collect()
-}
-
 /// The virtual dimensions of `shape` on K ranks (factors of 1 dropped).
 pub(crate) fn shape_dims(k: u32, shape: &[u32]) -> Result<Vec<Dim>, Error> {
-    let product = shape.iter().try_fold(1u32, |a, &b| a.checked_mul(b));
-    if product != Some(k) {
-        return Err(Error::InvalidParameter {
-            what: "--shape",
-            reason: format!(
-                "{} multiplies to {}, not the {k} ranks",
-                shape
-                    .iter()
-                    .map(u32::to_string)
-                    .collect::<Vec<_>>()
-                    .join("x"),
-                product.map_or("more than 2^32".into(), |p| p.to_string())
-            ),
-        });
-    }
+    crate::algorithms::shape::check(shape, k)?;
     let mut dims = Vec::new();
     let mut stride = k;
     for &n in shape {
@@ -231,18 +202,29 @@ pub fn build_shaped(
             reason: format!("product performs alltoall, not {}", problem.collective),
         });
     }
+    let dims = shaped_dims(problem, shape)?;
+    Ok(Box::new(Decomposed::new(
+        problem.topology.nodes(),
+        problem.len,
+        dims,
+        true,
+    )))
+}
+
+/// The dimensions of `shape` on `problem`'s single-hop topology (`--shape` refused
+/// elsewhere: a multi-hop network has its own factors).
+pub(crate) fn shaped_dims(problem: &Problem<'_>, shape: &[u32]) -> Result<Vec<Dim>, Error> {
     if !problem.topology.is_single_hop() {
         return Err(Error::InvalidParameter {
             what: "--shape",
             reason: format!(
-                "a shape applies where every pair of ranks is linked (complete:K), not on {}",
+                "a shape applies where every pair of ranks is linked (complete:K), not on {}; \
+                 valid: no --shape (the network's own factors)",
                 problem.topology
             ),
         });
     }
-    let k = problem.topology.nodes();
-    let dims = shape_dims(k, shape)?;
-    Ok(Box::new(Decomposed::new(k, problem.len, dims, true)))
+    shape_dims(problem.topology.nodes(), shape)
 }
 
 /// Σ_i T_i (β + (N/n_i) m τ), and its half-duplex form.
@@ -340,8 +322,6 @@ mod tests {
         assert!((t - shape_time(6, &[3, 2], 3, &model)).abs() < 1e-9);
         assert!(fits(&"complete:7".parse().unwrap()).is_err());
         assert!(fits(&"complete:9".parse().unwrap()).is_ok());
-        assert!(parse_shape("2x0").is_err() && parse_shape("2xa").is_err());
-        assert_eq!(parse_shape("2x3").unwrap(), vec![2, 3]);
         let topo: Topology = "complete:6".parse().unwrap();
         let problem = Problem {
             topology: &topo,
