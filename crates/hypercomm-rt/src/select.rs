@@ -168,7 +168,7 @@ pub enum Algo<'a> {
     ///     let mut recv = vec![0u64; 6];
     ///     let shape = Algo::Shaped { name: "product", shape: &[2, 3] };
     ///     comm.all_to_all_into(&send, &mut recv, shape)?;
-    ///     Ok(recv)
+    ///     Ok::<_, hypercomm_rt::Error>(recv)
     /// })
     /// .unwrap();
     /// assert_eq!(out[4], vec![4, 14, 24, 34, 44, 54]);
