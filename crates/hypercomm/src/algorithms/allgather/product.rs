@@ -72,7 +72,9 @@ pub fn fits(topo: &Topology) -> Result<(), String> {
             Ok(())
         } else {
             Err(format!(
-                "complete:{k} has a prime number of ranks, so no shape of two factors ≥ 2"
+                "complete:{k} has a prime number of ranks, so no shape of two factors ≥ 2 \
+                 (a shape with a 1 is the ring: `--shape 1x{k}` on run and bench, \
+                 Algorithm::build_shaped in the library)"
             ))
         };
     }

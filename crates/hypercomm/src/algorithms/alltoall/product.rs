@@ -49,7 +49,8 @@ pub fn fits(topo: &Topology) -> Result<(), String> {
         } else {
             Err(format!(
                 "complete:{k} has a prime number of ranks, so no shape of two factors ≥ 2 \
-                 (a shape with a 1, 1x{k}, is pairwise: the library's build_shaped takes it)"
+                 (a shape with a 1 is pairwise: `--shape 1x{k}` on run and bench, \
+                 Algorithm::build_shaped in the library)"
             ))
         };
     }
