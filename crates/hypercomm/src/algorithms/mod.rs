@@ -56,6 +56,7 @@ pub mod alltoall {
     pub mod a2;
     pub mod factor_exchange;
     pub mod product;
+    pub mod product_allport;
 }
 pub mod broadcast {
     //! One-to-all broadcast.
@@ -287,6 +288,11 @@ pub type ShapedFn = fn(&Problem<'_>, &Params, &[u32]) -> Result<Box<dyn Schedule
 /// seed 002, whose factors on `complete:K` are virtual.
 const SHAPED: &[(OpKind, &str, ShapedFn)] = &[
     (OpKind::Alltoall, "product", alltoall::product::build_shaped),
+    (
+        OpKind::Alltoall,
+        "product-allport",
+        alltoall::product_allport::build_shaped,
+    ),
     (
         OpKind::Allgather,
         "product",
@@ -1543,6 +1549,17 @@ pub static ALGORITHMS: &[Algorithm] = &[
         fits: alltoall::product::fits,
         build: alltoall::product::build,
         formulas: alltoall::product::formulas,
+    },
+    Algorithm {
+        name: "product-allport",
+        op: OpKind::Alltoall,
+        summary: "product with every block cut into d parts, part j crossing the factors in an order rotated by j: all factors' links at once (all-port)",
+        reference: "Dimakopoulos & Dimopoulos (seed 002), §4 Fig. 3 combined per peer, with Johnsson & Ho 1989's rotated dimension orders (beyond the paper)",
+        topologies: "product, complete (composite K)",
+        pipelined: false,
+        fits: alltoall::product_allport::fits,
+        build: alltoall::product_allport::build,
+        formulas: alltoall::product_allport::formulas,
     },
     Algorithm {
         name: "product",
