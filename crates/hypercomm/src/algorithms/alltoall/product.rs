@@ -161,12 +161,28 @@ pub(crate) fn best_shape_by(k: u32, score: &dyn Fn(&[u32]) -> f64) -> Option<Vec
 }
 
 fn dims_of(problem: &Problem<'_>, params: &Params) -> Result<Vec<Dim>, Error> {
+    alltoall_dims("product", problem, params)
+}
+
+/// `Err` naming `name` unless `problem` is an all-to-all.
+fn check_alltoall(name: &str, problem: &Problem<'_>) -> Result<(), Error> {
     if problem.collective.kind() != OpKind::Alltoall {
         return Err(Error::InvalidParameter {
             what: "--op",
-            reason: format!("product performs alltoall, not {}", problem.collective),
+            reason: format!("{name} performs alltoall, not {}", problem.collective),
         });
     }
+    Ok(())
+}
+
+/// The dimensions the all-to-all `name` crosses on `problem`: the topology's factors,
+/// or on `complete:K` the shape [`best_shape`] prices least.
+pub(crate) fn alltoall_dims(
+    name: &str,
+    problem: &Problem<'_>,
+    params: &Params,
+) -> Result<Vec<Dim>, Error> {
+    check_alltoall(name, problem)?;
     let topo = problem.topology;
     if let Some(k) = topo.as_complete() {
         let shape = best_shape(k, problem.len, &params.model).unwrap_or_else(|| vec![k]);
@@ -197,19 +213,23 @@ pub fn build_shaped(
     _params: &Params,
     shape: &[u32],
 ) -> Result<Box<dyn Schedule>, Error> {
-    if problem.collective.kind() != OpKind::Alltoall {
-        return Err(Error::InvalidParameter {
-            what: "--op",
-            reason: format!("product performs alltoall, not {}", problem.collective),
-        });
-    }
-    let dims = shaped_dims(problem, shape)?;
+    let dims = alltoall_shaped_dims("product", problem, shape)?;
     Ok(Box::new(Decomposed::new(
         problem.topology.nodes(),
         problem.len,
         dims,
         true,
     )))
+}
+
+/// [`shaped_dims`] for the all-to-all `name`.
+pub(crate) fn alltoall_shaped_dims(
+    name: &str,
+    problem: &Problem<'_>,
+    shape: &[u32],
+) -> Result<Vec<Dim>, Error> {
+    check_alltoall(name, problem)?;
+    shaped_dims(problem, shape)
 }
 
 /// The dimensions of `shape` on `problem`'s single-hop topology (`--shape` refused

@@ -30,11 +30,10 @@
 //! Constraints: a product network without host (paths of at most 64 nodes);
 //! `complete:K` for composite K, with the shape of `product` or a given one.
 
-use super::a2::{product_dims, Dim};
+use super::a2::Dim;
 use super::factor_exchange::{Move, Slot};
-use super::product::{best_shape, shape_dims, shaped_dims};
+use super::product::{alltoall_dims, alltoall_shaped_dims};
 use crate::algorithms::{Formula, Params};
-use crate::collective::OpKind;
 use crate::cost::model::{Duplex, Ports};
 use crate::error::Error;
 use crate::schedule::{Buf, Op, Program, Rank, Region, Regions, Schedule, Step, StepStream};
@@ -272,24 +271,7 @@ impl Schedule for AllPortProduct {
 }
 
 fn dims_of(problem: &Problem<'_>, params: &Params) -> Result<Vec<Dim>, Error> {
-    if problem.collective.kind() != OpKind::Alltoall {
-        return Err(Error::InvalidParameter {
-            what: "--op",
-            reason: format!(
-                "product-allport performs alltoall, not {}",
-                problem.collective
-            ),
-        });
-    }
-    let topo = problem.topology;
-    if let Some(k) = topo.as_complete() {
-        let shape = best_shape(k, problem.len, &params.model).unwrap_or_else(|| vec![k]);
-        return shape_dims(k, &shape);
-    }
-    product_dims(topo).map_err(|reason| Error::InvalidParameter {
-        what: "--topology",
-        reason,
-    })
+    alltoall_dims("product-allport", problem, params)
 }
 
 /// Build with the topology's factors (on `complete:K`, `product`'s shape).
@@ -308,16 +290,7 @@ pub fn build_shaped(
     _params: &Params,
     shape: &[u32],
 ) -> Result<Box<dyn Schedule>, Error> {
-    if problem.collective.kind() != OpKind::Alltoall {
-        return Err(Error::InvalidParameter {
-            what: "--op",
-            reason: format!(
-                "product-allport performs alltoall, not {}",
-                problem.collective
-            ),
-        });
-    }
-    let dims = shaped_dims(problem, shape)?;
+    let dims = alltoall_shaped_dims("product-allport", problem, shape)?;
     Ok(Box::new(AllPortProduct::new(
         problem.topology.nodes(),
         problem.len,
@@ -387,7 +360,7 @@ mod tests {
         let time = simulate(&topo, s.as_ref(), model).time;
         let form = match shape {
             Some(sh) => {
-                let dims = shaped_dims(&problem, sh).unwrap();
+                let dims = super::super::product::shaped_dims(&problem, sh).unwrap();
                 AllPortProduct::new(topo.nodes(), m, dims).time(&params)
             }
             None => formulas(&problem, &params)
