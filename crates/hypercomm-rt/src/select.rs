@@ -388,6 +388,10 @@ fn same_name(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
+/// A plan's call, algorithm (its address in the registry) and shape (empty but for
+/// `Algo::Shaped`).
+type PlanKey = (Call, usize, Box<[u32]>);
+
 /// The shape of `Algo::Shaped`, empty for the others.
 fn shape_of<'a>(algo: Algo<'a>) -> &'a [u32] {
     match algo {
@@ -419,7 +423,7 @@ pub(crate) struct Selector {
     named: Vec<(OpKind, Box<str>, &'static Algorithm)>,
     /// Plans by call, algorithm (its address in the registry's static table) and shape
     /// (empty but for `Algo::Shaped`).
-    plans: FxHashMap<(Call, usize, Box<[u32]>), Arc<Plan>>,
+    plans: FxHashMap<PlanKey, Arc<Plan>>,
     /// The last calls, newest last.
     recent: Vec<Recent>,
     /// Where in `recent` the last call is: the next one is looked for first where the

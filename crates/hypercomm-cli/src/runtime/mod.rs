@@ -676,6 +676,7 @@ mod tests {
                     8,
                     algo,
                     at,
+                    None,
                     calibration,
                     in_place,
                     Execution::default(),
