@@ -480,6 +480,13 @@ pub struct RtRunArgs {
     /// `native` (hypercomm-mpi only: the MPI library's own collective).
     #[arg(long, value_name = "NAME|auto", default_value = "auto")]
     pub algo: String,
+    /// Lay the ranks out as a product shape `AxB…` (row-major, the last factor
+    /// fastest; factors ≥ 1 whose product is --ranks) for the algorithms that take one
+    /// (`product`, all-to-all and all-gather: one dimension at a time); `node`
+    /// (hypercomm-mpi only) is nodes × processes per node, from
+    /// `MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)` [default: the cost model's shape].
+    #[arg(long, value_name = "AxB..|node")]
+    pub shape: Option<String>,
     /// Elements (u64) per message (per block for scatter, gather, all-gather,
     /// all-to-all and reduce-scatter).
     #[arg(long, value_parser = whole, allow_negative_numbers = true, value_name = "M")]
@@ -529,6 +536,13 @@ pub struct BenchArgs {
     /// (hypercomm-mpi only) is the MPI library's own collective.
     #[arg(long, value_name = "A,B,..|all|auto", default_value = "auto")]
     pub algo: String,
+    /// Lay the ranks out as a product shape `AxB…` (row-major, the last factor
+    /// fastest; factors ≥ 1 whose product is --ranks) for the algorithms listed that take one (the others run as always)
+    /// (`product`, all-to-all and all-gather: one dimension at a time); `node`
+    /// (hypercomm-mpi only) is nodes × processes per node, from
+    /// `MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)` [default: the cost model's shape].
+    #[arg(long, value_name = "AxB..|node")]
+    pub shape: Option<String>,
     /// Smallest message size in bytes (per rank, per block; OSU's convention).
     #[arg(long, value_parser = whole, allow_negative_numbers = true, value_name = "B", default_value_t = 1)]
     pub min_size: u64,

@@ -7,7 +7,7 @@
 //! schedules too large to hold in memory, and runtime buffers larger than the memory
 //! available ([`memory_limit`]).
 
-use hypercomm::algorithms::{self, Algorithm, Packets, Params};
+use hypercomm::algorithms::{self, Algorithm, Packets, Params, Shape};
 use hypercomm::collective::{Collective, OpKind};
 use hypercomm::cost::model::{LinkCost, Model, Timing};
 use hypercomm::error::Error;
@@ -607,6 +607,17 @@ pub fn rt_topology(kind: OpKind, k: u32) -> Result<Topology, Error> {
 /// and [`rt_bench`]), or the registry algorithm `name` of `kind` if it fits
 /// [`rt_topology`] (the error names the algorithms that fit).
 pub fn rt_algo(k: u32, kind: OpKind, name: &str) -> Result<crate::runtime::AlgoChoice, Error> {
+    rt_algo_shaped(k, kind, name, false)
+}
+
+/// [`rt_algo`], where with `shaped` (a `--shape` given) an algorithm that takes a shape
+/// need not fit `complete:k` by itself (`product` on a prime k runs as `1xk`).
+pub fn rt_algo_shaped(
+    k: u32,
+    kind: OpKind,
+    name: &str,
+    shaped: bool,
+) -> Result<crate::runtime::AlgoChoice, Error> {
     use crate::runtime::AlgoChoice;
     if name.trim().eq_ignore_ascii_case("auto") {
         return Ok(AlgoChoice::Auto);
@@ -616,6 +627,9 @@ pub fn rt_algo(k: u32, kind: OpKind, name: &str) -> Result<crate::runtime::AlgoC
     }
     let topology = rt_topology(kind, k)?;
     let algo = algorithms::lookup(&topology, kind, name)?;
+    if shaped && algo.takes_shape() {
+        return Ok(AlgoChoice::Named(algo));
+    }
     algo.fits(&topology)
         .map_err(|reason| Error::AlgorithmDoesNotFit {
             algo: algo.name.to_string(),
@@ -709,7 +723,7 @@ pub fn bench_bytes(c: Collective, k: u32, m: u64, placement: Placement) -> u64 {
 
 /// Validate `hypercomm run` (the threads backend).
 pub fn rt_run(args: &crate::args::RtRunArgs) -> Result<crate::runtime::RunConfig, Error> {
-    let cfg = rt_run_in(args, Placement::Together)?;
+    let cfg = rt_run_in(args, Placement::Together, None)?;
     no_native_on_threads([cfg.algo])?;
     Ok(cfg)
 }
@@ -732,15 +746,58 @@ fn no_native_on_threads(
     Ok(())
 }
 
+/// `--shape`: `None` when absent; `node` is `node` (the backend's nodes × processes per
+/// node: hypercomm-mpi's, `None` on threads, where it is refused); else `AxB…`,
+/// checked against the `k` ranks and given only with algorithms that take a shape
+/// (for `bench`, at least one of those listed).
+pub fn rt_shape(
+    arg: Option<&str>,
+    k: u32,
+    algos: &[crate::runtime::AlgoChoice],
+    node: Option<Shape>,
+) -> Result<Option<Shape>, Error> {
+    use crate::runtime::AlgoChoice;
+    let Some(arg) = arg else {
+        return Ok(None);
+    };
+    let shape = if arg.trim().eq_ignore_ascii_case("node") {
+        node.ok_or_else(|| Error::InvalidParameter {
+            what: "--shape",
+            reason: "node: the threads backend has one node (nodes × processes per node \
+                     comes from MPI_Comm_split_type, in hypercomm-mpi); valid: AxB… whose \
+                     product is --ranks"
+                .into(),
+        })?
+    } else {
+        arg.parse::<Shape>()?
+    };
+    shape.check(k)?;
+    let takes = |a: &AlgoChoice| matches!(a, AlgoChoice::Named(a) if a.takes_shape());
+    if !algos.iter().any(takes) {
+        let names: Vec<&str> = algos.iter().map(|a| a.name()).collect();
+        return Err(Error::InvalidParameter {
+            what: "--shape",
+            reason: format!(
+                "{shape}: --algo {} takes no shape; valid: --algo product (alltoall, \
+                 allgather), or no --shape",
+                names.join(",")
+            ),
+        });
+    }
+    Ok(Some(shape))
+}
+
 /// Validate `hypercomm run` for ranks placed as `placement` (the MPI binary: a rank per
-/// process).
+/// process); `node` is the backend's nodes × processes per node, for `--shape node`.
 pub fn rt_run_in(
     args: &crate::args::RtRunArgs,
     placement: Placement,
+    node: Option<Shape>,
 ) -> Result<crate::runtime::RunConfig, Error> {
     let p = rt_problem(&args.problem)?;
     let kind = p.collective.kind();
-    let algo = rt_algo(p.ranks, kind, &args.algo)?;
+    let algo = rt_algo_shaped(p.ranks, kind, &args.algo, args.shape.is_some())?;
+    let shape = rt_shape(args.shape.as_deref(), p.ranks, &[algo], node)?;
     let packets: Packets = args.packets.parse()?;
     if let (crate::runtime::AlgoChoice::Auto, Packets::Count(_)) = (algo, packets) {
         return Err(Error::InvalidParameter {
@@ -780,6 +837,7 @@ pub fn rt_run_in(
         ranks: p.ranks,
         len: args.len as usize,
         algo,
+        shape,
         packets,
         reduce: p.reduce,
         seed,
@@ -810,16 +868,17 @@ pub fn bench_sizes(min: u64, max: u64) -> Result<Vec<usize>, Error> {
 
 /// Validate `hypercomm bench` (the threads backend).
 pub fn rt_bench(args: &crate::args::BenchArgs) -> Result<crate::runtime::BenchConfig, Error> {
-    let cfg = rt_bench_in(args, Placement::Together)?;
+    let cfg = rt_bench_in(args, Placement::Together, None)?;
     no_native_on_threads(cfg.algos.iter().copied())?;
     Ok(cfg)
 }
 
 /// Validate `hypercomm bench` for ranks placed as `placement` (the MPI binary: a rank
-/// per process).
+/// per process); `node` as for [`rt_run_in`].
 pub fn rt_bench_in(
     args: &crate::args::BenchArgs,
     placement: Placement,
+    node: Option<Shape>,
 ) -> Result<crate::runtime::BenchConfig, Error> {
     let p = rt_problem(&args.problem)?;
     let kind = p.collective.kind();
@@ -834,7 +893,7 @@ pub fn rt_bench_in(
             .collect(),
         list => list
             .split(',')
-            .map(|name| rt_algo(p.ranks, kind, name))
+            .map(|name| rt_algo_shaped(p.ranks, kind, name, args.shape.is_some()))
             .collect::<Result<Vec<_>, _>>()?,
     };
     if algos.is_empty() {
@@ -843,6 +902,7 @@ pub fn rt_bench_in(
             reason: format!("no algorithm performs {kind} on {topology}"),
         });
     }
+    let shape = rt_shape(args.shape.as_deref(), p.ranks, &algos, node)?;
     if let Some(n) = args.iters.filter(|n| !(1..=MAX_RUN_ITERS).contains(n)) {
         return Err(Error::InvalidParameter {
             what: "--iters",
@@ -878,6 +938,7 @@ pub fn rt_bench_in(
         collective: p.collective,
         ranks: p.ranks,
         algos,
+        shape,
         sizes,
         iters: args.iters,
         warmup: args.warmup,

@@ -1172,6 +1172,7 @@ fn gather_run_and_gather_bench_bring_every_rank_result_to_every_rank() {
         ranks: 3,
         len: 5,
         algo: AlgoChoice::Auto,
+        shape: None,
         packets: algorithms::Packets::Opt,
         reduce: ReduceOp::Sum,
         seed: 9,
@@ -1205,6 +1206,7 @@ fn gather_run_and_gather_bench_bring_every_rank_result_to_every_rank() {
         collective: Collective::Alltoall,
         ranks: 3,
         algos: vec![AlgoChoice::Auto],
+        shape: None,
         sizes: vec![1, 2],
         iters: Some(2),
         warmup: Some(0),
@@ -1473,4 +1475,123 @@ fn download_needs_2_to_the_n_plus_1_ranks_and_benches_without_ssa() {
         assert!(performing.contains(&row["algo"].as_str().unwrap()), "{row}");
         assert!(row["predicted_us"].as_f64().is_some(), "{row}");
     }
+}
+
+/// `--shape`: `product` laid out as every given shape on 4, 6, 8 and 12 ranks (and a
+/// prime as 1xK), all-to-all and all-gather, checked against the serial reference;
+/// the report names the shape; bench takes it for the algorithms that take one.
+#[test]
+fn product_runs_with_every_shape_given() {
+    for (k, shapes) in [
+        (4, &["2x2", "4x1", "1x4"][..]),
+        (6, &["2x3", "3x2"]),
+        (8, &["2x4", "4x2", "2x2x2"]),
+        (12, &["3x4", "2x6", "2x3x2"]),
+        (7, &["1x7"]),
+    ] {
+        for shape in shapes {
+            for op in ["alltoall", "allgather"] {
+                let ks = k.to_string();
+                let v = run_json(&[
+                    "--ranks", &ks, "--op", op, "--algo", "product", "--shape", shape, "--len",
+                    "3", "--iters", "2",
+                ]);
+                assert_eq!(v["correct"], true, "{op} {shape}");
+                assert_eq!(v["algo"], "product");
+                assert_eq!(v["shape"], *shape);
+                let want = checked_elements(op.parse().unwrap(), k, 3);
+                assert_eq!(v["checked"], want, "{op} {shape}: every rank checked");
+            }
+        }
+    }
+    let r = hc(&[
+        "bench",
+        "--ranks",
+        "6",
+        "--op",
+        "alltoall",
+        "--algo",
+        "product,pairwise",
+        "--shape",
+        "3x2",
+        "--max-size",
+        "8",
+        "--iters",
+        "2",
+        "--warmup",
+        "1",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    let v = r.json();
+    assert_eq!(v["shape"], "3x2");
+    let algos: Vec<&str> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| row["algo"].as_str().unwrap())
+        .collect();
+    assert!(
+        algos.contains(&"product") && algos.contains(&"pairwise"),
+        "{algos:?}"
+    );
+}
+
+/// Bad shapes exit 2 naming the problem: a product other than the ranks, a factor of
+/// 0, a non-number, `node` on threads, a shape for an algorithm that takes none, and
+/// `product` on a prime without a shape.
+#[test]
+fn bad_shapes_exit_2_naming_the_problem() {
+    let base = ["run", "--ranks", "6", "--op", "alltoall", "--len", "2"];
+    let with = |extra: &[&'static str]| {
+        let mut a = base.to_vec();
+        a.extend(extra);
+        a
+    };
+    for (extra, needles) in [
+        (
+            &["--algo", "product", "--shape", "2x2"][..],
+            &["--shape", "multiplies to 4, not the 6 ranks"][..],
+        ),
+        (
+            &["--algo", "product", "--shape", "0x6"],
+            &["--shape", "a factor of 0"],
+        ),
+        (
+            &["--algo", "product", "--shape", "2xb"],
+            &["`b` is not a whole number"],
+        ),
+        (
+            &["--algo", "product", "--shape", "node"],
+            &["node", "hypercomm-mpi"],
+        ),
+        (
+            &["--algo", "pairwise", "--shape", "2x3"],
+            &["pairwise takes no shape", "valid: --algo product"],
+        ),
+        (&["--shape", "2x3"], &["auto takes no shape"]),
+    ] {
+        bad(&with(extra), needles);
+    }
+    bad(
+        &[
+            "run", "--ranks", "7", "--op", "alltoall", "--algo", "product", "--len", "2",
+        ],
+        &["prime", "--shape 1x7"],
+    );
+    bad(
+        &[
+            "bench",
+            "--ranks",
+            "6",
+            "--op",
+            "alltoall",
+            "--algo",
+            "pairwise,bruck",
+            "--shape",
+            "2x3",
+        ],
+        &["pairwise,bruck takes no shape"],
+    );
 }

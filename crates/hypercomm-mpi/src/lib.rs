@@ -200,6 +200,68 @@ where
     }
 }
 
+/// The two-level layout of `comm`'s processes: nodes × processes per node, the nodes
+/// being the groups of `MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)` (processes that can
+/// share memory), as the shape `[nodes, ppn]` for `Algo::Shaped { name: "product", .. }`,
+/// so that `product` exchanges inside every node first (the last factor, the fastest)
+/// and across nodes second, one large message per pair of nodes' peers.
+///
+/// Collective over `comm`: every process must call it, and every one gets the same
+/// answer. The shape is a layout of ranks, so every node must hold the same number
+/// of processes and their ranks must be consecutive (`mpirun`'s default placement,
+/// `--map-by slot` or `core`); otherwise the error names what differs (and every
+/// rank reports it), an [`hypercomm::error::Error::InvalidParameter`] for `--shape`.
+/// On one machine the shape is `1 × size`.
+///
+/// ```no_run
+/// use hypercomm_mpi::{node_shape, HypercommExt};
+/// use hypercomm_rt::Algo;
+/// use mpi::traits::*;
+/// let universe = mpi::initialize().unwrap();
+/// let world = universe.world();
+/// let shape = node_shape(&world).unwrap();
+/// let mut comm = world.hypercomm().unwrap();
+/// let k = comm.size() as usize;
+/// let send = vec![comm.rank() as u64; k];
+/// let mut recv = vec![0u64; k];
+/// let algo = Algo::Shaped { name: "product", shape: shape.factors() };
+/// comm.all_to_all_into(&send, &mut recv, algo).unwrap();
+/// ```
+pub fn node_shape<C: Communicator>(
+    comm: &C,
+) -> std::result::Result<hypercomm::algorithms::Shape, hypercomm::error::Error> {
+    use mpi::collective::CommunicatorCollectives;
+    use mpi::traits::Root;
+    let (me, k) = (comm.rank(), comm.size());
+    let node = comm.split_shared(me);
+    // The world rank of the node's first process, and the node's size.
+    let mut first = me;
+    node.process_at_rank(0).broadcast_into(&mut first);
+    let mine = [first, node.size()];
+    let mut all = vec![0 as c_int; 2 * k as usize];
+    comm.all_gather_into(&mine[..], &mut all[..]);
+    let nodes: Vec<(c_int, c_int)> = all.chunks(2).map(|p| (p[0], p[1])).collect();
+    let bad = |reason: String| hypercomm::error::Error::InvalidParameter {
+        what: "--shape",
+        reason,
+    };
+    let ppn = nodes[0].1;
+    if let Some(&(at, n)) = nodes.iter().find(|&&(_, n)| n != ppn) {
+        return Err(bad(format!(
+            "node: the node of rank 0 has {ppn} processes, that of rank {at} {n}; a shape \
+             needs as many on every node; valid: AxB… whose product is {k}"
+        )));
+    }
+    if let Some(r) = (0..k).find(|&r| nodes[r as usize].0 != r - r % ppn) {
+        return Err(bad(format!(
+            "node: rank {r} shares a node with rank {}, so the ranks of a node are not \
+             consecutive (launch with --map-by slot or core); valid: AxB… whose product is {k}",
+            nodes[r as usize].0
+        )));
+    }
+    hypercomm::algorithms::Shape::new(&[(k / ppn) as u32, ppn as u32])
+}
+
 /// A request in flight.
 struct Pending {
     /// `MPI_REQUEST_NULL` while a receive waits for its message to be probed.

@@ -672,6 +672,89 @@ fn cli_bench_on_mpi() {
     assert!(job.stdout.contains("256"), "{}", job.stdout);
 }
 
+/// Issue 18: `product` laid out as a given shape on MPI (2x2 on 4 ranks, 2x3 and 3x2 on
+/// 6), all-to-all and all-gather checked against the serial reference; `--shape node`
+/// is nodes × processes per node from `MPI_Comm_split_type` (one machine: 1xK); a
+/// shape that does not fit the job is bad input, said once; bench times product beside
+/// pairwise, Bruck and native MPI with the shape in its header.
+#[test]
+fn product_with_a_shape_on_mpi() {
+    let json = |job: &Job| -> serde_json::Value {
+        assert_eq!(job.code, Some(0), "{}\n{}", job.stdout, job.stderr);
+        serde_json::from_str(&job.stdout).unwrap_or_else(|e| panic!("{e}: {}", job.stdout))
+    };
+    for (ranks, shape) in [(4, "2x2"), (6, "2x3"), (6, "3x2"), (6, "node")] {
+        for op in ["alltoall", "allgather"] {
+            let job = mpirun(
+                ranks,
+                &[
+                    "run", "--op", op, "--algo", "product", "--shape", shape, "--len", "5",
+                    "--iters", "2", "--format", "json",
+                ],
+                Duration::from_secs(60),
+            );
+            let v = json(&job);
+            assert_eq!(v["correct"], true, "{ranks} {shape} {op}");
+            assert_eq!(v["backend"], "mpi");
+            assert_eq!(v["algo"], "product");
+            let want = if shape == "node" {
+                format!("1x{ranks}")
+            } else {
+                shape.to_string()
+            };
+            assert_eq!(v["shape"], want.as_str(), "{ranks} {shape} {op}");
+        }
+    }
+    let job = mpirun(
+        6,
+        &[
+            "run", "--op", "alltoall", "--algo", "product", "--shape", "4x2", "--len", "5",
+        ],
+        Duration::from_secs(60),
+    );
+    assert_eq!(job.code, Some(2), "{}\n{}", job.stdout, job.stderr);
+    assert_eq!(
+        job.stderr
+            .matches("invalid --shape: 4x2 multiplies to 8, not the 6 ranks")
+            .count(),
+        1,
+        "{}",
+        job.stderr
+    );
+    let job = mpirun(
+        6,
+        &[
+            "bench",
+            "--op",
+            "alltoall",
+            "--algo",
+            "product,pairwise,bruck,native",
+            "--shape",
+            "2x3",
+            "--max-size",
+            "64",
+            "--iters",
+            "3",
+            "--warmup",
+            "1",
+            "--format",
+            "json",
+        ],
+        Duration::from_secs(120),
+    );
+    let v = json(&job);
+    assert_eq!(v["shape"], "2x3");
+    let algos: Vec<&str> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["algo"].as_str().unwrap())
+        .collect();
+    for a in ["product", "pairwise", "bruck", "native"] {
+        assert!(algos.contains(&a), "{a} missing from {algos:?}");
+    }
+}
+
 /// The application examples (`examples/*.rs`): the runtime's kernels over MPI.
 const EXAMPLES: [&str; 6] = [
     "power_iteration",

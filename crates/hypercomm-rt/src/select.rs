@@ -153,6 +153,32 @@ pub enum Algo<'a> {
     /// The registry's algorithm of this name (an error lists those that fit), or
     /// [`NATIVE`]: the backend's own collective.
     Named(&'a str),
+    /// The registry's algorithm `name` with the ranks laid out as `shape` (row-major,
+    /// the last factor fastest; factors of 1 allowed, their product the number of
+    /// ranks): the decompositions of seed 002 (`product`, for all-to-all and
+    /// all-gather) exchange along one dimension of the shape at a time. An algorithm
+    /// that takes no shape, or a shape that does not multiply to the ranks, is an
+    /// error ([`crate::Error::Library`]).
+    ///
+    /// ```
+    /// use hypercomm_rt::{threads, Algo};
+    /// let out = threads::run(6, |comm| {
+    ///     let r = comm.rank() as u64;
+    ///     let send: Vec<u64> = (0..6).map(|d| 10 * r + d).collect();
+    ///     let mut recv = vec![0u64; 6];
+    ///     let shape = Algo::Shaped { name: "product", shape: &[2, 3] };
+    ///     comm.all_to_all_into(&send, &mut recv, shape)?;
+    ///     Ok::<_, hypercomm_rt::Error>(recv)
+    /// })
+    /// .unwrap();
+    /// assert_eq!(out[4], vec![4, 14, 24, 34, 44, 54]);
+    /// ```
+    Shaped {
+        /// The registry name (`product`).
+        name: &'a str,
+        /// n_1 × … × n_d.
+        shape: &'a [u32],
+    },
     /// The fastest fitting algorithm under the cost model and the calibration.
     #[default]
     Auto,
@@ -324,6 +350,8 @@ struct Recent {
     call: Call,
     /// `None` for `Algo::Auto`, else the name exactly as given.
     name: Option<Box<str>>,
+    /// The shape of `Algo::Shaped` (empty otherwise).
+    shape: Box<[u32]>,
     chosen: Chosen,
     /// The peer and bytes of the message the plan waits for first, if its first step
     /// only receives (see [`Selector::expected`]).
@@ -338,7 +366,14 @@ impl Recent {
         self.call == *call
             && match (&self.name, algo) {
                 (None, Algo::Auto) => true,
-                (Some(a), Algo::Named(b)) => same_name(a.as_bytes(), b.as_bytes()),
+                (Some(a), Algo::Named(b)) => {
+                    self.shape.is_empty() && same_name(a.as_bytes(), b.as_bytes())
+                }
+                (Some(a), Algo::Shaped { name, shape }) => {
+                    !self.shape.is_empty()
+                        && same_name(a.as_bytes(), name.as_bytes())
+                        && *self.shape == *shape
+                }
                 _ => false,
             }
     }
@@ -351,6 +386,18 @@ impl Recent {
 #[inline]
 fn same_name(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// A plan's call, algorithm (its address in the registry) and shape (empty but for
+/// `Algo::Shaped`).
+type PlanKey = (Call, usize, Box<[u32]>);
+
+/// The shape of `Algo::Shaped`, empty for the others.
+fn shape_of<'a>(algo: Algo<'a>) -> &'a [u32] {
+    match algo {
+        Algo::Shaped { shape, .. } => shape,
+        Algo::Named(_) | Algo::Auto => &[],
+    }
 }
 
 /// A hash of the topology's string, which names it exactly.
@@ -426,8 +473,9 @@ pub(crate) struct Selector {
     choices: FxHashMap<ChoiceKey, &'static Algorithm>,
     /// Names already looked up, exactly as given, with their algorithm.
     named: Vec<(OpKind, Box<str>, &'static Algorithm)>,
-    /// Plans by call and algorithm (its address in the registry's static table).
-    plans: FxHashMap<(Call, usize), Arc<Plan>>,
+    /// Plans by call, algorithm (its address in the registry's static table) and shape
+    /// (empty but for `Algo::Shaped`).
+    plans: FxHashMap<PlanKey, Arc<Plan>>,
     /// The last calls, newest last.
     recent: Vec<Recent>,
     /// Where in `recent` the last call is: the next one is looked for first where the
@@ -517,9 +565,10 @@ impl Selector {
             succ: None,
             call,
             name: match algo {
-                Algo::Named(n) => Some(n.into()),
+                Algo::Named(n) | Algo::Shaped { name: n, .. } => Some(n.into()),
                 Algo::Auto => None,
             },
+            shape: shape_of(algo).into(),
             chosen,
         });
         Ok(self.recent.len() - 1)
@@ -532,10 +581,15 @@ impl Selector {
             return Err(no_download_machine(self.topology.nodes()).into());
         }
         let (algorithm, auto) = match algo {
-            Algo::Named(name) => (self.named(kind, name)?, false),
+            Algo::Named(name) | Algo::Shaped { name, .. } => (self.named(kind, name)?, false),
             Algo::Auto => (self.auto(call)?, true),
         };
-        let key = (call, algorithm as *const Algorithm as usize);
+        let shape = shape_of(algo);
+        if let Algo::Shaped { shape: [], .. } = algo {
+            // An empty shape is no layout: refused as the library refuses it.
+            hypercomm::algorithms::shape::check(shape, self.topology.nodes())?;
+        }
+        let key = (call, algorithm as *const Algorithm as usize, shape.into());
         if let Some(plan) = self.plans.get(&key) {
             return Ok(Chosen {
                 plan: plan.clone(),
@@ -547,10 +601,13 @@ impl Selector {
             algo: algorithm.name,
             op: kind.to_string(),
         };
-        let schedule = match self.build(algorithm, call) {
+        let schedule = match self.build(algorithm, call, shape) {
             Ok(s) => s,
             // The algorithm refuses non-commutative operators itself.
-            Err(_) if call.needs_order() && self.build(algorithm, call.commutative()).is_ok() => {
+            Err(_)
+                if call.needs_order()
+                    && self.build(algorithm, call.commutative(), shape).is_ok() =>
+            {
                 return Err(unordered())
             }
             Err(e) => return Err(e),
@@ -609,9 +666,15 @@ impl Selector {
         }
     }
 
-    fn build(&self, algorithm: &Algorithm, call: Call) -> Result<Box<dyn Schedule>> {
+    /// `algorithm`'s schedule of `call` on its machine, with the ranks laid out as
+    /// `shape` unless it is empty.
+    fn build(&self, algorithm: &Algorithm, call: Call, shape: &[u32]) -> Result<Box<dyn Schedule>> {
         let problem = call.problem(self.machine(call.collective.kind()).0);
-        Ok(algorithm.build(&problem, &self.params(call))?)
+        Ok(if shape.is_empty() {
+            algorithm.build(&problem, &self.params(call))?
+        } else {
+            algorithm.build_shaped(&problem, &self.params(call), shape)?
+        })
     }
 
     /// Whether `schedule` is correct for a non-commutative operator (the verifier

@@ -49,6 +49,8 @@ pub struct BenchConfig {
     pub ranks: u32,
     /// The algorithms to time, side by side at each size.
     pub algos: Vec<AlgoChoice>,
+    /// `--shape`: the ranks' layout for the algorithms that take one (`product`).
+    pub shape: Option<hypercomm::algorithms::Shape>,
     /// Message sizes in bytes, ascending.
     pub sizes: Vec<usize>,
     /// Timed iterations per size (`None`: OSU's defaults).
@@ -173,9 +175,23 @@ pub fn bench_rank<X: Transport>(
             for i in 0..warmup + iters {
                 let start = Instant::now();
                 let ran = if cfg.in_place {
-                    invoke_in_place(comm, c, &mut output, &op, choice.algo())?
+                    invoke_in_place(
+                        comm,
+                        c,
+                        &mut output,
+                        &op,
+                        choice.algo_in(cfg.shape.as_ref()),
+                    )?
                 } else {
-                    invoke(comm, c, size, &input, &mut output, &op, choice.algo())?
+                    invoke(
+                        comm,
+                        c,
+                        size,
+                        &input,
+                        &mut output,
+                        &op,
+                        choice.algo_in(cfg.shape.as_ref()),
+                    )?
                 };
                 let t = start.elapsed();
                 if i >= warmup {
@@ -281,6 +297,9 @@ pub struct BenchReport {
     pub root: Option<Rank>,
     /// Number of ranks.
     pub ranks: u32,
+    /// The ranks' layout of the algorithms that take one (`--shape`), if given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shape: Option<String>,
     /// The reduction operator (reductions only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reduce_op: Option<ReduceOp>,
@@ -333,6 +352,7 @@ impl BenchReport {
                         1,
                         a,
                         hypercomm::algorithms::Packets::Opt,
+                        cfg.shape.as_ref().filter(|_| a.takes_shape()),
                         calibration.calibration(),
                         cfg.in_place,
                         execution,
@@ -361,6 +381,7 @@ impl BenchReport {
             op: kind.to_string(),
             root: c.root().filter(|_| kind.has_root()),
             ranks: k,
+            shape: cfg.shape.map(|s| s.to_string()),
             reduce_op: kind.is_reduction().then_some(cfg.reduce),
             busbw_factor: nccl(kind, k, 1).1,
             calibration: calibration.clone(),

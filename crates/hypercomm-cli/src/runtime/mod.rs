@@ -53,7 +53,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use bytemuck::Pod;
-use hypercomm::algorithms::{self, Algorithm, Packets, Params};
+use hypercomm::algorithms::{self, Algorithm, Packets, Params, Shape};
 use hypercomm::collective::{Collective, OpKind};
 use hypercomm::cost;
 use hypercomm::error::Error;
@@ -94,6 +94,17 @@ impl AlgoChoice {
             AlgoChoice::Auto => Algo::Auto,
             AlgoChoice::Named(a) => Algo::Named(a.name),
             AlgoChoice::Native => Algo::Named(hypercomm_rt::NATIVE),
+        }
+    }
+    /// The runtime's [`Algo`] with the ranks laid out as `shape` if the algorithm takes
+    /// one ([`Algorithm::takes_shape`]); the others ignore it.
+    pub fn algo_in(self, shape: Option<&Shape>) -> Algo<'_> {
+        match (self, shape) {
+            (AlgoChoice::Named(a), Some(shape)) if a.takes_shape() => Algo::Shaped {
+                name: a.name,
+                shape: shape.factors(),
+            },
+            _ => self.algo(),
         }
     }
     /// `auto` or the algorithm's name.
@@ -384,6 +395,7 @@ pub fn predict(
     elem_bytes: usize,
     algo: &Algorithm,
     packets: Packets,
+    shape: Option<&Shape>,
     calibration: Calibration,
     in_place: bool,
     execution: Execution,
@@ -396,7 +408,12 @@ pub fn predict(
         commutative: true,
     };
     let model = calibration.model(elem_bytes);
-    let schedule = algo.build(&problem, &Params { packets, model }).ok()?;
+    let params = Params { packets, model };
+    let schedule = match shape {
+        Some(shape) => algo.build_shaped(&problem, &params, shape),
+        None => algo.build(&problem, &params),
+    }
+    .ok()?;
     // A broadcast always runs in place (`broadcast_into` takes one buffer).
     let in_place = in_place || matches!(c, Collective::Broadcast { .. });
     let alias = |r: Rank| in_place.then(|| in_place_offset(c, r, len as usize) as u64);
@@ -665,6 +682,7 @@ mod tests {
                     8,
                     algo,
                     at,
+                    None,
                     calibration,
                     in_place,
                     Execution::default(),
@@ -689,6 +707,7 @@ mod tests {
                 8,
                 sbt,
                 Packets::Count(1),
+                None,
                 calibration,
                 false,
                 Execution::default(),
@@ -719,6 +738,7 @@ mod tests {
                 8,
                 algo,
                 Packets::Count(1),
+                None,
                 calibration,
                 false,
                 Execution {
@@ -913,6 +933,7 @@ mod tests {
             8,
             ring,
             Packets::Count(1),
+            None,
             calibration,
             false,
             execution,

@@ -71,10 +71,10 @@ pub fn run_text(r: &RunReport) -> String {
         (None, _, _, Some(o)) => format!("{}, {o}", r.op),
         _ => r.op.clone(),
     };
-    let algo = if r.auto {
-        format!("{} (chosen by auto)", r.algo)
-    } else {
-        r.algo.clone()
+    let algo = match (&r.shape, r.auto) {
+        (_, true) => format!("{} (chosen by auto)", r.algo),
+        (Some(shape), false) => format!("{} (shape {shape})", r.algo),
+        (None, false) => r.algo.clone(),
     };
     let correct = match &r.mismatch {
         None => format!(
@@ -213,6 +213,12 @@ pub fn bench_text(r: &BenchReport) -> String {
         "# {}{rooted}{reduce} on {} ranks, {} backend",
         r.op, r.ranks, r.backend
     );
+    if let Some(shape) = &r.shape {
+        let _ = writeln!(
+            s,
+            "# shape {shape} (row-major, the last factor fastest) for the algorithms that take one"
+        );
+    }
     let _ = writeln!(
         s,
         "# latency over ranks (µs), a {} barrier between calls; algbw = bytes/avg, busbw = algbw × {} (nccl-tests), GB/s",

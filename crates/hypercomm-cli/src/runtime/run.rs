@@ -10,7 +10,7 @@
 
 use std::time::Instant;
 
-use hypercomm::algorithms::Packets;
+use hypercomm::algorithms::{Packets, Shape};
 use hypercomm::collective::Collective;
 use hypercomm::schedule::Rank;
 use hypercomm::verify::Problem;
@@ -36,6 +36,8 @@ pub struct RunConfig {
     pub len: usize,
     /// The algorithm, or auto.
     pub algo: AlgoChoice,
+    /// `--shape`: the ranks' layout for an algorithm that takes one (`product`).
+    pub shape: Option<Shape>,
     /// `opt` goes through the collective API; a count (named algorithms only) builds
     /// that schedule and runs it with `Comm::execute`.
     pub packets: Packets,
@@ -121,7 +123,15 @@ pub fn run_rank<X: Transport>(
                 comm.execute(plan, Buffers::new(&input, output), op)?;
                 Ok(*ran)
             }
-            None => invoke(comm, c, m, &input, output, &op, cfg.algo.algo()),
+            None => invoke(
+                comm,
+                c,
+                m,
+                &input,
+                output,
+                &op,
+                cfg.algo.algo_in(cfg.shape.as_ref()),
+            ),
         }
     };
     let want = data::expected(c, k, m, r, cfg.seed, cfg.reduce);
@@ -193,7 +203,10 @@ fn own_plan(
         packets: cfg.packets,
         model: comm_model(),
     };
-    let schedule = algo.build(&problem, &params)?;
+    let schedule = match &cfg.shape {
+        Some(shape) => algo.build_shaped(&problem, &params, shape)?,
+        None => algo.build(&problem, &params)?,
+    };
     hypercomm_rt::select::refuse_flawed(algo, problem, schedule.as_ref())?;
     let (in_len, out_len) = buffer_lens(cfg.collective, k, cfg.len, r);
     let plan = Plan::new(schedule.program(r), k, in_len, out_len)?;
@@ -260,6 +273,9 @@ pub struct RunReport {
     pub op: String,
     /// The algorithm that ran (for auto: the one chosen).
     pub algo: String,
+    /// The ranks' layout it ran with (`--shape`), if given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shape: Option<String>,
     /// Whether auto chose it.
     pub auto: bool,
     /// Number of ranks.
@@ -342,6 +358,7 @@ impl RunReport {
                 ELEM_BYTES,
                 a,
                 cfg.packets,
+                cfg.shape.as_ref().filter(|_| a.takes_shape()),
                 calibration.calibration(),
                 false,
                 execution,
@@ -355,6 +372,7 @@ impl RunReport {
             backend: backend.to_string(),
             op: kind.to_string(),
             algo: first.algorithm.to_string(),
+            shape: cfg.shape.map(|s| s.to_string()),
             auto: first.auto,
             ranks: cfg.ranks,
             len: cfg.len,
@@ -403,6 +421,7 @@ mod tests {
             ranks: 2,
             len: 4,
             algo: AlgoChoice::Auto,
+            shape: None,
             packets: Packets::Opt,
             reduce: ReduceOp::Sum,
             seed: 1,

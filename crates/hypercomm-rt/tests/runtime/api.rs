@@ -940,3 +940,122 @@ fn native_goes_to_the_transport_or_is_refused() {
     );
     assert_eq!(comm.last_algorithm(), Some(NATIVE));
 }
+
+/// Every factorization of k (in order, 1s among them), as the shapes `Algo::Shaped`
+/// takes.
+fn shapes(k: u32) -> Vec<Vec<u32>> {
+    fn walk(left: u32, shape: &mut Vec<u32>, out: &mut Vec<Vec<u32>>) {
+        if left == 1 {
+            out.push(shape.clone());
+            return;
+        }
+        for d in 2..=left {
+            if left % d == 0 {
+                shape.push(d);
+                walk(left / d, shape, out);
+                shape.pop();
+            }
+        }
+    }
+    if k == 1 {
+        return vec![vec![1], vec![1, 1]];
+    }
+    let mut out = Vec::new();
+    walk(k, &mut Vec::new(), &mut out);
+    out.push(vec![1, k]);
+    out.push(vec![k, 1, 1]);
+    out
+}
+
+/// `product` with every shape of 1 to 12 ranks (primes as 1xK), all-to-all and
+/// all-gather, against the serial reference; the shape reaches the schedule (a 2x3
+/// and a 3x2 all-to-all take their first step with different peers).
+#[test]
+fn product_runs_every_shape_against_the_reference() {
+    use super::reference::{expected, random};
+    for k in 1..=12u32 {
+        for shape in shapes(k) {
+            for c in [Collective::Alltoall, Collective::Allgather] {
+                let m = 3;
+                let in_len = c.in_len(k, m, 0) as usize;
+                let inputs: Vec<Vec<u32>> = (0..k)
+                    .map(|r| random(u64::from(r) * 7 + 1, in_len))
+                    .collect();
+                let want = expected(c, m as usize, &inputs, &|a, _| *a);
+                let got = threads::run_with(&config(k), |comm| {
+                    let r = comm.rank() as usize;
+                    let mut out = vec![0u32; c.out_len(k, m, r as u32) as usize];
+                    let algo = Algo::Shaped {
+                        name: "product",
+                        shape: &shape,
+                    };
+                    let ran = match c {
+                        Collective::Alltoall => comm.all_to_all_into(&inputs[r], &mut out, algo)?,
+                        _ => comm.all_gather_into(&inputs[r], &mut out, algo)?,
+                    };
+                    assert_eq!(ran.algorithm, "product");
+                    Ok::<_, Error>(out)
+                })
+                .unwrap();
+                for (r, out) in got.iter().enumerate() {
+                    assert_eq!(
+                        Some(out),
+                        want[r].as_ref(),
+                        "{c} k {k} shape {shape:?} rank {r}"
+                    );
+                }
+            }
+        }
+    }
+    // The shape is the layout: 2x3 crosses its 3s first, messages of 2 blocks; 3x2
+    // its 2s, messages of 3 blocks.
+    let first_message = |shape: &[u32]| {
+        let topo = Topology::complete(6);
+        let problem = Problem {
+            topology: &topo,
+            collective: Collective::Alltoall,
+            len: 1,
+            commutative: true,
+        };
+        let a = algorithms::find(OpKind::Alltoall, "product").unwrap();
+        let s = a.build_shaped(&problem, &Params::default(), shape).unwrap();
+        s.program(0).steps[0]
+            .ops
+            .iter()
+            .find_map(|op| match op {
+                IrOp::Send { from, .. } => Some(from.iter().map(|r| r.len).sum::<u64>()),
+                _ => None,
+            })
+            .unwrap()
+    };
+    assert_eq!((first_message(&[2, 3]), first_message(&[3, 2])), (2, 3));
+}
+
+/// A shape that does not multiply to the ranks, an empty one, one with a 0, or one
+/// given to an algorithm that takes none: an error naming the problem, on every rank.
+#[test]
+fn bad_shapes_are_errors_naming_the_problem() {
+    for (name, shape, says) in [
+        (
+            "product",
+            &[2u32, 2][..],
+            "multiplies to 4, not the 6 ranks",
+        ),
+        ("product", &[], "at least one"),
+        ("product", &[0, 6], "factors must be ≥ 1"),
+        ("pairwise", &[2, 3], "`pairwise` (alltoall) takes no shape"),
+    ] {
+        let errs = threads::run_with(&config(6), |comm| {
+            let send = vec![0u8; 6];
+            let mut recv = vec![0u8; 6];
+            let e = comm
+                .all_to_all_into(&send, &mut recv, Algo::Shaped { name, shape })
+                .unwrap_err();
+            Ok::<_, Error>(e.to_string())
+        })
+        .unwrap();
+        for e in errs {
+            assert!(e.contains(says), "{name} {shape:?}: {e}");
+        }
+    }
+}

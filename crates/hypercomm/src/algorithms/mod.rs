@@ -8,6 +8,9 @@
 
 pub mod pipeline;
 pub mod plan;
+pub mod shape;
+
+pub use shape::Shape;
 
 pub mod allgather {
     //! All-to-all broadcast (all-gather): every rank's block to every rank.
@@ -56,6 +59,7 @@ pub mod alltoall {
     pub mod a2;
     pub mod factor_exchange;
     pub mod product;
+    pub mod product_allport;
 }
 pub mod broadcast {
     //! One-to-all broadcast.
@@ -287,6 +291,26 @@ pub type FormulaFn = fn(&Problem<'_>, &Params) -> Vec<Formula>;
 /// Whether an entry fits a topology: `Err(reason)` when it does not.
 pub type FitsFn = fn(&Topology) -> Result<(), String>;
 
+/// Constructor of an algorithm that lays out the ranks of a single-hop topology as a
+/// given shape (`--shape AxB…`, [`Algorithm::build_shaped`]).
+pub type ShapedFn = fn(&Problem<'_>, &Params, &[u32]) -> Result<Box<dyn Schedule>, Error>;
+
+/// The algorithms that take a shape, by collective and name: the decompositions of
+/// seed 002, whose factors on `complete:K` are virtual.
+const SHAPED: &[(OpKind, &str, ShapedFn)] = &[
+    (OpKind::Alltoall, "product", alltoall::product::build_shaped),
+    (
+        OpKind::Alltoall,
+        "product-allport",
+        alltoall::product_allport::build_shaped,
+    ),
+    (
+        OpKind::Allgather,
+        "product",
+        allgather::product::build_shaped,
+    ),
+];
+
 /// One registry entry.
 #[derive(Clone, Copy)]
 pub struct Algorithm {
@@ -351,6 +375,50 @@ impl Algorithm {
             });
         }
         (self.build)(problem, &self.resolve_packets(problem, params))
+    }
+
+    /// Whether it takes a shape ([`Algorithm::build_shaped`]).
+    pub fn takes_shape(&self) -> bool {
+        self.shaped().is_some()
+    }
+
+    fn shaped(&self) -> Option<ShapedFn> {
+        SHAPED
+            .iter()
+            .find(|(op, name, _)| *op == self.op && *name == self.name)
+            .map(|&(_, _, f)| f)
+    }
+
+    /// Build the schedule of `problem` with the ranks laid out as `shape` (row-major,
+    /// the last factor fastest; factors of 1 allowed, so a prime K runs as `1xK`), on
+    /// a single-hop topology (`complete:K`); only the algorithms of which
+    /// [`Algorithm::takes_shape`] holds take one, the error names them.
+    pub fn build_shaped(
+        &self,
+        problem: &Problem<'_>,
+        params: &Params,
+        shape: &[u32],
+    ) -> Result<Box<dyn Schedule>, Error> {
+        let Some(build) = self.shaped() else {
+            let valid: Vec<String> = SHAPED
+                .iter()
+                .map(|(op, name, _)| format!("{name} ({op})"))
+                .collect();
+            return Err(Error::InvalidParameter {
+                what: "--shape",
+                reason: format!(
+                    "`{}` ({}) takes no shape; valid: {}",
+                    self.name,
+                    self.op,
+                    valid.join(", ")
+                ),
+            });
+        };
+        if problem.collective.kind() != self.op {
+            return self.build(problem, params);
+        }
+        problem.collective.check_ranks(problem.topology.nodes())?;
+        build(problem, params, shape)
     }
 
     /// `params` with `--packets opt` resolved to the ν that minimises the simulated time
@@ -1607,6 +1675,17 @@ pub static ALGORITHMS: &[Algorithm] = &[
         fits: alltoall::product::fits,
         build: alltoall::product::build,
         formulas: alltoall::product::formulas,
+    },
+    Algorithm {
+        name: "product-allport",
+        op: OpKind::Alltoall,
+        summary: "product with every block cut into d parts, part j crossing the factors in an order rotated by j: all factors' links at once (all-port)",
+        reference: "Dimakopoulos & Dimopoulos (seed 002), §4 Fig. 3 combined per peer, with Johnsson & Ho 1989's rotated dimension orders (beyond the paper)",
+        topologies: "product, complete (composite K)",
+        pipelined: false,
+        fits: alltoall::product_allport::fits,
+        build: alltoall::product_allport::build,
+        formulas: alltoall::product_allport::formulas,
     },
     Algorithm {
         name: "product",

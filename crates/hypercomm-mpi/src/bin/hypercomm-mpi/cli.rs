@@ -13,6 +13,7 @@
 use std::io::Write;
 use std::time::Duration;
 
+use hypercomm::algorithms::Shape;
 use hypercomm_cli::args::{BenchArgs, Format, RtRunArgs};
 use hypercomm_cli::runtime::{self, output, BenchReport, CalibrationInfo, Execution, RunReport};
 use hypercomm_cli::{config, CliError};
@@ -43,6 +44,21 @@ pub fn prepare<T>(
     })
 }
 
+/// The nodes × processes per node of `world` when `--shape` is `node` (collective:
+/// every rank asks, all get the same answer), else `None`; an uneven or interleaved
+/// placement is bad input, named.
+fn node_shape_if_asked(
+    world: &SimpleCommunicator,
+    shape: Option<&str>,
+) -> Result<Option<Shape>, hypercomm::error::Error> {
+    match shape {
+        Some(s) if s.trim().eq_ignore_ascii_case("node") => {
+            hypercomm_mpi::node_shape(world).map(Some)
+        }
+        _ => Ok(None),
+    }
+}
+
 /// A rank's failure as the command's exit code.
 fn failed(me: i32, f: Failure<hypercomm_rt::Error>) -> i32 {
     match f {
@@ -68,9 +84,10 @@ fn mpi_config(timeout: Duration, cal: &CalibrationInfo) -> Config {
 /// `hypercomm-mpi run`.
 pub fn run(world: &SimpleCommunicator, args: &RtRunArgs) -> i32 {
     let me = world.rank();
+    let node = node_shape_if_asked(world, args.shape.as_deref());
     let ((mut cfg, timeout), cal) = match prepare(me, || {
         Ok((
-            config::rt_run_in(args, config::Placement::OnePerProcess)?,
+            config::rt_run_in(args, config::Placement::OnePerProcess, node?)?,
             config::timeout(args.problem.timeout)?,
         ))
     }) {
@@ -114,9 +131,10 @@ pub fn run(world: &SimpleCommunicator, args: &RtRunArgs) -> i32 {
 /// `hypercomm-mpi bench`.
 pub fn bench(world: &SimpleCommunicator, args: &BenchArgs) -> i32 {
     let me = world.rank();
+    let node = node_shape_if_asked(world, args.shape.as_deref());
     let ((mut cfg, timeout), cal) = match prepare(me, || {
         Ok((
-            config::rt_bench_in(args, config::Placement::OnePerProcess)?,
+            config::rt_bench_in(args, config::Placement::OnePerProcess, node?)?,
             config::timeout(args.problem.timeout)?,
         ))
     }) {

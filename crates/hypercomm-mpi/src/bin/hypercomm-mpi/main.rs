@@ -902,6 +902,7 @@ fn predicted(
         8,
         algo,
         hypercomm::algorithms::Packets::Opt,
+        None,
         calibration,
         false,
         hypercomm_cli::runtime::Execution::default(),

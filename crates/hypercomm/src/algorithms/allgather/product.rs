@@ -25,7 +25,9 @@
 //! Constraints: a product network of cycles, complete graphs and cubes (no path of 3
 //! nodes or more: it has no ring), no host; `complete:K` for composite K.
 
-use crate::algorithms::alltoall::product::{best_shape_by, shape_dims, smallest_factor};
+use crate::algorithms::alltoall::product::{
+    best_shape_by, shape_dims, shaped_dims, smallest_factor,
+};
 use crate::algorithms::{Formula, Params};
 use crate::collective::OpKind;
 use crate::cost::model::{Duplex, Model};
@@ -70,7 +72,9 @@ pub fn fits(topo: &Topology) -> Result<(), String> {
             Ok(())
         } else {
             Err(format!(
-                "complete:{k} has a prime number of ranks, so no shape of two factors ≥ 2"
+                "complete:{k} has a prime number of ranks, so no shape of two factors ≥ 2 \
+                 (a shape with a 1 is the ring: `--shape 1x{k}` on run and bench, \
+                 Algorithm::build_shaped in the library)"
             ))
         };
     }
@@ -205,6 +209,30 @@ pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>
     )))
 }
 
+/// Build on a single-hop topology (`complete:K`, …) with the ranks laid out as `shape`
+/// (row-major, the last factor fastest; factors of 1 allowed): `--shape AxB`.
+pub fn build_shaped(
+    problem: &Problem<'_>,
+    _params: &Params,
+    shape: &[u32],
+) -> Result<Box<dyn Schedule>, Error> {
+    if problem.collective.kind() != OpKind::Allgather {
+        return Err(Error::InvalidParameter {
+            what: "--op",
+            reason: format!("product performs allgather, not {}", problem.collective),
+        });
+    }
+    let dims = shaped_dims(problem, shape)?
+        .iter()
+        .map(|d| (d.n, d.stride))
+        .collect();
+    Ok(Box::new(ProductAllgather::new(
+        problem.topology.nodes(),
+        problem.len,
+        dims,
+    )))
+}
+
 /// Σ_i (n_i − 1)(β + S_i m τ), twice under half duplex.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
     let Ok(dims) = dims_of(problem, params) else {
@@ -272,6 +300,31 @@ mod tests {
             }
         }
         assert!(fits(&"mesh:3x3".parse().unwrap()).is_err());
+        // A given shape, 1s allowed (a prime K), checked against the ranks.
+        let model = Model::new(1.0, 0.01).unwrap();
+        for (k, shape) in [
+            (6, &[2, 3][..]),
+            (6, &[3, 2]),
+            (7, &[1, 7]),
+            (12, &[2, 3, 2]),
+        ] {
+            let topo = Topology::complete(k);
+            let problem = Problem {
+                topology: &topo,
+                collective: Collective::Allgather,
+                len: 3,
+                commutative: true,
+            };
+            let s = build_shaped(&problem, &Params::default(), shape).unwrap();
+            verify(problem, s.as_ref(), Strictness::default())
+                .unwrap_or_else(|v| panic!("{k} {shape:?}: {v}"));
+            let time = simulate(&topo, s.as_ref(), &model).time;
+            assert!(
+                (time - shape_time(shape, 3, &model)).abs() < 1e-9,
+                "{k} {shape:?}"
+            );
+            assert!(build_shaped(&problem, &Params::default(), &[5, 5]).is_err());
+        }
         assert!(fits(&"complete:7".parse().unwrap()).is_err());
     }
 }

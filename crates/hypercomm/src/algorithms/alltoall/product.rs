@@ -49,7 +49,8 @@ pub fn fits(topo: &Topology) -> Result<(), String> {
         } else {
             Err(format!(
                 "complete:{k} has a prime number of ranks, so no shape of two factors ≥ 2 \
-                 (a shape with a 1, 1x{k}, is pairwise: the library's build_shaped takes it)"
+                 (a shape with a 1 is pairwise: `--shape 1x{k}` on run and bench, \
+                 Algorithm::build_shaped in the library)"
             ))
         };
     }
@@ -63,38 +64,9 @@ pub(crate) fn smallest_factor(k: u32) -> u32 {
         .unwrap_or(k)
 }
 
-/// Parse a shape `AxBxC…` (each ≥ 1).
-pub fn parse_shape(s: &str) -> Result<Vec<u32>, Error> {
-    let bad = |why: String| Error::InvalidParameter {
-        what: "--shape",
-        reason: format!("`{s}`: {why}; valid: factors ≥ 1 joined by x, e.g. 2x3"),
-    };
-    s.split(['x', 'X'])
-        .map(|p| match p.trim().parse::<u32>() {
-            Ok(0) => Err(bad("a factor of 0".into())),
-            Ok(n) => Ok(n),
-            Err(_) => Err(bad(format!("`{}` is not a whole number", p.trim()))),
-        })
-        .collect()
-}
-
 /// The virtual dimensions of `shape` on K ranks (factors of 1 dropped).
 pub(crate) fn shape_dims(k: u32, shape: &[u32]) -> Result<Vec<Dim>, Error> {
-    let product = shape.iter().try_fold(1u32, |a, &b| a.checked_mul(b));
-    if product != Some(k) {
-        return Err(Error::InvalidParameter {
-            what: "--shape",
-            reason: format!(
-                "{} multiplies to {}, not the {k} ranks",
-                shape
-                    .iter()
-                    .map(u32::to_string)
-                    .collect::<Vec<_>>()
-                    .join("x"),
-                product.map_or("more than 2^32".into(), |p| p.to_string())
-            ),
-        });
-    }
+    crate::algorithms::shape::check(shape, k)?;
     let mut dims = Vec::new();
     let mut stride = k;
     for &n in shape {
@@ -189,12 +161,28 @@ pub(crate) fn best_shape_by(k: u32, score: &dyn Fn(&[u32]) -> f64) -> Option<Vec
 }
 
 fn dims_of(problem: &Problem<'_>, params: &Params) -> Result<Vec<Dim>, Error> {
+    alltoall_dims("product", problem, params)
+}
+
+/// `Err` naming `name` unless `problem` is an all-to-all.
+fn check_alltoall(name: &str, problem: &Problem<'_>) -> Result<(), Error> {
     if problem.collective.kind() != OpKind::Alltoall {
         return Err(Error::InvalidParameter {
             what: "--op",
-            reason: format!("product performs alltoall, not {}", problem.collective),
+            reason: format!("{name} performs alltoall, not {}", problem.collective),
         });
     }
+    Ok(())
+}
+
+/// The dimensions the all-to-all `name` crosses on `problem`: the topology's factors,
+/// or on `complete:K` the shape [`best_shape`] prices least.
+pub(crate) fn alltoall_dims(
+    name: &str,
+    problem: &Problem<'_>,
+    params: &Params,
+) -> Result<Vec<Dim>, Error> {
+    check_alltoall(name, problem)?;
     let topo = problem.topology;
     if let Some(k) = topo.as_complete() {
         let shape = best_shape(k, problem.len, &params.model).unwrap_or_else(|| vec![k]);
@@ -225,24 +213,39 @@ pub fn build_shaped(
     _params: &Params,
     shape: &[u32],
 ) -> Result<Box<dyn Schedule>, Error> {
-    if problem.collective.kind() != OpKind::Alltoall {
-        return Err(Error::InvalidParameter {
-            what: "--op",
-            reason: format!("product performs alltoall, not {}", problem.collective),
-        });
-    }
+    let dims = alltoall_shaped_dims("product", problem, shape)?;
+    Ok(Box::new(Decomposed::new(
+        problem.topology.nodes(),
+        problem.len,
+        dims,
+        true,
+    )))
+}
+
+/// [`shaped_dims`] for the all-to-all `name`.
+pub(crate) fn alltoall_shaped_dims(
+    name: &str,
+    problem: &Problem<'_>,
+    shape: &[u32],
+) -> Result<Vec<Dim>, Error> {
+    check_alltoall(name, problem)?;
+    shaped_dims(problem, shape)
+}
+
+/// The dimensions of `shape` on `problem`'s single-hop topology (`--shape` refused
+/// elsewhere: a multi-hop network has its own factors).
+pub(crate) fn shaped_dims(problem: &Problem<'_>, shape: &[u32]) -> Result<Vec<Dim>, Error> {
     if !problem.topology.is_single_hop() {
         return Err(Error::InvalidParameter {
             what: "--shape",
             reason: format!(
-                "a shape applies where every pair of ranks is linked (complete:K), not on {}",
+                "a shape applies where every pair of ranks is linked (complete:K), not on {}; \
+                 valid: no --shape (the network's own factors)",
                 problem.topology
             ),
         });
     }
-    let k = problem.topology.nodes();
-    let dims = shape_dims(k, shape)?;
-    Ok(Box::new(Decomposed::new(k, problem.len, dims, true)))
+    shape_dims(problem.topology.nodes(), shape)
 }
 
 /// Σ_i T_i (β + (N/n_i) m τ), and its half-duplex form.
@@ -340,8 +343,6 @@ mod tests {
         assert!((t - shape_time(6, &[3, 2], 3, &model)).abs() < 1e-9);
         assert!(fits(&"complete:7".parse().unwrap()).is_err());
         assert!(fits(&"complete:9".parse().unwrap()).is_ok());
-        assert!(parse_shape("2x0").is_err() && parse_shape("2xa").is_err());
-        assert_eq!(parse_shape("2x3").unwrap(), vec![2, 3]);
         let topo: Topology = "complete:6".parse().unwrap();
         let problem = Problem {
             topology: &topo,
