@@ -584,6 +584,7 @@ fn sample_topologies() -> Vec<Topology> {
         "torus:3x3",
         "bus:5",
         "shm:5,2",
+        "switch:8",
     ]
     .iter()
     .filter_map(|t| t.parse().ok())
