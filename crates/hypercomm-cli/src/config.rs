@@ -310,6 +310,84 @@ pub fn check_quadratic(algo: &Algorithm, nodes: u32) -> Result<(), Error> {
     Ok(())
 }
 
+/// The most work one command verifies or simulates, over all its runs (all the rows
+/// of `compare` and `sweep`), in units of about a microsecond each: 2^22, some seconds.
+/// The work of a run is estimated from a sample of its ranks before it starts
+/// ([`hypercomm::schedule::work`]: busy steps + operations + regions + peers over all
+/// ranks), weighted when verified by [`Algorithm::verify_weight`] (the algorithms whose
+/// verifier state holds a cell per block cost more a unit) and divided by
+/// [`UNITS_PER_SIMULATED`] when only simulated (times [`Algorithm::simulate_weight`]),
+/// plus a cost per node
+/// ([`NODE_WORK_VERIFIED`], [`NODE_WORK_SIMULATED`]: every node's state is set up and
+/// checked, and its program streamed, however little it does). A run past what is left is refused
+/// (`compare` and `sweep` time it unverified if that fits, else show the error in its
+/// row) and the command goes on. `compare --topology hypercube:18 --op allgather` ran
+/// for hours: SBA, the daisy chain and SMG do nodes² work, the rotated-exchange
+/// all-gather 2^n regions per node and step. The estimate also bounds the verifier's
+/// state, a few runs per region written.
+pub const MAX_WORK: u64 = 1 << 22;
+
+/// Units of work the simulator alone does in the time of one verified unit (rounds
+/// timing streams the programs: 5 to 53 ns a unit against about 1 µs verified, SBA
+/// aside: [`Algorithm::simulate_weight`]).
+pub const UNITS_PER_SIMULATED: u64 = 16;
+
+/// Work per node of a verified run ([`MAX_WORK`]): scattering 100 elements by the SBT on
+/// hypercube:17 does 8 units a node and takes 5 s verified, about 38 µs a node.
+pub const NODE_WORK_VERIFIED: u64 = 32;
+
+/// Work per node of a simulated run ([`MAX_WORK`]): ADEA on hypercube:18, about 3 µs a
+/// node.
+pub const NODE_WORK_SIMULATED: u64 = 2;
+
+/// The work this command's runs have taken so far ([`MAX_WORK`]).
+static WORK_SPENT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Refuse a run whose estimated work exceeds what is left of [`MAX_WORK`], else take
+/// it from what is left.
+pub fn check_work(
+    algo: &Algorithm,
+    schedule: &dyn hypercomm::schedule::Schedule,
+    problem: &Problem<'_>,
+    verify: bool,
+) -> Result<(), Error> {
+    use std::sync::atomic::Ordering::Relaxed;
+    let spent = WORK_SPENT.load(Relaxed).min(MAX_WORK);
+    let left = MAX_WORK - spent;
+    let nodes = schedule.nodes();
+    let (weight, per, node_work) = if verify {
+        (algo.verify_weight(nodes), 1, NODE_WORK_VERIFIED)
+    } else {
+        (
+            algo.simulate_weight(),
+            UNITS_PER_SIMULATED,
+            NODE_WORK_SIMULATED,
+        )
+    };
+    let fixed = u64::from(nodes).saturating_mul(node_work);
+    let limit = left.saturating_sub(fixed).saturating_mul(per) / weight;
+    let named: Vec<u32> = problem.collective.root().into_iter().collect();
+    let work = hypercomm::schedule::work::estimate(schedule, &named, limit);
+    if work <= limit && fixed <= left {
+        WORK_SPENT.fetch_add(work.saturating_mul(weight).div_ceil(per) + fixed, Relaxed);
+        return Ok(());
+    }
+    let what = if verify { "verifying" } else { "simulating" };
+    let earlier = if spent > 0 {
+        format!(" ({spent} of it taken by this command's earlier runs)")
+    } else {
+        String::new()
+    };
+    Err(Error::TooLarge(format!(
+        "{what} {} ({}) on {nodes} nodes is more work than is left of the limit of \
+         {MAX_WORK} units (2^22, about a microsecond each) for one command{earlier}: its \
+         busy steps, operations, regions and peers over all ranks exceed {limit} besides \
+         {fixed} for its nodes; use \
+         fewer nodes, a smaller --len or fewer --packets, or another algorithm",
+        algo.name, algo.op,
+    )))
+}
+
 /// Why a verified or async-timed run was refused, and what to do.
 pub const HINT_NO_VERIFY: &str = "the limit for holding every program in memory (async \
      timing); use --timing rounds, which streams the programs";

@@ -342,7 +342,7 @@ fn tea_simulation_beyond_hypercube_14_is_refused() {
 
 /// `sweep --dims … --algo tea2` aborted once verifying ran out of memory; now the
 /// points too large to verify are timed unverified, with a note (here under 512 MiB of
-/// address space: TEA1 on hypercube:10 is estimated at 200 MB, on hypercube:11 at
+/// address space: TEA1 on hypercube:9 is estimated at 50 MB, on hypercube:11 at
 /// 800 MB).
 #[test]
 fn sweep_skips_verifications_beyond_the_memory_with_a_note() {
@@ -355,7 +355,7 @@ fn sweep_skips_verifications_beyond_the_memory_with_a_note() {
         "--len",
         "1",
         "--dims",
-        "10..11",
+        "9,11",
         "--algo",
         "tea1",
     ];
@@ -405,4 +405,98 @@ fn compare_skips_verifications_beyond_the_memory_with_a_note() {
         "{}",
         r.err
     );
+}
+
+/// Run the binary under 4 GiB of address space, killed after `guard` (a hang guard, not
+/// a timing assertion: the runs below once took hours).
+fn hc_guarded(args: &[&str]) -> Run {
+    let child = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 4194304 && exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_hypercomm"))
+        .args(args)
+        .env_remove("HYPERCOMM_CALIBRATION")
+        .env("XDG_CONFIG_HOME", scratch("xdg-empty"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("sh starts");
+    let id = child.id();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = done.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(900));
+        if !flag.load(std::sync::atomic::Ordering::SeqCst) {
+            let _ = Command::new("kill").arg(id.to_string()).status();
+        }
+    });
+    let o = child.wait_with_output().unwrap();
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    finish(args, o)
+}
+
+/// `compare --topology hypercube:18 --op allgather` (and reduce-scatter) ran for
+/// hours: the rotated-exchange all-gather's 2^n regions per node and step. Now every
+/// run's work is estimated first and a run past the command's limit (2^22 units) is
+/// refused in its row, naming the limit; the others are timed.
+#[test]
+fn compare_on_hypercube_18_refuses_the_runs_past_the_work_limit() {
+    for op in ["allgather", "reduce-scatter"] {
+        let args = [
+            "compare",
+            "--topology",
+            "hypercube:18",
+            "--op",
+            op,
+            "--len",
+            "100",
+            "--format",
+            "json",
+        ];
+        let r = hc_guarded(&args);
+        assert!([0, 2].contains(&r.code), "{op}: exit {}: {}", r.code, r.err);
+        let text = format!("{}{}", r.out, r.err);
+        assert!(
+            text.contains("rotated-exchange") && text.contains("limit of 4194304 units (2^22"),
+            "{op}: {text}"
+        );
+        if op == "allgather" {
+            let rows: serde_json::Value = serde_json::from_str(&r.out).unwrap();
+            let timed = rows
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|r| r["time"].is_f64());
+            assert!(timed.count() >= 1, "{rows}");
+        }
+    }
+}
+
+/// `sweep --dims 1..18` went on for hours (SBA, the daisy chain and SMG do nodes²
+/// work); now the command's work limit stops verifying, then simulating, the points
+/// past it, each with a message naming the limit, and the sweep finishes.
+#[test]
+fn sweep_to_hypercube_18_stops_at_the_work_limit() {
+    let args = [
+        "sweep",
+        "--topology",
+        "hypercube",
+        "--op",
+        "allgather",
+        "--len",
+        "100",
+        "--dims",
+        "1..18",
+        "--algo",
+        "sba,daisy-chain,adea",
+    ];
+    let r = hc_guarded(&args);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert_eq!(r.out.lines().count(), 1 + 3 * 18, "{}", r.out);
+    assert!(r
+        .out
+        .lines()
+        .any(|l| l.contains(",sba,") && l.ends_with(",true")));
+    assert!(r.err.contains("`sba` at dimension 18"), "{}", r.err);
+    assert!(r.err.contains("limit of 4194304 units (2^22"), "{}", r.err);
 }

@@ -469,7 +469,7 @@ fn a_point_too_large_to_verify_is_timed_unverified() {
         "--packets",
         "1",
         "--dims",
-        "2,22",
+        "2,18",
     ]);
     assert_eq!(r.code, 0, "{}", r.err);
     let rows = csv(&r.out);

@@ -423,8 +423,9 @@ impl Algorithm {
 
     /// `params` with `--packets opt` resolved to the ν that minimises the simulated time
     /// under the model in force (ports, duplex, timing, link classes), on topologies of
-    /// at most [`PACKET_SEARCH_NODES`] nodes (and nodes × (ν + 64) ≤ 2^17, so that a
-    /// search simulates small schedules only); beyond, the algorithm's own choice (its
+    /// at most [`PACKET_SEARCH_NODES`] nodes (and nodes × (ν + 64) ≤ 2^17 and at most
+    /// 2^16 units of work, [`crate::schedule::work`], so that a search simulates small
+    /// schedules only); beyond, the algorithm's own choice (its
     /// exact form's optimum under all ports and full duplex). The search starts from
     /// the algorithm's choice ν0, tries ν = 1 and the powers of two below ν0, then
     /// walks to neighbouring counts (up to 2ν0 + 2) while the time falls; a count
@@ -449,6 +450,13 @@ impl Algorithm {
         // where that stays small.
         let work = problem.topology.nodes() as u64 * (nu0 + 64);
         if problem.topology.nodes() > PACKET_SEARCH_NODES || m <= 1 || work > 1 << 17 {
+            return with(nu0);
+        }
+        // Nor where one candidate's work (crate::schedule::work) passes 2^16 units: SBA
+        // does nodes² work, and its search took 14 s on hypercube:10.
+        let named: Vec<u32> = problem.collective.root().into_iter().collect();
+        let limit = (1u64 << 16) / self.simulate_weight();
+        if crate::schedule::work::estimate(first.as_ref(), &named, limit) > limit {
             return with(nu0);
         }
         let time = |nu: u64| -> Option<f64> {
@@ -545,14 +553,40 @@ impl Algorithm {
     /// like its verification, does work in nodes², about 2.5 s of CPU for TEA1 on
     /// hypercube:12, four times more per dimension.
     pub fn quadratic(&self) -> bool {
-        self.per_pair().is_some()
+        self.state().is_some_and(|s| s.simulate_quadratic)
+    }
+
+    /// How many times a typical unit (about a microsecond) one unit of this algorithm's
+    /// verification work costs on `nodes` nodes ([`crate::schedule::work`]): 1 for the
+    /// algorithms whose buffers stay a few runs, more for those whose state holds a run
+    /// or a cell per block, which every region written walks ([`VERIFY_COST`]).
+    pub fn verify_weight(&self, nodes: u32) -> u64 {
+        VERIFY_COST
+            .iter()
+            .find(|c| c.op == self.op && c.name == self.name)
+            .map_or(1, |c| c.fixed.max(u64::from(nodes) / c.nodes_per_unit))
+    }
+
+    /// How many times a typical one a unit of this algorithm's simulation work costs
+    /// (about 30 ns; [`crate::schedule::work`]): 16 for SBA, whose streams generate a
+    /// broadcast's step per busy step (400 to 900 ns a unit on hypercube:9 and :10),
+    /// 1 for the others (24 to 53 ns a unit: the daisy chain, TEA1, SMG, the nesbt
+    /// scatter).
+    pub fn simulate_weight(&self) -> u64 {
+        match (self.op, self.name) {
+            (OpKind::Allgather, "sba") => 16,
+            _ => 1,
+        }
     }
 
     fn per_pair(&self) -> Option<u64> {
+        self.state().map(|s| s.bytes_per_pair)
+    }
+
+    fn state(&self) -> Option<&'static QuadraticState> {
         QUADRATIC_STATE
             .iter()
-            .find(|(op, name, _)| *op == self.op && *name == self.name)
-            .map(|&(_, _, per_pair)| per_pair)
+            .find(|s| s.op == self.op && s.name == self.name)
     }
 
     /// Why the algorithm, kept as published, does not perform its collective: the
@@ -567,21 +601,87 @@ impl Algorithm {
     }
 }
 
-/// The algorithms whose verification holds a state that grows with nodes² (each
-/// node's buffer fills block by block in scattered order, so the verifier keeps a cell
-/// or a run per block of every node; [`Algorithm::verify_bytes`]): bytes per
-/// node², measured with `/usr/bin/time` on hypercube:9 to 11 (TEA1 174 MB at n = 10,
-/// TEA2 80 MB, TEA2 grouped 64 MB, the all-to-all dimension exchange 31 MB,
-/// recursive halving 107 MB), rounded up by a quarter or more. The other algorithms'
-/// state stays near one run per node (one contiguous or strided piece per buffer).
-const QUADRATIC_STATE: &[(OpKind, &str, u64)] = &[
-    (OpKind::Allgather, "tea1", 200),
-    (OpKind::Allgather, "tea2", 100),
-    (OpKind::Allgather, "tea2-balanced", 100),
-    (OpKind::Allgather, "tea2-grouped", 100),
-    (OpKind::Allgather, "tea2-grouped-balanced", 100),
-    (OpKind::Alltoall, "dimension-exchange", 40),
-    (OpKind::ReduceScatter, "recursive-halving", 128),
+/// An algorithm whose verification holds a state that grows with nodes² (each node's
+/// buffer fills block by block in scattered order, so the verifier keeps a cell or a
+/// run per block of every node; [`Algorithm::verify_bytes`]).
+struct QuadraticState {
+    op: OpKind,
+    name: &'static str,
+    /// Bytes per node², measured with `/usr/bin/time` and rounded up by a quarter or
+    /// more.
+    bytes_per_pair: u64,
+    /// Whether its simulation does nodes² work too (its messages are cut per pair),
+    /// so that [`Algorithm::quadratic`] refuses it beyond a size.
+    simulate_quadratic: bool,
+}
+
+const fn quadratic(
+    op: OpKind,
+    name: &'static str,
+    bytes_per_pair: u64,
+    simulate_quadratic: bool,
+) -> QuadraticState {
+    QuadraticState {
+        op,
+        name,
+        bytes_per_pair,
+        simulate_quadratic,
+    }
+}
+
+/// The algorithms of [`QuadraticState`], measured on hypercube:9 to 11 (TEA1 174 MB
+/// at n = 10, TEA2 80 MB, TEA2 grouped 64 MB, the all-to-all dimension exchange 31 MB,
+/// recursive halving 107 MB) and, for the all-port exchanges of issue 22, at n = 10
+/// (the rotated-exchange all-gather 298 MB, reduce-scatter 1.9 GB, all-to-all more than
+/// 1.9 GB; the reduce-scatter and the all-to-all aborted out of memory on hypercube:13
+/// under 4 GB). The other algorithms' state stays near one run per node (one
+/// contiguous or strided piece per buffer).
+const QUADRATIC_STATE: &[QuadraticState] = &[
+    quadratic(OpKind::Allgather, "tea1", 200, true),
+    quadratic(OpKind::Allgather, "tea2", 100, true),
+    quadratic(OpKind::Allgather, "tea2-balanced", 100, true),
+    quadratic(OpKind::Allgather, "tea2-grouped", 100, true),
+    quadratic(OpKind::Allgather, "tea2-grouped-balanced", 100, true),
+    quadratic(OpKind::Alltoall, "dimension-exchange", 40, true),
+    quadratic(OpKind::ReduceScatter, "recursive-halving", 128, true),
+    quadratic(OpKind::Allgather, "rotated-exchange", 384, false),
+    quadratic(OpKind::ReduceScatter, "rotated-exchange", 2304, false),
+    quadratic(OpKind::Alltoall, "rotated-exchange", 2560, false),
+];
+
+/// What one unit of an algorithm's verification work costs, in typical units:
+/// `max(fixed, nodes / nodes_per_unit)` ([`Algorithm::verify_weight`]).
+struct VerifyCost {
+    op: OpKind,
+    name: &'static str,
+    fixed: u64,
+    nodes_per_unit: u64,
+}
+
+const fn cost(op: OpKind, name: &'static str, fixed: u64, nodes_per_unit: u64) -> VerifyCost {
+    VerifyCost {
+        op,
+        name,
+        fixed,
+        nodes_per_unit,
+    }
+}
+
+/// Measured seconds per unit of work when verified, against about 1 µs for most
+/// algorithms (SBA 1.0 µs on hypercube:10, ADEA 1.1 µs on :16, the nesbt broadcast
+/// 1.6 µs on :16): the nesbt scatter 2 µs (:11 and :13), gather 3.4 µs (:12); MTADEA
+/// 9 µs and the all-to-all dimension exchange 20 µs on :11; the rotated-exchange
+/// all-gather 2.5 µs on :10 and over 4.3 µs on :11, the reduce-scatter 8.8 µs on :10,
+/// the all-to-all over 67 µs on :10, all growing with the nodes.
+const VERIFY_COST: &[VerifyCost] = &[
+    cost(OpKind::Scatter, "nesbt", 2, u64::MAX),
+    cost(OpKind::Gather, "nesbt", 4, u64::MAX),
+    cost(OpKind::Alltoall, "mtadea", 1, 256),
+    cost(OpKind::Alltoall, "dimension-exchange", 1, 128),
+    cost(OpKind::Alltoall, "product", 1, 128),
+    cost(OpKind::Allgather, "rotated-exchange", 1, 256),
+    cost(OpKind::ReduceScatter, "rotated-exchange", 1, 64),
+    cost(OpKind::Alltoall, "rotated-exchange", 1, 8),
 ];
 
 /// Bytes the verifier takes per node for an algorithm outside [`QUADRATIC_STATE`]
@@ -1750,7 +1850,11 @@ mod tests {
     /// out of memory there, issue 21), ADEA on hypercube:16 far below.
     #[test]
     fn the_quadratic_state_table_names_registry_algorithms() {
-        for &(op, name, _) in QUADRATIC_STATE {
+        let named = QUADRATIC_STATE
+            .iter()
+            .map(|s| (s.op, s.name))
+            .chain(VERIFY_COST.iter().map(|c| (c.op, c.name)));
+        for (op, name) in named {
             assert!(
                 find(op, name).is_some(),
                 "{op} {name} is not in the registry"

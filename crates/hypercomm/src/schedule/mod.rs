@@ -29,6 +29,7 @@
 
 pub mod compose;
 pub mod json;
+pub mod work;
 
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
