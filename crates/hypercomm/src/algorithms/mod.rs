@@ -559,7 +559,7 @@ impl Algorithm {
     /// How many times a typical unit (about a microsecond) one unit of this algorithm's
     /// verification work costs on `nodes` nodes ([`crate::schedule::work`]): 1 for the
     /// algorithms whose buffers stay a few runs, more for those whose state holds a run
-    /// or a cell per block, which every region written walks ([`VERIFY_COST`]).
+    /// or a cell per block, which every region written walks (`VERIFY_COST`).
     pub fn verify_weight(&self, nodes: u32) -> u64 {
         VERIFY_COST
             .iter()

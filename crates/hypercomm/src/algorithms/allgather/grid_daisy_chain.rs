@@ -2,7 +2,7 @@
 //! T^{DC}_{3,G} = (k − 1)(N/(k b_G) + τ_G)).
 //!
 //! N = km. A ring through all k nodes of `torus:AxB` is embedded in the grid
-//! ([`hamiltonian_cycle`]), and the ring's daisy chain runs on it: in each of k − 1
+//! (`hamiltonian_cycle`), and the ring's daisy chain runs on it: in each of k − 1
 //! steps every node passes the block it received the step before (its own first) to
 //! its successor. The paper embeds the ring when k is even; with the wrap-around every
 //! torus has one (both sides odd: a snake over the first A − 1 rows, with a detour
