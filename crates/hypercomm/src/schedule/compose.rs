@@ -152,6 +152,14 @@ pub struct Embed {
     map: RegionMap,
 }
 
+/// A composition that does not fit its topology.
+fn bad(reason: String) -> Error {
+    Error::InvalidParameter {
+        what: "schedule",
+        reason,
+    }
+}
+
 impl Embed {
     /// Run `inner` (a schedule on the nodes of factor `dim`) in every copy of factor
     /// `dim` of `topology`, regions unchanged.
@@ -166,10 +174,6 @@ impl Embed {
         dim: usize,
         map: RegionMap,
     ) -> Result<Self, Error> {
-        let bad = |reason: String| Error::InvalidParameter {
-            what: "schedule",
-            reason,
-        };
         let factors = topology
             .factors()
             .filter(|_| topology.host().is_none())
@@ -206,10 +210,6 @@ impl Embed {
         k: u32,
         map: RegionMap,
     ) -> Result<Self, Error> {
-        let bad = |reason: String| Error::InvalidParameter {
-            what: "schedule",
-            reason,
-        };
         let cube = topology
             .cube()
             .ok_or_else(|| bad(format!("{topology} is not a binary cube")))?;
