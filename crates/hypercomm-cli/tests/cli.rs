@@ -1440,3 +1440,32 @@ fn tables_regenerates_seed004() {
         assert!(r.err.contains(what), "{args:?}: {}", r.err);
     }
 }
+
+/// A cell's best algorithm is marked "ours faster" only when it is not one of seed
+/// 004's own algorithms, and "the paper's, faster" only when it is.
+#[test]
+fn tables_say_whose_algorithm_beats_the_cell() {
+    let r = hc(&[
+        "tables", "--nodes", "16", "--kstar", "4", "--data", "4096", "--beta", "1", "--tau",
+        "0.01", "--format", "markdown",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    let seed004 = |name: &str| {
+        algorithms::all()
+            .iter()
+            .any(|a| a.name == name && a.reference.starts_with("Saad & Schultz 1986 (seed 004)"))
+    };
+    let mut marked = 0;
+    for row in r.out.lines().filter(|l| l.starts_with("| ")) {
+        let best = row.split('|').nth(9).unwrap_or("").trim();
+        if let Some(name) = best.strip_suffix(" (ours faster)") {
+            assert!(!seed004(name), "{row}");
+            marked += 1;
+        }
+        if let Some(name) = best.strip_suffix(" (the paper's, faster)") {
+            assert!(seed004(name), "{row}");
+            marked += 1;
+        }
+    }
+    assert!(marked > 0, "{}", r.out);
+}
