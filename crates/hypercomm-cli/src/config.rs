@@ -751,10 +751,12 @@ pub enum Placement {
     /// against this machine's memory ([`memory_limit`]).
     Together,
     /// A rank per process (MPI), perhaps on several machines: the largest rank's
-    /// buffers, against the fixed [`MAX_RT_BYTES`], so that every rank reaches the same
+    /// buffers, against a limit every rank agrees on, so that they all reach the same
     /// verdict (each machine's `MemAvailable`, read at each rank's own moment, would
-    /// not); an allocation that fails is still an error, not an abort.
-    OnePerProcess,
+    /// not): the MPI binary takes the least over the job's ranks of [`memory_limit`]
+    /// divided by the ranks sharing the machine, or [`MemoryLimit::FIXED`] where that
+    /// is unknown. An allocation that fails is still an error, not an abort.
+    OnePerProcess(MemoryLimit),
 }
 
 impl Placement {
@@ -762,7 +764,7 @@ impl Placement {
     pub fn limit(self) -> MemoryLimit {
         match self {
             Placement::Together => memory_limit(),
-            Placement::OnePerProcess => MemoryLimit::FIXED,
+            Placement::OnePerProcess(limit) => limit,
         }
     }
 }
@@ -778,7 +780,7 @@ fn rank_elems(c: Collective, k: u32, m: u64, extra_out: u64, placement: Placemen
     });
     match placement {
         Placement::Together => per_rank.fold(0u64, u64::saturating_add),
-        Placement::OnePerProcess => per_rank.max().unwrap_or(0),
+        Placement::OnePerProcess(_) => per_rank.max().unwrap_or(0),
     }
 }
 
@@ -1142,7 +1144,9 @@ mod tests {
     /// of nccl-tests' bytes (k·m for an all-gather).
     #[test]
     fn the_estimates_count_every_buffer() {
-        use Placement::{OnePerProcess, Together};
+        use Placement::Together;
+        #[allow(non_snake_case)]
+        let OnePerProcess = Placement::OnePerProcess(MemoryLimit::FIXED);
         assert_eq!(
             run_bytes(Collective::Allreduce, 2, 1000, Together),
             2 * 3 * 1000 * 8

@@ -1162,3 +1162,44 @@ fn readme_mpi_commands_work_as_written() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The memory check on MPI counts what each rank may really take (issue 21): under an
+/// address-space limit of about 3 GB per rank a run whose buffers need 3.7 GiB per rank
+/// is refused with exit 2, said once, naming the agreed limit, where the fixed 64 GiB
+/// once let it through to an allocation failure; the same run with a small --len runs.
+#[test]
+fn memory_check_agrees_on_each_ranks_limit() {
+    let exe = env!("CARGO_BIN_EXE_hypercomm-mpi");
+    let limited = |len: &str| {
+        mpirun_exe(
+            Path::new("sh"),
+            2,
+            &[
+                "-c",
+                "ulimit -v 3000000 && exec \"$0\" \"$@\"",
+                exe,
+                "run",
+                "--op",
+                "allgather",
+                "--len",
+                len,
+            ],
+            Duration::from_secs(60),
+        )
+    };
+    let job = limited("100000000");
+    assert_eq!(job.code, Some(2), "{}\n{}", job.stdout, job.stderr);
+    assert_eq!(
+        job.stderr.matches("error: invalid --len").count(),
+        1,
+        "{}",
+        job.stderr
+    );
+    assert!(
+        job.stderr.contains("available to each rank"),
+        "{}",
+        job.stderr
+    );
+    let job = limited("1000");
+    assert_eq!(job.code, Some(0), "{}\n{}", job.stdout, job.stderr);
+}

@@ -59,6 +59,35 @@ fn node_shape_if_asked(
     }
 }
 
+/// The memory each rank may take, the same on every rank: the least over the job of
+/// each rank's [`config::memory_limit`] (its machine's `MemAvailable`, its rlimits, its
+/// cgroup) divided by the ranks sharing its machine (`MPI_Comm_split_type(SHARED)`);
+/// [`config::MemoryLimit::FIXED`] if some rank cannot tell (issue 21).
+pub fn agreed_memory_limit(world: &SimpleCommunicator) -> config::MemoryLimit {
+    use mpi::collective::SystemOperation;
+    let me = world.rank();
+    let local = config::memory_limit();
+    let sharing = world.split_shared(me).size().max(1) as u64;
+    let mine: u64 = if local.available {
+        local.bytes / sharing
+    } else {
+        u64::MAX
+    };
+    let mut least = 0u64;
+    world.all_reduce_into(&mine, &mut least, SystemOperation::min());
+    if least == u64::MAX {
+        config::MemoryLimit::FIXED
+    } else {
+        config::MemoryLimit {
+            bytes: least,
+            available: true,
+            source: "available to each rank (the least over the job's ranks of their \
+                     machine's MemAvailable, rlimits and cgroup room, divided by the ranks \
+                     sharing the machine)",
+        }
+    }
+}
+
 /// A rank's failure as the command's exit code.
 fn failed(me: i32, f: Failure<hypercomm_rt::Error>) -> i32 {
     match f {
@@ -85,9 +114,10 @@ fn mpi_config(timeout: Duration, cal: &CalibrationInfo) -> Config {
 pub fn run(world: &SimpleCommunicator, args: &RtRunArgs) -> i32 {
     let me = world.rank();
     let node = node_shape_if_asked(world, args.shape.as_deref());
+    let limit = agreed_memory_limit(world);
     let ((mut cfg, timeout), cal) = match prepare(me, || {
         Ok((
-            config::rt_run_in(args, config::Placement::OnePerProcess, node?)?,
+            config::rt_run_in(args, config::Placement::OnePerProcess(limit), node?)?,
             config::timeout(args.problem.timeout)?,
         ))
     }) {
@@ -132,9 +162,10 @@ pub fn run(world: &SimpleCommunicator, args: &RtRunArgs) -> i32 {
 pub fn bench(world: &SimpleCommunicator, args: &BenchArgs) -> i32 {
     let me = world.rank();
     let node = node_shape_if_asked(world, args.shape.as_deref());
+    let limit = agreed_memory_limit(world);
     let ((mut cfg, timeout), cal) = match prepare(me, || {
         Ok((
-            config::rt_bench_in(args, config::Placement::OnePerProcess, node?)?,
+            config::rt_bench_in(args, config::Placement::OnePerProcess(limit), node?)?,
             config::timeout(args.problem.timeout)?,
         ))
     }) {

@@ -312,7 +312,7 @@ fn calibrate(
     if let Err(e) = hypercomm_cli::config::check_rt_bytes(
         largest.saturating_mul(2),
         "a rank's two buffers at the largest size",
-        hypercomm_cli::config::Placement::OnePerProcess.limit(),
+        cli::agreed_memory_limit(world),
         "--max-size",
     ) {
         return bad(e.to_string());
