@@ -170,73 +170,64 @@ pub(crate) fn time(n: u32, m: u64, model: &Model) -> f64 {
     }
 }
 
+/// The all-gather's exact forms, by port and duplex rule: all ports full and half
+/// duplex, one port full and half duplex (the reduce-scatter's too).
+pub(crate) const FORMS: [&str; 4] = [
+    "nβ + (2^n − 1)⌈m/n⌉τ",
+    "2(nβ + (2^n − 1)⌈m/n⌉τ)",
+    "n·min(n, m)β + (2^n − 1)mτ",
+    "2(n·min(n, m)β + (2^n − 1)mτ)",
+];
+
+/// The exact form of a rotated exchange on the n-cube, whose every step uses each link
+/// both ways: `forms` as [`FORMS`] orders them, valued by `time`; none under split
+/// ports, or under half-link duplex where the links are not symmetric.
+pub(crate) fn symmetric_form(
+    n: u32,
+    m: u64,
+    params: &Params,
+    forms: [&str; 4],
+    reference: &'static str,
+    time: fn(u32, u64, &Model) -> f64,
+) -> Vec<Formula> {
+    let Some(model) = params.model.for_symmetric_links() else {
+        return vec![];
+    };
+    let expr = match (model.ports, model.duplex) {
+        (Ports::Split { .. }, _) | (_, Duplex::HalfLink) => return vec![],
+        (Ports::All, Duplex::Full) => forms[0],
+        (Ports::All, Duplex::Half) => forms[1],
+        (Ports::One, Duplex::Full) => forms[2],
+        (Ports::One, Duplex::Half) => forms[3],
+    };
+    vec![Formula::exact(expr, reference, time(n, m, &model))]
+}
+
 /// The exact time under every port and duplex rule.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
     let Ok(cube) = allgather_cube(problem, "rotated-exchange") else {
         return vec![];
     };
-    // Every step uses each link both ways.
-    let Some(model) = params.model.for_symmetric_links() else {
-        return vec![];
-    };
-    let params = &Params { model, ..*params };
-    let expr = match (params.model.ports, params.model.duplex) {
-        (Ports::Split { .. }, _) | (_, Duplex::HalfLink) => return vec![],
-        (Ports::All, Duplex::Full) => "nβ + (2^n − 1)⌈m/n⌉τ",
-        (Ports::All, Duplex::Half) => "2(nβ + (2^n − 1)⌈m/n⌉τ)",
-        (Ports::One, Duplex::Full) => "n·min(n, m)β + (2^n − 1)mτ",
-        (Ports::One, Duplex::Half) => "2(n·min(n, m)β + (2^n − 1)mτ)",
-    };
-    vec![Formula::exact(
-        expr,
+    symmetric_form(
+        cube.dim(),
+        problem.len,
+        params,
+        FORMS,
         "Johnsson & Ho 1989, all-to-all broadcasting on all ports (exact form: ours)",
-        time(cube.dim(), problem.len, &params.model),
-    )]
+        time,
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algorithms::alltoall::dimension_exchange::test_support::MODELS;
+    use crate::algorithms::alltoall::dimension_exchange::test_support::exact_forms_hold;
     use crate::collective::Collective;
-    use crate::cost::simulate;
     use crate::topology::Topology;
-    use crate::verify::{verify, Strictness};
 
     #[test]
     fn verifies_and_matches_the_exact_forms() {
-        for n in 0..=6 {
-            let topo: Topology = format!("hypercube:{n}").parse().unwrap();
-            for m in [0, 1, 5, 7, 64, 101] {
-                let problem = Problem {
-                    topology: &topo,
-                    collective: Collective::Allgather,
-                    len: m,
-                    commutative: true,
-                };
-                let s = build(&problem, &Params::default()).unwrap();
-                let strict = Strictness {
-                    ports: Some(Ports::All),
-                    duplex: None,
-                    host_ports: None,
-                };
-                verify(problem, s.as_ref(), strict).unwrap_or_else(|v| panic!("n={n} m={m}: {v}"));
-                for (ports, duplex) in MODELS {
-                    let model = Model {
-                        ports,
-                        duplex,
-                        ..Model::new(1.0, 0.01).unwrap()
-                    };
-                    let params = Params {
-                        model,
-                        ..Params::default()
-                    };
-                    let t = simulate(&topo, s.as_ref(), &model).time;
-                    let f = &formulas(&problem, &params)[0];
-                    assert!(f.holds_for(t), "n={n} m={m} {ports} {duplex}: {t} vs {f:?}");
-                }
-            }
-        }
+        exact_forms_hold(build, formulas, Collective::Allgather);
     }
 
     /// n | m: exactly the all-port lower bound.

@@ -230,6 +230,44 @@ pub(crate) mod test_support {
         (Ports::One, Duplex::Half),
     ];
 
+    /// `build`'s schedule of `collective` verifies on hypercube:0..=6 for lengths 0, 1,
+    /// 5, 7, 64 and 101 with at most one message per directed link and step, and its
+    /// (single) form under each of [`MODELS`] holds for the simulated time.
+    pub fn exact_forms_hold(build: BuildFn, formulas: FormulaFn, collective: Collective) {
+        for n in 0..=6 {
+            let topo = cube(n);
+            for m in [0, 1, 5, 7, 64, 101] {
+                let problem = Problem {
+                    topology: &topo,
+                    collective,
+                    len: m,
+                    commutative: true,
+                };
+                let s = build(&problem, &Params::default()).unwrap();
+                let strict = Strictness {
+                    ports: Some(Ports::All),
+                    duplex: None,
+                    host_ports: None,
+                };
+                verify(problem, s.as_ref(), strict).unwrap_or_else(|v| panic!("n={n} m={m}: {v}"));
+                for (ports, duplex) in MODELS {
+                    let model = Model {
+                        ports,
+                        duplex,
+                        ..Model::new(1.0, 0.01).unwrap()
+                    };
+                    let params = Params {
+                        model,
+                        ..Params::default()
+                    };
+                    let t = simulate(&topo, s.as_ref(), &model).time;
+                    let f = &formulas(&problem, &params)[0];
+                    assert!(f.holds_for(t), "n={n} m={m} {ports} {duplex}: {t} vs {f:?}");
+                }
+            }
+        }
+    }
+
     /// `hypercube:n`.
     pub fn cube(n: u32) -> Topology {
         format!("hypercube:{n}").parse().expect("a valid hypercube")

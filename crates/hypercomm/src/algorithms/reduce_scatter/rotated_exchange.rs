@@ -34,13 +34,12 @@
 //!
 //! Constraints: hypercube; a commutative operator (ranks combine in a rotated order).
 
-use crate::algorithms::allgather::rotated_exchange::{rotr, time};
+use crate::algorithms::allgather::rotated_exchange::{rotr, symmetric_form, time, FORMS};
 use crate::algorithms::allreduce::dimension_exchange::reduction_cube;
 use crate::algorithms::allreduce::ring::needs_commutative;
 use crate::algorithms::pipeline;
 use crate::algorithms::{Formula, Params};
 use crate::collective::OpKind;
-use crate::cost::model::{Duplex, Ports};
 use crate::error::Error;
 use crate::schedule::{Action, Buf, Op, Program, Rank, Region, Schedule};
 use crate::topology::Hypercube;
@@ -151,68 +150,24 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
     let Ok(cube) = reduction_cube(problem, "rotated-exchange", OpKind::ReduceScatter) else {
         return vec![];
     };
-    // Every step uses each link both ways.
-    let Some(model) = params.model.for_symmetric_links() else {
-        return vec![];
-    };
-    let params = &Params { model, ..*params };
-    let expr = match (params.model.ports, params.model.duplex) {
-        (Ports::Split { .. }, _) | (_, Duplex::HalfLink) => return vec![],
-        (Ports::All, Duplex::Full) => "nβ + (2^n − 1)⌈m/n⌉τ",
-        (Ports::All, Duplex::Half) => "2(nβ + (2^n − 1)⌈m/n⌉τ)",
-        (Ports::One, Duplex::Full) => "n·min(n, m)β + (2^n − 1)mτ",
-        (Ports::One, Duplex::Half) => "2(n·min(n, m)β + (2^n − 1)mτ)",
-    };
-    vec![Formula::exact(
-        expr,
+    symmetric_form(
+        cube.dim(),
+        problem.len,
+        params,
+        FORMS,
         "Johnsson & Ho 1989 (reduction as reversed broadcasting), recursive halving on all ports (exact form: ours)",
-        time(cube.dim(), problem.len, &params.model),
-    )]
+        time,
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algorithms::alltoall::dimension_exchange::test_support::MODELS;
+    use crate::algorithms::alltoall::dimension_exchange::test_support::exact_forms_hold;
     use crate::collective::Collective;
-    use crate::cost::model::Model;
-    use crate::cost::simulate;
-    use crate::topology::Topology;
-    use crate::verify::{verify, Strictness};
 
     #[test]
     fn verifies_and_matches_the_exact_forms() {
-        for n in 0..=6 {
-            let topo: Topology = format!("hypercube:{n}").parse().unwrap();
-            for m in [0, 1, 5, 7, 64, 101] {
-                let problem = Problem {
-                    topology: &topo,
-                    collective: Collective::ReduceScatter,
-                    len: m,
-                    commutative: true,
-                };
-                let s = build(&problem, &Params::default()).unwrap();
-                let strict = Strictness {
-                    ports: Some(Ports::All),
-                    duplex: None,
-                    host_ports: None,
-                };
-                verify(problem, s.as_ref(), strict).unwrap_or_else(|v| panic!("n={n} m={m}: {v}"));
-                for (ports, duplex) in MODELS {
-                    let model = Model {
-                        ports,
-                        duplex,
-                        ..Model::new(1.0, 0.01).unwrap()
-                    };
-                    let params = Params {
-                        model,
-                        ..Params::default()
-                    };
-                    let t = simulate(&topo, s.as_ref(), &model).time;
-                    let f = &formulas(&problem, &params)[0];
-                    assert!(f.holds_for(t), "n={n} m={m} {ports} {duplex}: {t} vs {f:?}");
-                }
-            }
-        }
+        exact_forms_hold(build, formulas, Collective::ReduceScatter);
     }
 }
