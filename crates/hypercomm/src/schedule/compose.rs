@@ -248,33 +248,24 @@ impl Schedule for Embed {
         let base = rank - c * stride;
         let peer = |q: Rank| base + q * stride;
         let map = |r: Region| (self.map)(rank, r);
-        let prog = self.inner.program(c);
-        let steps = prog
-            .steps
-            .into_iter()
-            .map(|step| Step {
-                ops: step
-                    .ops
-                    .into_iter()
-                    .map(|op| match op {
-                        Op::Send { to, from } => Op::Send {
-                            to: to.into_iter().map(peer).collect(),
-                            from: from.into_iter().map(map).collect(),
-                        },
-                        Op::Recv { from, into, action } => Op::Recv {
-                            from: peer(from),
-                            into: into.into_iter().map(map).collect(),
-                            action,
-                        },
-                        Op::Local { from, into, action } => Op::Local {
-                            from: map(from),
-                            into: map(into),
-                            action,
-                        },
-                    })
-                    .collect(),
-            })
-            .collect();
+        // The factor's program, its peers and regions moved in place.
+        let mut prog = self.inner.program(c);
+        for op in prog.steps.iter_mut().flat_map(|step| step.ops.iter_mut()) {
+            match op {
+                Op::Send { to, from } => {
+                    to.iter_mut().for_each(|q| *q = peer(*q));
+                    from.iter_mut().for_each(|r| *r = map(*r));
+                }
+                Op::Recv { from, into, .. } => {
+                    *from = peer(*from);
+                    into.iter_mut().for_each(|r| *r = map(*r));
+                }
+                Op::Local { from, into, .. } => {
+                    *from = map(*from);
+                    *into = map(*into);
+                }
+            }
+        }
         // Where the factor's `tmp` lands, if it stays in `tmp`.
         let moved = map(Region::new(Buf::Tmp, 0, prog.tmp_len));
         let tmp_len = if prog.tmp_len > 0 && moved.buf == Buf::Tmp {
@@ -285,7 +276,7 @@ impl Schedule for Embed {
         Program {
             rank,
             tmp_len,
-            steps,
+            steps: prog.steps,
         }
     }
 }
