@@ -105,6 +105,24 @@ pub enum Command {
     /// Parallel Architectures): printed, corrected, exact (simulated) and best time of
     /// each of the 30 cells.
     Tables(TablesArgs),
+    /// Draw one algorithm's schedule on its machine, step by step and as a timeline
+    /// under the model's timing (SVG or HTML); the same options as `simulate`, whose
+    /// report it prints.
+    Draw(DrawArgs),
+}
+
+/// Arguments of `hypercomm draw`: those of `simulate` and where to write.
+#[derive(Debug, Args)]
+pub struct DrawArgs {
+    /// The run drawn, as `simulate` takes it.
+    #[command(flatten)]
+    pub run: SimulateArgs,
+    /// Write the drawing as an SVG document into FILE.
+    #[arg(long, value_name = "FILE", required_unless_present = "html")]
+    pub svg: Option<PathBuf>,
+    /// Write it as a self-contained HTML page into FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 /// Arguments of `hypercomm tables`.
@@ -264,6 +282,10 @@ pub struct CompareArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// Also write a self-contained HTML report into FILE: the table, the times beside
+    /// the lower bound, the fastest algorithm drawn, the model.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 /// Arguments of `hypercomm algorithms`.
@@ -400,6 +422,10 @@ pub struct SweepArgs {
     /// Also draw the sweep as an SVG line chart into FILE.
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
+    /// Also write a self-contained HTML report into FILE: the chart, every row, the
+    /// fastest algorithm at the last point drawn.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 /// The runtime problem shared by `run` and `bench`: backend, ranks, collective.

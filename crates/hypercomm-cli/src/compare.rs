@@ -89,7 +89,7 @@ pub fn run(args: &CompareArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
     let problem = config::problem(&args.problem)?;
     let model = config::model(&args.model)?;
     let packets: Packets = args.packets.parse()?;
-    let rows = rows(problem, packets, model, args)?;
+    let rows = rows(problem.clone(), packets, model, args)?;
     if rows.iter().all(|r| r.error.is_some()) {
         return Err(CliError::NothingRan(
             rows.iter()
@@ -101,6 +101,10 @@ pub fn run(args: &CompareArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
                 })
                 .collect(),
         ));
+    }
+    if let Some(path) = &args.html {
+        let page = crate::draw::html::compare_page(&rows, &problem, packets, model, &args.check);
+        crate::draw::write_file(path, &page)?;
     }
     let text = match args.format {
         Format::Text => text(&rows, packets),

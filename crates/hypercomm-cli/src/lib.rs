@@ -4,7 +4,8 @@
 //! parsed by clap ([`args`]), validated into a typed configuration ([`config`]), and run
 //! by one module per command ([`simulate`], [`compare`], [`algorithms`], [`formulas`],
 //! [`schedule`], [`verify`], [`sweep`], [`tables`]); [`report`] holds the facts of one run,
-//! [`output`] renders them and [`plot`] draws a sweep as an SVG chart.
+//! [`output`] renders them and [`plot`] draws a sweep as an SVG chart; [`draw`] draws a
+//! schedule on its machine and writes the HTML reports.
 //!
 //! `run`, `bench` and `calibrate` execute collectives on the runtime
 //! ([`hypercomm_rt`]): [`runtime`] holds their per-rank work, generic over the
@@ -36,6 +37,7 @@ pub mod algorithms;
 pub mod args;
 pub mod compare;
 pub mod config;
+pub mod draw;
 pub mod formulas;
 pub mod output;
 pub mod parallel;
@@ -191,6 +193,7 @@ fn dispatch(command: Command, io: &mut Io<'_>) -> Result<Outcome, CliError> {
         Command::Bench(a) => threads::bench(&a, io),
         Command::Calibrate(a) => threads::calibrate(&a, io),
         Command::Tables(a) => tables::run(&a, io),
+        Command::Draw(a) => draw::run(&a, io),
     }
 }
 

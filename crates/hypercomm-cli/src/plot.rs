@@ -41,7 +41,7 @@ const HEIGHT: f64 = 520.0;
 /// The plot area: left, top, right, bottom.
 const AREA: [f64; 4] = [90.0, 50.0, 660.0, 450.0];
 /// Colours of the solid series, in turn (Tableau 10).
-const COLOURS: [&str; 10] = [
+pub(crate) const COLOURS: [&str; 10] = [
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
     "#bcbd22", "#17becf",
 ];

@@ -498,6 +498,12 @@ pub fn run(args: &SweepArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
         let op = sweep.points[0].problem.collective.kind().name();
         write_file(path, &crate::plot::svg(&chart(&sweep, &rows, op)))?;
     }
+    if let Some(path) = &args.html {
+        let op = sweep.points[0].problem.collective.kind().name();
+        let svg = crate::plot::svg(&chart(&sweep, &rows, op));
+        let page = crate::draw::html::sweep_page(svg, &rows, &sweep, &args.check);
+        write_file(path, &page)?;
+    }
     let text = match args.format {
         SweepFormat::Csv => csv(&rows),
         SweepFormat::Json => output::json(&rows),

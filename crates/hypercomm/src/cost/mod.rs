@@ -585,6 +585,28 @@ pub fn simulate_programs(
     report
 }
 
+/// When every rank finishes every step under async timing: row s holds each rank's
+/// finish time of step s, the clock [`simulate_programs`] keeps (its time is the
+/// largest entry of the last row). For consumers that show the timing (the CLI's
+/// drawings); a bus or a shared memory has no async clock of its own (their async
+/// timing is rounds timing).
+pub fn async_finish_times(
+    topo: &Topology,
+    progs: &[Program],
+    steps: usize,
+    model: &Model,
+) -> Vec<Vec<f64>> {
+    let mut ready = vec![0.0f64; progs.len()];
+    let mut next = vec![0.0f64; progs.len()];
+    (0..steps)
+        .map(|s| {
+            async_step(topo, model, progs, s, &ready, &mut next);
+            std::mem::swap(&mut ready, &mut next);
+            ready.clone()
+        })
+        .collect()
+}
+
 /// One queue of transfers of an async step: a node's sends (`ports = one`) or one
 /// directed link's messages (`ports = all`), in op order.
 struct Queue {
