@@ -9,6 +9,19 @@ cargo fmt --all -- --check
 # The API docs build without a warning (no broken or private intra-doc links). No MPI:
 # the MPI backend is not documented here.
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --locked -p hypercomm -p hypercomm-rt -p hypercomm-cli
+# The browser test (crates/hypercomm-cli/tests/browser.rs) renders an HTML report in
+# headless Chromium: installed here when missing, and required (not skipped) in this run.
+if [ ! -x /usr/bin/chromium ]; then
+    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
+        echo "scripts/test.sh: installing chromium for the browser test" >&2
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+        sudo apt-get update -qq
+        sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    fi
+fi
+export HYPERCOMM_REQUIRE_BROWSER=1
 # No --workspace: the default members (core, CLI, runtime), without MPI.
 cargo test --all-targets --locked
 cargo test --doc --locked
