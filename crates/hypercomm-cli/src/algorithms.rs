@@ -115,6 +115,85 @@ pub fn markdown(entries: &[Entry]) -> String {
         ));
     }
     out.push_str(SEED004_LEN);
+    out.push_str(&pictures_markdown("pictures/"));
+    out
+}
+
+/// A picture of docs/pictures/, which README.md and docs/algorithms.md show.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Picture {
+    /// The file in docs/pictures/.
+    pub file: &'static str,
+    /// What it shows.
+    pub caption: &'static str,
+    /// The arguments of `hypercomm draw` that make it (without `--svg`).
+    pub args: &'static str,
+}
+
+impl Picture {
+    /// The command that makes it, run from the repository's root
+    /// (`scripts/pictures.sh` runs every one).
+    pub fn command(&self) -> String {
+        format!(
+            "hypercomm draw {} --svg docs/pictures/{}",
+            self.args, self.file
+        )
+    }
+}
+
+/// The pictures, in the order shown.
+pub const PICTURES: [Picture; 6] = [
+    Picture {
+        file: "sbt-broadcast-hypercube-3.svg",
+        caption: "SBT broadcast on hypercube:3, one dimension a step",
+        args: "--topology hypercube:3 --op broadcast --algo sbt --len 1000 --packets 1",
+    },
+    Picture {
+        file: "esbt-broadcast-hypercube-3.svg",
+        caption: "ESBT broadcast on hypercube:3: chunks down n edge-disjoint trees in turn",
+        args: "--topology hypercube:3 --op broadcast --algo esbt --len 1000",
+    },
+    Picture {
+        file: "tea2-allgather-hypercube-3.svg",
+        caption: "TEA2 all-gather on hypercube:3",
+        args: "--topology hypercube:3 --op allgather --algo tea2 --len 100",
+    },
+    Picture {
+        file: "mtadea-alltoall-hypercube-3.svg",
+        caption: "MTADEA all-to-all on hypercube:3",
+        args: "--topology hypercube:3 --op alltoall --algo mtadea --len 100",
+    },
+    Picture {
+        file: "spine-tree-broadcast-torus-4x4.svg",
+        caption: "spine-tree broadcast on torus:4x4 (seed 004, (3.18))",
+        args: "--topology torus:4x4 --op broadcast --algo spine-tree --len 1000",
+    },
+    Picture {
+        file: "bus-allgather-bus-6.svg",
+        caption: "all-gather on bus:6: each processor multicasts in turn (seed 004, (3.26))",
+        args: "--topology bus:6 --op allgather --algo bus --len 100",
+    },
+];
+
+/// The pictures as Markdown, each image under `dir` with the command that made it.
+pub fn pictures_markdown(dir: &str) -> String {
+    let mut out = String::from(
+        "\n## Pictures\n\n\
+         `hypercomm draw` draws a schedule on its machine: each step's transfers (arrow \
+         width grows with the elements, colour is the first piece carried), idle links \
+         dashed, the node that sets the step's time ringed in red, then every rank's work \
+         and waits (hatched) on a timeline under the model's timing. Regenerate them with \
+         `bash scripts/pictures.sh`.\n",
+    );
+    for p in &PICTURES {
+        out.push_str(&format!(
+            "\n### {}\n\n```sh\n{}\n```\n\n![{}]({dir}{})\n",
+            p.caption,
+            p.command(),
+            p.caption,
+            p.file
+        ));
+    }
     out
 }
 

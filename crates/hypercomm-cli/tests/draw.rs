@@ -429,3 +429,33 @@ fn sweep_html_has_the_chart_every_row_and_a_drawing() {
     assert!(page.contains("<polyline"), "the sweep chart");
     assert!(page.contains("class=\"hypercomm-drawing\""), "the drawing");
 }
+
+/// docs/pictures/ is what its commands draw today, and README.md shows each picture
+/// with its command (docs/algorithms.md does too: it is the generator's output, which
+/// the CLI tests compare).
+#[test]
+fn pictures_are_current_and_shown_in_the_readme() {
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let readme = std::fs::read_to_string(repo.join("README.md")).unwrap();
+    for p in hypercomm_cli::algorithms::PICTURES {
+        assert!(
+            readme.contains(&p.command()),
+            "README.md lacks `{}`",
+            p.command()
+        );
+        assert!(
+            readme.contains(&format!("(docs/pictures/{})", p.file)),
+            "README.md does not show {}",
+            p.file
+        );
+        let args: Vec<&str> = p.args.split_whitespace().collect();
+        let fresh = draw(&format!("picture-{}", p.file), &args);
+        let committed =
+            std::fs::read_to_string(repo.join("docs/pictures").join(p.file)).unwrap_or_default();
+        assert!(
+            fresh == committed,
+            "docs/pictures/{} is stale: run `bash scripts/pictures.sh`",
+            p.file
+        );
+    }
+}

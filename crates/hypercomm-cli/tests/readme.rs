@@ -106,6 +106,7 @@ fn scratch() -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("readme");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("docs/examples")).unwrap();
+    std::fs::create_dir_all(dir.join("docs/pictures")).unwrap();
     std::fs::create_dir_all(dir.join("config")).unwrap();
     std::fs::create_dir_all(dir.join("bin")).unwrap();
     for entry in std::fs::read_dir(repo().join("docs/examples")).unwrap() {
