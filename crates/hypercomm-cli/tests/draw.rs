@@ -6,17 +6,23 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use hypercomm::algorithms::{self, Packets, Params};
+use hypercomm::algorithms::{self, Packets};
 use hypercomm::collective::OpKind;
 use hypercomm::cost::model::{Model, Timing};
 use hypercomm::cost::simulate_programs;
 use hypercomm::schedule::materialize;
 use hypercomm::topology::Topology;
+use hypercomm_cli::config;
 use hypercomm_cli::draw::trace;
 
 /// A file in the test's scratch directory.
 fn scratch(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("draw-{name}"))
+}
+
+/// A command line's words (none of them holds a space).
+fn words(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
 }
 
 /// Run the CLI in process; (exit code, stdout, stderr).
@@ -82,30 +88,12 @@ fn structure_of_sbt_and_esbt_on_hypercube_3() {
 fn structure_of_a_torus_and_a_bus() {
     let torus = draw(
         "torus",
-        &[
-            "--topology",
-            "torus:4x4",
-            "--op",
-            "broadcast",
-            "--algo",
-            "spine-tree",
-            "--len",
-            "1000",
-        ],
+        &words("--topology torus:4x4 --op broadcast --algo spine-tree --len 1000"),
     );
     insta::assert_snapshot!("structure_spine_tree_torus_4x4", structure(&torus));
     let bus = draw(
         "bus",
-        &[
-            "--topology",
-            "bus:6",
-            "--op",
-            "allgather",
-            "--algo",
-            "bus",
-            "--len",
-            "100",
-        ],
+        &words("--topology bus:6 --op allgather --algo bus --len 100"),
     );
     insta::assert_snapshot!("structure_allgather_bus_6", structure(&bus));
 }
@@ -116,18 +104,7 @@ fn structure_of_a_torus_and_a_bus() {
 fn sbt_unpipelined_draws_one_arrow_per_message() {
     let svg = draw(
         "sbt-1",
-        &[
-            "--topology",
-            "hypercube:3",
-            "--op",
-            "broadcast",
-            "--algo",
-            "sbt",
-            "--len",
-            "100",
-            "--packets",
-            "1",
-        ],
+        &words("--topology hypercube:3 --op broadcast --algo sbt --len 100 --packets 1"),
     );
     let doc = roxmltree::Document::parse(&svg).unwrap();
     let count = |class: &str| {
@@ -213,7 +190,7 @@ fn every_algorithm_draws_on_every_kind_it_fits() {
 }
 
 /// The timeline's clock is the simulator's: its makespan equals the simulated time of
-/// every algorithm on hypercube:3 and torus:3x4, under both timings.
+/// every algorithm on a hypercube, a torus, a bus and a switch, under both timings.
 #[test]
 fn timeline_makespan_is_the_simulated_time() {
     for topo in ["hypercube:3", "torus:3x4", "bus:5", "switch:8"] {
@@ -224,31 +201,15 @@ fn timeline_makespan_is_the_simulated_time() {
                     timing,
                     ..Model::new(1.0, 0.01).unwrap()
                 };
-                let collective = match algo.op {
-                    OpKind::P2p => hypercomm::collective::Collective::new(
-                        algo.op,
-                        t.nodes(),
-                        None,
-                        Some(0),
-                        Some(1),
-                    ),
-                    op => hypercomm::collective::Collective::new(op, t.nodes(), None, None, None),
-                }
-                .unwrap();
-                let problem = hypercomm::verify::Problem {
-                    topology: &t,
-                    collective,
-                    len: 12,
-                    commutative: true,
+                // The problem and parameters as the CLI makes them.
+                let ends = if algo.op == OpKind::P2p {
+                    [None, Some(0), Some(1)]
+                } else {
+                    [None; 3]
                 };
-                let params = Params {
-                    packets: if algo.pipelined {
-                        Packets::Opt
-                    } else {
-                        Packets::Count(1)
-                    },
-                    model,
-                };
+                let cfg = config::problem_of(t.clone(), algo.op, 12, ends).unwrap();
+                let params = config::params_for(algo, Packets::Opt, model);
+                let problem = cfg.problem();
                 let m = materialize(algo.build(&problem, &params).unwrap().as_ref());
                 let want = simulate_programs(&t, &m.programs, m.steps, &model).time;
                 let got = trace::trace(&t, &m.programs, m.steps, &model).makespan;
@@ -262,18 +223,7 @@ fn timeline_makespan_is_the_simulated_time() {
 fn large_machines_fall_back_to_steps_and_dimensions_and_say_so() {
     let svg = draw(
         "large",
-        &[
-            "--topology",
-            "hypercube:7",
-            "--op",
-            "broadcast",
-            "--algo",
-            "sbt",
-            "--len",
-            "10",
-            "--packets",
-            "1",
-        ],
+        &words("--topology hypercube:7 --op broadcast --algo sbt --len 10 --packets 1"),
     );
     assert!(svg.contains("more than the 64 drawn"), "{svg}");
     let doc = roxmltree::Document::parse(&svg).unwrap();
@@ -290,19 +240,10 @@ fn large_machines_fall_back_to_steps_and_dimensions_and_say_so() {
 #[test]
 fn html_of_draw_is_a_page_around_the_svg() {
     let path = scratch("page.html");
-    let (code, _, err) = cli(&[
-        "draw",
-        "--topology",
-        "ring:5",
-        "--op",
-        "broadcast",
-        "--algo",
-        "two-way",
-        "--len",
-        "10",
-        "--html",
-        path.to_str().unwrap(),
-    ]);
+    let (code, _, err) = cli(&words(&format!(
+        "draw --topology ring:5 --op broadcast --algo two-way --len 10 --html {}",
+        path.display()
+    )));
     assert_eq!(code, 0, "{err}");
     let page = std::fs::read_to_string(&path).unwrap();
     assert!(page.starts_with("<!DOCTYPE html>"));
@@ -319,48 +260,20 @@ fn html_of_draw_is_a_page_around_the_svg() {
 
 #[test]
 fn bad_input_exits_2_with_the_reason() {
-    let (code, _, err) = cli(&[
-        "draw",
-        "--topology",
-        "hypercube:3",
-        "--op",
-        "broadcast",
-        "--algo",
-        "sbt",
-        "--len",
-        "10",
-        "--svg",
-        "/nonexistent-dir/x.svg",
-    ]);
+    let (code, _, err) = cli(&words("draw --topology hypercube:3 --op broadcast --algo sbt --len 10 --svg /nonexistent-dir/x.svg"));
     assert_eq!(code, 2);
     assert!(
         err.contains("cannot write `/nonexistent-dir/x.svg`"),
         "{err}"
     );
-    let (code, _, err) = cli(&[
-        "draw",
-        "--topology",
-        "hypercube:3",
-        "--op",
-        "broadcast",
-        "--algo",
-        "sbt",
-        "--len",
-        "10",
-    ]);
+    let (code, _, err) = cli(&words(
+        "draw --topology hypercube:3 --op broadcast --algo sbt --len 10",
+    ));
     assert_eq!(code, 2);
     assert!(err.contains("--svg"), "{err}");
-    let (code, _, err) = cli(&[
-        "compare",
-        "--topology",
-        "hypercube:3",
-        "--op",
-        "broadcast",
-        "--len",
-        "10",
-        "--html",
-        "/nonexistent-dir/x.html",
-    ]);
+    let (code, _, err) = cli(&words(
+        "compare --topology hypercube:3 --op broadcast --len 10 --html /nonexistent-dir/x.html",
+    ));
     assert_eq!(code, 2);
     assert!(err.contains("cannot write"), "{err}");
 }
@@ -369,29 +282,14 @@ fn bad_input_exits_2_with_the_reason() {
 #[test]
 fn compare_html_has_every_row_the_chart_and_a_drawing() {
     let path = scratch("compare.html");
-    let (code, _, err) = cli(&[
-        "compare",
-        "--topology",
-        "hypercube:3",
-        "--op",
-        "allgather",
-        "--len",
-        "10",
-        "--html",
-        path.to_str().unwrap(),
-    ]);
+    let (code, _, err) = cli(&words(&format!(
+        "compare --topology hypercube:3 --op allgather --len 10 --html {}",
+        path.display()
+    )));
     assert_eq!(code, 0, "{err}");
-    let (_, json, _) = cli(&[
-        "compare",
-        "--topology",
-        "hypercube:3",
-        "--op",
-        "allgather",
-        "--len",
-        "10",
-        "--format",
-        "json",
-    ]);
+    let (_, json, _) = cli(&words(
+        "compare --topology hypercube:3 --op allgather --len 10 --format json",
+    ));
     let rows: Vec<serde_json::Value> = serde_json::from_str(&json).unwrap();
     let page = std::fs::read_to_string(&path).unwrap();
     assert_eq!(page.matches("<tr class=\"row\">").count(), rows.len());
@@ -409,17 +307,10 @@ fn compare_html_has_every_row_the_chart_and_a_drawing() {
 #[test]
 fn sweep_html_has_the_chart_every_row_and_a_drawing() {
     let path = scratch("sweep.html");
-    let (code, csv, err) = cli(&[
-        "sweep",
-        "--topology",
-        "hypercube:3",
-        "--op",
-        "broadcast",
-        "--len",
-        "10,100,1000",
-        "--html",
-        path.to_str().unwrap(),
-    ]);
+    let (code, csv, err) = cli(&words(&format!(
+        "sweep --topology hypercube:3 --op broadcast --len 10,100,1000 --html {}",
+        path.display()
+    )));
     assert_eq!(code, 0, "{err}");
     let page = std::fs::read_to_string(&path).unwrap();
     assert_eq!(

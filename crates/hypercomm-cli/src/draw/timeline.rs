@@ -24,6 +24,16 @@ fn x_of(t: f64, makespan: f64, width: f64) -> f64 {
     }
 }
 
+/// A section of class `class` under its title.
+fn titled(class: &str, title: String) -> Group {
+    Group::new().set("class", class.to_string()).add(
+        Text::new(title)
+            .set("class", "section-title")
+            .set("x", 0)
+            .set("y", 12),
+    )
+}
+
 /// The time axis: ticks and the step boundaries of rounds timing.
 fn axis(trace: &Trace, width: f64, top: f64, bottom: f64) -> Group {
     let mut g = Group::new().set("class", "axis");
@@ -60,16 +70,11 @@ pub fn ranks(
     let top = 18.0;
     let bottom = top + n as f64 * ROW;
     let ms = trace.makespan;
-    let mut g = Group::new().set("class", "timeline").add(
-        Text::new(format!(
-            "timeline ({} timing): work, waits (hatched) and messages of every rank",
-            trace.timing
-        ))
-        .set("class", "section-title")
-        .set("x", 0)
-        .set("y", 12),
+    let title = format!(
+        "timeline ({} timing): work, waits (hatched) and messages of every rank",
+        trace.timing
     );
-    g = g.add(axis(trace, width, top, bottom));
+    let mut g = titled("timeline", title).add(axis(trace, width, top, bottom));
     let setter = trace.setter;
     for (i, p) in progs.iter().enumerate() {
         let y = top + i as f64 * ROW;
@@ -179,18 +184,11 @@ pub fn steps(transfers: &[Vec<Transfer>], trace: &Trace, width: f64) -> (Group, 
     let top = 18.0;
     let bottom = top + busy.len() as f64 * ROW;
     let ms = trace.makespan;
-    let mut g = Group::new()
-        .set("class", "timeline steps")
-        .add(
-            Text::new(format!(
-                "timeline ({} timing): one bar per step with transfers",
-                trace.timing
-            ))
-            .set("class", "section-title")
-            .set("x", 0)
-            .set("y", 12),
-        )
-        .add(axis(trace, width, top, bottom));
+    let title = format!(
+        "timeline ({} timing): one bar per step with transfers",
+        trace.timing
+    );
+    let mut g = titled("timeline steps", title).add(axis(trace, width, top, bottom));
     for (i, &s) in busy.iter().enumerate() {
         let y = top + i as f64 * ROW;
         let (a, b) = trace.steps[s];
@@ -267,11 +265,9 @@ pub fn dimensions(topo: &Topology, transfers: &[Vec<Transfer>], width: f64) -> (
     }
     rows.sort();
     let most = rows.iter().map(|r| r.2).max().unwrap_or(1).max(1);
-    let mut g = Group::new().set("class", "dimensions").add(
-        Text::new("volume per dimension (elements over links)")
-            .set("class", "section-title")
-            .set("x", 0)
-            .set("y", 12),
+    let mut g = titled(
+        "dimensions",
+        "volume per dimension (elements over links)".into(),
     );
     let label_w = 190.0;
     for (i, (d, m, v)) in rows.iter().enumerate() {
