@@ -117,6 +117,7 @@ text.critical, text.setter { fill: #d62728; font-weight: bold; }
 .tick-label { text-anchor: middle; fill: #666; }
 .step-bar { fill: #1f77b4; }
 .dim-bar { fill: #ff7f0e; }
+.link-busy { fill: #ff7f0e; }
 ";
 
 /// Arrow heads and the hatching of waits.
@@ -228,7 +229,14 @@ pub fn document(p: &Picture<'_>) -> Document {
         Some(l) => {
             let (g, h) = rounds::panels(l, &transfers, &trace, WIDTH - 20.0);
             body = place(g, h, body);
-            let (g, h) = timeline::ranks(p.programs, &transfers, &trace, WIDTH - 20.0);
+            let (g, h) = timeline::ranks(
+                p.topology,
+                p.model,
+                p.programs,
+                &transfers,
+                &trace,
+                WIDTH - 20.0,
+            );
             body = place(g, h, body);
         }
         None => {

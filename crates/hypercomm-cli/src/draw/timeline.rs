@@ -1,15 +1,17 @@
 //! Space-time diagrams: every rank's row along the time axis, with its work in each
 //! step (blue when it only sends, green when it only receives, purple when both), its
 //! waits hatched, each message a thin line from its sender to its receiver, and the
-//! rank that sets the makespan marked; for machines too large for that, one bar per
+//! rank that sets the makespan marked, and (up to [`MAX_LINK_ROWS`] of them) each
+//! directed link in use with its messages; for machines too large for that, one bar per
 //! step and the volume crossing each dimension.
 
 use svg::node::element::{Group, Line, Rectangle, Text};
 
 use super::trace::{sets, Critical, Trace};
 use super::{fmt_num, Transfer};
+use hypercomm::cost::model::Model;
 use hypercomm::schedule::{Op, Program};
-use hypercomm::topology::{Factor, Topology};
+use hypercomm::topology::{Factor, Medium, Topology};
 
 /// Left margin (rank labels) and row height.
 const LEFT: f64 = 70.0;
@@ -61,17 +63,20 @@ fn axis(trace: &Trace, width: f64, top: f64, bottom: f64) -> Group {
 
 /// Every rank's row.
 pub fn ranks(
+    topo: &Topology,
+    model: &Model,
     progs: &[Program],
     transfers: &[Vec<Transfer>],
     trace: &Trace,
     width: f64,
 ) -> (Group, f64) {
     let n = progs.len();
+    let links = link_rows(topo, transfers);
     let top = 18.0;
-    let bottom = top + n as f64 * ROW;
+    let bottom = top + (n + links.len()) as f64 * ROW;
     let ms = trace.makespan;
     let title = format!(
-        "timeline ({} timing): work, waits (hatched) and messages of every rank",
+        "timeline ({} timing): work, waits (hatched) and messages of every rank; links in use",
         trace.timing
     );
     let mut g = titled("timeline", title).add(axis(trace, width, top, bottom));
@@ -136,8 +141,48 @@ pub fn ranks(
             );
         }
     }
+    // Links: each directed link's messages of a step back to back from its sender's
+    // start (its own time per message, β + mτ of its class).
+    for (j, &(a, b)) in links.iter().enumerate() {
+        let y = top + (n + j) as f64 * ROW;
+        g = g.add(
+            Text::new(format!("link {a}→{b}"))
+                .set("class", "rank-label link-label")
+                .set("x", LEFT - 6.0)
+                .set("y", y + ROW - 3.0),
+        );
+        for (s, ts) in transfers.iter().enumerate() {
+            let Some(Some(span)) = row_of(a).map(|i| trace.spans[s][i]) else {
+                continue;
+            };
+            let mut t = span.work.0;
+            for m in ts.iter().filter(|m| (m.from, m.to) == (a, b)) {
+                let cost = model.link(topo.link_class(a, b)).transfer(m.len);
+                g = g.add(bar("link-busy", t, t + cost, y, ms, width));
+                t += cost;
+            }
+        }
+    }
     g = g.add(setter_text(trace, 0.0, bottom + 30.0));
     (g, bottom + 40.0)
+}
+
+/// Most link rows a timeline gets; with more links in use it shows the ranks only.
+pub const MAX_LINK_ROWS: usize = 32;
+
+/// The directed links that carry messages, when they are few enough to list and the
+/// machine has links of its own (not a bus or a shared memory).
+fn link_rows(topo: &Topology, transfers: &[Vec<Transfer>]) -> Vec<(u32, u32)> {
+    if matches!(topo.medium_kind(), Some(Medium::Bus | Medium::Shm { .. })) {
+        return Vec::new();
+    }
+    let mut links: Vec<(u32, u32)> = transfers.iter().flatten().map(|t| (t.from, t.to)).collect();
+    links.sort_unstable();
+    links.dedup();
+    if links.len() > MAX_LINK_ROWS {
+        links.clear();
+    }
+    links
 }
 
 fn bar(class: &str, a: f64, b: f64, y: f64, ms: f64, width: f64) -> Rectangle {
