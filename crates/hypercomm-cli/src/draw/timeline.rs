@@ -10,6 +10,7 @@ use svg::node::element::{Group, Line, Rectangle, Text};
 use super::trace::{sets, Critical, Trace};
 use super::{fmt_num, Transfer};
 use hypercomm::cost::model::Model;
+use hypercomm::cost::node_ports;
 use hypercomm::schedule::{Op, Program};
 use hypercomm::topology::{Factor, Medium, Topology};
 
@@ -141,26 +142,47 @@ pub fn ranks(
             );
         }
     }
-    // Links: each directed link's messages of a step back to back from its sender's
-    // start (its own time per message, β + mτ of its class).
+    // Links: each directed link's messages of a step from its sender's start, back to
+    // back on the link (one after another on the node when it has one send port), each
+    // its own β + mτ.
     for (j, &(a, b)) in links.iter().enumerate() {
-        let y = top + (n + j) as f64 * ROW;
         g = g.add(
             Text::new(format!("link {a}→{b}"))
                 .set("class", "rank-label link-label")
                 .set("x", LEFT - 6.0)
-                .set("y", y + ROW - 3.0),
+                .set("y", top + (n + j) as f64 * ROW + ROW - 3.0),
         );
-        for (s, ts) in transfers.iter().enumerate() {
-            let Some(Some(span)) = row_of(a).map(|i| trace.spans[s][i]) else {
+    }
+    for (s, ts) in transfers.iter().enumerate() {
+        // (queue, busy until): a link, or a sender with one send port.
+        let mut free: Vec<((u32, u32), f64)> = Vec::new();
+        for m in ts {
+            let (Some(j), Some(i)) = (
+                links.iter().position(|l| *l == (m.from, m.to)),
+                row_of(m.from),
+            ) else {
                 continue;
             };
-            let mut t = span.work.0;
-            for m in ts.iter().filter(|m| (m.from, m.to) == (a, b)) {
-                let cost = model.link(topo.link_class(a, b)).transfer(m.len);
-                g = g.add(bar("link-busy", t, t + cost, y, ms, width));
-                t += cost;
-            }
+            let Some(span) = trace.spans[s][i] else {
+                continue;
+            };
+            let one_port = node_ports(topo, model, m.from).send() == Some(1);
+            let queue = if one_port {
+                (m.from, m.from)
+            } else {
+                (m.from, m.to)
+            };
+            let at = match free.iter_mut().find(|(q, _)| *q == queue) {
+                Some((_, t)) => t,
+                None => {
+                    free.push((queue, span.work.0));
+                    &mut free.last_mut().expect("just pushed").1
+                }
+            };
+            let cost = model.link(topo.link_class(m.from, m.to)).transfer(m.len);
+            let y = top + (n + j) as f64 * ROW;
+            g = g.add(bar("link-busy", *at, *at + cost, y, ms, width));
+            *at += cost;
         }
     }
     g = g.add(setter_text(trace, 0.0, bottom + 30.0));
