@@ -100,7 +100,7 @@ use std::time::{Duration, Instant};
 
 use hypercomm::schedule::Rank;
 use hypercomm_rt::transport::{Incoming, Part, PartMut, Tag};
-use hypercomm_rt::{Calibration, Comm, Error, Result, Transport};
+use hypercomm_rt::{Calibration, Comm, Error, Result, Transport, Tuning};
 use mpi::ffi;
 use mpi::raw::AsRaw;
 use mpi::traits::Communicator;
@@ -134,6 +134,10 @@ pub struct Config {
     pub spin: u32,
     /// β and τ for `Algo::Auto`; `None` reads `HYPERCOMM_CALIBRATION` (or the defaults).
     pub calibration: Option<Calibration>,
+    /// Whether `Algo::Auto` measures native MPI against the model's best schedules
+    /// ([`hypercomm_rt::tune`]): by default it does, once per machine, keeping the
+    /// picks in a file (`HYPERCOMM_TUNING` names another, or `off`).
+    pub tuning: Tuning,
 }
 
 impl Default for Config {
@@ -160,6 +164,7 @@ impl Config {
                 _ => 0,
             },
             calibration: None,
+            tuning: Tuning::from_env_or(Tuning::measure()),
         }
     }
     /// The same with another timeout.
@@ -196,7 +201,9 @@ where
             Some(c) => c,
             None => Calibration::from_env()?,
         };
-        Ok(Comm::new(Mpi::new(self, config), calibration))
+        let mut comm = Comm::new(Mpi::new(self, config), calibration);
+        comm.set_tuning(config.tuning.clone());
+        Ok(comm)
     }
 }
 
@@ -1193,6 +1200,23 @@ impl Transport for Mpi {
             return Some(Err(Error::PeerFailed { rank }));
         }
         Some(native::run(self.data, self.rank, self.size, call))
+    }
+
+    /// `mpi-<library>-<ranks>-<host>`: the MPI library (a hash of its version string),
+    /// the number of ranks and this process's host, so that picks measured under one
+    /// library, rank count or machine are never read under another.
+    fn machine_key(&self) -> Option<String> {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        mpi::environment::library_version()
+            .unwrap_or_default()
+            .hash(&mut h);
+        let host = mpi::environment::processor_name().unwrap_or_default();
+        Some(format!(
+            "mpi-{:08x}-{}ranks-{host}",
+            h.finish() as u32,
+            self.size
+        ))
     }
 
     fn cancel_all(&mut self) {

@@ -880,6 +880,22 @@ fn vs_native(
             }
         }
     }
+    if me == 0 {
+        for t in comm.tuned() {
+            let file = t
+                .file
+                .as_ref()
+                .map_or("this process only".into(), |f| f.display().to_string());
+            if t.measured_for > 0.0 {
+                println!(
+                    "# auto: {} measured in {:.2} s, picks kept in {file}",
+                    t.key, t.measured_for
+                );
+            } else {
+                println!("# auto: {} picks read from {file}", t.key);
+            }
+        }
+    }
     Ok(())
 }
 
