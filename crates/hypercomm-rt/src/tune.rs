@@ -16,7 +16,8 @@
 //! `Auto` slower than the library's own collective by more than a few percent.
 //!
 //! A call takes the pick of the nearest measured size (in powers of two; sizes past
-//! 4 MiB the 4 MiB pick). The picks are kept in a file per backend and machine
+//! 4 MiB the 4 MiB pick). Sizes whose buffers would pass 256 MiB over the ranks, and
+//! communicators of more than [`MAX_RANKS`] ranks, are left to the model. The picks are kept in a file per backend and machine
 //! ([`Transport::machine_key`]), read by rank 0 and broadcast, so the measurement runs
 //! once per machine: `HYPERCOMM_TUNING` names another file, or `off` for the model
 //! alone. Measuring one collective takes well under a second on two ranks.
@@ -255,7 +256,7 @@ impl<X: Transport> Comm<X> {
         len: usize,
         op: Option<&Op<'_, T>>,
     ) -> Result<Option<Pick>> {
-        if self.tuner.policy == Tuning::Off || self.size() == 1 {
+        if self.tuner.policy == Tuning::Off || self.size() == 1 || self.size() > MAX_RANKS {
             return Ok(None);
         }
         let key = Key {
@@ -290,7 +291,7 @@ impl<X: Transport> Comm<X> {
         let mut file = None;
         if self.rank() == 0 {
             file = path.as_deref().and_then(read);
-            if let Some(f) = file.as_ref().filter(|f| f.sizes == sizes()) {
+            if let Some(f) = file.as_ref().filter(|f| fits(f, &machine)) {
                 if let Some(names) = f.picks.get(&key.name()) {
                     for (c, n) in codes.iter_mut().zip(names) {
                         *c = if n == NATIVE {
@@ -314,7 +315,7 @@ impl<X: Transport> Comm<X> {
             let picks = self.measure(collective, key, op)?;
             if self.rank() == 0 {
                 if let Some(path) = &path {
-                    let mut f = file.filter(|f| f.sizes == sizes()).unwrap_or_else(|| File {
+                    let mut f = file.filter(|f| fits(f, &machine)).unwrap_or_else(|| File {
                         machine: machine.clone().unwrap_or_default(),
                         sizes: sizes(),
                         picks: BTreeMap::new(),
@@ -363,12 +364,25 @@ impl<X: Transport> Comm<X> {
                 commutative: key.commutative,
                 alias: None,
             };
+            let (in_len, out_len) = (
+                collective.in_len(k, m as u64, me),
+                collective.out_len(k, m as u64, me),
+            );
+            // Every rank decides alike: by the largest buffers any rank holds.
+            let most = (0..k)
+                .map(|r| collective.in_len(k, m as u64, r) + collective.out_len(k, m as u64, r))
+                .max()
+                .unwrap_or(0);
+            if most.saturating_mul(key.elem_bytes as u64) > buffer_cap(k) {
+                ranked.push(Vec::new());
+                continue;
+            }
             let best = self.selector.ranked(call, CANDIDATES);
-            let input = vec![T::zeroed(); collective.in_len(k, m as u64, me) as usize];
-            let mut output = vec![T::zeroed(); collective.out_len(k, m as u64, me) as usize];
-            // Fewer iterations for larger messages: about 256 KiB moved per candidate,
-            // at least 3 and at most 30 timed calls, one untimed first.
-            let iters = (262_144 / bytes).clamp(3, 30) as u32;
+            let input = vec![T::zeroed(); in_len as usize];
+            let mut output = vec![T::zeroed(); out_len as usize];
+            // Fewer iterations for larger messages: about 64 KiB moved per candidate,
+            // at least 3 and at most 10 timed calls (their median), one untimed first.
+            let iters = (65_536 / bytes).clamp(3, 10) as u32;
             let slots = std::iter::once(Algo::Named(NATIVE))
                 .chain(best.iter().map(|a| Algo::Named(a.name)));
             for (s, algo) in slots.enumerate() {
@@ -490,6 +504,23 @@ impl<X: Transport> Comm<X> {
         };
         Ok(())
     }
+}
+
+/// The most bytes of buffers (`in` and `out`) a rank allocates to measure one size:
+/// 256 MiB over the ranks (they may share one machine's memory), at least 1 MiB. Larger
+/// sizes are left to the model.
+fn buffer_cap(k: u32) -> u64 {
+    ((256u64 << 20) / u64::from(k.max(1))).max(1 << 20)
+}
+
+/// Communicators of more ranks than this are left to the model (measuring them would
+/// take longer than the measurement should).
+pub const MAX_RANKS: u32 = 64;
+
+/// Whether `f` was measured here: the same sizes, backend and machine (a file named
+/// by `HYPERCOMM_TUNING` may come from elsewhere; its picks are then measured again).
+fn fits(f: &File, machine: &Option<String>) -> bool {
+    f.sizes == sizes() && f.machine == machine.clone().unwrap_or_default()
 }
 
 fn sizes() -> Vec<usize> {
