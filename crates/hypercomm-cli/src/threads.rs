@@ -59,7 +59,10 @@ fn config_of(
     let cfg = threads::Config::new(k)
         .timeout(timeout)
         .calibration(c.calibration())
-        .fibers(problem.fibers == FibersArg::Auto);
+        .fibers(problem.fibers == FibersArg::Auto)
+        .tuning(hypercomm_rt::Tuning::from_env_or(
+            hypercomm_rt::Tuning::measure(),
+        ));
     match problem.pin {
         PinArg::Auto => cfg,
         PinArg::On => cfg.pin(true),

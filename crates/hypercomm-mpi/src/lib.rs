@@ -100,7 +100,7 @@ use std::time::{Duration, Instant};
 
 use hypercomm::schedule::Rank;
 use hypercomm_rt::transport::{Incoming, Part, PartMut, Tag};
-use hypercomm_rt::{Calibration, Comm, Error, Result, Transport};
+use hypercomm_rt::{Calibration, Comm, Error, Result, Transport, Tuning};
 use mpi::ffi;
 use mpi::raw::AsRaw;
 use mpi::traits::Communicator;
@@ -134,6 +134,40 @@ pub struct Config {
     pub spin: u32,
     /// β and τ for `Algo::Auto`; `None` reads `HYPERCOMM_CALIBRATION` (or the defaults).
     pub calibration: Option<Calibration>,
+    /// Whether `Algo::Auto` measures native MPI against the model's best schedules
+    /// ([`hypercomm_rt::tune`]): by default it does, once per machine, keeping the
+    /// picks in a file (`HYPERCOMM_TUNING` names another, or `off`).
+    pub tuning: Tuning,
+    /// How a native collective (`--algo native`, or `Auto`'s pick) waits.
+    pub native_wait: NativeWait,
+}
+
+/// How a native MPI collective waits for its peers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum NativeWait {
+    /// MPI's blocking collective (`MPI_Allreduce`, …), at the library's full speed and
+    /// with MPI's failure semantics: a rank that fails ends the job (`mpirun` aborts
+    /// it, this crate's [`run`] exits non-zero), and a stalled or departed peer is
+    /// waited for without [`Config::timeout`]. The default (`HYPERCOMM_NATIVE=blocking`).
+    #[default]
+    Blocking,
+    /// MPI's non-blocking collective (`MPI_Iallreduce`, …) waited for as this crate's
+    /// schedules are: a failure notice or departure gives [`Error::PeerFailed`], a stall
+    /// [`Error::Timeout`], never a hang (`HYPERCOMM_NATIVE=checked`). Slower for small
+    /// messages: Open MPI's non-blocking collectives (libnbc) took about twice the
+    /// blocking ones' time up to a few KiB on 2 ranks.
+    Checked,
+}
+
+impl NativeWait {
+    /// `HYPERCOMM_NATIVE` (`blocking` or `checked`), else [`NativeWait::Blocking`].
+    pub fn from_env() -> NativeWait {
+        match std::env::var("HYPERCOMM_NATIVE") {
+            Ok(v) if v.eq_ignore_ascii_case("checked") => NativeWait::Checked,
+            _ => NativeWait::Blocking,
+        }
+    }
 }
 
 impl Default for Config {
@@ -160,6 +194,8 @@ impl Config {
                 _ => 0,
             },
             calibration: None,
+            tuning: Tuning::from_env_or(Tuning::measure()),
+            native_wait: NativeWait::from_env(),
         }
     }
     /// The same with another timeout.
@@ -196,7 +232,9 @@ where
             Some(c) => c,
             None => Calibration::from_env()?,
         };
-        Ok(Comm::new(Mpi::new(self, config), calibration))
+        let mut comm = Comm::new(Mpi::new(self, config), calibration);
+        comm.set_tuning(config.tuning.clone());
+        Ok(comm)
     }
 }
 
@@ -325,6 +363,7 @@ pub struct Mpi {
     timeout: Duration,
     grace: Duration,
     spin: u32,
+    native_wait: NativeWait,
     pending: Vec<Pending>,
     /// Peers whose next message was not there at this poll (reused by `progress`).
     blocked: Vec<Rank>,
@@ -456,6 +495,7 @@ impl Mpi {
             timeout: config.timeout,
             grace: config.cancel_grace,
             spin: config.spin,
+            native_wait: config.native_wait,
             pending: Vec::new(),
             blocked: Vec::new(),
             discards: Vec::new(),
@@ -1104,6 +1144,64 @@ impl Mpi {
         }
     }
 
+    /// Wait for a native collective's request as `wait_until` waits for messages: a
+    /// failure notice, a peer's departure or the timeout ends it with an error. MPI
+    /// cannot cancel (nor let one free) a collective's request, so an abandoned one is
+    /// forgotten: after a departure or a failure it cannot complete (the peer never
+    /// joins it), after a timeout it could, if the stalled peer resumes; the caller then
+    /// fails the job ([`run`] notifies every peer), as after any error.
+    fn wait_native(&mut self, mut req: ffi::MPI_Request) -> Result<()> {
+        let start = Instant::now();
+        let mut polls: u32 = 0;
+        let mut nap = Duration::from_micros(20);
+        loop {
+            let mut flag: c_int = 0;
+            // SAFETY: a live request; MPI sets it to MPI_REQUEST_NULL on completion.
+            let rc = unsafe { ffi::MPI_Test(&mut req, &mut flag, ffi::RSMPI_STATUS_IGNORE) };
+            if rc != success() {
+                return Err(self.mpi_error(self.rank, rc));
+            }
+            if flag != 0 {
+                return Ok(());
+            }
+            self.check_notices()?;
+            polls = polls.saturating_add(1);
+            if polls <= self.spin {
+                std::hint::spin_loop();
+                continue;
+            }
+            if start.elapsed() >= self.timeout {
+                return Err(Error::Timeout {
+                    rank: self.rank,
+                    peer: self.rank,
+                    step: 0,
+                });
+            }
+            if start.elapsed() < YIELD_FOR {
+                std::thread::yield_now();
+                continue;
+            }
+            // A peer that left may have done its part already (a broadcast's root):
+            // it fails the wait only if the collective is still pending a grace later.
+            let (me, k) = (self.rank, self.size);
+            for peer in (0..k).filter(|&p| p != me) {
+                while self.gone[peer as usize].is_none() {
+                    let Some((_, message)) = self.probe_departure(peer as c_int) else {
+                        break;
+                    };
+                    self.take_departure(peer, message);
+                }
+                if let Some((when, _)) = self.gone[peer as usize] {
+                    if when.elapsed() >= self.grace {
+                        return Err(self.departed(peer));
+                    }
+                }
+            }
+            std::thread::sleep(nap);
+            nap = (nap * 2).min(Duration::from_micros(500));
+        }
+    }
+
     /// Poll `reqs` to completion for at most the grace period; release the rest with
     /// `MPI_Request_free`. Returns whether all completed.
     fn drain(reqs: &mut [ffi::MPI_Request], grace: Duration) -> bool {
@@ -1192,7 +1290,33 @@ impl Transport for Mpi {
         if let Some(rank) = self.failed {
             return Some(Err(Error::PeerFailed { rank }));
         }
-        Some(native::run(self.data, self.rank, self.size, call))
+        let blocking = self.native_wait == NativeWait::Blocking;
+        Some(
+            native::start(self.data, self.rank, self.size, call, blocking).and_then(|req| {
+                if blocking {
+                    Ok(())
+                } else {
+                    self.wait_native(req)
+                }
+            }),
+        )
+    }
+
+    /// `mpi-<library>-<ranks>-<host>`: the MPI library (a hash of its version string),
+    /// the number of ranks and this process's host, so that picks measured under one
+    /// library, rank count or machine are never read under another.
+    fn machine_key(&self) -> Option<String> {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        mpi::environment::library_version()
+            .unwrap_or_default()
+            .hash(&mut h);
+        let host = mpi::environment::processor_name().unwrap_or_default();
+        Some(format!(
+            "mpi-{:08x}-{}ranks-{host}",
+            h.finish() as u32,
+            self.size
+        ))
     }
 
     fn cancel_all(&mut self) {

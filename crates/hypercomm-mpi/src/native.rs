@@ -60,7 +60,17 @@ fn operator(op: Builtin) -> Option<ffi::MPI_Op> {
 }
 
 /// Runs `call` on `comm` (this rank `me` of `k`).
-pub(crate) fn run(comm: ffi::MPI_Comm, me: u32, k: u32, call: NativeCall<'_>) -> Result<()> {
+/// Run `call` with MPI's blocking collective (`MPI_Bcast`, … `MPI_Reduce_scatter_block`;
+/// `blocking`, returning `MPI_REQUEST_NULL` once done), or start it as MPI's
+/// non-blocking one (`MPI_Ibcast`, …) and return its request, which the caller waits
+/// for with the transport's failure checks and timeout.
+pub(crate) fn start(
+    comm: ffi::MPI_Comm,
+    me: u32,
+    k: u32,
+    call: NativeCall<'_>,
+    blocking: bool,
+) -> Result<ffi::MPI_Request> {
     let c = call.collective;
     let kind = c.kind();
     let refuse = |reason: String| Error::Native {
@@ -107,26 +117,111 @@ pub(crate) fn run(comm: ffi::MPI_Comm, me: u32, k: u32, call: NativeCall<'_>) ->
     // SAFETY: every buffer holds exactly what the call reads or writes on this rank
     // (checked above: `count` elements of `dt`, `k` blocks where the collective
     // gathers or scatters), and stays borrowed for the blocking call's duration.
+    let mut req = crate::request_null();
+    // `$b` blocking, else `$i` with the request's address as its last argument.
+    macro_rules! either {
+        ($b:ident, $i:ident, $($a:expr),*) => {
+            if blocking {
+                ffi::$b($($a),*)
+            } else {
+                ffi::$i($($a),*, &mut req)
+            }
+        };
+    }
     let rc = unsafe {
         match c {
-            Collective::Broadcast { root: r } => ffi::MPI_Bcast(recv, count, dt, root(r), comm),
-            Collective::Scatter { root: r } => {
-                ffi::MPI_Scatter(send, count, dt, recv, count, dt, root(r), comm)
+            Collective::Broadcast { root: r } => {
+                either!(MPI_Bcast, MPI_Ibcast, recv, count, dt, root(r), comm)
             }
-            Collective::Gather { root: r } => {
-                ffi::MPI_Gather(send, count, dt, recv, count, dt, root(r), comm)
+            Collective::Scatter { root: r } => either!(
+                MPI_Scatter,
+                MPI_Iscatter,
+                send,
+                count,
+                dt,
+                recv,
+                count,
+                dt,
+                root(r),
+                comm
+            ),
+            Collective::Gather { root: r } => either!(
+                MPI_Gather,
+                MPI_Igather,
+                send,
+                count,
+                dt,
+                recv,
+                count,
+                dt,
+                root(r),
+                comm
+            ),
+            Collective::Allgather => {
+                either!(
+                    MPI_Allgather,
+                    MPI_Iallgather,
+                    send,
+                    count,
+                    dt,
+                    recv,
+                    count,
+                    dt,
+                    comm
+                )
             }
-            Collective::Allgather => ffi::MPI_Allgather(send, count, dt, recv, count, dt, comm),
-            Collective::Alltoall => ffi::MPI_Alltoall(send, count, dt, recv, count, dt, comm),
+            Collective::Alltoall => {
+                either!(
+                    MPI_Alltoall,
+                    MPI_Ialltoall,
+                    send,
+                    count,
+                    dt,
+                    recv,
+                    count,
+                    dt,
+                    comm
+                )
+            }
             Collective::Reduce { root: r } => {
-                ffi::MPI_Reduce(send, recv, count, dt, mpi_op, root(r), comm)
+                either!(
+                    MPI_Reduce,
+                    MPI_Ireduce,
+                    send,
+                    recv,
+                    count,
+                    dt,
+                    mpi_op,
+                    root(r),
+                    comm
+                )
             }
-            Collective::Allreduce => ffi::MPI_Allreduce(send, recv, count, dt, mpi_op, comm),
-            Collective::Scan => ffi::MPI_Scan(send, recv, count, dt, mpi_op, comm),
-            Collective::ExclusiveScan => ffi::MPI_Exscan(send, recv, count, dt, mpi_op, comm),
-            Collective::ReduceScatter => {
-                ffi::MPI_Reduce_scatter_block(send, recv, count, dt, mpi_op, comm)
+            Collective::Allreduce => {
+                either!(
+                    MPI_Allreduce,
+                    MPI_Iallreduce,
+                    send,
+                    recv,
+                    count,
+                    dt,
+                    mpi_op,
+                    comm
+                )
             }
+            Collective::Scan => either!(MPI_Scan, MPI_Iscan, send, recv, count, dt, mpi_op, comm),
+            Collective::ExclusiveScan => {
+                either!(MPI_Exscan, MPI_Iexscan, send, recv, count, dt, mpi_op, comm)
+            }
+            Collective::ReduceScatter => either!(
+                MPI_Reduce_scatter_block,
+                MPI_Ireduce_scatter_block,
+                send,
+                recv,
+                count,
+                dt,
+                mpi_op,
+                comm
+            ),
             _ => {
                 return Err(refuse(
                     "MPI has no collective for it (point-to-point: use send and receive)".into(),
@@ -137,7 +232,7 @@ pub(crate) fn run(comm: ffi::MPI_Comm, me: u32, k: u32, call: NativeCall<'_>) ->
     if rc != success() {
         return Err(refuse(error_string(rc)));
     }
-    Ok(())
+    Ok(req)
 }
 
 /// Bytes of rank `me`'s input and output for `c` on `k` ranks with blocks of `block`

@@ -236,6 +236,14 @@ fn a_rank_that_panics_fails_its_peers() {
     expect_peer_failed(5, 0, &["--panic", "--at", "0"]);
 }
 
+/// Native MPI collectives waited for checked (`NativeWait::Checked`, the `fault`
+/// command's): a failed or departed peer is named, the job never hangs.
+#[test]
+fn a_native_collective_waits_checked_names_the_failed_peer() {
+    expect_peer_failed(3, 1, &["--panic", "--algo", "native"]);
+    expect_peer_failed(4, 2, &["--leave", "--algo", "native"]);
+}
+
 #[test]
 fn a_rank_that_leaves_early_is_named_by_its_peers() {
     // The rank returns successfully (exit 0) while the others still wait for its part
@@ -323,19 +331,40 @@ fn a_length_mismatch_is_detected_not_waited_for() {
 
 #[test]
 fn vs_native_prints_a_ratio_per_size() {
-    let job = mpirun(
-        2,
-        &[
-            "vs-native",
-            "--ops",
-            "broadcast,allreduce",
-            "--max-bytes",
-            "64",
-            "--iters",
-            "4",
-        ],
-        Duration::from_secs(60),
+    let exe = Path::new(env!("CARGO_BIN_EXE_hypercomm-mpi"));
+    let args = [
+        "vs-native",
+        "--ops",
+        "broadcast,allreduce",
+        "--max-bytes",
+        "64",
+        "--iters",
+        "4",
+    ];
+    // By default auto measures (picks kept in a file of this test's own).
+    let dir = std::env::temp_dir().join(format!("hypercomm-vs-native-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let tuning = dir.join("tuning.json");
+    let env = [("HYPERCOMM_TUNING", Some(tuning.as_path()))];
+    let job = mpirun_env(exe, 2, &args, &env, Duration::from_secs(60));
+    assert_eq!(job.code, Some(0), "{}\n{}", job.stdout, job.stderr);
+    for op in ["broadcast 8B", "allreduce 8B commutative"] {
+        let line = format!("# auto: {op} measured in");
+        assert!(job.stdout.contains(&line), "no `{line}`:\n{}", job.stdout);
+    }
+    let text = std::fs::read_to_string(&tuning).unwrap();
+    assert!(text.contains("\"allreduce 8B commutative\""), "{text}");
+    // Read back, not measured again.
+    let job = mpirun_env(exe, 2, &args, &env, Duration::from_secs(60));
+    assert!(
+        job.stdout.contains("# auto: broadcast 8B picks read from"),
+        "{}",
+        job.stdout
     );
+    let _ = std::fs::remove_dir_all(&dir);
+    // The model's picks alone: a prediction for every row.
+    let off = [("HYPERCOMM_TUNING", Some(Path::new("off")))];
+    let job = mpirun_env(exe, 2, &args, &off, Duration::from_secs(60));
     assert_eq!(job.code, Some(0), "{}\n{}", job.stdout, job.stderr);
     assert_eq!(
         vs_native_predictions(&job.stdout).len(),
@@ -362,6 +391,13 @@ fn vs_native_predictions(stdout: &str) -> Vec<(f64, f64, f64)> {
         .filter(|l| {
             let first = l.split_whitespace().next().unwrap_or("");
             ["broadcast", "allgather", "allreduce", "alltoall"].contains(&first)
+        })
+        .filter(|row| {
+            // Native MPI (auto's pick where it measured fastest) has no prediction.
+            let f: Vec<&str> = row.split_whitespace().collect();
+            let native = f.last() == Some(&"native");
+            assert!(!native || f[5..7] == ["-", "-"], "{row}");
+            !native
         })
         .map(|row| {
             let f: Vec<&str> = row.split_whitespace().collect();
@@ -404,10 +440,12 @@ fn vs_native_predicts_under_the_bench_calibration() {
         "4",
     ];
     let run = |xdg: &Path, calibration: Option<&Path>| {
+        // The model's choices (auto measuring nothing), whose predictions are checked.
         let env = [
             ("HYPERCOMM_CALIBRATION", calibration),
             ("XDG_CONFIG_HOME", Some(xdg)),
             ("HOME", Some(empty.as_path())),
+            ("HYPERCOMM_TUNING", Some(Path::new("off"))),
         ];
         mpirun_env(exe, 2, &args, &env, Duration::from_secs(60))
     };

@@ -20,6 +20,7 @@ use crate::exec::{self, Buffers, Plan, Scratch};
 use crate::op::Op;
 use crate::select::{Algo, Calibration, Call, Ran, Selector, NATIVE};
 use crate::transport::{Elem, NativeCall, Part, PartMut, Tag, Transport};
+use crate::tune::{Pick, Tuner};
 
 /// The algorithm of a [`Comm::barrier_with`]. Which rank leaves a barrier first, and
 /// how long before the others, shapes the latency a benchmark measures for the call
@@ -53,8 +54,9 @@ impl std::fmt::Display for Barrier {
 
 /// A rank's handle on the communicator: its transport, its caches, its call counter.
 pub struct Comm<X: Transport> {
-    transport: X,
-    selector: Selector,
+    pub(crate) transport: X,
+    pub(crate) selector: Selector,
+    pub(crate) tuner: Tuner,
     epoch: u32,
     last: Option<Ran>,
     scratch: Scratch,
@@ -96,6 +98,7 @@ impl<X: Transport> Comm<X> {
         Comm {
             transport,
             selector,
+            tuner: Tuner::default(),
             epoch: 0,
             last: None,
             scratch: Scratch::default(),
@@ -220,6 +223,18 @@ impl<X: Transport> Comm<X> {
         if matches!(algo, Algo::Named(name) if name.eq_ignore_ascii_case(NATIVE)) {
             return self.native(collective, len, io, op);
         }
+        // `Auto` under measured tuning: native or the schedule that measured fastest.
+        let (algo, tuned) = match algo {
+            Algo::Auto => match self.pick(collective, len, op)? {
+                Some(Pick::Native) => {
+                    let ran = self.native(collective, len, io, op)?;
+                    return Ok(self.auto_ran(ran));
+                }
+                Some(Pick::Named(name)) => (Algo::Named(name), true),
+                Some(Pick::Model) | None => (algo, false),
+            },
+            _ => (algo, false),
+        };
         let call = Call {
             collective,
             len: len as u64,
@@ -260,12 +275,19 @@ impl<X: Transport> Comm<X> {
         let ran = Ran {
             op: collective.kind(),
             algorithm: chosen.algorithm,
-            auto: chosen.auto,
+            auto: chosen.auto || tuned,
             steps: plan.program().steps.len(),
             in_place,
         };
         self.last = Some(ran);
         Ok(ran)
+    }
+
+    /// `ran`, marked as `Auto`'s choice (also as the last call).
+    fn auto_ran(&mut self, ran: Ran) -> Ran {
+        let ran = Ran { auto: true, ..ran };
+        self.last = Some(ran);
+        ran
     }
 
     /// One collective with the backend's own implementation ([`Transport::native`]).

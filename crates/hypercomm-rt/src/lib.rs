@@ -204,12 +204,14 @@ pub mod op;
 pub mod select;
 pub mod threads;
 pub mod transport;
+pub mod tune;
 
 pub use comm::{Barrier, Comm};
 pub use error::{Error, Result};
 pub use op::Op;
 pub use select::{topology_for, Algo, Calibration, Ran, NATIVE};
 pub use transport::Transport;
+pub use tune::{Tuned, Tuning};
 
 #[cfg(test)]
 mod readme {

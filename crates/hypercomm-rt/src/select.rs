@@ -711,15 +711,30 @@ impl Selector {
     /// The fitting algorithm of least simulated time (the first in registry order on a
     /// tie), among those whose schedule builds (and keeps rank order if it must).
     fn fastest(&self, call: Call) -> Result<&'static Algorithm> {
+        self.ranked(call, 1)
+            .first()
+            .copied()
+            .ok_or_else(|| self.no_algorithm(call))
+    }
+
+    /// The algorithms `Auto` may choose for `kind`, in registry order: those that fit
+    /// the machine, never one kept with its published flaw (it may skip work).
+    pub(crate) fn fitting(&self, kind: OpKind) -> Vec<&'static Algorithm> {
+        algorithms::fitting(self.machine(kind).0, kind)
+            .into_iter()
+            .filter(|a| a.published_flaw().is_none())
+            .collect()
+    }
+
+    /// The `n` fitting algorithms of least simulated time, fastest first (registry
+    /// order on a tie), among those whose schedule builds (and keeps rank order if it
+    /// must).
+    pub(crate) fn ranked(&self, call: Call, n: usize) -> Vec<&'static Algorithm> {
         let model = self.calibration.model(call.elem_bytes);
         let topology = self.machine(call.collective.kind()).0;
         let problem = call.problem(topology);
-        let mut best: Option<(&'static Algorithm, f64)> = None;
-        // Never an algorithm kept with its published flaw (it may skip work).
-        let candidates = algorithms::fitting(topology, call.collective.kind())
-            .into_iter()
-            .filter(|a| a.published_flaw().is_none());
-        for algorithm in candidates {
+        let mut timed: Vec<(&'static Algorithm, f64)> = Vec::new();
+        for algorithm in self.fitting(call.collective.kind()) {
             let Ok(schedule) = algorithm.build(&problem, &self.params(call)) else {
                 continue;
             };
@@ -727,11 +742,11 @@ impl Selector {
                 continue;
             }
             let time = cost::simulate(topology, schedule.as_ref(), &model).time;
-            if best.map_or(true, |(_, t)| time < t) {
-                best = Some((algorithm, time));
-            }
+            timed.push((algorithm, time));
         }
-        best.map(|(a, _)| a).ok_or_else(|| self.no_algorithm(call))
+        // Stable: registry order on a tie.
+        timed.sort_by(|a, b| a.1.total_cmp(&b.1));
+        timed.into_iter().take(n).map(|(a, _)| a).collect()
     }
 
     fn shared(&self, question: Question) -> SharedKey {

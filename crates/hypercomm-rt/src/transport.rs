@@ -264,6 +264,13 @@ pub trait Transport {
         let _ = call;
         None
     }
+
+    /// A name for the backend and the machine it runs on (as rank 0 sees them), under
+    /// which [`crate::Tuning::Measure`] keeps its measured picks; `None` keeps them in
+    /// the process only (the default).
+    fn machine_key(&self) -> Option<String> {
+        None
+    }
 }
 
 /// One collective call for a backend's own implementation ([`Transport::native`]):

@@ -68,6 +68,7 @@ use crate::comm::Comm;
 use crate::error::{Error, Result};
 use crate::select::Calibration;
 use crate::transport::{Incoming, Part, PartMut, Tag, Transport};
+use crate::tune::Tuning;
 use rendezvous::{Claim, Shared};
 
 /// [`Config::eager`] when ranks share cores: messages up to this many bytes are copied
@@ -200,6 +201,11 @@ pub struct Config {
     /// assert_eq!(sums, vec![u64::from(k); k as usize]);
     /// ```
     pub fibers: bool,
+    /// Whether `Algo::Auto` measures the model's best schedules on these threads and
+    /// takes the fastest ([`crate::tune`]); off by default, so that a library call's
+    /// choice is the model's, the same in every run. `hypercomm run` and `bench` turn
+    /// it on (`HYPERCOMM_TUNING=off` turns it off).
+    pub tuning: Tuning,
 }
 
 impl Config {
@@ -224,6 +230,7 @@ impl Config {
             stack_size: None,
             pin: !own_core,
             fibers: false,
+            tuning: Tuning::Off,
         }
     }
     /// The same with another yield window ([`Config::yield_for`]; zero parks at once
@@ -235,6 +242,11 @@ impl Config {
     pub fn timeout(self, timeout: Duration) -> Self {
         Config { timeout, ..self }
     }
+    /// The same with another tuning policy.
+    pub fn tuning(self, tuning: Tuning) -> Self {
+        Config { tuning, ..self }
+    }
+
     /// The same with another calibration.
     pub fn calibration(self, calibration: Calibration) -> Self {
         Config {
@@ -587,6 +599,7 @@ where
     shared.register(rank);
     let endpoint = Threads::new(shared, rank, config, fiber);
     let mut comm = Comm::new(endpoint, calibration);
+    comm.set_tuning(config.tuning.clone());
     let outcome = match catch_unwind(AssertUnwindSafe(|| f(&mut comm))) {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => Err(Failure::Returned(e)),
@@ -996,6 +1009,17 @@ impl<'s> Threads<'s> {
 impl Transport for Threads<'_> {
     fn rank(&self) -> Rank {
         self.rank
+    }
+
+    /// `threads-<ranks>ranks-<cpus>cpus[-fibers]`: picks measured with one placement
+    /// of ranks on CPUs are not read under another.
+    fn machine_key(&self) -> Option<String> {
+        let fibers = if self.fiber.is_some() { "-fibers" } else { "" };
+        Some(format!(
+            "threads-{}ranks-{}cpus{fibers}",
+            self.size(),
+            cpu_count()
+        ))
     }
 
     fn size(&self) -> u32 {

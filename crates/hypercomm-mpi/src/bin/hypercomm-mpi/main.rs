@@ -77,10 +77,15 @@ enum Command {
         #[arg(long, value_delimiter = ',')]
         ops: Vec<String>,
     },
-    /// Inject a failure on one rank; the others must report it.
+    /// Inject a failure on one rank; the others must report it. `Auto` here is the
+    /// model's choice (no measured picks) and native collectives wait checked
+    /// (`NativeWait::Checked`), so that every failure is detected by this crate.
     Fault {
         #[command(flatten)]
         common: Common,
+        /// Algorithm of the all-reduces (`auto`, a registry name, or `native`).
+        #[arg(long, default_value = "auto")]
+        algo: String,
         /// The rank that fails.
         #[arg(long, default_value_t = 1)]
         rank: Rank,
@@ -213,16 +218,23 @@ fn main() -> ExitCode {
             mismatch,
             leave,
             harmless,
-        } => report(
-            me,
-            hypercomm_mpi::run(&world, &config(common), |comm| {
-                if *harmless {
-                    leave_harmlessly(comm, *rank)
-                } else {
-                    fault(comm, *rank, *panic, *at, (*stall, *mismatch, *leave))
-                }
-            }),
-        ),
+            algo,
+        } => {
+            let mut config = config(common);
+            config.tuning = hypercomm_rt::Tuning::Off;
+            config.native_wait = hypercomm_mpi::NativeWait::Checked;
+            let algo = Algo::from(algo.as_str());
+            report(
+                me,
+                hypercomm_mpi::run(&world, &config, |comm| {
+                    if *harmless {
+                        leave_harmlessly(comm, *rank)
+                    } else {
+                        fault(comm, *rank, *panic, *at, (*stall, *mismatch, *leave), algo)
+                    }
+                }),
+            )
+        }
         Command::Calibrate {
             common,
             pattern,
@@ -657,6 +669,7 @@ fn fault(
     panic: bool,
     at: u32,
     (stall, mismatch, leave): (Option<f64>, bool, bool),
+    algo: Algo,
 ) -> Result<(), Stop> {
     let (me, k) = (comm.rank(), comm.size());
     if culprit >= k {
@@ -672,7 +685,7 @@ fn fault(
                 std::thread::sleep(Duration::from_secs_f64(secs));
             } else if mismatch {
                 let mut short = vec![0u64; 999];
-                comm.all_reduce_into(&data[..999], &mut short, &Op::sum(), Algo::Auto)?;
+                comm.all_reduce_into(&data[..999], &mut short, &Op::sum(), algo)?;
                 continue;
             } else if leave {
                 println!("rank {me}: leaving after {i} all-reduces");
@@ -683,7 +696,7 @@ fn fault(
                 return Err(Stop::Injected);
             }
         }
-        comm.all_reduce_into(&data, &mut out, &Op::sum(), Algo::Auto)?;
+        comm.all_reduce_into(&data, &mut out, &Op::sum(), algo)?;
     }
     Ok(())
 }
@@ -877,6 +890,22 @@ fn vs_native(
                     pred_us,
                     over
                 );
+            }
+        }
+    }
+    if me == 0 {
+        for t in comm.tuned() {
+            let file = t
+                .file
+                .as_ref()
+                .map_or("this process only".into(), |f| f.display().to_string());
+            if t.measured_for > 0.0 {
+                println!(
+                    "# auto: {} measured in {:.2} s, picks kept in {file}",
+                    t.key, t.measured_for
+                );
+            } else {
+                println!("# auto: {} picks read from {file}", t.key);
             }
         }
     }

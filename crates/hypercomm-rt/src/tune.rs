@@ -1,0 +1,565 @@
+//! Measured choices for [`Algo::Auto`] (issue 20): the backend's own collective
+//! ([`NATIVE`]) against the cost model's best schedules, timed on the machine itself.
+//!
+//! The cost model ranks schedules well but prices neither a backend's per-call overhead
+//! nor an MPI library's protocols (eager against rendezvous, shared memory against the
+//! network), and it has no price at all for the library's own collective. So where a
+//! backend has one, or where the user asks ([`Tuning::Measure`]), the first `Auto` call of
+//! a collective (per element size and operator commutativity) times, at every power of
+//! two from 8 B to 4 MiB, native (when the backend has it) and the model's
+//! [`CANDIDATES`] best schedules, the way `hypercomm-mpi vs-native` and OSU do: a barrier,
+//! then one timed call; the median over the iterations (robust to a preempted call),
+//! the slowest rank's median. Every rank
+//! takes the same pick from the agreed times (an all-reduce of their maximum), so every
+//! rank runs the same algorithm without further talk. A schedule is picked over native
+//! only when it measured at most [`MARGIN`] of native's time: noise then cannot make
+//! `Auto` slower than the library's own collective by more than a few percent.
+//!
+//! A call takes the pick of the nearest measured size (in powers of two; sizes past
+//! 4 MiB the 4 MiB pick). Sizes whose buffers would pass 256 MiB over the ranks, and
+//! communicators of more than [`MAX_RANKS`] ranks, are left to the model. The picks are kept in a file per backend and machine
+//! ([`Transport::machine_key`]), read by rank 0 and broadcast, so the measurement runs
+//! once per machine: `HYPERCOMM_TUNING` names another file, or `off` for the model
+//! alone. Measuring one collective takes well under a second on two ranks.
+//!
+//! **Invariant**: every rank of a communicator reaches the same decision (measure or
+//! read) and the same picks, from rank 0's file and the agreed times; a rank's own
+//! clock never decides alone.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use bytemuck::Pod;
+use hypercomm::algorithms::Algorithm;
+use hypercomm::collective::{Collective, OpKind};
+use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
+
+use crate::comm::Comm;
+use crate::error::{Error, Result};
+use crate::op::Op;
+use crate::select::{Algo, Call, NATIVE};
+use crate::transport::Transport;
+
+/// Environment variable: the tuning file to use, or `off`.
+pub const TUNING_ENV: &str = "HYPERCOMM_TUNING";
+
+/// Smallest and largest measured sizes, as powers of two of bytes (8 B … 4 MiB).
+const MIN_LOG: u32 = 3;
+const MAX_LOG: u32 = 22;
+const BUCKETS: usize = (MAX_LOG - MIN_LOG + 1) as usize;
+
+/// The model's best schedules measured at each size, beside native.
+pub const CANDIDATES: usize = 3;
+
+/// A schedule is picked over native only at or below this fraction of native's time.
+pub const MARGIN: f64 = 0.95;
+
+/// Pick codes broadcast by rank 0: an index into the registry's fitting algorithms, or
+/// one of these.
+const CODE_MODEL: u16 = u16::MAX - 2;
+const CODE_NATIVE: u16 = u16::MAX - 1;
+const CODE_NONE: u16 = u16::MAX;
+
+/// A pick that leaves the choice to the cost model (nothing measured ran).
+const MODEL: &str = "model";
+
+/// Whether `Algo::Auto` measures.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Tuning {
+    /// The cost model alone (the threads backend's default: deterministic, no
+    /// measurement).
+    #[default]
+    Off,
+    /// Measure once per machine and keep the picks in `file`, or in the default file
+    /// of the backend and machine when `None` (`$XDG_CACHE_HOME/hypercomm/` or
+    /// `~/.cache/hypercomm/`; without either, measure in every process).
+    Measure {
+        /// The tuning file.
+        file: Option<PathBuf>,
+    },
+}
+
+impl Tuning {
+    /// `HYPERCOMM_TUNING` when set (`off`, or a file), else `default`.
+    pub fn from_env_or(default: Tuning) -> Tuning {
+        match std::env::var_os(TUNING_ENV) {
+            Some(v) if v.eq_ignore_ascii_case("off") => Tuning::Off,
+            Some(v) if !v.is_empty() => Tuning::Measure {
+                file: Some(PathBuf::from(v)),
+            },
+            _ => default,
+        }
+    }
+
+    /// Measure, in the default file.
+    pub fn measure() -> Tuning {
+        Tuning::Measure { file: None }
+    }
+}
+
+/// What one measured pick runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Pick {
+    Native,
+    Named(&'static str),
+    /// Nothing measured runs here: the cost model chooses.
+    Model,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Key {
+    kind: OpKind,
+    elem_bytes: usize,
+    commutative: bool,
+}
+
+impl Key {
+    /// `allreduce 8B commutative`, `alltoall 8B`.
+    fn name(&self) -> String {
+        let order = match (self.kind.is_reduction(), self.commutative) {
+            (false, _) => "",
+            (true, true) => " commutative",
+            (true, false) => " ordered",
+        };
+        format!("{} {}B{order}", self.kind.name(), self.elem_bytes)
+    }
+}
+
+/// How the picks of one collective came about, for reports.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tuned {
+    /// The collective, element size and, for reductions, whether the operator
+    /// commutes (`allreduce 8B commutative`, `alltoall 8B`).
+    pub key: String,
+    /// The pick at each measured size: (bytes, algorithm or `native`).
+    pub picks: Vec<(usize, &'static str)>,
+    /// Seconds the measurement took (0 when read from the file).
+    pub measured_for: f64,
+    /// The file the picks were read from or written to, if any.
+    pub file: Option<PathBuf>,
+}
+
+/// A communicator's measured picks.
+#[derive(Default)]
+pub(crate) struct Tuner {
+    pub policy: Tuning,
+    picks: FxHashMap<Key, [Pick; BUCKETS]>,
+    pub reports: Vec<Tuned>,
+}
+
+/// The tuning file's contents: picks by collective key, one name per size.
+#[derive(Serialize, Deserialize, Default)]
+struct File {
+    /// The backend and machine it was measured on.
+    machine: String,
+    /// Sizes in bytes, one per pick.
+    sizes: Vec<usize>,
+    picks: BTreeMap<String, Vec<String>>,
+}
+
+fn bucket(bytes: usize) -> usize {
+    let log = if bytes <= 1 {
+        0
+    } else {
+        // Nearest power of two: round log2 half up.
+        let l = usize::BITS - 1 - bytes.leading_zeros();
+        if bytes - (1usize << l) >= (1usize << l) / 2 {
+            l + 1
+        } else {
+            l
+        }
+    };
+    (log.clamp(MIN_LOG, MAX_LOG) - MIN_LOG) as usize
+}
+
+fn bucket_bytes(b: usize) -> usize {
+    1usize << (MIN_LOG as usize + b)
+}
+
+impl Tuner {
+    pub fn new(policy: Tuning) -> Self {
+        Tuner {
+            policy,
+            ..Tuner::default()
+        }
+    }
+
+    fn file(&self, machine: Option<&str>) -> Option<PathBuf> {
+        match &self.policy {
+            Tuning::Off => None,
+            Tuning::Measure { file: Some(f) } => Some(f.clone()),
+            Tuning::Measure { file: None } => {
+                let machine = machine?;
+                let dir = std::env::var_os("XDG_CACHE_HOME")
+                    .filter(|d| !d.is_empty())
+                    .map(PathBuf::from)
+                    .or_else(|| {
+                        std::env::var_os("HOME")
+                            .filter(|d| !d.is_empty())
+                            .map(|h| PathBuf::from(h).join(".cache"))
+                    })?;
+                let safe: String = machine
+                    .chars()
+                    .map(|c| {
+                        if c.is_ascii_alphanumeric() || c == '-' {
+                            c
+                        } else {
+                            '_'
+                        }
+                    })
+                    .collect();
+                Some(dir.join("hypercomm").join(format!("tuning-{safe}.json")))
+            }
+        }
+    }
+}
+
+fn read(path: &Path) -> Option<File> {
+    let text = std::fs::read_to_string(path).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// Write atomically (a temporary file renamed), so concurrent jobs never read half a
+/// file. Failures are ignored: the picks then live in this process only.
+fn write(path: &Path, file: &File) {
+    let Ok(text) = serde_json::to_string_pretty(file) else {
+        return;
+    };
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    if std::fs::write(&tmp, text).is_ok() && std::fs::rename(&tmp, path).is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+}
+
+impl<X: Transport> Comm<X> {
+    /// Measure every `Auto` choice from now on (the MPI backend's default), or not.
+    pub fn set_tuning(&mut self, tuning: Tuning) {
+        self.tuner = Tuner::new(tuning);
+    }
+
+    /// How the measured picks so far came about (empty without [`Tuning::Measure`]).
+    pub fn tuned(&self) -> &[Tuned] {
+        &self.tuner.reports
+    }
+
+    /// The measured pick for an `Auto` call, measuring (collectively) if this
+    /// collective has not been measured yet; `None` without tuning.
+    pub(crate) fn pick<T: Pod>(
+        &mut self,
+        collective: Collective,
+        len: usize,
+        op: Option<&Op<'_, T>>,
+    ) -> Result<Option<Pick>> {
+        if self.tuner.policy == Tuning::Off || self.size() == 1 || self.size() > MAX_RANKS {
+            return Ok(None);
+        }
+        let key = Key {
+            kind: collective.kind(),
+            elem_bytes: size_of::<T>(),
+            commutative: op.map_or(true, |o| o.is_commutative()),
+        };
+        if matches!(key.kind, OpKind::P2p | OpKind::Download | OpKind::Transpose) {
+            return Ok(None);
+        }
+        if !self.tuner.picks.contains_key(&key) {
+            let picks = self.tune(collective, key, op)?;
+            self.tuner.picks.insert(key, picks);
+        }
+        let b = bucket(len.saturating_mul(key.elem_bytes));
+        Ok(Some(self.tuner.picks[&key][b]))
+    }
+
+    /// The picks of `key`: rank 0's file's if it has them all, else measured.
+    fn tune<T: Pod>(
+        &mut self,
+        collective: Collective,
+        key: Key,
+        op: Option<&Op<'_, T>>,
+    ) -> Result<[Pick; BUCKETS]> {
+        let start = Instant::now();
+        let machine = self.transport.machine_key();
+        let path = self.tuner.file(machine.as_deref());
+        let fitting = self.selector.fitting(key.kind);
+        // Rank 0 reads the file; every rank gets its codes.
+        let mut codes = [CODE_NONE; BUCKETS];
+        let mut file = None;
+        if self.rank() == 0 {
+            file = path.as_deref().and_then(read);
+            if let Some(f) = file.as_ref().filter(|f| fits(f, &machine)) {
+                if let Some(names) = f.picks.get(&key.name()) {
+                    for (c, n) in codes.iter_mut().zip(names) {
+                        *c = if n == NATIVE {
+                            CODE_NATIVE
+                        } else if n == MODEL {
+                            CODE_MODEL
+                        } else {
+                            fitting
+                                .iter()
+                                .position(|a| a.name == n)
+                                .map_or(CODE_NONE, |i| i as u16)
+                        };
+                    }
+                }
+            }
+        }
+        self.broadcast_into(0, &mut codes, Algo::Named("binomial"))?;
+        let (picks, measured_for) = if codes.iter().all(|&c| c != CODE_NONE) {
+            (codes.map(|c| decode(c, &fitting)), 0.0)
+        } else {
+            let picks = self.measure(collective, key, op)?;
+            if self.rank() == 0 {
+                if let Some(path) = &path {
+                    let mut f = file.filter(|f| fits(f, &machine)).unwrap_or_else(|| File {
+                        machine: machine.clone().unwrap_or_default(),
+                        sizes: sizes(),
+                        picks: BTreeMap::new(),
+                    });
+                    f.picks.insert(
+                        key.name(),
+                        picks.iter().map(|p| name_of(*p).to_string()).collect(),
+                    );
+                    write(path, &f);
+                }
+            }
+            (picks, start.elapsed().as_secs_f64())
+        };
+        self.tuner.reports.push(Tuned {
+            key: key.name(),
+            picks: picks
+                .iter()
+                .enumerate()
+                .map(|(b, p)| (bucket_bytes(b), name_of(*p)))
+                .collect(),
+            measured_for,
+            file: path,
+        });
+        Ok(picks)
+    }
+
+    /// Time native and the model's best schedules at every size; the agreed picks.
+    fn measure<T: Pod>(
+        &mut self,
+        collective: Collective,
+        key: Key,
+        op: Option<&Op<'_, T>>,
+    ) -> Result<[Pick; BUCKETS]> {
+        let k = self.size();
+        let me = self.rank();
+        const SLOTS: usize = CANDIDATES + 1;
+        let mut times = vec![f64::INFINITY; BUCKETS * SLOTS];
+        let mut ranked: Vec<Vec<&'static Algorithm>> = Vec::with_capacity(BUCKETS);
+        for b in 0..BUCKETS {
+            let bytes = bucket_bytes(b);
+            let m = bytes.div_ceil(key.elem_bytes).max(1);
+            let call = Call {
+                collective,
+                len: m as u64,
+                elem_bytes: key.elem_bytes,
+                commutative: key.commutative,
+                alias: None,
+            };
+            let (in_len, out_len) = (
+                collective.in_len(k, m as u64, me),
+                collective.out_len(k, m as u64, me),
+            );
+            // Every rank decides alike: by the largest buffers any rank holds.
+            let most = (0..k)
+                .map(|r| collective.in_len(k, m as u64, r) + collective.out_len(k, m as u64, r))
+                .max()
+                .unwrap_or(0);
+            if most.saturating_mul(key.elem_bytes as u64) > buffer_cap(k) {
+                ranked.push(Vec::new());
+                continue;
+            }
+            let best = self.selector.ranked(call, CANDIDATES);
+            let input = vec![T::zeroed(); in_len as usize];
+            let mut output = vec![T::zeroed(); out_len as usize];
+            // Fewer iterations for larger messages: about 64 KiB moved per candidate,
+            // at least 3 and at most 10 timed calls (their median), one untimed first.
+            let iters = (65_536 / bytes).clamp(3, 10) as u32;
+            let slots = std::iter::once(Algo::Named(NATIVE))
+                .chain(best.iter().map(|a| Algo::Named(a.name)));
+            for (s, algo) in slots.enumerate() {
+                times[b * SLOTS + s] =
+                    self.time_calls(collective, &input, &mut output, op, algo, iters)?;
+            }
+            ranked.push(best);
+        }
+        let mut agreed = vec![0.0f64; times.len()];
+        self.all_reduce_into(
+            &times,
+            &mut agreed,
+            &Op::max(),
+            Algo::Named("recursive-doubling"),
+        )?;
+        Ok(std::array::from_fn(|b| {
+            let t = &agreed[b * SLOTS..(b + 1) * SLOTS];
+            let native = t[0];
+            let (best, ours) =
+                t[1..]
+                    .iter()
+                    .enumerate()
+                    .fold((None, f64::INFINITY), |(bi, bt), (i, &x)| {
+                        if x < bt {
+                            (Some(i), x)
+                        } else {
+                            (bi, bt)
+                        }
+                    });
+            match best {
+                Some(i) if ours <= MARGIN * native || !native.is_finite() => {
+                    Pick::Named(ranked[b][i].name)
+                }
+                _ if native.is_finite() => Pick::Native,
+                _ => Pick::Model,
+            }
+        }))
+    }
+
+    /// This rank's median time of one call of `algo` (a barrier before each), or
+    /// infinity when `algo` refuses the call here (native without a native collective,
+    /// or for this type or operator); the same refusal happens on every rank.
+    fn time_calls<T: Pod>(
+        &mut self,
+        collective: Collective,
+        input: &[T],
+        output: &mut [T],
+        op: Option<&Op<'_, T>>,
+        algo: Algo<'_>,
+        iters: u32,
+    ) -> Result<f64> {
+        let mut each = Vec::with_capacity(iters as usize);
+        for i in 0..=iters {
+            self.barrier()?;
+            let t = Instant::now();
+            match self.call_once(collective, input, output, op, algo) {
+                Ok(()) => {}
+                Err(Error::Native { .. }) => return Ok(f64::INFINITY),
+                Err(e) => return Err(e),
+            }
+            if i > 0 {
+                each.push(t.elapsed());
+            }
+        }
+        each.sort_unstable();
+        Ok(each[each.len() / 2].as_secs_f64())
+    }
+
+    /// One call of `collective` through the public entry points (root and operator as
+    /// given; non-reductions ignore `op`).
+    fn call_once<T: Pod>(
+        &mut self,
+        collective: Collective,
+        input: &[T],
+        output: &mut [T],
+        op: Option<&Op<'_, T>>,
+        algo: Algo<'_>,
+    ) -> Result<()> {
+        let me = self.rank();
+        let need_op = || {
+            op.ok_or_else(|| Error::Native {
+                op: collective.kind().to_string(),
+                reason: "no operator to measure with".into(),
+            })
+        };
+        match collective {
+            Collective::Broadcast { root } => {
+                if me == root {
+                    output.copy_from_slice(input);
+                }
+                self.broadcast_into(root, output, algo)?
+            }
+            Collective::Scatter { root } => {
+                self.scatter_into(root, (me == root).then_some(input), output, algo)?
+            }
+            Collective::Gather { root } => {
+                self.gather_into(root, input, (me == root).then_some(output), algo)?
+            }
+            Collective::Allgather => self.all_gather_into(input, output, algo)?,
+            Collective::Alltoall => self.all_to_all_into(input, output, algo)?,
+            Collective::Reduce { root } => {
+                let op = need_op()?;
+                self.reduce_into(root, input, (me == root).then_some(output), op, algo)?
+            }
+            Collective::Allreduce => self.all_reduce_into(input, output, need_op()?, algo)?,
+            Collective::Scan => self.scan_into(input, output, need_op()?, algo)?,
+            Collective::ExclusiveScan => {
+                self.exclusive_scan_into(input, output, need_op()?, algo)?
+            }
+            Collective::ReduceScatter => {
+                self.reduce_scatter_block_into(input, output, need_op()?, algo)?
+            }
+            _ => {
+                return Err(Error::Native {
+                    op: collective.kind().to_string(),
+                    reason: "not measured".into(),
+                })
+            }
+        };
+        Ok(())
+    }
+}
+
+/// The most bytes of buffers (`in` and `out`) a rank allocates to measure one size:
+/// 256 MiB over the ranks (they may share one machine's memory), at least 1 MiB. Larger
+/// sizes are left to the model.
+fn buffer_cap(k: u32) -> u64 {
+    ((256u64 << 20) / u64::from(k.max(1))).max(1 << 20)
+}
+
+/// Communicators of more ranks than this are left to the model (measuring them would
+/// take longer than the measurement should).
+pub const MAX_RANKS: u32 = 64;
+
+/// Whether `f` was measured here: the same sizes, backend and machine (a file named
+/// by `HYPERCOMM_TUNING` may come from elsewhere; its picks are then measured again).
+fn fits(f: &File, machine: &Option<String>) -> bool {
+    f.sizes == sizes() && f.machine == machine.clone().unwrap_or_default()
+}
+
+fn sizes() -> Vec<usize> {
+    (0..BUCKETS).map(bucket_bytes).collect()
+}
+
+fn decode(code: u16, fitting: &[&'static Algorithm]) -> Pick {
+    match code {
+        CODE_NATIVE => Pick::Native,
+        CODE_MODEL => Pick::Model,
+        c => fitting
+            .get(c as usize)
+            .map_or(Pick::Model, |a| Pick::Named(a.name)),
+    }
+}
+
+fn name_of(p: Pick) -> &'static str {
+    match p {
+        Pick::Native => NATIVE,
+        Pick::Named(n) => n,
+        Pick::Model => MODEL,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_fall_in_the_nearest_power_of_two() {
+        assert_eq!(bucket(0), 0);
+        assert_eq!(bucket(8), 0);
+        assert_eq!(bucket(11), 0);
+        assert_eq!(bucket(12), 1);
+        assert_eq!(bucket(16), 1);
+        assert_eq!(bucket(4 << 20), BUCKETS - 1);
+        assert_eq!(bucket(1 << 30), BUCKETS - 1);
+        for b in 0..BUCKETS {
+            assert_eq!(bucket(bucket_bytes(b)), b);
+        }
+    }
+}

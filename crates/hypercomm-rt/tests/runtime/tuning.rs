@@ -1,0 +1,125 @@
+//! Measured `Auto` ([`hypercomm_rt::tune`]) on the threads backend: every rank takes the
+//! same pick (the results are right on 3 ranks, at sizes in different measured
+//! buckets), the picks are kept in the file and read back unchanged, a corrupt file or
+//! one measured elsewhere is measured again, and `Tuning::Off` measures nothing.
+
+use std::path::PathBuf;
+
+use hypercomm::collective::OpKind;
+use hypercomm_rt::{threads, Algo, Op, Tuned, Tuning};
+
+fn scratch(name: &str) -> PathBuf {
+    let p = std::env::temp_dir().join(format!(
+        "hypercomm-tuning-{}-{name}.json",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_file(&p);
+    p
+}
+
+/// All-reduce, all-to-all and broadcast (root 1) with `Auto` at 1, 100 and 5000
+/// elements, each checked; the tuning reports.
+fn calls(k: u32, tuning: Tuning) -> Vec<Tuned> {
+    let cfg = threads::Config::new(k).tuning(tuning);
+    let out = threads::run_with(&cfg, |comm| {
+        let (r, k) = (comm.rank() as u64, comm.size() as u64);
+        for m in [1usize, 100, 5000] {
+            let x: Vec<u64> = (0..m as u64).map(|i| (r + 1) * (i + 1)).collect();
+            let mut sum = vec![0u64; m];
+            let ran = comm.all_reduce_into(&x, &mut sum, &Op::sum(), Algo::Auto)?;
+            assert!(ran.auto);
+            let want: Vec<u64> = (0..m as u64).map(|i| k * (k + 1) / 2 * (i + 1)).collect();
+            assert_eq!(sum, want, "all-reduce of {m} by {}", ran.algorithm);
+
+            let send: Vec<u64> = (0..k * m as u64).map(|i| 1000 * r + i).collect();
+            let mut recv = vec![0u64; send.len()];
+            let ran = comm.all_to_all_into(&send, &mut recv, Algo::Auto)?;
+            for q in 0..k {
+                for i in 0..m as u64 {
+                    let got = recv[(q * m as u64 + i) as usize];
+                    assert_eq!(got, 1000 * q + r * m as u64 + i, "{}", ran.algorithm);
+                }
+            }
+
+            let mut buf = if r == 1 { x.clone() } else { vec![0; m] };
+            comm.broadcast_into(1, &mut buf, Algo::Auto)?;
+            let want: Vec<u64> = (0..m as u64).map(|i| 2 * (i + 1)).collect();
+            assert_eq!(buf, want);
+        }
+        Ok::<_, hypercomm_rt::Error>(comm.tuned().to_vec())
+    })
+    .unwrap();
+    // Every rank saw the same picks.
+    for other in &out[1..] {
+        let names = |t: &[Tuned]| t.iter().map(|t| t.picks.clone()).collect::<Vec<_>>();
+        assert_eq!(names(other), names(&out[0]));
+    }
+    out.into_iter().next().unwrap()
+}
+
+fn kind(key: &str) -> OpKind {
+    let name = key.split(' ').next().unwrap();
+    OpKind::ALL.into_iter().find(|o| o.name() == name).unwrap()
+}
+
+#[test]
+fn measured_picks_are_alike_on_every_rank_kept_and_read_back() {
+    for k in [3] {
+        let file = scratch(&format!("keep{k}"));
+        let tuning = Tuning::Measure {
+            file: Some(file.clone()),
+        };
+        let first = calls(k, tuning.clone());
+        assert_eq!(first.len(), 3, "one measurement per collective");
+        for t in &first {
+            assert!(t.measured_for > 0.0, "{} was not measured", t.key);
+            assert_eq!(t.picks.len(), 20, "8 B to 4 MiB");
+            assert_eq!(t.picks[0].0, 8);
+            assert_eq!(t.picks[19].0, 4 << 20);
+            for &(_, name) in &t.picks {
+                // The threads backend has no native collective: a schedule of the
+                // registry, or the model where a size was too large to measure.
+                assert!(
+                    name == "model" || hypercomm::algorithms::find(kind(&t.key), name).is_some(),
+                    "{}: {name}",
+                    t.key
+                );
+            }
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(text.contains("allreduce 8B commutative"), "{text}");
+        assert!(text.contains(&format!("threads-{k}ranks")), "{text}");
+        let again = calls(k, tuning);
+        for (a, b) in first.iter().zip(&again) {
+            assert_eq!(b.measured_for, 0.0, "{} measured again", b.key);
+            assert_eq!(a.picks, b.picks);
+        }
+        let _ = std::fs::remove_file(&file);
+    }
+}
+
+#[test]
+fn a_corrupt_file_or_one_measured_elsewhere_is_measured_again() {
+    let file = scratch("foreign");
+    std::fs::write(&file, "{ not json").unwrap();
+    let tuning = Tuning::Measure {
+        file: Some(file.clone()),
+    };
+    assert!(calls(3, tuning.clone())
+        .iter()
+        .all(|t| t.measured_for > 0.0));
+    assert!(std::fs::read_to_string(&file)
+        .unwrap()
+        .contains("threads-3ranks"));
+    // The same file under 2 ranks: measured on another machine (3 ranks).
+    assert!(calls(2, tuning).iter().all(|t| t.measured_for > 0.0));
+    assert!(std::fs::read_to_string(&file)
+        .unwrap()
+        .contains("threads-2ranks"));
+    let _ = std::fs::remove_file(&file);
+}
+
+#[test]
+fn tuning_off_measures_nothing() {
+    assert!(calls(3, Tuning::Off).is_empty());
+}
