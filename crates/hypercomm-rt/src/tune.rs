@@ -8,8 +8,9 @@
 //! a collective (per element size and operator commutativity) times, at every power of
 //! two from 8 B to 4 MiB, native (when the backend has it) and the model's
 //! [`CANDIDATES`] best schedules, the way `hypercomm-mpi vs-native` and OSU do: a barrier,
-//! then one timed call; the median over the iterations (robust to a preempted call),
-//! the slowest rank's median. Every rank
+//! then one timed call; the mean over the iterations (what a loop of calls costs: a
+//! schedule that is fast in most calls but stalls in some loses to a steady one), the
+//! slowest rank's mean. Every rank
 //! takes the same pick from the agreed times (an all-reduce of their maximum), so every
 //! rank runs the same algorithm without further talk. A schedule is picked over native
 //! only when it measured at most [`MARGIN`] of native's time: noise then cannot make
@@ -380,9 +381,9 @@ impl<X: Transport> Comm<X> {
             let best = self.selector.ranked(call, CANDIDATES);
             let input = vec![T::zeroed(); in_len as usize];
             let mut output = vec![T::zeroed(); out_len as usize];
-            // Fewer iterations for larger messages: about 64 KiB moved per candidate,
-            // at least 3 and at most 10 timed calls (their median), one untimed first.
-            let iters = (65_536 / bytes).clamp(3, 10) as u32;
+            // Fewer iterations for larger messages: about 256 KiB moved per candidate,
+            // at least 3 and at most 30 timed calls (their mean), one untimed first.
+            let iters = (262_144 / bytes).clamp(3, 30) as u32;
             let slots = std::iter::once(Algo::Named(NATIVE))
                 .chain(best.iter().map(|a| Algo::Named(a.name)));
             for (s, algo) in slots.enumerate() {
@@ -422,7 +423,7 @@ impl<X: Transport> Comm<X> {
         }))
     }
 
-    /// This rank's median time of one call of `algo` (a barrier before each), or
+    /// This rank's mean time of one call of `algo` (a barrier before each), or
     /// infinity when `algo` refuses the call here (native without a native collective,
     /// or for this type or operator); the same refusal happens on every rank.
     fn time_calls<T: Pod>(
@@ -447,8 +448,7 @@ impl<X: Transport> Comm<X> {
                 each.push(t.elapsed());
             }
         }
-        each.sort_unstable();
-        Ok(each[each.len() / 2].as_secs_f64())
+        Ok(each.iter().sum::<std::time::Duration>().as_secs_f64() / each.len() as f64)
     }
 
     /// One call of `collective` through the public entry points (root and operator as
