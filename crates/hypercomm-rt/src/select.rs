@@ -144,7 +144,8 @@ impl Calibration {
 /// The name that runs a collective with the backend's own implementation, not a
 /// schedule: `Algo::Named(NATIVE)` (`MPI_Allreduce`, … on the MPI backend; the threads
 /// backend has none and reports [`crate::Error::Native`]). No registry algorithm has
-/// this name, and `Algo::Auto` never chooses it.
+/// this name; `Algo::Auto` chooses it only where it measured fastest
+/// ([`crate::tune`]), never under the cost model alone.
 pub const NATIVE: &str = "native";
 
 /// Which algorithm a collective runs.
