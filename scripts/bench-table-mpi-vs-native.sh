@@ -12,15 +12,25 @@
 # where), how many sizes exceed 1.05, and the smallest median ratio with the algorithm
 # that ran. With FULL=FILE, every (K, collective, size) row goes to FILE as well.
 #
-# Usage: [RUNS=3] [KS="2 4 8"] [ITERS=200] [FULL=file.md] [MPIRUN_FLAGS=...]
+# Usage: [MPI=openmpi|mpich] [RUNS=3] [KS="2 4 8"] [ITERS=200] [FULL=file.md] [MPIRUN_FLAGS=...]
 #        [SMOKE=1: 8-64 B, 2 runs, 20 iterations, K=2] scripts/bench-table-mpi-vs-native.sh [MAX_BYTES]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/bench-lib.sh
 MAX=${1:-4194304}; RUNS=${RUNS:-3}; KS=${KS:-2 4 8}; ITERS=${ITERS:-200}
 if [ "${SMOKE:-0}" = 1 ]; then MAX=64; RUNS=2; ITERS=20; KS=2; fi
-command -v mpirun >/dev/null || { echo "needs Open MPI (mpirun): apt-get install openmpi-bin libopenmpi-dev libclang-dev" >&2; exit 1; }
-cargo build --release -q -p hypercomm-mpi >&2
+MPI=${MPI:-openmpi}
+case $MPI in
+openmpi)
+    command -v mpirun >/dev/null || { echo "needs Open MPI (mpirun): apt-get install openmpi-bin libopenmpi-dev libclang-dev" >&2; exit 1; }
+    cargo build --release -q -p hypercomm-mpi >&2
+    MPIRUN=(mpirun --oversubscribe); BIN=target/release/hypercomm-mpi; VERSION=$(mpirun --version | head -1) ;;
+mpich)
+    command -v mpirun.mpich >/dev/null || { echo "needs MPICH (mpirun.mpich): apt-get install mpich libmpich-dev libclang-dev" >&2; exit 1; }
+    MPICC=mpicc.mpich CARGO_TARGET_DIR=target/mpich cargo build --release -q -p hypercomm-mpi >&2
+    MPIRUN=(mpirun.mpich); BIN=target/mpich/release/hypercomm-mpi; VERSION="MPICH $(mpichversion 2>/dev/null | sed -n 's/MPICH Version:[[:space:]]*//p')" ;;
+*) echo "MPI=$MPI: valid values are openmpi and mpich" >&2; exit 2 ;;
+esac
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
 for k in $KS; do
@@ -29,11 +39,11 @@ for k in $KS; do
         # shellcheck disable=SC2086
         env -u HYPERCOMM_CALIBRATION -u HYPERCOMM_TUNING -u XDG_CACHE_HOME \
             XDG_CONFIG_HOME="$home" HOME="$home" \
-            mpirun --oversubscribe ${MPIRUN_FLAGS:-} -n "$k" target/release/hypercomm-mpi \
+            "${MPIRUN[@]}" ${MPIRUN_FLAGS:-} -n "$k" "$BIN" \
             vs-native --max-bytes "$MAX" --iters "$ITERS" >"$out/run.$k.$r"
     done
 done
-bench_stamp "K = $KS ranks, $RUNS runs each, $(mpirun --version | head -1), \`scripts/bench-table-mpi-vs-native.sh $MAX\`"
+bench_stamp "K = $KS ranks, $RUNS runs each, $VERSION, \`MPI=$MPI scripts/bench-table-mpi-vs-native.sh $MAX\`"
 bench_smoke_note
 echo
 python3 - "$out" "$RUNS" "$KS" "${FULL:-}" <<'PY'
