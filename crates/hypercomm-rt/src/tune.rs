@@ -265,7 +265,20 @@ impl<X: Transport> Comm<X> {
             elem_bytes: size_of::<T>(),
             commutative: op.map_or(true, |o| o.is_commutative()),
         };
-        if matches!(key.kind, OpKind::P2p | OpKind::Download | OpKind::Transpose) {
+        // The fixed-count collectives that MPI has too; the others are the model's.
+        if !matches!(
+            key.kind,
+            OpKind::Broadcast
+                | OpKind::Scatter
+                | OpKind::Gather
+                | OpKind::Allgather
+                | OpKind::Alltoall
+                | OpKind::Reduce
+                | OpKind::Allreduce
+                | OpKind::Scan
+                | OpKind::ExclusiveScan
+                | OpKind::ReduceScatter
+        ) {
             return Ok(None);
         }
         if !self.tuner.picks.contains_key(&key) {
