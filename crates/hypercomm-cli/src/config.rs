@@ -51,6 +51,7 @@ impl ProblemConfig {
             collective: self.collective,
             len: self.len,
             commutative: true,
+            counts: None,
         }
     }
 }

@@ -91,6 +91,7 @@ pub fn evaluate(doc: &Document, args: &VerifyArgs) -> Result<RunReport, Error> {
         collective: doc.collective,
         len: doc.len,
         commutative: doc.commutative,
+        counts: None,
     };
     let mut report = RunReport::blank(&problem, doc.algo.as_deref(), &model, args.strict);
     if let Some(algo) = doc

@@ -81,6 +81,11 @@ pub fn lower_bound(topo: &Topology, collective: &Collective, m: u64, model: &Mod
     if topo.host().is_some() {
         return None;
     }
+    // The variable-count collectives' bounds depend on their counts, which this
+    // question does not carry.
+    if collective.kind().is_varcount() {
+        return None;
+    }
     let k = topo.nodes() as u64;
     if m == 0 || k == 1 {
         return Some(0.0);
@@ -155,6 +160,11 @@ pub fn lower_bound(topo: &Topology, collective: &Collective, m: u64, model: &Mod
         // Each rank's k − 1 foreign blocks must leave it, combined or not.
         Collective::ReduceScatter => (gather_rounds(topo.diameter()), per_link(km)),
         Collective::Download => return download(topo, m, model),
+        Collective::Gatherv { .. }
+        | Collective::Scatterv { .. }
+        | Collective::Allgatherv
+        | Collective::Alltoallv
+        | Collective::ReduceScatterv => return None,
         // Rank r's m elements come from its mirror across the diagonal.
         Collective::Transpose => {
             let far = (0..k as u32)

@@ -406,6 +406,7 @@ pub fn predict(
         collective: c,
         len,
         commutative: true,
+        counts: None,
     };
     let model = calibration.model(elem_bytes);
     let params = Params { packets, model };
@@ -660,6 +661,7 @@ mod tests {
                 collective: Collective::Allgather,
                 len,
                 commutative: true,
+                counts: None,
             };
             let algo = algorithms::find(OpKind::Allgather, "ring").unwrap();
             let model = calibration.model(8);
@@ -895,6 +897,7 @@ mod tests {
                 collective: c,
                 len: m,
                 commutative: true,
+                counts: None,
             };
             let params = Params {
                 packets: Packets::Count(1),

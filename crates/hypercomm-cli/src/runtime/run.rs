@@ -198,6 +198,7 @@ fn own_plan(
         collective: cfg.collective,
         len: cfg.len as u64,
         commutative: true,
+        counts: None,
     };
     let params = hypercomm::algorithms::Params {
         packets: cfg.packets,

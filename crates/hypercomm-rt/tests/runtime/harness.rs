@@ -92,6 +92,7 @@ fn keeps_order(algo: &algorithms::Algorithm, topo: &Topology, c: Collective, m: 
         collective: c,
         len: m as u64,
         commutative: false,
+        counts: None,
     };
     // An algorithm may refuse non-commutative operators when it builds.
     algo.build(&problem, &params(16))
