@@ -56,7 +56,7 @@ pub struct Comm<X: Transport> {
     transport: X,
     selector: Selector,
     epoch: u32,
-    last: Option<Ran>,
+    pub(crate) last: Option<Ran>,
     scratch: Scratch,
 }
 
@@ -296,6 +296,8 @@ impl<X: Transport> Comm<X> {
             op: op.and_then(Op::builtin),
             input: bytemuck::cast_slice(input),
             output: bytemuck::cast_slice_mut(output),
+            send_counts: &[],
+            recv_counts: &[],
         };
         let kind = collective.kind();
         match self.transport.native(call) {

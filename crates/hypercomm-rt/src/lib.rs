@@ -204,6 +204,7 @@ pub mod op;
 pub mod select;
 pub mod threads;
 pub mod transport;
+mod vcount;
 
 pub use comm::{Barrier, Comm};
 pub use error::{Error, Result};
