@@ -426,6 +426,13 @@ pub struct RtProblemArgs {
     /// Reduction operator of reductions (see [`reduce_op_help`]) [default: sum].
     #[arg(long, value_name = "OP", help = reduce_op_help())]
     pub reduce_op: Option<String>,
+    /// How uneven the counts of the variable-count collectives (gatherv, scatterv,
+    /// allgatherv, alltoallv, reduce-scatterv) are: each count is drawn from the seed,
+    /// uniform among the whole numbers in [round((1 − S)·len), round((1 + S)·len)],
+    /// len the mean count (`run --len`; `bench`: the size); S in [0, 1], 0 makes every
+    /// count len, 1 draws from 0 (zeros included) to 2·len [default: 0.5].
+    #[arg(long, value_name = "S")]
+    pub skew: Option<f64>,
     /// Seconds a rank waits for a peer before giving up.
     #[arg(long, value_name = "SECS", default_value_t = 60.0)]
     pub timeout: f64,

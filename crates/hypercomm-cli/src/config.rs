@@ -635,6 +635,8 @@ pub struct RtProblem {
     pub reduce: crate::runtime::ReduceOp,
     /// How long a rank waits for a peer.
     pub timeout: std::time::Duration,
+    /// `--skew` of the variable-count collectives' counts (0 for the others).
+    pub skew: f64,
 }
 
 /// Validate the problem of `run` and `bench` (the backend is checked by the caller,
@@ -667,11 +669,32 @@ pub fn rt_problem(args: &crate::args::RtProblemArgs) -> Result<RtProblem, Error>
         }
         Some(s) => s.parse()?,
     };
+    let skew = match args.skew {
+        Some(_) if !kind.is_varcount() => {
+            return Err(Error::InvalidParameter {
+                what: "--skew",
+                reason: format!(
+                    "{kind} has one count per block; --skew applies to: gatherv scatterv \
+                     allgatherv alltoallv reduce-scatterv"
+                ),
+            })
+        }
+        Some(s) if !(0.0..=1.0).contains(&s) => {
+            return Err(Error::InvalidParameter {
+                what: "--skew",
+                reason: format!("{s}; valid: a number from 0 (even counts) to 1"),
+            })
+        }
+        Some(s) => s,
+        None if kind.is_varcount() => 0.5,
+        None => 0.0,
+    };
     Ok(RtProblem {
         ranks: k,
         collective,
         reduce,
         timeout: timeout(args.timeout)?,
+        skew,
     })
 }
 
@@ -789,6 +812,12 @@ fn rank_elems(c: Collective, k: u32, m: u64, extra_out: u64, placement: Placemen
 /// serial reference (a copy of `out`), of 8-byte elements, summed over the ranks or the
 /// largest rank's, as `placement` says.
 pub fn run_bytes(c: Collective, k: u32, m: u64, placement: Placement) -> u64 {
+    // A variable-count collective's counts reach 2m (`--skew 1`).
+    let m = if c.kind().is_varcount() {
+        m.saturating_mul(2)
+    } else {
+        m
+    };
     rank_elems(c, k, m, 1, placement).saturating_mul(8)
 }
 
@@ -924,6 +953,7 @@ pub fn rt_run_in(
         seed,
         inject_error: args.inject_error,
         iters: args.iters as usize,
+        counts: crate::runtime::draw_counts(p.collective, p.ranks, args.len as usize, p.skew, seed),
     })
 }
 
@@ -1026,6 +1056,7 @@ pub fn rt_bench_in(
         reduce: p.reduce,
         in_place: args.in_place,
         barrier: args.barrier.into(),
+        skew: p.skew,
     })
 }
 

@@ -1178,6 +1178,7 @@ fn gather_run_and_gather_bench_bring_every_rank_result_to_every_rank() {
         seed: 9,
         inject_error: true,
         iters: 3,
+        counts: None,
     };
     let per_rank = threads::run(3, |comm| {
         let local = runtime::run_rank(comm, &cfg)?;
@@ -1213,6 +1214,7 @@ fn gather_run_and_gather_bench_bring_every_rank_result_to_every_rank() {
         reduce: ReduceOp::Sum,
         in_place: false,
         barrier: hypercomm_rt::Barrier::Tree,
+        skew: 0.0,
     };
     let per_rank = threads::run(3, |comm| {
         let local = runtime::bench_rank(comm, &bcfg, &|| {})?;
