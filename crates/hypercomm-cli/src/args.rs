@@ -165,9 +165,16 @@ pub struct ProblemArgs {
     /// Collective (every name `OpKind` parses: see [`op_help`]).
     #[arg(long, value_name = "OP", help = op_help())]
     pub op: String,
-    /// Elements per message (per block for scatter and gather).
-    #[arg(long, value_parser = whole, allow_negative_numbers = true, value_name = "M")]
-    pub len: u64,
+    /// Elements per message (per block for scatter and gather) [default with
+    /// --counts: their mean].
+    #[arg(long, value_parser = whole, allow_negative_numbers = true, value_name = "M", required_unless_present = "counts")]
+    pub len: Option<u64>,
+    /// The counts of a variable-count collective (gatherv, scatterv, allgatherv,
+    /// alltoallv, reduce-scatterv), a JSON file: a list of one count per rank, or for
+    /// alltoallv a list of lists, row i the counts rank i sends each rank (`[[0, 3],
+    /// [1, 0]]`); zeros allowed. Without it every count is --len.
+    #[arg(long, value_name = "FILE")]
+    pub counts: Option<PathBuf>,
     /// The root of a rooted collective [default: 0].
     #[arg(long, value_parser = whole, allow_negative_numbers = true, value_name = "R")]
     pub root: Option<u64>,

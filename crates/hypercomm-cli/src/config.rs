@@ -15,6 +15,7 @@ use hypercomm::topology::Topology;
 use hypercomm::verify::{Problem, Strictness};
 
 use crate::args::{CheckArgs, ModelArgs, ProblemArgs};
+use hypercomm::counts::Counts;
 
 /// Largest count of elements a buffer, a volume or a link load may reach: 2^53, so that
 /// every count is exact both as `u64` and as `f64`.
@@ -41,6 +42,8 @@ pub struct ProblemConfig {
     pub collective: Collective,
     /// Elements per message (per block for scatter and gather).
     pub len: u64,
+    /// A variable-count collective's counts (`--counts`), checked.
+    pub counts: Option<Counts>,
 }
 
 impl ProblemConfig {
@@ -51,7 +54,7 @@ impl ProblemConfig {
             collective: self.collective,
             len: self.len,
             commutative: true,
-            counts: None,
+            counts: self.counts.as_ref(),
         }
     }
 }
@@ -77,7 +80,39 @@ pub struct RunConfig {
 pub fn problem(args: &ProblemArgs) -> Result<ProblemConfig, Error> {
     let topology: Topology = args.topology.parse()?;
     let kind: OpKind = args.op.parse()?;
-    problem_of(topology, kind, args.len, [args.root, args.src, args.dst])
+    let counts = match &args.counts {
+        Some(path) => {
+            let c = read_counts(path)?;
+            c.check(kind, topology.nodes()).map_err(|e| Error::InvalidParameter {
+                what: "--counts",
+                reason: format!("{}: {e}", path.display()),
+            })?;
+            Some(c)
+        }
+        None => None,
+    };
+    let len = args
+        .len
+        .or(counts.as_ref().map(Counts::mean))
+        .unwrap_or_default();
+    let mut p = problem_of(topology, kind, len, [args.root, args.src, args.dst])?;
+    p.counts = counts;
+    Ok(p)
+}
+
+/// Read a `--counts` file: a JSON list of counts, or a list of lists (alltoallv).
+pub fn read_counts(path: &std::path::Path) -> Result<Counts, Error> {
+    let bad = |reason: String| Error::InvalidParameter {
+        what: "--counts",
+        reason: format!("{}: {reason}", path.display()),
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    serde_json::from_str(&text).map_err(|e| {
+        bad(format!(
+            "{e}; valid: a JSON list of whole numbers, one per rank ([2, 0, 5]), or for \
+             alltoallv a list of lists, one row per rank ([[0, 3], [1, 0]])"
+        ))
+    })
 }
 
 /// Validate a problem from parsed parts; `ranks` are the optional root, source and
@@ -96,6 +131,7 @@ pub fn problem_of(
         topology,
         collective,
         len,
+        counts: None,
     })
 }
 
