@@ -83,10 +83,11 @@ pub fn problem(args: &ProblemArgs) -> Result<ProblemConfig, Error> {
     let counts = match &args.counts {
         Some(path) => {
             let c = read_counts(path)?;
-            c.check(kind, topology.nodes()).map_err(|e| Error::InvalidParameter {
-                what: "--counts",
-                reason: format!("{}: {e}", path.display()),
-            })?;
+            c.check(kind, topology.nodes())
+                .map_err(|e| Error::InvalidParameter {
+                    what: "--counts",
+                    reason: format!("{}: {e}", path.display()),
+                })?;
             Some(c)
         }
         None => None,

@@ -33,7 +33,7 @@ use hypercomm_rt::{Barrier, Comm, Transport};
 use serde::Serialize;
 
 use super::{
-    buffer_lens, in_place_offset, invoke, invoke_in_place, predict, try_buffer, AlgoChoice,
+    buffer_lens, in_place_offset, invoke, invoke_in_place, predict_with, try_buffer, AlgoChoice,
     CalibrationInfo, ReduceOp,
 };
 
@@ -356,10 +356,9 @@ impl BenchReport {
                     memcpy = p.memcpy.map(|b| b / 1e9);
                 }
                 let predicted = super::registry_entry(kind, p.algorithm).and_then(|a| {
-                    predict(
-                        c,
-                        k,
-                        p.size as u64,
+                    let counts = super::draw_counts(c, k, p.size, cfg.skew, p.size as u64);
+                    predict_with(
+                        (c, k, p.size as u64, counts.as_ref()),
                         1,
                         a,
                         hypercomm::algorithms::Packets::Opt,

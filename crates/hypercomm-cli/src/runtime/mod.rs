@@ -477,13 +477,39 @@ pub fn predict(
     in_place: bool,
     execution: Execution,
 ) -> Option<f64> {
+    let call = (c, k, len, None);
+    predict_with(
+        call,
+        elem_bytes,
+        algo,
+        packets,
+        shape,
+        calibration,
+        in_place,
+        execution,
+    )
+}
+
+/// [`predict`] of a call `(collective, ranks, len, counts)` with the counts of a
+/// variable-count collective.
+#[allow(clippy::too_many_arguments)]
+pub fn predict_with(
+    (c, k, len, counts): (Collective, u32, u64, Option<&Counts>),
+    elem_bytes: usize,
+    algo: &Algorithm,
+    packets: Packets,
+    shape: Option<&Shape>,
+    calibration: Calibration,
+    in_place: bool,
+    execution: Execution,
+) -> Option<f64> {
     let topology = hypercomm_rt::topology_for(c.kind(), k)?;
     let problem = Problem {
         topology: &topology,
         collective: c,
         len,
         commutative: true,
-        counts: None,
+        counts,
     };
     let model = calibration.model(elem_bytes);
     let params = Params { packets, model };

@@ -20,7 +20,7 @@ use hypercomm_rt::{Comm, Ran, Transport};
 use serde::Serialize;
 
 use super::{
-    buffer_lens, data, invoke, predict, try_buffer, AlgoChoice, CalibrationInfo, ReduceOp,
+    buffer_lens, data, invoke, predict_with, try_buffer, AlgoChoice, CalibrationInfo, ReduceOp,
 };
 
 /// Size of a `run` element in bytes (`u64`).
@@ -357,10 +357,8 @@ impl RunReport {
         let mut mismatches: Vec<Mismatch> = results.iter().filter_map(|r| r.mismatch).collect();
         mismatches.sort_by_key(|m| m.rank);
         let predicted = super::registry_entry(kind, first.algorithm).and_then(|a| {
-            predict(
-                c,
-                cfg.ranks,
-                cfg.len as u64,
+            predict_with(
+                (c, cfg.ranks, cfg.len as u64, cfg.counts.as_ref()),
                 ELEM_BYTES,
                 a,
                 cfg.packets,
