@@ -763,13 +763,14 @@ fn product_with_a_shape_on_mpi() {
 }
 
 /// The application examples (`examples/*.rs`): the runtime's kernels over MPI.
-const EXAMPLES: [&str; 6] = [
+const EXAMPLES: [&str; 7] = [
     "power_iteration",
     "conjugate_gradient",
     "gaussian_elimination",
     "nbody",
     "transpose",
     "prefix_sums",
+    "bucket_sort",
 ];
 
 /// The path of example `name`, built (all of them, once) with `cargo build --examples`
@@ -867,6 +868,12 @@ fn example_transpose_on_mpi() {
 #[test]
 fn example_prefix_sums_on_mpi() {
     example_matches("prefix_sums");
+}
+
+/// The alltoallv example: a bucket sort with skewed keys (uneven counts, zeros).
+#[test]
+fn example_bucket_sort_on_mpi() {
+    example_matches("bucket_sort");
 }
 
 #[test]
