@@ -15,8 +15,10 @@
 //!   `recv_counts` (column). The whole k × k matrix, which the schedules and `Auto`
 //!   need, is first all-gathered (2k counts a rank), and every rank checks that each
 //!   send count matches its receive count, so a mismatch is an error on every rank,
-//!   not a hang ([`hypercomm::error::Error::BadCounts`]). `Algo::Named("native")` skips
-//!   that exchange: MPI's `MPI_Alltoallv` takes the row and column as they are.
+//!   not a hang ([`hypercomm::error::Error::BadCounts`]). A named algorithm skips that
+//!   exchange (this rank's program reads only its row and column; a mismatch is then a
+//!   length mismatch at the receiver), and so does `Algo::Named("native")`: MPI's
+//!   `MPI_Alltoallv` takes the row and column as they are.
 //!
 //! **Algorithms.** The registry's (`hypercomm algorithms --op alltoallv`): `linear`,
 //! `pairwise`, and `ring` for allgatherv and reduce-scatter. `Algo::Auto` simulates every
@@ -253,12 +255,14 @@ impl<X: Transport> Comm<X> {
                 )));
             }
         }
-        let native = matches!(algo, Algo::Named(n) if n.eq_ignore_ascii_case(NATIVE));
-        let matrix = if native {
-            // MPI checks nothing across ranks; the matrix is only this rank's view.
-            Counts::Matrix(vec![])
-        } else {
-            self.count_matrix(send_counts, recv_counts)?
+        let matrix = match algo {
+            // MPI takes this rank's row and column as they are.
+            Algo::Named(n) if n.eq_ignore_ascii_case(NATIVE) => Counts::Matrix(vec![]),
+            // A named schedule's program on this rank reads only its row and column:
+            // no exchange (a count that disagrees with its peer's is a length mismatch
+            // at the receiver).
+            Algo::Named(_) => self.local_matrix(send_counts, recv_counts)?,
+            _ => self.count_matrix(send_counts, recv_counts)?,
         };
         let call = VCall {
             collective: Collective::Alltoallv,
@@ -313,6 +317,23 @@ impl<X: Transport> Comm<X> {
         Collective::Gatherv { root }
             .check_ranks(self.size())
             .map_err(Error::from)
+    }
+
+    /// The k × k matrix as this rank sees it: its row and its column, zeros elsewhere.
+    fn local_matrix(&self, send: &[usize], recv: &[usize]) -> Result<Counts> {
+        let (k, me) = (self.size() as usize, self.rank() as usize);
+        if send[me] != recv[me] {
+            return Err(bad(format!(
+                "alltoallv: rank {me} sends itself {} elements but expects {}",
+                send[me], recv[me]
+            )));
+        }
+        let mut rows = vec![vec![0u64; k]; k];
+        for j in 0..k {
+            rows[me][j] = send[j] as u64;
+            rows[j][me] = recv[j] as u64;
+        }
+        Ok(Counts::Matrix(rows))
     }
 
     /// The k × k matrix from every rank's row (`send`) and column (`recv`), checked:
