@@ -4,8 +4,9 @@
 //! from every rank's input. Reduce-scatter runs with 2 × 2 matrix products (associative,
 //! not commutative), so a wrong combine order shows.
 
-use hypercomm::algorithms::for_op;
+use hypercomm::algorithms::fitting;
 use hypercomm::collective::OpKind;
+use hypercomm::topology::Topology;
 use hypercomm_rt::{threads, Algo, Op};
 
 use crate::reference::{Mat2, Rng};
@@ -27,9 +28,13 @@ fn el(r: u32, i: usize) -> u64 {
     ((r as u64) << 32) | i as u64
 }
 
-/// The algorithms to run for `op`: every registered one, and `auto`.
-fn algos(op: OpKind) -> Vec<&'static str> {
-    let mut v: Vec<&'static str> = for_op(op).map(|a| a.name).collect();
+/// The algorithms to run for `op` on k ranks: every registered one that fits
+/// `complete:k` (the hypercube ones on 2^n ranks), and `auto`.
+fn algos(op: OpKind, k: u32) -> Vec<&'static str> {
+    let mut v: Vec<&'static str> = fitting(&Topology::complete(k), op)
+        .into_iter()
+        .map(|a| a.name)
+        .collect();
     assert!(v.len() >= 2, "{op}: {v:?}");
     v.push("auto");
     v
@@ -51,7 +56,7 @@ fn gatherv_and_scatterv_match_the_reference() {
             let c = counts(&mut rng, k as usize);
             let p = prefix(&c);
             let root = (rng.next() % k as u64) as u32;
-            for name in algos(OpKind::Gatherv) {
+            for name in algos(OpKind::Gatherv, k) {
                 let got = threads::run(k, |comm| {
                     let r = comm.rank();
                     let send: Vec<u64> = (0..c[r as usize]).map(|i| el(r, i)).collect();
@@ -69,7 +74,7 @@ fn gatherv_and_scatterv_match_the_reference() {
                     "gatherv/{name} k {k} counts {c:?} root {root}"
                 );
             }
-            for name in algos(OpKind::Scatterv) {
+            for name in algos(OpKind::Scatterv, k) {
                 let got = threads::run(k, |comm| {
                     let r = comm.rank();
                     let data: Vec<u64> = (0..p[k as usize]).map(|i| el(root, i)).collect();
@@ -98,7 +103,7 @@ fn allgatherv_matches_the_reference() {
         for _ in 0..3 {
             let c = counts(&mut rng, k as usize);
             let total = c.iter().sum();
-            for name in algos(OpKind::Allgatherv) {
+            for name in algos(OpKind::Allgatherv, k) {
                 let got = threads::run(k, |comm| {
                     let r = comm.rank();
                     let send: Vec<u64> = (0..c[r as usize]).map(|i| el(r, i)).collect();
@@ -130,7 +135,7 @@ fn alltoallv_matches_the_reference() {
             let m = counts(&mut rng, n * n);
             let row = |i: usize| m[i * n..][..n].to_vec();
             let col = |j: usize| (0..n).map(|i| m[i * n + j]).collect::<Vec<_>>();
-            for name in algos(OpKind::Alltoallv) {
+            for name in algos(OpKind::Alltoallv, k) {
                 let got = threads::run(k, |comm| {
                     let i = comm.rank() as usize;
                     let (sc, rc) = (row(i), col(i));
@@ -163,7 +168,7 @@ fn reduce_scatter_with_counts_keeps_rank_order() {
             let c = counts(&mut rng, k as usize);
             let p = prefix(&c);
             let total = p[k as usize];
-            for name in algos(OpKind::ReduceScatterv) {
+            for name in algos(OpKind::ReduceScatterv, k) {
                 for commutative in [false, true] {
                     let res = threads::run(k, |comm| {
                         let r = comm.rank();

@@ -150,6 +150,7 @@ pub mod scatterv {
 }
 pub mod allgatherv {
     //! `MPI_Allgatherv`: every rank's c_r elements to every rank.
+    pub mod dimension_exchange;
     pub mod linear;
     pub mod pairwise;
     pub mod ring;
@@ -1903,6 +1904,17 @@ pub static ALGORITHMS: &[Algorithm] = &[
         fits: any_complete,
         build: allgatherv::ring::build,
         formulas: allgatherv::ring::formulas,
+    },
+    Algorithm {
+        name: "dimension-exchange",
+        op: OpKind::Allgatherv,
+        summary: "n steps on a hypercube: swap the aligned subcube's blocks with i XOR 2^t; each step waits for the heaviest subcube",
+        reference: "seed 001, All-gather; MPICH recursive-doubling allgatherv (Thakur, Rabenseifner & Gropp 2005)",
+        topologies: "hypercube",
+        pipelined: false,
+        fits: hypercube_only,
+        build: allgatherv::dimension_exchange::build,
+        formulas: allgatherv::dimension_exchange::formulas,
     },
     Algorithm {
         name: "linear",

@@ -57,11 +57,22 @@ impl Blocks {
     /// `algo`: its counts, or k blocks of `len`.
     pub fn of(problem: &Problem<'_>, algo: &str, kind: OpKind) -> Result<(u32, Self), Error> {
         let k = complete_ranks(problem, algo, kind)?;
-        let blocks = match counts_of(problem)? {
-            Counts::PerRank(c) if kind.is_varcount() => Blocks { prefix: prefix(&c) },
+        Ok((k, Self::counted(problem)?))
+    }
+    /// The blocks of `problem` on any topology: its per-rank counts, or k blocks of
+    /// `len`.
+    pub fn counted(problem: &Problem<'_>) -> Result<Self, Error> {
+        let k = problem.topology.nodes();
+        Ok(match counts_of(problem)? {
+            Counts::PerRank(c) if problem.collective.kind().is_varcount() => {
+                Blocks { prefix: prefix(&c) }
+            }
             _ => Blocks::uniform(k, problem.len),
-        };
-        Ok((k, blocks))
+        })
+    }
+    /// The elements of blocks `range` together, from `off(range.start)` on.
+    pub fn span(&self, range: std::ops::Range<u32>) -> u64 {
+        self.prefix[range.end as usize] - self.prefix[range.start as usize]
     }
     /// Offset of block b in `in`.
     pub fn off(&self, b: u32) -> u64 {
@@ -344,8 +355,11 @@ pub(crate) mod test_support {
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
         let algos: Vec<_> = ALGORITHMS.iter().filter(|a| a.op == op).collect();
         assert!(!algos.is_empty(), "no algorithm for {op}");
-        for k in 1..=9u32 {
-            let topo = Topology::complete(k);
+        let complete = (1..=9u32).map(Topology::complete);
+        let cubes =
+            (0..=4u32).map(|n| Topology::hypercube(crate::topology::Hypercube::new(n).unwrap()));
+        for topo in complete.chain(cubes) {
+            let k = topo.nodes();
             let roots = if op.has_root() { k } else { 1 };
             for root in 0..roots {
                 let collective = Collective::new(op, k, Some(root as u64), None, None).unwrap();
@@ -355,7 +369,7 @@ pub(crate) mod test_support {
                         1 => Counts::uniform(op, k, 3),
                         _ => random_counts(op, k, &mut rng),
                     };
-                    for algo in &algos {
+                    for algo in algos.iter().filter(|a| a.fits(&topo).is_ok()) {
                         check_one(&topo, algo.name, collective, &counts);
                     }
                 }
