@@ -991,6 +991,7 @@ pub fn rt_run_in(
         inject_error: args.inject_error,
         iters: args.iters as usize,
         counts: crate::runtime::draw_counts(p.collective, p.ranks, args.len as usize, p.skew, seed),
+        skew: p.skew,
     })
 }
 

@@ -1179,6 +1179,7 @@ fn gather_run_and_gather_bench_bring_every_rank_result_to_every_rank() {
         inject_error: true,
         iters: 3,
         counts: None,
+        skew: 0.0,
     };
     let per_rank = threads::run(3, |comm| {
         let local = runtime::run_rank(comm, &cfg)?;

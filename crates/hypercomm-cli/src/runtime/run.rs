@@ -53,6 +53,17 @@ pub struct RunConfig {
     /// The counts of a variable-count collective (drawn from the seed with `--skew`,
     /// [`super::draw_counts`]); `None` for the others.
     pub counts: Option<Counts>,
+    /// `--skew` of those counts.
+    pub skew: f64,
+}
+
+impl RunConfig {
+    /// The same run with input and counts from `seed` (the MPI binary's ranks take
+    /// rank 0's: counts drawn from different seeds would disagree between ranks).
+    pub fn reseed(&mut self, seed: u64) {
+        self.seed = seed;
+        self.counts = super::draw_counts(self.collective, self.ranks, self.len, self.skew, seed);
+    }
 }
 
 /// The first element of a rank's output that differs from the reference.
@@ -432,6 +443,7 @@ mod tests {
             inject_error: false,
             iters: 3,
             counts: None,
+            skew: 0.0,
         };
         let result = |rank, times: [f64; 3]| RankResult {
             rank,
