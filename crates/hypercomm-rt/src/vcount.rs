@@ -383,7 +383,28 @@ impl<X: Transport> Comm<X> {
         let (name, auto, schedule) = match algo {
             Algo::Named(name) => {
                 let a = algorithms::lookup(&topology, kind, name)?;
-                (a.name, false, a.build(&problem, &Params::default())?)
+                match a.build(&problem, &Params::default()) {
+                    Ok(s) => (a.name, false, s),
+                    // It refuses a non-commutative operator itself (as the fixed-count
+                    // calls report it).
+                    Err(_)
+                        if !commutative
+                            && a.build(
+                                &Problem {
+                                    commutative: true,
+                                    ..problem
+                                },
+                                &Params::default(),
+                            )
+                            .is_ok() =>
+                    {
+                        return Err(Error::NotOrderPreserving {
+                            algo: a.name,
+                            op: kind.to_string(),
+                        })
+                    }
+                    Err(e) => return Err(e.into()),
+                }
             }
             Algo::Auto => {
                 let (name, s) = self.choose(&problem, size_of::<T>())?;
