@@ -73,7 +73,8 @@ use crate::collective::Collective;
 use crate::cost::model::{Model, Ports, Timing};
 use crate::topology::Topology;
 
-/// A lower bound on the time of `collective` with length `m` on `topo` under `model`.
+/// A lower bound on the time of `collective` with length `m` on `topo` under `model`
+/// (a variable-count collective: with every count m).
 pub fn lower_bound(topo: &Topology, collective: &Collective, m: u64, model: &Model) -> Option<f64> {
     if *collective == Collective::Download {
         return download(topo, m, model);
@@ -81,10 +82,10 @@ pub fn lower_bound(topo: &Topology, collective: &Collective, m: u64, model: &Mod
     if topo.host().is_some() {
         return None;
     }
-    // The variable-count collectives' bounds depend on their counts, which this
-    // question does not carry.
+    // A variable-count collective here has every count m (the question carries no
+    // counts): its fixed-count form's bound. With other counts there is none.
     if collective.kind().is_varcount() {
-        return None;
+        return lower_bound(topo, &collective.fixed(), m, model);
     }
     let k = topo.nodes() as u64;
     if m == 0 || k == 1 {

@@ -766,8 +766,9 @@ fn matrix_switch() {
     let fitting: Vec<&'static Algorithm> = algorithms::all()
         .iter()
         .filter(|a| {
-            // Open MPI's linear all-to-all posts every send at once: many ports.
-            !(a.op == OpKind::Alltoall && a.name == "linear")
+            // Open MPI's linear all-to-all posts every send at once: many ports; so do
+            // the variable-count collectives' linear forms.
+            !((a.op == OpKind::Alltoall || a.op.is_varcount()) && a.name == "linear")
                 && (a.topologies.contains("switch")
                     || a.topologies.starts_with("complete")
                     || one_port_cube.contains(&(a.op, a.name)))
