@@ -61,6 +61,22 @@ fn operator(op: Builtin) -> Option<ffi::MPI_Op> {
     }
 }
 
+/// MPI's type of a reduction's elements, or why MPI cannot reduce them.
+fn reduction_type(call: &NativeCall<'_>) -> std::result::Result<ffi::MPI_Datatype, String> {
+    call.elem
+        .and_then(datatype)
+        .ok_or_else(|| "MPI reduces primitive numbers only (u8 … u64, i8 … i64, f32, f64)".into())
+}
+
+/// MPI's operator of a reduction, or why it has none.
+fn reduction_op(call: &NativeCall<'_>) -> std::result::Result<ffi::MPI_Op, String> {
+    call.op.and_then(operator).ok_or_else(|| {
+        "MPI reduces with the built-in operators only (sum, product, min, max, bit_and, \
+         bit_or, bit_xor), not a user operator"
+            .into()
+    })
+}
+
 /// Runs `call` on `comm` (this rank `me` of `k`).
 pub(crate) fn run(comm: ffi::MPI_Comm, me: u32, k: u32, call: NativeCall<'_>) -> Result<()> {
     let c = call.collective;
@@ -84,23 +100,14 @@ pub(crate) fn run(comm: ffi::MPI_Comm, me: u32, k: u32, call: NativeCall<'_>) ->
         )));
     }
     let (dt, count) = if kind.is_reduction() {
-        let dt = call.elem.and_then(datatype).ok_or_else(|| {
-            refuse("MPI reduces primitive numbers only (u8 … u64, i8 … i64, f32, f64)".into())
-        })?;
-        (dt, call.len)
+        (reduction_type(&call).map_err(refuse)?, call.len)
     } else {
         (bytes_type(), block)
     };
     let count = c_int::try_from(count)
         .map_err(|_| refuse(format!("{count} elements exceed MPI's count (a C int)")))?;
     let mpi_op = if kind.is_reduction() {
-        call.op.and_then(operator).ok_or_else(|| {
-            refuse(
-                "MPI reduces with the built-in operators only (sum, product, min, max, \
-                 bit_and, bit_or, bit_xor), not a user operator"
-                    .into(),
-            )
-        })?
+        reduction_op(&call).map_err(refuse)?
     } else {
         // Unused: the collectives that do not reduce take no operator.
         // SAFETY: reading an extern constant of the MPI library.
@@ -273,16 +280,8 @@ fn run_varcount(comm: ffi::MPI_Comm, me: u32, k: u32, call: NativeCall<'_>) -> R
                 comm,
             ),
             _ => {
-                let dt = call.elem.and_then(datatype).ok_or_else(|| {
-                    refuse(
-                        "MPI reduces primitive numbers only (u8 … u64, i8 … i64, f32, f64)".into(),
-                    )
-                })?;
-                let op = call.op.and_then(operator).ok_or_else(|| {
-                    refuse(
-                        "MPI reduces with the built-in operators only, not a user operator".into(),
-                    )
-                })?;
+                let dt = reduction_type(&call).map_err(refuse)?;
+                let op = reduction_op(&call).map_err(refuse)?;
                 // MPI_Reduce_scatter's counts are in elements.
                 let (elems, _) = counts_and_displs(rc, 1).map_err(refuse)?;
                 ffi::MPI_Reduce_scatter(send, recv, elems.as_ptr(), dt, op, comm)
