@@ -150,6 +150,7 @@ pub mod scatterv {
 }
 pub mod allgatherv {
     //! `MPI_Allgatherv`: every rank's c_r elements to every rank.
+    pub mod bruck;
     pub mod dimension_exchange;
     pub mod linear;
     pub mod pairwise;
@@ -1904,6 +1905,17 @@ pub static ALGORITHMS: &[Algorithm] = &[
         fits: any_complete,
         build: allgatherv::ring::build,
         formulas: allgatherv::ring::formulas,
+    },
+    Algorithm {
+        name: "bruck",
+        op: OpKind::Allgatherv,
+        summary: "⌈log₂k⌉ steps, each doubling the window of blocks held; blocks straight to their places (a wrapping window is two regions)",
+        reference: "Bruck et al. 1997; MPICH Bruck allgatherv (Thakur, Rabenseifner & Gropp 2005)",
+        topologies: "complete",
+        pipelined: false,
+        fits: any_complete,
+        build: allgatherv::bruck::build,
+        formulas: allgatherv::bruck::formulas,
     },
     Algorithm {
         name: "dimension-exchange",
