@@ -257,3 +257,29 @@ fn bad_counts_are_errors_on_every_rank() {
     .unwrap_err();
     assert!(e.to_string().contains("send buffer"), "{e}");
 }
+
+/// `Auto` chooses by the actual counts: on 8 ranks, even counts tie Bruck and the
+/// dimension exchange (the first registered, Bruck, runs), but two heavy blocks at
+/// ranks 0 and 7, the same mean, cost Bruck a window holding both in two of its three
+/// steps, and the exchange never (its subcubes are aligned): it runs instead.
+#[test]
+fn auto_chooses_by_the_actual_counts() {
+    let run = |c: Vec<usize>| {
+        let total = c.iter().sum();
+        threads::run(8, |comm| {
+            let r = comm.rank() as usize;
+            let send = vec![r as u64; c[r]];
+            let mut all = vec![0u64; total];
+            let ran = comm.all_gatherv_into(&send, &mut all, &c, Algo::Auto)?;
+            let want: Vec<u64> = (0..8).flat_map(|i| vec![i as u64; c[i]]).collect();
+            assert_eq!(all, want);
+            Ok::<_, hypercomm_rt::Error>((ran.algorithm, ran.auto))
+        })
+        .unwrap()[0]
+    };
+    assert_eq!(run(vec![250; 8]), ("bruck", true));
+    assert_eq!(
+        run(vec![1000, 0, 0, 0, 0, 0, 0, 1000]),
+        ("dimension-exchange", true)
+    );
+}
