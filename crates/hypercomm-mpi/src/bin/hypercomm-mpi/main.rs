@@ -934,7 +934,15 @@ fn vs_native(
             .into_iter()
             .find(|o| o.name().eq_ignore_ascii_case(name))
             .filter(|o| CHECKED.contains(o))
-            .ok_or_else(|| Stop::Usage(format!("unknown collective `{name}`")))?;
+            .ok_or_else(|| {
+                let valid: Vec<&str> = CHECKED.iter().map(|o| o.name()).collect();
+                Stop::Usage(format!(
+                    "`{name}`: vs-native times the fixed-count collectives; valid: {} \
+                     (the variable-count ones: `bench --op alltoallv --algo all`, which \
+                     includes native)",
+                    valid.join(" ")
+                ))
+            })?;
         for bytes in sizes(max_bytes) {
             let m = (bytes / 8).max(1);
             let n = if bytes >= 1 << 18 {
