@@ -1581,3 +1581,38 @@ fn simulate_and_compare_take_counts_from_a_file() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A schedule written with `--counts` carries them: `verify --schedule` proves it for
+/// those counts, and fails the post-condition for others.
+#[test]
+fn a_schedule_file_carries_its_counts() {
+    let dir = std::env::temp_dir().join(format!("hc-sched-counts-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let counts = dir.join("c.json");
+    std::fs::write(&counts, "[[0, 3, 1], [2, 0, 0], [5, 1, 0]]").unwrap();
+    let text = ok(&[
+        "schedule",
+        "--topology",
+        "complete:3",
+        "--op",
+        "alltoallv",
+        "--algo",
+        "pairwise",
+        "--counts",
+        counts.to_str().unwrap(),
+    ]);
+    let doc = dir.join("s.json");
+    std::fs::write(&doc, &text).unwrap();
+    let out = ok(&["verify", "--schedule", doc.to_str().unwrap()]);
+    assert!(out.contains("verified       yes"), "{out}");
+    let other = dir.join("s2.json");
+    std::fs::write(
+        &other,
+        text.replacen("[\n      0,\n      3,", "[\n      0,\n      4,", 1),
+    )
+    .unwrap();
+    let r = hc(&["verify", "--schedule", other.to_str().unwrap()]);
+    assert_eq!(r.code, 1, "{}\n{}", r.out, r.err);
+    assert!(r.err.contains("PostCondition"), "{}", r.err);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -304,6 +304,7 @@ fn strided_regions_round_trip_through_json_and_bad_ones_name_their_path() {
         len: 2,
         algo: Some("adea".into()),
         commutative: true,
+        counts: None,
         steps,
         programs: progs,
     };

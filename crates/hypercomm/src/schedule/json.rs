@@ -78,6 +78,10 @@ pub struct Document {
     pub algo: Option<String>,
     #[serde(default = "yes")]
     pub commutative: bool,
+    /// A variable-count collective's counts (a list, or a list of lists for
+    /// alltoallv); absent: every count `len`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counts: Option<crate::counts::Counts>,
     pub steps: usize,
     pub programs: Vec<Program>,
 }
@@ -103,6 +107,7 @@ impl Document {
             len,
             algo: algo.map(str::to_string),
             commutative,
+            counts: None,
             steps: schedule.steps(),
             programs: (0..schedule.nodes()).map(|r| schedule.program(r)).collect(),
         }
