@@ -26,6 +26,9 @@
 //!   `reduce` (with `root`), `allgather`, `alltoall`, `allreduce`, `scan`,
 //!   `exclusive-scan`, `reduce-scatter`.
 //! - `len`: m, as in `--len`. `commutative`: whether combines may reorder (default true).
+//! - `counts` (optional): a variable-count collective's counts, as `--counts` takes them
+//!   (a list of one count per rank, or for alltoallv a list of rows); absent, every
+//!   count is `len`.
 //! - `steps`: the number of lock-step rounds; every program has that many.
 //! - an op is `send` (`to`: ranks, `from`: regions), `recv` (`from`: a rank, `into`:
 //!   regions, `action`: `place` (default), `combine_left` or `combine_right`) or `local`
