@@ -90,13 +90,6 @@ impl Blocks {
     pub fn max(&self) -> u64 {
         (0..self.count()).map(|b| self.len(b)).max().unwrap_or(0)
     }
-    /// t(c_b) = β + c_b τ, or 0 for an empty block (no message).
-    pub fn time(&self, model: &Model, b: u32) -> f64 {
-        match self.len(b) {
-            0 => 0.0,
-            c => model.beta() + c as f64 * model.tau(),
-        }
-    }
     /// The number of blocks.
     pub fn count(&self) -> u32 {
         self.prefix.len() as u32 - 1
@@ -118,17 +111,43 @@ pub fn exchange_formulas(
     reference: &'static str,
     pair: impl Fn(u32, u32) -> (u32, u32),
 ) -> Vec<Formula> {
+    let k = blocks.count();
+    stepped_formula(
+        params,
+        (k, k.saturating_sub(1)),
+        exprs,
+        reference,
+        |s, r| {
+            let (a, b) = pair(s, r);
+            (blocks.len(a), blocks.len(b))
+        },
+    )
+}
+
+/// The exact time of `steps` steps on `k` ranks in which rank r sends one message of
+/// `elems(s, r).0` elements and receives one of `elems(s, r).1` (0: no message): Σ_s
+/// max_r of max (full duplex) or sum (half duplex) of t(sent), t(received), t(c) = β + cτ
+/// for c > 0, else 0; either port rule. `exprs`: the full and half duplex forms.
+pub fn stepped_formula(
+    params: &Params,
+    (k, steps): (u32, u32),
+    exprs: [&str; 2],
+    reference: &'static str,
+    elems: impl Fn(u32, u32) -> (u64, u64),
+) -> Vec<Formula> {
     let model = &params.model;
     if matches!(model.ports, Ports::Split { .. }) || model.duplex == Duplex::HalfLink {
         return vec![];
     }
-    let k = blocks.count();
-    let t = |b: u32| blocks.time(model, b);
+    let t = |c: u64| match c {
+        0 => 0.0,
+        c => model.beta() + c as f64 * model.tau(),
+    };
     let half = model.duplex == Duplex::Half;
     let step = |s: u32| {
         (0..k)
             .map(|r| {
-                let (a, b) = pair(s, r);
+                let (a, b) = elems(s, r);
                 if half {
                     t(a) + t(b)
                 } else {
@@ -137,7 +156,7 @@ pub fn exchange_formulas(
             })
             .fold(0.0, f64::max)
     };
-    let value = (0..k.saturating_sub(1)).map(step).sum();
+    let value = (0..steps).map(step).sum();
     vec![Formula::exact(exprs[usize::from(half)], reference, value)]
 }
 

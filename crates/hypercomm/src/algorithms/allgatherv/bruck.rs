@@ -25,10 +25,9 @@
 use smallvec::SmallVec;
 
 use crate::algorithms::broadcast::binomial::ceil_log2;
-use crate::algorithms::vcount::Blocks;
+use crate::algorithms::vcount::{stepped_formula, Blocks};
 use crate::algorithms::{Formula, Params};
 use crate::collective::OpKind;
-use crate::cost::model::{Duplex, Ports};
 use crate::error::Error;
 use crate::schedule::{Action, Buf, Op, Program, Rank, Region, Regions, Schedule};
 use crate::verify::Problem;
@@ -129,45 +128,18 @@ impl Schedule for BruckAllgatherv {
 
 /// Σ_s of step s's heaviest window (full duplex) or heaviest send plus receive (half).
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
-    let model = &params.model;
-    if matches!(model.ports, Ports::Split { .. }) || model.duplex == Duplex::HalfLink {
-        return vec![];
-    }
     let Ok((k, blocks)) = Blocks::of(problem, "bruck", OpKind::Allgatherv) else {
         return vec![];
     };
     let window = |r: u32, w: u32| -> u64 { (0..w).map(|i| blocks.len((r + i) % k)).sum() };
-    let time = |c: u64| {
-        if c == 0 {
-            0.0
-        } else {
-            model.beta() + c as f64 * model.tau()
-        }
-    };
-    let half = model.duplex == Duplex::Half;
-    let value = (0..ceil_log2(k))
-        .map(|s| {
-            let (d, w) = (1u32 << s, width(k, s));
-            (0..k)
-                .map(|r| {
-                    let (out, inn) = (time(window(r, w)), time(window((r + d) % k, w)));
-                    if half {
-                        out + inn
-                    } else {
-                        out.max(inn)
-                    }
-                })
-                .fold(0.0, f64::max)
-        })
-        .sum();
-    let expr = if half {
-        "Σ_s max_r (t(S_s(r)) + t(S_s(r + 2^s))), S_s(r) the counts of w_s = min(2^s, k − 2^s) blocks from r"
-    } else {
-        "Σ_s t(max_r S_s(r)), S_s(r) the counts of w_s = min(2^s, k − 2^s) blocks from r"
-    };
-    vec![Formula::exact(
-        expr,
+    stepped_formula(
+        params,
+        (k, ceil_log2(k)),
+        [
+            "Σ_s t(max_r S_s(r)), S_s(r) the counts of w_s = min(2^s, k − 2^s) blocks from r",
+            "Σ_s max_r (t(S_s(r)) + t(S_s(r + 2^s))), S_s(r) the counts of w_s = min(2^s, k − 2^s) blocks from r",
+        ],
         "Bruck et al. 1997; MPICH Bruck allgatherv (Thakur, Rabenseifner & Gropp 2005)",
-        value,
-    )]
+        |s, r| (window(r, width(k, s)), window((r + (1 << s)) % k, width(k, s))),
+    )
 }

@@ -23,10 +23,9 @@
 //! Constraints: hypercube (any labelling the topology's `cube()` finds: hypercube:N,
 //! complete:2^N, …), any counts.
 
-use crate::algorithms::vcount::Blocks;
+use crate::algorithms::vcount::{stepped_formula, Blocks};
 use crate::algorithms::{Formula, Params};
 use crate::collective::OpKind;
-use crate::cost::model::{Duplex, Ports};
 use crate::error::Error;
 use crate::schedule::{Buf, Op, Program, Rank, Region, Schedule};
 use crate::topology::Hypercube;
@@ -112,10 +111,6 @@ impl Schedule for DimensionExchangeAllgatherv {
 /// Σ_t of step t's largest exchange (full duplex) or largest send plus receive (half
 /// duplex): S_t(x) the count sum of x's aligned 2^t-subcube.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
-    let model = &params.model;
-    if matches!(model.ports, Ports::Split { .. }) || model.duplex == Duplex::HalfLink {
-        return vec![];
-    }
     let Ok((cube, blocks)) = cube_and_blocks(problem) else {
         return vec![];
     };
@@ -123,38 +118,16 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
         let base = x & !((1u32 << t) - 1);
         blocks.span(base..base + (1 << t))
     };
-    let time = |c: u64| {
-        if c == 0 {
-            0.0
-        } else {
-            model.beta() + c as f64 * model.tau()
-        }
-    };
-    let half = model.duplex == Duplex::Half;
-    let value = (0..cube.dim())
-        .map(|t| {
-            (0..cube.nodes())
-                .map(|x| {
-                    let (a, b) = (time(sum(x, t)), time(sum(x ^ (1 << t), t)));
-                    if half {
-                        a + b
-                    } else {
-                        a.max(b)
-                    }
-                })
-                .fold(0.0, f64::max)
-        })
-        .sum();
-    let expr = if half {
-        "Σ_t max_x (t(S_t(x)) + t(S_t(x ⊕ 2^t))), S_t(x) the counts of x's 2^t-subcube"
-    } else {
-        "Σ_t (β + τ·max_x S_t(x)), S_t(x) the counts of x's 2^t-subcube"
-    };
-    vec![Formula::exact(
-        expr,
+    stepped_formula(
+        params,
+        (cube.nodes(), cube.dim()),
+        [
+            "Σ_t (β + τ·max_x S_t(x)), S_t(x) the counts of x's 2^t-subcube",
+            "Σ_t max_x (t(S_t(x)) + t(S_t(x ⊕ 2^t))), S_t(x) the counts of x's 2^t-subcube",
+        ],
         "seed 001, All-gather, with per-rank counts (MPICH recursive-doubling allgatherv)",
-        value,
-    )]
+        |t, x| (sum(x, t), sum(x ^ (1 << t), t)),
+    )
 }
 
 #[cfg(test)]
