@@ -183,9 +183,16 @@ pub struct ProblemArgs {
     /// Collective (every name `OpKind` parses: see [`op_help`]).
     #[arg(long, value_name = "OP", help = op_help())]
     pub op: String,
-    /// Elements per message (per block for scatter and gather).
-    #[arg(long, value_parser = whole, allow_negative_numbers = true, value_name = "M")]
-    pub len: u64,
+    /// Elements per message (per block for scatter and gather) [default with
+    /// --counts: their mean].
+    #[arg(long, value_parser = whole, allow_negative_numbers = true, value_name = "M", required_unless_present = "counts")]
+    pub len: Option<u64>,
+    /// The counts of a variable-count collective (gatherv, scatterv, allgatherv,
+    /// alltoallv, reduce-scatterv), a JSON file: a list of one count per rank, or for
+    /// alltoallv a list of lists, row i the counts rank i sends each rank (`[[0, 3],
+    /// [1, 0]]`); zeros allowed. Without it every count is --len.
+    #[arg(long, value_name = "FILE")]
+    pub counts: Option<PathBuf>,
     /// The root of a rooted collective [default: 0].
     #[arg(long, value_parser = whole, allow_negative_numbers = true, value_name = "R")]
     pub root: Option<u64>,
@@ -452,6 +459,13 @@ pub struct RtProblemArgs {
     /// Reduction operator of reductions (see [`reduce_op_help`]) [default: sum].
     #[arg(long, value_name = "OP", help = reduce_op_help())]
     pub reduce_op: Option<String>,
+    /// How uneven the counts of the variable-count collectives (gatherv, scatterv,
+    /// allgatherv, alltoallv, reduce-scatterv) are: each count is drawn from the seed,
+    /// uniform among the whole numbers in [round((1 − S)·len), round((1 + S)·len)],
+    /// len the mean count (`run --len`; `bench`: the size); S in [0, 1], 0 makes every
+    /// count len, 1 draws from 0 (zeros included) to 2·len [default: 0.5].
+    #[arg(long, value_name = "S")]
+    pub skew: Option<f64>,
     /// Seconds a rank waits for a peer before giving up.
     #[arg(long, value_name = "SECS", default_value_t = 60.0)]
     pub timeout: f64,

@@ -15,6 +15,7 @@ use hypercomm::topology::Topology;
 use hypercomm::verify::{Problem, Strictness};
 
 use crate::args::{CheckArgs, ModelArgs, ProblemArgs};
+use hypercomm::counts::Counts;
 
 /// Largest count of elements a buffer, a volume or a link load may reach: 2^53, so that
 /// every count is exact both as `u64` and as `f64`.
@@ -41,6 +42,8 @@ pub struct ProblemConfig {
     pub collective: Collective,
     /// Elements per message (per block for scatter and gather).
     pub len: u64,
+    /// A variable-count collective's counts (`--counts`), checked.
+    pub counts: Option<Counts>,
 }
 
 impl ProblemConfig {
@@ -51,6 +54,7 @@ impl ProblemConfig {
             collective: self.collective,
             len: self.len,
             commutative: true,
+            counts: self.counts.as_ref(),
         }
     }
 }
@@ -76,7 +80,40 @@ pub struct RunConfig {
 pub fn problem(args: &ProblemArgs) -> Result<ProblemConfig, Error> {
     let topology: Topology = args.topology.parse()?;
     let kind: OpKind = args.op.parse()?;
-    problem_of(topology, kind, args.len, [args.root, args.src, args.dst])
+    let counts = match &args.counts {
+        Some(path) => {
+            let c = read_counts(path)?;
+            c.check(kind, topology.nodes())
+                .map_err(|e| Error::InvalidParameter {
+                    what: "--counts",
+                    reason: format!("{}: {e}", path.display()),
+                })?;
+            Some(c)
+        }
+        None => None,
+    };
+    let len = args
+        .len
+        .or(counts.as_ref().map(Counts::mean))
+        .unwrap_or_default();
+    let mut p = problem_of(topology, kind, len, [args.root, args.src, args.dst])?;
+    p.counts = counts;
+    Ok(p)
+}
+
+/// Read a `--counts` file: a JSON list of counts, or a list of lists (alltoallv).
+pub fn read_counts(path: &std::path::Path) -> Result<Counts, Error> {
+    let bad = |reason: String| Error::InvalidParameter {
+        what: "--counts",
+        reason: format!("{}: {reason}", path.display()),
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    serde_json::from_str(&text).map_err(|e| {
+        bad(format!(
+            "{e}; valid: a JSON list of whole numbers, one per rank ([2, 0, 5]), or for \
+             alltoallv a list of lists, one row per rank ([[0, 3], [1, 0]])"
+        ))
+    })
 }
 
 /// Validate a problem from parsed parts; `ranks` are the optional root, source and
@@ -95,6 +132,7 @@ pub fn problem_of(
         topology,
         collective,
         len,
+        counts: None,
     })
 }
 
@@ -634,6 +672,8 @@ pub struct RtProblem {
     pub reduce: crate::runtime::ReduceOp,
     /// How long a rank waits for a peer.
     pub timeout: std::time::Duration,
+    /// `--skew` of the variable-count collectives' counts (0 for the others).
+    pub skew: f64,
 }
 
 /// Validate the problem of `run` and `bench` (the backend is checked by the caller,
@@ -666,11 +706,32 @@ pub fn rt_problem(args: &crate::args::RtProblemArgs) -> Result<RtProblem, Error>
         }
         Some(s) => s.parse()?,
     };
+    let skew = match args.skew {
+        Some(_) if !kind.is_varcount() => {
+            return Err(Error::InvalidParameter {
+                what: "--skew",
+                reason: format!(
+                    "{kind} has one count per block; --skew applies to: gatherv scatterv \
+                     allgatherv alltoallv reduce-scatterv"
+                ),
+            })
+        }
+        Some(s) if !(0.0..=1.0).contains(&s) => {
+            return Err(Error::InvalidParameter {
+                what: "--skew",
+                reason: format!("{s}; valid: a number from 0 (even counts) to 1"),
+            })
+        }
+        Some(s) => s,
+        None if kind.is_varcount() => 0.5,
+        None => 0.0,
+    };
     Ok(RtProblem {
         ranks: k,
         collective,
         reduce,
         timeout: timeout(args.timeout)?,
+        skew,
     })
 }
 
@@ -788,6 +849,12 @@ fn rank_elems(c: Collective, k: u32, m: u64, extra_out: u64, placement: Placemen
 /// serial reference (a copy of `out`), of 8-byte elements, summed over the ranks or the
 /// largest rank's, as `placement` says.
 pub fn run_bytes(c: Collective, k: u32, m: u64, placement: Placement) -> u64 {
+    // A variable-count collective's counts reach 2m (`--skew 1`).
+    let m = if c.kind().is_varcount() {
+        m.saturating_mul(2)
+    } else {
+        m
+    };
     rank_elems(c, k, m, 1, placement).saturating_mul(8)
 }
 
@@ -923,6 +990,8 @@ pub fn rt_run_in(
         seed,
         inject_error: args.inject_error,
         iters: args.iters as usize,
+        counts: crate::runtime::draw_counts(p.collective, p.ranks, args.len as usize, p.skew, seed),
+        skew: p.skew,
     })
 }
 
@@ -1025,6 +1094,7 @@ pub fn rt_bench_in(
         reduce: p.reduce,
         in_place: args.in_place,
         barrier: args.barrier.into(),
+        skew: p.skew,
     })
 }
 

@@ -111,6 +111,7 @@ pub fn table(args: &FormulasArgs) -> Result<Table, Error> {
             collective,
             len: args.len,
             commutative: true,
+            counts: None,
         };
         for algo in algorithms::for_op(kind) {
             entries.push(entry(algo, &problem, packets, model));

@@ -77,6 +77,7 @@ mod tests {
             collective: Collective::Broadcast { root: 77 },
             len: 1000,
             commutative: true,
+            counts: None,
         };
         let params = Params {
             packets: Packets::Count(7),

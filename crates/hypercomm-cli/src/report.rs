@@ -166,7 +166,10 @@ impl RunReport {
             max_link_load: None,
             formula: None,
             formulas: Vec::new(),
-            lower_bound: lower_bound(problem.topology, &c, problem.len, model).map(|b| b + 0.0),
+            // The bounds know even counts only.
+            lower_bound: lower_bound(problem.topology, &c, problem.len, model)
+                .filter(|_| problem.counts.is_none())
+                .map(|b| b + 0.0),
             ratio: None,
             error: None,
             note: None,

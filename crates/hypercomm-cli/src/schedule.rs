@@ -19,14 +19,17 @@ pub fn run(args: &ScheduleArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
     let schedule = algo.build(&p, &params)?;
     let (nodes, steps) = (schedule.nodes(), schedule.steps());
     config::check_size(nodes, steps, config::MAX_MATERIALIZED, config::HINT_PRINT)?;
-    let doc = Document::new(
-        problem.topology.clone(),
-        problem.collective,
-        problem.len,
-        Some(algo.name),
-        p.commutative,
-        schedule.as_ref(),
-    );
+    let doc = Document {
+        counts: problem.counts.clone(),
+        ..Document::new(
+            problem.topology.clone(),
+            problem.collective,
+            problem.len,
+            Some(algo.name),
+            p.commutative,
+            schedule.as_ref(),
+        )
+    };
     let mut json = doc.to_json();
     json.push('\n');
     io.out.write_all(json.as_bytes())?;

@@ -91,7 +91,9 @@ pub fn evaluate(doc: &Document, args: &VerifyArgs) -> Result<RunReport, Error> {
         collective: doc.collective,
         len: doc.len,
         commutative: doc.commutative,
+        counts: doc.counts.as_ref(),
     };
+    problem.check_counts()?;
     let mut report = RunReport::blank(&problem, doc.algo.as_deref(), &model, args.strict);
     if let Some(algo) = doc
         .algo

@@ -1469,3 +1469,150 @@ fn tables_say_whose_algorithm_beats_the_cell() {
     }
     assert!(marked > 0, "{}", r.out);
 }
+
+/// `simulate`/`compare` take explicit counts from a JSON file: the verifier proves
+/// the schedule for them, the exact form is the simulated time, and the volume is
+/// the counts' off-diagonal sum; a malformed file, a wrong shape or counts for a
+/// fixed-count collective are bad input (exit 2) naming the problem.
+#[test]
+fn simulate_and_compare_take_counts_from_a_file() {
+    let dir = std::env::temp_dir().join(format!("hc-counts-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = |name: &str, text: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let matrix = file("m.json", "[[0, 3, 1], [2, 0, 0], [5, 1, 0]]");
+    for algo in ["linear", "pairwise"] {
+        let j = ok_json(&[
+            "simulate",
+            "--topology",
+            "complete:3",
+            "--op",
+            "alltoallv",
+            "--counts",
+            &matrix,
+            "--algo",
+            algo,
+        ]);
+        assert_eq!(j["verified"], true, "{j}");
+        assert_eq!(j["volume"], 3 + 1 + 2 + 5 + 1, "{algo}: {j}");
+        let f = &j["formulas"][0];
+        assert_eq!(f["exact"], true, "{j}");
+        assert!(
+            (f["value"].as_f64().unwrap() - j["time"].as_f64().unwrap()).abs() < 1e-9,
+            "{j}"
+        );
+    }
+    let list = file("l.json", "[4, 0, 2]");
+    let out = ok(&[
+        "compare",
+        "--topology",
+        "complete:3",
+        "--op",
+        "allgatherv",
+        "--counts",
+        &list,
+    ]);
+    for algo in ["linear", "pairwise", "ring"] {
+        assert!(
+            out.lines()
+                .any(|l| l.starts_with(algo) && l.contains("yes")),
+            "{out}"
+        );
+    }
+    let broken = file("b.json", "[4, 0");
+    bad(
+        &[
+            "simulate",
+            "--topology",
+            "complete:3",
+            "--op",
+            "allgatherv",
+            "--counts",
+            &broken,
+            "--algo",
+            "ring",
+        ],
+        &["--counts", "b.json", "EOF", "valid: a JSON list"],
+    );
+    bad(
+        &[
+            "simulate",
+            "--topology",
+            "complete:4",
+            "--op",
+            "allgatherv",
+            "--counts",
+            &list,
+            "--algo",
+            "ring",
+        ],
+        &["one count per rank, 4, got 3"],
+    );
+    bad(
+        &[
+            "simulate",
+            "--topology",
+            "complete:3",
+            "--op",
+            "alltoallv",
+            "--counts",
+            &list,
+            "--algo",
+            "linear",
+        ],
+        &["3 × 3 matrix"],
+    );
+    bad(
+        &[
+            "simulate",
+            "--topology",
+            "complete:3",
+            "--op",
+            "alltoall",
+            "--counts",
+            &list,
+            "--algo",
+            "linear",
+        ],
+        &["alltoall takes no counts"],
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A schedule written with `--counts` carries them: `verify --schedule` proves it for
+/// those counts, and fails the post-condition for others.
+#[test]
+fn a_schedule_file_carries_its_counts() {
+    let dir = std::env::temp_dir().join(format!("hc-sched-counts-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let counts = dir.join("c.json");
+    std::fs::write(&counts, "[[0, 3, 1], [2, 0, 0], [5, 1, 0]]").unwrap();
+    let text = ok(&[
+        "schedule",
+        "--topology",
+        "complete:3",
+        "--op",
+        "alltoallv",
+        "--algo",
+        "pairwise",
+        "--counts",
+        counts.to_str().unwrap(),
+    ]);
+    let doc = dir.join("s.json");
+    std::fs::write(&doc, &text).unwrap();
+    let out = ok(&["verify", "--schedule", doc.to_str().unwrap()]);
+    assert!(out.contains("verified       yes"), "{out}");
+    let other = dir.join("s2.json");
+    std::fs::write(
+        &other,
+        text.replacen("[\n      0,\n      3,", "[\n      0,\n      4,", 1),
+    )
+    .unwrap();
+    let r = hc(&["verify", "--schedule", other.to_str().unwrap()]);
+    assert_eq!(r.code, 1, "{}\n{}", r.out, r.err);
+    assert!(r.err.contains("PostCondition"), "{}", r.err);
+    let _ = std::fs::remove_dir_all(&dir);
+}

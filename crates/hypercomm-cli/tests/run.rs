@@ -1178,6 +1178,8 @@ fn gather_run_and_gather_bench_bring_every_rank_result_to_every_rank() {
         seed: 9,
         inject_error: true,
         iters: 3,
+        counts: None,
+        skew: 0.0,
     };
     let per_rank = threads::run(3, |comm| {
         let local = runtime::run_rank(comm, &cfg)?;
@@ -1213,6 +1215,7 @@ fn gather_run_and_gather_bench_bring_every_rank_result_to_every_rank() {
         reduce: ReduceOp::Sum,
         in_place: false,
         barrier: hypercomm_rt::Barrier::Tree,
+        skew: 0.0,
     };
     let per_rank = threads::run(3, |comm| {
         let local = runtime::bench_rank(comm, &bcfg, &|| {})?;
@@ -1594,4 +1597,89 @@ fn bad_shapes_exit_2_naming_the_problem() {
         ],
         &["pairwise,bruck takes no shape"],
     );
+}
+
+/// The variable-count collectives on 1, 3, 4 and 5 ranks with every algorithm and
+/// `auto`, counts drawn from the seed with `--skew 1` (zeros among them): correct, and
+/// the elements checked are the drawn counts' (what their outputs hold together).
+#[test]
+fn run_variable_count_collectives_with_skewed_counts() {
+    use hypercomm_cli::runtime::draw_counts;
+    for op in [
+        "gatherv",
+        "scatterv",
+        "allgatherv",
+        "alltoallv",
+        "reduce-scatterv",
+    ] {
+        let kind: OpKind = op.parse().unwrap();
+        for k in [1u64, 3, 5] {
+            let ks = k.to_string();
+            let c =
+                hypercomm::collective::Collective::new(kind, k as u32, None, None, None).unwrap();
+            let counts = draw_counts(c, k as u32, 9, 1.0, 7).unwrap();
+            let want: u64 = (0..k as u32)
+                .map(|r| c.out_len_with(k as u32, 9, Some(&counts), r))
+                .sum();
+            let fitting = algorithms::fitting(&Topology::complete(k as u32), kind);
+            let names = fitting.iter().map(|a| a.name).chain(["auto"]);
+            for algo in names {
+                let args = [
+                    "--ranks", &ks, "--op", op, "--len", "9", "--skew", "1", "--seed", "7",
+                    "--iters", "2", "--algo", algo,
+                ];
+                let j = run_json(&args);
+                assert_eq!(j["correct"], true, "{op}/{algo} k={k}: {j}");
+                assert_eq!(j["checked"], want, "{op}/{algo} k={k}");
+            }
+        }
+    }
+    bad(
+        &[
+            "run", "--ranks", "3", "--op", "alltoall", "--len", "4", "--skew", "0.5",
+        ],
+        &["--skew", "alltoall has one count per block"],
+    );
+    bad(
+        &[
+            "run",
+            "--ranks",
+            "3",
+            "--op",
+            "alltoallv",
+            "--len",
+            "4",
+            "--skew",
+            "2",
+        ],
+        &["--skew", "valid: a number from 0"],
+    );
+}
+
+/// `--skew 0` gives every count `len`; `--skew 1` spans 0 to 2·len and draws zeros;
+/// the same seed draws the same counts.
+#[test]
+fn skew_bounds_the_drawn_counts() {
+    use hypercomm::collective::Collective;
+    use hypercomm::counts::Counts;
+    use hypercomm_cli::runtime::draw_counts;
+    let flat = |c: Counts| match c {
+        Counts::PerRank(v) => v,
+        Counts::Matrix(m) => m.concat(),
+    };
+    let even = flat(draw_counts(Collective::Alltoallv, 4, 10, 0.0, 1).unwrap());
+    assert!(even.iter().all(|&c| c == 10), "{even:?}");
+    let wide = flat(draw_counts(Collective::Alltoallv, 16, 10, 1.0, 1).unwrap());
+    assert!(
+        wide.iter().all(|&c| c <= 20) && wide.contains(&0),
+        "{wide:?}"
+    );
+    assert!(wide.iter().any(|&c| c > 15), "{wide:?}");
+    let half = flat(draw_counts(Collective::Allgatherv, 64, 10, 0.5, 3).unwrap());
+    assert!(half.iter().all(|&c| (5..=15).contains(&c)), "{half:?}");
+    assert_eq!(
+        draw_counts(Collective::Allgatherv, 64, 10, 0.5, 3).map(flat),
+        Some(half)
+    );
+    assert_eq!(draw_counts(Collective::Allgather, 4, 10, 0.5, 3), None);
 }

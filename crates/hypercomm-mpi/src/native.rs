@@ -1,6 +1,8 @@
 //! `Algo::Named("native")` on MPI: the MPI library's own collective for each of the
 //! runtime's (`MPI_Bcast`, `MPI_Scatter`, `MPI_Gather`, `MPI_Allgather`, `MPI_Alltoall`,
-//! `MPI_Reduce`, `MPI_Allreduce`, `MPI_Scan`, `MPI_Exscan`, `MPI_Reduce_scatter_block`),
+//! `MPI_Reduce`, `MPI_Allreduce`, `MPI_Scan`, `MPI_Exscan`, `MPI_Reduce_scatter_block`,
+//! and the variable-count `MPI_Gatherv`, `MPI_Scatterv`, `MPI_Allgatherv`,
+//! `MPI_Alltoallv`, `MPI_Reduce_scatter`),
 //! on the communicator's data duplicate (MPI keeps collective traffic apart from its
 //! point-to-point messages, so the two never match).
 //!
@@ -59,6 +61,22 @@ fn operator(op: Builtin) -> Option<ffi::MPI_Op> {
     }
 }
 
+/// MPI's type of a reduction's elements, or why MPI cannot reduce them.
+fn reduction_type(call: &NativeCall<'_>) -> std::result::Result<ffi::MPI_Datatype, String> {
+    call.elem
+        .and_then(datatype)
+        .ok_or_else(|| "MPI reduces primitive numbers only (u8 … u64, i8 … i64, f32, f64)".into())
+}
+
+/// MPI's operator of a reduction, or why it has none.
+fn reduction_op(call: &NativeCall<'_>) -> std::result::Result<ffi::MPI_Op, String> {
+    call.op.and_then(operator).ok_or_else(|| {
+        "MPI reduces with the built-in operators only (sum, product, min, max, bit_and, \
+         bit_or, bit_xor), not a user operator"
+            .into()
+    })
+}
+
 /// Runs `call` on `comm` (this rank `me` of `k`).
 /// Run `call` with MPI's blocking collective (`MPI_Bcast`, … `MPI_Reduce_scatter_block`;
 /// `blocking`, returning `MPI_REQUEST_NULL` once done), or start it as MPI's
@@ -73,6 +91,9 @@ pub(crate) fn start(
 ) -> Result<ffi::MPI_Request> {
     let c = call.collective;
     let kind = c.kind();
+    if kind.is_varcount() {
+        return run_varcount(comm, me, k, call);
+    }
     let refuse = |reason: String| Error::Native {
         op: kind.to_string(),
         reason,
@@ -89,23 +110,14 @@ pub(crate) fn start(
         )));
     }
     let (dt, count) = if kind.is_reduction() {
-        let dt = call.elem.and_then(datatype).ok_or_else(|| {
-            refuse("MPI reduces primitive numbers only (u8 … u64, i8 … i64, f32, f64)".into())
-        })?;
-        (dt, call.len)
+        (reduction_type(&call).map_err(refuse)?, call.len)
     } else {
         (bytes_type(), block)
     };
     let count = c_int::try_from(count)
         .map_err(|_| refuse(format!("{count} elements exceed MPI's count (a C int)")))?;
     let mpi_op = if kind.is_reduction() {
-        call.op.and_then(operator).ok_or_else(|| {
-            refuse(
-                "MPI reduces with the built-in operators only (sum, product, min, max, \
-                 bit_and, bit_or, bit_xor), not a user operator"
-                    .into(),
-            )
-        })?
+        reduction_op(&call).map_err(refuse)?
     } else {
         // Unused: the collectives that do not reduce take no operator.
         // SAFETY: reading an extern constant of the MPI library.
@@ -233,6 +245,148 @@ pub(crate) fn start(
         return Err(refuse(error_string(rc)));
     }
     Ok(req)
+}
+
+/// C ints of `counts` times `scale`, and their prefix sums (MPI's `displs`), or the
+/// reason they do not fit a C int.
+fn counts_and_displs(
+    counts: &[usize],
+    scale: usize,
+) -> std::result::Result<(Vec<c_int>, Vec<c_int>), String> {
+    let mut displs = Vec::with_capacity(counts.len());
+    let mut at = 0usize;
+    let mut ints = Vec::with_capacity(counts.len());
+    for &c in counts {
+        let fit =
+            |x: usize| c_int::try_from(x).map_err(|_| format!("{x} exceeds MPI's count (a C int)"));
+        displs.push(fit(at)?);
+        ints.push(fit(c * scale)?);
+        at += c * scale;
+    }
+    fit_total(at)?;
+    Ok((ints, displs))
+}
+
+fn fit_total(x: usize) -> std::result::Result<c_int, String> {
+    c_int::try_from(x).map_err(|_| format!("{x} exceeds MPI's count (a C int)"))
+}
+
+/// The variable-count collectives: `MPI_Gatherv`, `MPI_Scatterv`, `MPI_Allgatherv`,
+/// `MPI_Alltoallv` (bytes, displacements the prefix sums of the counts) and
+/// `MPI_Reduce_scatter` (elements of the primitive type, a built-in operator).
+fn run_varcount(comm: ffi::MPI_Comm, me: u32, k: u32, call: NativeCall<'_>) -> Result<()> {
+    let c = call.collective;
+    let kind = c.kind();
+    let refuse = |reason: String| Error::Native {
+        op: kind.to_string(),
+        reason,
+    };
+    let (sc, rc) = (call.send_counts, call.recv_counts);
+    let root = c.root().unwrap_or(0);
+    let is_root = me == root;
+    let eb = call.elem_bytes;
+    let sum = |v: &[usize]| v.iter().sum::<usize>();
+    // The lengths of this rank's buffers in bytes that MPI reads and writes.
+    let one = |v: &[usize]| v.len() == 1;
+    let (shape_ok, want_in, want_out) = match c {
+        Collective::Gatherv { .. } => (
+            one(sc) && rc.len() == k as usize,
+            sum(sc),
+            if is_root { sum(rc) } else { 0 },
+        ),
+        Collective::Scatterv { .. } => (
+            sc.len() == k as usize && one(rc),
+            if is_root { sum(sc) } else { 0 },
+            sum(rc),
+        ),
+        Collective::Allgatherv => (one(sc) && rc.len() == k as usize, sum(sc), sum(rc)),
+        Collective::Alltoallv => (
+            sc.len() == k as usize && rc.len() == k as usize,
+            sum(sc),
+            sum(rc),
+        ),
+        _ => (
+            rc.len() == k as usize,
+            sum(rc),
+            rc.get(me as usize).copied().unwrap_or(0),
+        ),
+    };
+    if !shape_ok || call.input.len() != want_in * eb || call.output.len() != want_out * eb {
+        return Err(refuse(format!(
+            "counts {sc:?} / {rc:?} with buffers of {} and {} bytes do not agree",
+            call.input.len(),
+            call.output.len()
+        )));
+    }
+    let send = call.input.as_ptr() as *const c_void;
+    let recv = call.output.as_mut_ptr() as *mut c_void;
+    let bytes = bytes_type();
+    let (scount, sdispl) = counts_and_displs(sc, eb).map_err(refuse)?;
+    let (rcount, rdispl) = counts_and_displs(rc, eb).map_err(refuse)?;
+    let own_send = fit_total(want_in * eb).map_err(refuse)?;
+    let own_recv = fit_total(want_out * eb).map_err(refuse)?;
+    let r = root as c_int;
+    // SAFETY: every buffer holds exactly the bytes its counts name on this rank (checked
+    // above), the count and displacement arrays have k entries where MPI reads k, and
+    // all stay borrowed for the blocking call's duration.
+    let rc_ = unsafe {
+        match c {
+            Collective::Gatherv { .. } => ffi::MPI_Gatherv(
+                send,
+                own_send,
+                bytes,
+                recv,
+                rcount.as_ptr(),
+                rdispl.as_ptr(),
+                bytes,
+                r,
+                comm,
+            ),
+            Collective::Scatterv { .. } => ffi::MPI_Scatterv(
+                send,
+                scount.as_ptr(),
+                sdispl.as_ptr(),
+                bytes,
+                recv,
+                own_recv,
+                bytes,
+                r,
+                comm,
+            ),
+            Collective::Allgatherv => ffi::MPI_Allgatherv(
+                send,
+                own_send,
+                bytes,
+                recv,
+                rcount.as_ptr(),
+                rdispl.as_ptr(),
+                bytes,
+                comm,
+            ),
+            Collective::Alltoallv => ffi::MPI_Alltoallv(
+                send,
+                scount.as_ptr(),
+                sdispl.as_ptr(),
+                bytes,
+                recv,
+                rcount.as_ptr(),
+                rdispl.as_ptr(),
+                bytes,
+                comm,
+            ),
+            _ => {
+                let dt = reduction_type(&call).map_err(refuse)?;
+                let op = reduction_op(&call).map_err(refuse)?;
+                // MPI_Reduce_scatter's counts are in elements.
+                let (elems, _) = counts_and_displs(rc, 1).map_err(refuse)?;
+                ffi::MPI_Reduce_scatter(send, recv, elems.as_ptr(), dt, op, comm)
+            }
+        }
+    };
+    if rc_ != success() {
+        return Err(refuse(error_string(rc_)));
+    }
+    Ok(())
 }
 
 /// Bytes of rank `me`'s input and output for `c` on `k` ranks with blocks of `block`

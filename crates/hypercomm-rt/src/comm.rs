@@ -58,7 +58,7 @@ pub struct Comm<X: Transport> {
     pub(crate) selector: Selector,
     pub(crate) tuner: Tuner,
     epoch: u32,
-    last: Option<Ran>,
+    pub(crate) last: Option<Ran>,
     scratch: Scratch,
 }
 
@@ -169,7 +169,7 @@ impl<X: Transport> Comm<X> {
     /// let got = threads::run(4, |comm| {
     ///     // This rank's program of the registry's ring all-reduce of 2 elements.
     ///     let topology = comm.topology();
-    ///     let problem = Problem { topology: &topology, collective: Collective::Allreduce, len: 2, commutative: true };
+    ///     let problem = Problem { topology: &topology, collective: Collective::Allreduce, len: 2, commutative: true, counts: None };
     ///     let schedule = find(OpKind::Allreduce, "ring").unwrap().build(&problem, &Params::default())?;
     ///     let plan = Plan::new(schedule.program(comm.rank()), comm.size(), 2, 2)?;
     ///     let (x, mut sum) = ([comm.rank() as i64, 1], [0i64; 2]);
@@ -318,6 +318,8 @@ impl<X: Transport> Comm<X> {
             op: op.and_then(Op::builtin),
             input: bytemuck::cast_slice(input),
             output: bytemuck::cast_slice_mut(output),
+            send_counts: &[],
+            recv_counts: &[],
         };
         let kind = collective.kind();
         match self.transport.native(call) {

@@ -205,6 +205,7 @@ pub mod select;
 pub mod threads;
 pub mod transport;
 pub mod tune;
+mod vcount;
 
 pub use comm::{Barrier, Comm};
 pub use error::{Error, Result};

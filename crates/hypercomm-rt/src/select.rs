@@ -229,6 +229,7 @@ impl Call {
             collective: self.collective,
             len: self.len,
             commutative: self.commutative,
+            counts: None,
         }
     }
     /// The same call with a commutative operator.

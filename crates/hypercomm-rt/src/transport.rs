@@ -296,6 +296,14 @@ pub struct NativeCall<'a> {
     /// This rank's output; empty where the rank has none (a gather's and a reduce's
     /// non-root). A broadcast's buffer on every rank, holding the data on the root.
     pub output: &'a mut [u8],
+    /// A variable-count collective's send counts in elements, as MPI takes them
+    /// (`MPI_Scatterv`'s and `MPI_Alltoallv`'s `sendcounts`; this rank's one count for
+    /// gatherv and allgatherv), displacements their prefix sums; empty otherwise.
+    pub send_counts: &'a [usize],
+    /// A variable-count collective's receive counts (`recvcounts` of `MPI_Gatherv`,
+    /// `MPI_Allgatherv`, `MPI_Alltoallv`, `MPI_Reduce_scatter`; this rank's one count
+    /// for scatterv); empty otherwise.
+    pub recv_counts: &'a [usize],
 }
 
 /// The element types a backend's own reductions may know ([`NativeCall::elem`]).

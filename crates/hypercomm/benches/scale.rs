@@ -27,6 +27,7 @@ fn build(topo: &Topology, op: OpKind, algo: &str, m: u64, packets: Packets) -> B
         collective: c,
         len: m,
         commutative: true,
+        counts: None,
     };
     algorithms::find(op, algo)
         .unwrap()
@@ -152,6 +153,7 @@ fn main() {
             collective: c,
             len: m,
             commutative: true,
+            counts: None,
         };
         let (res, t_ver) = secs(|| verify(problem, s.as_ref(), Strictness::default()));
         res.unwrap();

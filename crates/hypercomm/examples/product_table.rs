@@ -52,6 +52,7 @@ fn row(t: &str) -> String {
         collective: Collective::Alltoall,
         len: 1,
         commutative: true,
+        counts: None,
     };
     let params = Params {
         model,

@@ -34,6 +34,7 @@ fn main() {
         collective: c,
         len: m,
         commutative: true,
+        counts: None,
     };
     let t = Instant::now();
     // An algorithm that does not fit a hypercube (those of `complete:K`) is skipped.

@@ -73,13 +73,19 @@ use crate::collective::Collective;
 use crate::cost::model::{Model, Ports, Timing};
 use crate::topology::Topology;
 
-/// A lower bound on the time of `collective` with length `m` on `topo` under `model`.
+/// A lower bound on the time of `collective` with length `m` on `topo` under `model`
+/// (a variable-count collective: with every count m).
 pub fn lower_bound(topo: &Topology, collective: &Collective, m: u64, model: &Model) -> Option<f64> {
     if *collective == Collective::Download {
         return download(topo, m, model);
     }
     if topo.host().is_some() {
         return None;
+    }
+    // A variable-count collective here has every count m (the question carries no
+    // counts): its fixed-count form's bound. With other counts there is none.
+    if collective.kind().is_varcount() {
+        return lower_bound(topo, &collective.fixed(), m, model);
     }
     let k = topo.nodes() as u64;
     if m == 0 || k == 1 {
@@ -155,6 +161,11 @@ pub fn lower_bound(topo: &Topology, collective: &Collective, m: u64, model: &Mod
         // Each rank's k − 1 foreign blocks must leave it, combined or not.
         Collective::ReduceScatter => (gather_rounds(topo.diameter()), per_link(km)),
         Collective::Download => return download(topo, m, model),
+        Collective::Gatherv { .. }
+        | Collective::Scatterv { .. }
+        | Collective::Allgatherv
+        | Collective::Alltoallv
+        | Collective::ReduceScatterv => return None,
         // Rank r's m elements come from its mirror across the diagonal.
         Collective::Transpose => {
             let far = (0..k as u32)

@@ -5,6 +5,7 @@
 //! for scatter, gather and all-gather, per ordered pair for all-to-all, and per vector for
 //! the reductions (the papers' m; Saad & Schultz 1985, §§2–6).
 
+use crate::counts::{prefix, Counts, Layout};
 use crate::error::Error;
 use crate::schedule::Rank;
 use serde::{Deserialize, Serialize};
@@ -28,11 +29,16 @@ pub enum OpKind {
     ReduceScatter,
     Download,
     Transpose,
+    Gatherv,
+    Scatterv,
+    Allgatherv,
+    Alltoallv,
+    ReduceScatterv,
 }
 
 impl OpKind {
     /// Every kind, in the order the CLI lists them.
-    pub const ALL: [OpKind; 13] = [
+    pub const ALL: [OpKind; 18] = [
         OpKind::P2p,
         OpKind::Broadcast,
         OpKind::Scatter,
@@ -46,6 +52,11 @@ impl OpKind {
         OpKind::ReduceScatter,
         OpKind::Download,
         OpKind::Transpose,
+        OpKind::Gatherv,
+        OpKind::Scatterv,
+        OpKind::Allgatherv,
+        OpKind::Alltoallv,
+        OpKind::ReduceScatterv,
     ];
     /// The CLI name.
     pub fn name(self) -> &'static str {
@@ -63,7 +74,25 @@ impl OpKind {
             OpKind::ReduceScatter => "reduce-scatter",
             OpKind::Download => "download",
             OpKind::Transpose => "transpose",
+            OpKind::Gatherv => "gatherv",
+            OpKind::Scatterv => "scatterv",
+            OpKind::Allgatherv => "allgatherv",
+            OpKind::Alltoallv => "alltoallv",
+            OpKind::ReduceScatterv => "reduce-scatterv",
         }
+    }
+    /// Whether the collective takes per-rank counts ([`crate::counts::Counts`]): MPI's
+    /// `MPI_Gatherv`, `MPI_Scatterv`, `MPI_Allgatherv`, `MPI_Alltoallv` and
+    /// `MPI_Reduce_scatter`.
+    pub fn is_varcount(self) -> bool {
+        matches!(
+            self,
+            OpKind::Gatherv
+                | OpKind::Scatterv
+                | OpKind::Allgatherv
+                | OpKind::Alltoallv
+                | OpKind::ReduceScatterv
+        )
     }
     /// Whether the collective combines data with an operator.
     pub fn is_reduction(self) -> bool {
@@ -74,13 +103,19 @@ impl OpKind {
                 | OpKind::Scan
                 | OpKind::ExclusiveScan
                 | OpKind::ReduceScatter
+                | OpKind::ReduceScatterv
         )
     }
     /// Whether the collective has a root.
     pub fn has_root(self) -> bool {
         matches!(
             self,
-            OpKind::Broadcast | OpKind::Scatter | OpKind::Gather | OpKind::Reduce
+            OpKind::Broadcast
+                | OpKind::Scatter
+                | OpKind::Gather
+                | OpKind::Reduce
+                | OpKind::Gatherv
+                | OpKind::Scatterv
         )
     }
 }
@@ -102,6 +137,11 @@ impl FromStr for OpKind {
             "all-reduce" => "allreduce",
             "exscan" => "exclusive-scan",
             "transposition" => "transpose",
+            "all-gatherv" | "all-gather-v" | "allgather-v" => "allgatherv",
+            "all-to-allv" | "all-to-all-v" | "alltoall-v" => "alltoallv",
+            "gather-v" => "gatherv",
+            "scatter-v" => "scatterv",
+            "reduce-scatter-v" => "reduce-scatterv",
             other => other,
         };
         OpKind::ALL
@@ -150,6 +190,23 @@ pub enum Collective {
     /// diagonal algorithm moves block (x, y) to (y, x) only, a transposition of the
     /// grid, not a multiscatter). The diagonal keeps its own.
     Transpose,
+    /// `MPI_Gatherv`: rank r's `in` holds c_r elements; the root's `out` gets them all,
+    /// rank r's at Σ_{i<r} c_i. Counts in [`crate::verify::Problem::counts`]; without
+    /// them every c_r is m (a gather).
+    Gatherv { root: Rank },
+    /// `MPI_Scatterv`: the root's `in` holds Σ c_r elements; rank r's `out` gets the
+    /// c_r from Σ_{i<r} c_i on.
+    Scatterv { root: Rank },
+    /// `MPI_Allgatherv`: every `out` gets every rank's c_r elements, rank r's at
+    /// Σ_{i<r} c_i.
+    Allgatherv,
+    /// `MPI_Alltoallv`: rank i sends C[i][j] elements to rank j; i's `in` holds its row
+    /// (block j at Σ_{j'<j} C[i][j']), j's `out` its column (block i at
+    /// Σ_{i'<i} C[i'][j]).
+    Alltoallv,
+    /// `MPI_Reduce_scatter`: every `in` holds Σ c_r elements; rank r's `out` gets the
+    /// c_r elements from Σ_{i<r} c_i on of in_0 ⊕ … ⊕ in_{k−1}.
+    ReduceScatterv,
 }
 
 /// The rank that holds the block rank `r` gets in a transposition of `k` = Q² ranks
@@ -199,6 +256,24 @@ impl Collective {
             Collective::ReduceScatter => OpKind::ReduceScatter,
             Collective::Download => OpKind::Download,
             Collective::Transpose => OpKind::Transpose,
+            Collective::Gatherv { .. } => OpKind::Gatherv,
+            Collective::Scatterv { .. } => OpKind::Scatterv,
+            Collective::Allgatherv => OpKind::Allgatherv,
+            Collective::Alltoallv => OpKind::Alltoallv,
+            Collective::ReduceScatterv => OpKind::ReduceScatterv,
+        }
+    }
+
+    /// The fixed-count collective a variable-count one is when every count is m
+    /// (`self` for the others).
+    pub fn fixed(&self) -> Collective {
+        match *self {
+            Collective::Gatherv { root } => Collective::Gather { root },
+            Collective::Scatterv { root } => Collective::Scatter { root },
+            Collective::Allgatherv => Collective::Allgather,
+            Collective::Alltoallv => Collective::Alltoall,
+            Collective::ReduceScatterv => Collective::ReduceScatter,
+            c => c,
         }
     }
 
@@ -245,6 +320,11 @@ impl Collective {
             OpKind::ExclusiveScan => Collective::ExclusiveScan,
             OpKind::ReduceScatter => Collective::ReduceScatter,
             OpKind::Download => Collective::Download,
+            OpKind::Gatherv => Collective::Gatherv { root },
+            OpKind::Scatterv => Collective::Scatterv { root },
+            OpKind::Allgatherv => Collective::Allgatherv,
+            OpKind::Alltoallv => Collective::Alltoallv,
+            OpKind::ReduceScatterv => Collective::ReduceScatterv,
             OpKind::Transpose => {
                 if square_side(nodes).is_none() {
                     return Err(Error::InvalidParameter {
@@ -265,7 +345,9 @@ impl Collective {
             Collective::Broadcast { root }
             | Collective::Scatter { root }
             | Collective::Gather { root }
-            | Collective::Reduce { root } => Some(root),
+            | Collective::Reduce { root }
+            | Collective::Gatherv { root }
+            | Collective::Scatterv { root } => Some(root),
             Collective::P2p { src, .. } => Some(src),
             _ => None,
         }
@@ -278,7 +360,9 @@ impl Collective {
             Collective::Broadcast { root }
             | Collective::Scatter { root }
             | Collective::Gather { root }
-            | Collective::Reduce { root } => &[("root", *root)],
+            | Collective::Reduce { root }
+            | Collective::Gatherv { root }
+            | Collective::Scatterv { root } => &[("root", *root)],
             _ => &[],
         };
         for &(what, r) in ranks {
@@ -296,7 +380,7 @@ impl Collective {
     /// Length of rank `r`'s `in` buffer with `k` ranks and length `m`.
     pub fn in_len(&self, k: u32, m: u64, r: Rank) -> u64 {
         let k = k as u64;
-        match *self {
+        match self.fixed() {
             Collective::P2p { src, .. } => {
                 if r == src {
                     m
@@ -334,7 +418,7 @@ impl Collective {
     /// Length of rank `r`'s `out` buffer with `k` ranks and length `m`.
     pub fn out_len(&self, k: u32, m: u64, r: Rank) -> u64 {
         let k = k as u64;
-        match *self {
+        match self.fixed() {
             Collective::P2p { dst, .. } => {
                 if r == dst {
                     m
@@ -392,7 +476,7 @@ impl Collective {
             ranks: vec![(0, upto)],
             block: None,
         };
-        let mut v = match *self {
+        let mut v = match self.fixed() {
             Collective::P2p { src, dst } => {
                 if r == dst {
                     vec![one(0, 0, src)]
@@ -436,6 +520,70 @@ impl Collective {
                 }
             }
             Collective::Transpose => vec![one(0, 0, transposed(k, r))],
+            _ => unreachable!("fixed() maps the variable-count collectives away"),
+        };
+        v.retain(|s| s.len > 0);
+        v
+    }
+}
+
+impl Collective {
+    /// Length of rank `r`'s `in` with `counts` (checked against the collective), or as
+    /// [`in_len`](Self::in_len) without.
+    pub fn in_len_with(&self, k: u32, m: u64, counts: Option<&Counts>, r: Rank) -> u64 {
+        self.lens_with(k, m, counts, r).0
+    }
+
+    /// Length of rank `r`'s `out` with `counts`, or as [`out_len`](Self::out_len)
+    /// without.
+    pub fn out_len_with(&self, k: u32, m: u64, counts: Option<&Counts>, r: Rank) -> u64 {
+        self.lens_with(k, m, counts, r).1
+    }
+
+    fn lens_with(&self, k: u32, m: u64, counts: Option<&Counts>, r: Rank) -> (u64, u64) {
+        let root = self.root().unwrap_or(0);
+        match (self, counts) {
+            (Collective::Alltoallv, Some(Counts::Matrix(c))) => (
+                c[r as usize].iter().sum(),
+                c.iter().map(|row| row[r as usize]).sum(),
+            ),
+            (_, Some(Counts::PerRank(c))) if self.kind().is_varcount() => {
+                let (mine, all) = (c[r as usize], c.iter().sum::<u64>());
+                let at_root = |x: u64| if r == root { x } else { 0 };
+                match self {
+                    Collective::Gatherv { .. } => (mine, at_root(all)),
+                    Collective::Scatterv { .. } => (at_root(all), mine),
+                    Collective::Allgatherv => (mine, all),
+                    _ => (all, mine),
+                }
+            }
+            _ => (self.in_len(k, m, r), self.out_len(k, m, r)),
+        }
+    }
+
+    /// What rank `r`'s `out` must hold with `counts` (one segment per non-empty block),
+    /// or as [`expected`](Self::expected) without.
+    pub fn expected_with(&self, k: u32, m: u64, counts: Option<&Counts>, r: Rank) -> Vec<Segment> {
+        let Some(counts) = counts.filter(|_| self.kind().is_varcount()) else {
+            return self.expected(k, m, r);
+        };
+        let root = self.root().unwrap_or(0);
+        let seg = |start: u64, len: u64, off: u64, ranks: (Rank, Rank)| Segment {
+            start,
+            len,
+            off,
+            ranks: vec![ranks],
+            block: None,
+        };
+        let mut v = match (Layout::new(self.kind(), root, k, counts), counts) {
+            (Some(l), _) => (0..k)
+                .map(|i| seg(l.dst(i, r), l.len(i, r), l.src(i, r), (i, i + 1)))
+                .collect(),
+            (None, Counts::PerRank(c)) => {
+                let p = prefix(c);
+                vec![seg(0, c[r as usize], p[r as usize], (0, k))]
+            }
+            (None, Counts::Matrix(_)) => vec![],
         };
         v.retain(|s| s.len > 0);
         v
@@ -449,7 +597,9 @@ impl fmt::Display for Collective {
             Collective::Broadcast { root }
             | Collective::Scatter { root }
             | Collective::Gather { root }
-            | Collective::Reduce { root } => {
+            | Collective::Reduce { root }
+            | Collective::Gatherv { root }
+            | Collective::Scatterv { root } => {
                 write!(f, "{} (root {root})", self.kind())
             }
             _ => write!(f, "{}", self.kind()),

@@ -50,6 +50,10 @@ pub enum Error {
     /// The schedule is too large to build in memory.
     #[error("schedule too large: {0}")]
     TooLarge(String),
+    /// The counts of a variable-count collective do not fit it (wrong number, not
+    /// k × k, an overflowing total, or counts given to a fixed-count collective).
+    #[error("bad counts: {0}")]
+    BadCounts(String),
     /// A schedule file is malformed; `path` is the JSON path of the problem.
     #[error("malformed schedule at `{path}`: {reason}")]
     MalformedSchedule { path: String, reason: String },

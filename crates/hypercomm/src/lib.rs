@@ -15,7 +15,7 @@
 //! use hypercomm::prelude::*;
 //!
 //! let topo: Topology = "hypercube:3".parse().unwrap();
-//! let problem = Problem { topology: &topo, collective: Collective::Broadcast { root: 5 }, len: 100, commutative: true };
+//! let problem = Problem { topology: &topo, collective: Collective::Broadcast { root: 5 }, len: 100, commutative: true, counts: None };
 //! let algo = hypercomm::algorithms::find(OpKind::Broadcast, "sbt").unwrap();
 //! let schedule = algo.build(&problem, &Params::default()).unwrap();
 //! hypercomm::verify::verify(problem, schedule.as_ref(), Strictness::default()).unwrap();
@@ -30,6 +30,7 @@ pub mod algorithms;
 pub mod bounds;
 pub mod collective;
 pub mod cost;
+pub mod counts;
 pub mod error;
 pub mod schedule;
 pub mod tables;
@@ -42,6 +43,7 @@ pub mod prelude {
     pub use crate::collective::{Collective, OpKind};
     pub use crate::cost::model::{Duplex, Model, Ports, Timing};
     pub use crate::cost::{simulate, Report};
+    pub use crate::counts::Counts;
     pub use crate::error::{Error, Result};
     pub use crate::schedule::{Buf, Op, Program, Rank, Region, Schedule};
     pub use crate::topology::Topology;

@@ -344,6 +344,7 @@ fn setup<'a>(
         collective: c,
         len: m,
         commutative: true,
+        counts: None,
     };
     let params = Params {
         packets: if algo.pipelined {

@@ -46,6 +46,7 @@ fn lower_bound_never_exceeds_a_registry_schedule() {
                                 collective: c,
                                 len: m,
                                 commutative: true,
+                                counts: None,
                             };
                             for packets in [Packets::Opt, Packets::Count(1)] {
                                 let params = Params { packets, model };

@@ -49,6 +49,7 @@ fn timed(
         collective: c,
         len,
         commutative: true,
+        counts: None,
     };
     let s = algo.build(&problem, &params).unwrap();
     verify(problem, s.as_ref(), strict).unwrap();
@@ -347,6 +348,7 @@ fn media_bounds_are_below_the_seed004_schedules() {
                         collective: c,
                         len,
                         commutative: true,
+                        counts: None,
                     };
                     let s = algo.build(&problem, &Params::default()).unwrap();
                     let strict = Strictness {
@@ -388,6 +390,7 @@ fn two_path_breaks_the_ring_rule() {
         collective: c,
         len: 1000,
         commutative: true,
+        counts: None,
     };
     let algo = algorithms::find(OpKind::P2p, "two-path").unwrap();
     let s = algo.build(&problem, &Params::default()).unwrap();

@@ -27,6 +27,7 @@ fn run(topo: &str, op: OpKind, name: &str, len: u64, dst: u32, packets: Packets)
         collective: c,
         len,
         commutative: true,
+        counts: None,
     };
     let params = Params {
         packets,

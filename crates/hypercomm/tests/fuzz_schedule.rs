@@ -62,6 +62,7 @@ fn read_and_verify(text: &str) {
         collective: doc.collective,
         len: doc.len,
         commutative: doc.commutative,
+        counts: None,
     };
     let _ = verify_programs(problem, &doc.programs, doc.steps, Strictness::default());
 }
@@ -89,6 +90,7 @@ fn seeds() -> &'static [Value] {
                     collective,
                     len: 3,
                     commutative: true,
+                    counts: None,
                 };
                 let Ok(s) = algo.build(&problem, &Params::default()) else {
                     continue;
@@ -351,6 +353,7 @@ fn the_seeds_verify() {
             collective: doc.collective,
             len: doc.len,
             commutative: doc.commutative,
+            counts: None,
         };
         verify_programs(problem, &doc.programs, doc.steps, Strictness::default())
             .unwrap_or_else(|v| panic!("{:?}: {v}", doc.algo));

@@ -55,6 +55,7 @@ fn sequential_loading_verifies_and_is_priced_with_host_parameters() {
         collective: Collective::Scatter { root: 8 },
         len: m,
         commutative: true,
+        counts: None,
     };
     verify(
         problem,
@@ -89,6 +90,7 @@ fn pe_algorithms_refuse_a_host_topology_with_a_reason() {
         collective: Collective::Broadcast { root: 0 },
         len: 4,
         commutative: true,
+        counts: None,
     };
     let err = hypercomm::algorithms::find(OpKind::Broadcast, "sbt")
         .unwrap()
@@ -108,6 +110,7 @@ fn complete_topology_runs_hypercube_algorithms_only_on_powers_of_two() {
         collective: Collective::Scatter { root: 5 },
         len: 3,
         commutative: true,
+        counts: None,
     };
     let s = hypercomm::algorithms::find(OpKind::Scatter, "sbt")
         .unwrap()
@@ -120,6 +123,7 @@ fn complete_topology_runs_hypercube_algorithms_only_on_powers_of_two() {
         collective: Collective::Scatter { root: 0 },
         len: 3,
         commutative: true,
+        counts: None,
     };
     let err = hypercomm::algorithms::find(OpKind::Scatter, "sbt")
         .unwrap()

@@ -161,6 +161,7 @@ fn problem(t: &Topology, c: Collective, len: u64) -> Problem<'_> {
         collective: c,
         len,
         commutative: true,
+        counts: None,
     }
 }
 

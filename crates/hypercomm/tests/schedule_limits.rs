@@ -110,6 +110,7 @@ fn two_interleaved_regions_at_the_limit_verify() {
         collective: d.collective,
         len: d.len,
         commutative: true,
+        counts: None,
     };
     verify_programs(problem, &d.programs, d.steps, Strictness::default()).expect("verified");
     // Received out of order, it is caught.
@@ -215,6 +216,7 @@ fn the_verifier_refuses_a_region_beyond_the_limit() {
         collective: Collective::Allgather,
         len,
         commutative: true,
+        counts: None,
     };
     let v = verify_programs(problem, &progs, 1, Strictness::default()).unwrap_err();
     assert_eq!(v.kind, ViolationKind::MalformedProgram, "{v}");

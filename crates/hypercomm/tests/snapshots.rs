@@ -18,6 +18,7 @@ fn document(topo: &str, collective: Collective, len: u64, name: &str, packets: u
         collective,
         len,
         commutative: true,
+        counts: None,
     };
     let params = Params {
         packets: Packets::Count(packets),
@@ -69,6 +70,7 @@ fn violation_messages() {
         collective: c,
         len: 4,
         commutative: true,
+        counts: None,
     };
     let algo = algorithms::find(c.kind(), "sbt").unwrap();
     let base = materialize(algo.build(&problem, &Params::packets(1)).unwrap().as_ref());
@@ -183,6 +185,7 @@ fn documented_json_example_parses_with_its_defaults() {
         collective: doc.collective,
         len: doc.len,
         commutative: doc.commutative,
+        counts: None,
     };
     verify_programs(problem, &doc.programs, doc.steps, Strictness::default()).unwrap();
     // Written back, the defaults are explicit or omitted as documented, and it reads

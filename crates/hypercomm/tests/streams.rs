@@ -99,6 +99,7 @@ fn a_stream_of_the_wrong_length_is_malformed() {
         collective: Collective::Allgather,
         len: 7,
         commutative: true,
+        counts: None,
     };
     let algo = algorithms::find(OpKind::Allgather, "sba").unwrap();
     for (delta, exact_hint) in [(-1, true), (-1, false), (2, true), (2, false)] {
@@ -230,6 +231,7 @@ fn sparse_streaming_finds_the_same_first_violation_as_whole_programs() {
             collective,
             len: 3,
             commutative: true,
+            counts: None,
         };
         let algo = algorithms::find(op, name).unwrap();
         let s = algo.build(&problem, &Params::packets(1)).unwrap();
@@ -299,6 +301,7 @@ fn parallel_verification_at_default_thresholds_finds_the_same_violations() {
         collective,
         len: 3,
         commutative: true,
+        counts: None,
     };
     let algo = algorithms::find(OpKind::Allgather, "tea1").unwrap();
     let s = algo.build(&problem, &Params::default()).unwrap();

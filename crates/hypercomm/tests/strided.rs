@@ -105,6 +105,7 @@ fn adea(n: u32, m: u64) -> (Topology, Vec<Program>, usize) {
         collective: Collective::Allgather,
         len: m,
         commutative: true,
+        counts: None,
     };
     let s = algorithms::find(OpKind::Allgather, "adea")
         .unwrap()
@@ -120,6 +121,7 @@ fn verify(topo: &Topology, progs: &[Program], steps: usize, m: u64) -> Result<()
         collective: Collective::Allgather,
         len: m,
         commutative: true,
+        counts: None,
     };
     verify_programs(problem, progs, steps, Strictness::default()).map_err(|v| v.kind)
 }
@@ -224,6 +226,7 @@ fn interleaved_strided_regions_are_not_a_race_overlapping_ones_are() {
         collective: Collective::Allgather,
         len: m,
         commutative: true,
+        counts: None,
     };
     let run = |recv_off: u64| {
         // Step 0: each node copies in to its block; step 1: each sends its block's
@@ -283,6 +286,7 @@ fn a_malformed_strided_region_is_a_malformed_program_at_its_step() {
         collective: Collective::Allgather,
         len: 2,
         commutative: true,
+        counts: None,
     };
     let v = verify_programs(problem, &progs, steps, Strictness::default()).unwrap_err();
     assert_eq!(v.kind, ViolationKind::MalformedProgram, "{v}");
@@ -300,6 +304,7 @@ fn strided_regions_round_trip_through_json_and_bad_ones_name_their_path() {
         len: 2,
         algo: Some("adea".into()),
         commutative: true,
+        counts: None,
         steps,
         programs: progs,
     };
@@ -370,6 +375,7 @@ fn verify_one_step(progs: &[Program], m: u64) -> Result<(), hypercomm::verify::V
         collective: Collective::Allgather,
         len: m,
         commutative: true,
+        counts: None,
     };
     verify_programs(problem, progs, 1, Strictness::default())
 }

@@ -52,6 +52,7 @@ fn programs(
         collective,
         len: m,
         commutative: true,
+        counts: None,
     };
     let s = algo
         .build(&problem, &Params::packets(packets))
@@ -82,6 +83,7 @@ fn check(
         collective,
         len: m,
         commutative,
+        counts: None,
     };
     let v = verify_programs(problem, progs, steps, strict);
     // Every step split between 2 and between 3 threads: the same verdict, the same
@@ -916,6 +918,7 @@ fn unparsable_document_names_the_json_path() {
         collective: doc.collective,
         len: doc.len,
         commutative: doc.commutative,
+        counts: None,
     };
     assert_violation(
         verify_programs(problem, &doc.programs, doc.steps, Strictness::default()),

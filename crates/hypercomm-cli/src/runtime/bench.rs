@@ -33,7 +33,7 @@ use hypercomm_rt::{Barrier, Comm, Transport};
 use serde::Serialize;
 
 use super::{
-    buffer_lens, in_place_offset, invoke, invoke_in_place, predict, try_buffer, AlgoChoice,
+    buffer_lens, in_place_offset, invoke, invoke_in_place, predict_with, try_buffer, AlgoChoice,
     CalibrationInfo, ReduceOp,
 };
 
@@ -63,6 +63,8 @@ pub struct BenchConfig {
     pub in_place: bool,
     /// The barrier between two timed calls.
     pub barrier: Barrier,
+    /// `--skew` of a variable-count collective's counts ([`super::draw_counts`]).
+    pub skew: f64,
 }
 
 impl BenchConfig {
@@ -105,7 +107,12 @@ pub fn nccl(kind: OpKind, k: u32, size: usize) -> (usize, f64) {
         | OpKind::ReduceScatter
         | OpKind::Alltoall
         | OpKind::Gather
-        | OpKind::Scatter => (whole, (kf - 1.0) / kf),
+        | OpKind::Scatter
+        | OpKind::Allgatherv
+        | OpKind::ReduceScatterv
+        | OpKind::Alltoallv
+        | OpKind::Gatherv
+        | OpKind::Scatterv => (whole, (kf - 1.0) / kf),
         // The host sends a block to each of the k − 1 others.
         OpKind::Download => (size * (k as usize).saturating_sub(1), 1.0),
         OpKind::Broadcast
@@ -156,7 +163,10 @@ pub fn bench_rank<X: Transport>(
     let op = cfg.reduce.op::<u8>();
     let mut points = Vec::with_capacity(cfg.points());
     for &size in &cfg.sizes {
-        let (in_len, out_len) = buffer_lens(c, k, size, r);
+        // A variable-count collective's counts at this size: `size` elements (bytes)
+        // on average, skewed by --skew, drawn from the size.
+        let counts = super::draw_counts(c, k, size, cfg.skew, size as u64);
+        let (in_len, out_len) = buffer_lens(c, k, size, counts.as_ref(), r);
         let fill = (r % 251) as u8 + 1;
         let input = try_buffer(in_len, "--max-size", &format!("rank {r}'s input"), |_| fill)?;
         let mut output = try_buffer(out_len, "--max-size", &format!("rank {r}'s output"), |_| 0)?;
@@ -187,6 +197,7 @@ pub fn bench_rank<X: Transport>(
                         comm,
                         c,
                         size,
+                        counts.as_ref(),
                         &input,
                         &mut output,
                         &op,
@@ -345,10 +356,9 @@ impl BenchReport {
                     memcpy = p.memcpy.map(|b| b / 1e9);
                 }
                 let predicted = super::registry_entry(kind, p.algorithm).and_then(|a| {
-                    predict(
-                        c,
-                        k,
-                        p.size as u64,
+                    let counts = super::draw_counts(c, k, p.size, cfg.skew, p.size as u64);
+                    predict_with(
+                        (c, k, p.size as u64, counts.as_ref()),
                         1,
                         a,
                         hypercomm::algorithms::Packets::Opt,

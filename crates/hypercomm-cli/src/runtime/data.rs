@@ -5,6 +5,7 @@
 //! from the collectives' definitions alone, what rank `r`'s output must hold.
 
 use hypercomm::collective::Collective;
+use hypercomm::counts::Counts;
 use hypercomm::schedule::Rank;
 
 use super::ReduceOp;
@@ -33,11 +34,15 @@ pub fn expected(
     c: Collective,
     k: u32,
     m: usize,
+    counts: Option<&Counts>,
     r: Rank,
     seed: u64,
     op: ReduceOp,
 ) -> Option<Vec<u64>> {
     let el = |j: Rank, i: usize| element(seed, j, i);
+    if c.kind().is_varcount() {
+        return Some(expected_varcount(c, k, m, counts, r, seed, op));
+    }
     // The combination in rank order over ranks `0..upto` of element `off + i`.
     let fold = |upto: Rank, off: usize| -> Vec<u64> {
         (0..m)
@@ -81,6 +86,11 @@ pub fn expected(
             fold(r, 0)
         }
         Collective::ReduceScatter => fold(k, r_us * m),
+        Collective::Gatherv { .. }
+        | Collective::Scatterv { .. }
+        | Collective::Allgatherv
+        | Collective::Alltoallv
+        | Collective::ReduceScatterv => unreachable!("handled above"),
         // Rank (x, y) gets the input of (y, x).
         Collective::Transpose => block(hypercomm::collective::transposed(k, r), 0).collect(),
         // PE r gets block r of the host's (the last rank's) input.
@@ -92,6 +102,32 @@ pub fn expected(
             }
         }
     })
+}
+
+/// [`expected`] of a variable-count collective: what its post-condition names
+/// ([`Collective::expected_with`]), element by element.
+fn expected_varcount(
+    c: Collective,
+    k: u32,
+    m: usize,
+    counts: Option<&Counts>,
+    r: Rank,
+    seed: u64,
+    op: ReduceOp,
+) -> Vec<u64> {
+    let out = c.out_len_with(k, m as u64, counts, r) as usize;
+    let mut v = vec![0u64; out];
+    for seg in c.expected_with(k, m as u64, counts, r) {
+        let (from, upto) = seg.ranks[0];
+        for e in 0..seg.len as usize {
+            let at = seg.off as usize + e;
+            let x = (from + 1..upto).fold(element(seed, from, at), |acc, j| {
+                op.apply(acc, element(seed, j, at))
+            });
+            v[seg.start as usize + e] = x;
+        }
+    }
+    v
 }
 
 /// The first element where `got` differs from `want`: (index, expected, got); a length
@@ -125,18 +161,18 @@ mod tests {
     fn reference_of_small_cases() {
         let (k, m, s) = (3, 2, 7);
         let sum = |i: usize| (0..k).fold(0u64, |a, j| a.wrapping_add(element(s, j, i)));
-        let ar = expected(Collective::Allreduce, k, m, 1, s, ReduceOp::Sum).unwrap();
+        let ar = expected(Collective::Allreduce, k, m, None, 1, s, ReduceOp::Sum).unwrap();
         assert_eq!(ar, vec![sum(0), sum(1)]);
-        let a2a = expected(Collective::Alltoall, k, m, 2, s, ReduceOp::Sum).unwrap();
+        let a2a = expected(Collective::Alltoall, k, m, None, 2, s, ReduceOp::Sum).unwrap();
         assert_eq!(a2a[2..4], [element(s, 1, 4), element(s, 1, 5)]);
-        let rs = expected(Collective::ReduceScatter, k, m, 1, s, ReduceOp::Max).unwrap();
+        let rs = expected(Collective::ReduceScatter, k, m, None, 1, s, ReduceOp::Max).unwrap();
         let max = |i: usize| (0..k).map(|j| element(s, j, i)).max().unwrap();
         assert_eq!(rs, vec![max(2), max(3)]);
         assert_eq!(
-            expected(Collective::ExclusiveScan, k, m, 0, s, ReduceOp::Sum),
+            expected(Collective::ExclusiveScan, k, m, None, 0, s, ReduceOp::Sum),
             None
         );
-        let ex = expected(Collective::ExclusiveScan, k, m, 1, s, ReduceOp::Sum).unwrap();
+        let ex = expected(Collective::ExclusiveScan, k, m, None, 1, s, ReduceOp::Sum).unwrap();
         assert_eq!(ex, input(s, 0, 2));
     }
 

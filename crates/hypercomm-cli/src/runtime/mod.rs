@@ -56,6 +56,7 @@ use bytemuck::Pod;
 use hypercomm::algorithms::{self, Algorithm, Packets, Params, Shape};
 use hypercomm::collective::{Collective, OpKind};
 use hypercomm::cost;
+use hypercomm::counts::Counts;
 use hypercomm::error::Error;
 use hypercomm::schedule::Rank;
 use hypercomm::topology::Topology;
@@ -272,25 +273,92 @@ pub fn try_buffer<T>(
     Ok(v)
 }
 
-/// Lengths of rank `r`'s `in` and `out` buffers (elements).
-pub fn buffer_lens(c: Collective, k: u32, m: usize, r: Rank) -> (usize, usize) {
+/// Lengths of rank `r`'s `in` and `out` buffers (elements), with the counts of a
+/// variable-count collective.
+pub fn buffer_lens(
+    c: Collective,
+    k: u32,
+    m: usize,
+    counts: Option<&Counts>,
+    r: Rank,
+) -> (usize, usize) {
     let m = m as u64;
-    (c.in_len(k, m, r) as usize, c.out_len(k, m, r) as usize)
+    (
+        c.in_len_with(k, m, counts, r) as usize,
+        c.out_len_with(k, m, counts, r) as usize,
+    )
+}
+
+/// The counts `run` and `bench` give a variable-count collective (`None` for the
+/// others): each drawn from `seed`, uniform among the whole numbers in
+/// [round((1 − skew)·len), round((1 + skew)·len)] (skew in [0, 1]: 0 makes every count
+/// `len`, 1 draws from 0 to 2·len); k counts, or k × k for alltoallv.
+pub fn draw_counts(c: Collective, k: u32, len: usize, skew: f64, seed: u64) -> Option<Counts> {
+    let kind = c.kind();
+    if !kind.is_varcount() {
+        return None;
+    }
+    let (lo, hi) = (
+        ((1.0 - skew) * len as f64).round() as u64,
+        ((1.0 + skew) * len as f64).round() as u64,
+    );
+    let mut i = 0u64;
+    let mut draw = || {
+        i += 1;
+        lo + data::element(seed ^ 0x5EED_C0DE, u32::MAX, i as usize) % (hi - lo + 1)
+    };
+    let n = k as usize;
+    Some(if kind == OpKind::Alltoallv {
+        Counts::Matrix((0..n).map(|_| (0..n).map(|_| draw()).collect()).collect())
+    } else {
+        Counts::PerRank((0..n).map(|_| draw()).collect())
+    })
+}
+
+/// The counts of `counts` as `usize`s: rank `r`'s send and receive counts for
+/// alltoallv (row and column), the list otherwise (both).
+fn usize_counts(counts: &Counts, r: Rank) -> (Vec<usize>, Vec<usize>) {
+    match counts {
+        Counts::PerRank(c) => {
+            let v: Vec<usize> = c.iter().map(|&x| x as usize).collect();
+            (v.clone(), v)
+        }
+        Counts::Matrix(m) => (
+            m[r as usize].iter().map(|&x| x as usize).collect(),
+            m.iter().map(|row| row[r as usize] as usize).collect(),
+        ),
+    }
 }
 
 /// Execute `c` through the collective API of `comm`: `input` and `output` are rank
 /// `comm.rank()`'s `in` and `out` buffers (of [`buffer_lens`]); `m` is the length.
 /// A broadcast runs in place in `output`, which on the root must hold the data.
+#[allow(clippy::too_many_arguments)]
 pub fn invoke<T: Pod, X: Transport>(
     comm: &mut Comm<X>,
     c: Collective,
     m: usize,
+    counts: Option<&Counts>,
     input: &[T],
     output: &mut [T],
     op: &Op<'_, T>,
     algo: Algo<'_>,
 ) -> hypercomm_rt::Result<Ran> {
     let me = comm.rank();
+    if let Some(counts) = counts.filter(|_| c.kind().is_varcount()) {
+        let (send, recv) = usize_counts(counts, me);
+        return match c {
+            Collective::Gatherv { root } => {
+                comm.gatherv_into(root, input, (me == root).then_some(output), &recv, algo)
+            }
+            Collective::Scatterv { root } => {
+                comm.scatterv_into(root, (me == root).then_some(input), output, &send, algo)
+            }
+            Collective::Allgatherv => comm.all_gatherv_into(input, output, &recv, algo),
+            Collective::Alltoallv => comm.all_to_allv_into(input, &send, output, &recv, algo),
+            _ => comm.reduce_scatter_into(input, output, &recv, op, algo),
+        };
+    }
     match c {
         Collective::P2p { src, dst } => comm.p2p_into(
             src,
@@ -320,6 +388,15 @@ pub fn invoke<T: Pod, X: Transport>(
         Collective::Download => {
             let host = me + 1 == comm.size();
             comm.download_into(host.then_some(input), output, algo)
+        }
+        // Without counts: every count m.
+        Collective::Gatherv { .. }
+        | Collective::Scatterv { .. }
+        | Collective::Allgatherv
+        | Collective::Alltoallv
+        | Collective::ReduceScatterv => {
+            let counts = Counts::uniform(c.kind(), comm.size(), m as u64);
+            invoke(comm, c, m, Some(&counts), input, output, op, algo)
         }
         // Its algorithm runs on torus:QxQ, the runtime's on `complete:k`.
         Collective::Transpose => Err(hypercomm_rt::Error::NoAlgorithm {
@@ -400,12 +477,39 @@ pub fn predict(
     in_place: bool,
     execution: Execution,
 ) -> Option<f64> {
+    let call = (c, k, len, None);
+    predict_with(
+        call,
+        elem_bytes,
+        algo,
+        packets,
+        shape,
+        calibration,
+        in_place,
+        execution,
+    )
+}
+
+/// [`predict`] of a call `(collective, ranks, len, counts)` with the counts of a
+/// variable-count collective.
+#[allow(clippy::too_many_arguments)]
+pub fn predict_with(
+    (c, k, len, counts): (Collective, u32, u64, Option<&Counts>),
+    elem_bytes: usize,
+    algo: &Algorithm,
+    packets: Packets,
+    shape: Option<&Shape>,
+    calibration: Calibration,
+    in_place: bool,
+    execution: Execution,
+) -> Option<f64> {
     let topology = hypercomm_rt::topology_for(c.kind(), k)?;
     let problem = Problem {
         topology: &topology,
         collective: c,
         len,
         commutative: true,
+        counts,
     };
     let model = calibration.model(elem_bytes);
     let params = Params { packets, model };
@@ -660,6 +764,7 @@ mod tests {
                 collective: Collective::Allgather,
                 len,
                 commutative: true,
+                counts: None,
             };
             let algo = algorithms::find(OpKind::Allgather, "ring").unwrap();
             let model = calibration.model(8);
@@ -895,6 +1000,7 @@ mod tests {
                 collective: c,
                 len: m,
                 commutative: true,
+                counts: None,
             };
             let params = Params {
                 packets: Packets::Count(1),

@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use hypercomm::algorithms::{Packets, Shape};
 use hypercomm::collective::Collective;
+use hypercomm::counts::Counts;
 use hypercomm::schedule::Rank;
 use hypercomm::verify::Problem;
 use hypercomm_rt::exec::{Buffers, Plan};
@@ -19,7 +20,7 @@ use hypercomm_rt::{Comm, Ran, Transport};
 use serde::Serialize;
 
 use super::{
-    buffer_lens, data, invoke, predict, try_buffer, AlgoChoice, CalibrationInfo, ReduceOp,
+    buffer_lens, data, invoke, predict_with, try_buffer, AlgoChoice, CalibrationInfo, ReduceOp,
 };
 
 /// Size of a `run` element in bytes (`u64`).
@@ -49,6 +50,20 @@ pub struct RunConfig {
     pub inject_error: bool,
     /// Timed calls, after the untimed warm-up (at least 1).
     pub iters: usize,
+    /// The counts of a variable-count collective (drawn from the seed with `--skew`,
+    /// [`super::draw_counts`]); `None` for the others.
+    pub counts: Option<Counts>,
+    /// `--skew` of those counts.
+    pub skew: f64,
+}
+
+impl RunConfig {
+    /// The same run with input and counts from `seed` (the MPI binary's ranks take
+    /// rank 0's: counts drawn from different seeds would disagree between ranks).
+    pub fn reseed(&mut self, seed: u64) {
+        self.seed = seed;
+        self.counts = super::draw_counts(self.collective, self.ranks, self.len, self.skew, seed);
+    }
 }
 
 /// The first element of a rank's output that differs from the reference.
@@ -85,7 +100,7 @@ pub struct RankResult {
 /// non-empty output (or none).
 fn victim(cfg: &RunConfig) -> Option<Rank> {
     (0..cfg.ranks).rev().find(|&r| {
-        let (_, out) = buffer_lens(cfg.collective, cfg.ranks, cfg.len, r);
+        let (_, out) = buffer_lens(cfg.collective, cfg.ranks, cfg.len, cfg.counts.as_ref(), r);
         out > 0 && !(r == 0 && cfg.collective == Collective::ExclusiveScan)
     })
 }
@@ -102,7 +117,7 @@ pub fn run_rank<X: Transport>(
 ) -> hypercomm_rt::Result<RankResult> {
     let (k, r, m) = (comm.size(), comm.rank(), cfg.len);
     let c = cfg.collective;
-    let (in_len, out_len) = buffer_lens(c, k, m, r);
+    let (in_len, out_len) = buffer_lens(c, k, m, cfg.counts.as_ref(), r);
     let input = try_buffer(in_len, "--len", &format!("rank {r}'s input"), |i| {
         data::element(cfg.seed, r, i)
     })?;
@@ -127,6 +142,7 @@ pub fn run_rank<X: Transport>(
                 comm,
                 c,
                 m,
+                cfg.counts.as_ref(),
                 &input,
                 output,
                 &op,
@@ -134,7 +150,7 @@ pub fn run_rank<X: Transport>(
             ),
         }
     };
-    let want = data::expected(c, k, m, r, cfg.seed, cfg.reduce);
+    let want = data::expected(c, k, m, cfg.counts.as_ref(), r, cfg.seed, cfg.reduce);
     let check = |output: &[u64]| {
         let w = want.as_ref()?;
         data::first_mismatch(w, output).map(|(index, expected, got)| Mismatch {
@@ -198,6 +214,7 @@ fn own_plan(
         collective: cfg.collective,
         len: cfg.len as u64,
         commutative: true,
+        counts: cfg.counts.as_ref(),
     };
     let params = hypercomm::algorithms::Params {
         packets: cfg.packets,
@@ -208,7 +225,7 @@ fn own_plan(
         None => algo.build(&problem, &params)?,
     };
     hypercomm_rt::select::refuse_flawed(algo, problem, schedule.as_ref())?;
-    let (in_len, out_len) = buffer_lens(cfg.collective, k, cfg.len, r);
+    let (in_len, out_len) = buffer_lens(cfg.collective, k, cfg.len, cfg.counts.as_ref(), r);
     let plan = Plan::new(schedule.program(r), k, in_len, out_len)?;
     let ran = Ran {
         op: cfg.collective.kind(),
@@ -351,10 +368,8 @@ impl RunReport {
         let mut mismatches: Vec<Mismatch> = results.iter().filter_map(|r| r.mismatch).collect();
         mismatches.sort_by_key(|m| m.rank);
         let predicted = super::registry_entry(kind, first.algorithm).and_then(|a| {
-            predict(
-                c,
-                cfg.ranks,
-                cfg.len as u64,
+            predict_with(
+                (c, cfg.ranks, cfg.len as u64, cfg.counts.as_ref()),
                 ELEM_BYTES,
                 a,
                 cfg.packets,
@@ -427,6 +442,8 @@ mod tests {
             seed: 1,
             inject_error: false,
             iters: 3,
+            counts: None,
+            skew: 0.0,
         };
         let result = |rank, times: [f64; 3]| RankResult {
             rank,

@@ -180,6 +180,7 @@ fn fastest(k: u32, collective: Collective, m: u64, calibration: Calibration) -> 
         collective,
         len: m,
         commutative: true,
+        counts: None,
     };
     let mut best: Option<(&str, f64)> = None;
     for a in algorithms::fitting(&topo, collective.kind()) {
@@ -1016,6 +1017,7 @@ fn product_runs_every_shape_against_the_reference() {
             collective: Collective::Alltoall,
             len: 1,
             commutative: true,
+            counts: None,
         };
         let a = algorithms::find(OpKind::Alltoall, "product").unwrap();
         let s = a.build_shaped(&problem, &Params::default(), shape).unwrap();

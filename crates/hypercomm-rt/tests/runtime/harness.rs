@@ -92,6 +92,7 @@ fn keeps_order(algo: &algorithms::Algorithm, topo: &Topology, c: Collective, m: 
         collective: c,
         len: m as u64,
         commutative: false,
+        counts: None,
     };
     // An algorithm may refuse non-commutative operators when it builds.
     algo.build(&problem, &params(16))
@@ -216,6 +217,22 @@ fn run_case<T: Data>(
         Collective::Reduce { root } => {
             comm.reduce_into(root, input, is(root).then_some(&mut out[..]), op, algo)?
         }
+        // The variable-count calls with every count m (uneven counts: `vcount.rs`).
+        Collective::Gatherv { root } => {
+            let recv = is(root).then_some(&mut out[..]);
+            comm.gatherv_into(root, input, recv, &vec![m; k as usize], algo)?
+        }
+        Collective::Scatterv { root } => {
+            let send = is(root).then_some(input);
+            comm.scatterv_into(root, send, &mut out, &vec![m; k as usize], algo)?
+        }
+        Collective::Allgatherv => {
+            comm.all_gatherv_into(input, &mut out, &vec![m; k as usize], algo)?
+        }
+        Collective::Alltoallv => {
+            let even = vec![m; k as usize];
+            comm.all_to_allv_into(input, &even, &mut out, &even, algo)?
+        }
         _ => return reduction(comm, case, input, op, out),
     };
     Ok((ran, out))
@@ -244,6 +261,10 @@ fn reduction<T: Data>(
         (Collective::ExclusiveScan, true) => comm.exclusive_scan_in_place(&mut out, op, algo)?,
         (Collective::ReduceScatter, _) => {
             comm.reduce_scatter_block_into(input, &mut out, op, algo)?
+        }
+        (Collective::ReduceScatterv, _) => {
+            let even = vec![case.len; comm.size() as usize];
+            comm.reduce_scatter_into(input, &mut out, &even, op, algo)?
         }
         (c, _) => panic!("no call for {c}"),
     };

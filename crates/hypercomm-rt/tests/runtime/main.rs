@@ -7,6 +7,7 @@ mod failures;
 mod harness;
 mod reference;
 mod tuning;
+mod vcount;
 
 /// Run `f` on a thread that may use at most two CPUs (Linux; elsewhere any), so that
 /// three ranks or more outnumber the CPUs on any machine and `Config::fibers` engages

@@ -88,7 +88,8 @@ pub fn expected<T: Copy>(
     let concat = |f: &dyn Fn(usize) -> Vec<T>| (0..k).flat_map(f).collect::<Vec<T>>();
     (0..k)
         .map(|r| {
-            Some(match c {
+            // A variable-count collective here has every count m: its fixed form.
+            Some(match c.fixed() {
                 Collective::P2p { src, dst } if r == dst as usize => inputs[src as usize].clone(),
                 Collective::Broadcast { root } => inputs[root as usize].clone(),
                 Collective::Scatter { root } => inputs[root as usize][block(r)].to_vec(),

@@ -9,6 +9,7 @@
 pub mod pipeline;
 pub mod plan;
 pub mod shape;
+pub mod vcount;
 
 pub use shape::Shape;
 
@@ -136,6 +137,35 @@ pub mod scatter {
 pub mod transpose {
     //! Transposition of a square grid of ranks: block (x, y) to (y, x).
     pub mod diagonal;
+}
+pub mod gatherv {
+    //! `MPI_Gatherv`: every rank's c_r elements to the root.
+    pub mod linear;
+    pub mod pairwise;
+}
+pub mod scatterv {
+    //! `MPI_Scatterv`: the root's c_r elements to each rank r.
+    pub mod linear;
+    pub mod pairwise;
+}
+pub mod allgatherv {
+    //! `MPI_Allgatherv`: every rank's c_r elements to every rank.
+    pub mod bruck;
+    pub mod dimension_exchange;
+    pub mod linear;
+    pub mod pairwise;
+    pub mod ring;
+}
+pub mod alltoallv {
+    //! `MPI_Alltoallv`: C[i][j] elements from every rank i to every rank j.
+    pub mod linear;
+    pub mod pairwise;
+}
+pub mod reduce_scatterv {
+    //! `MPI_Reduce_scatter`: block r (c_r elements) of the reduction to rank r.
+    pub mod linear;
+    pub mod pairwise;
+    pub mod ring;
 }
 pub mod download {
     //! Downloading data from a host into a hypercube (Gichev 1992, seed 003).
@@ -361,6 +391,7 @@ impl Algorithm {
             });
         }
         problem.collective.check_ranks(problem.topology.nodes())?;
+        problem.check_counts()?;
         self.fits(problem.topology)
             .map_err(|reason| Error::AlgorithmDoesNotFit {
                 algo: self.name.to_string(),
@@ -1797,6 +1828,160 @@ pub static ALGORITHMS: &[Algorithm] = &[
         fits: allgather::product::fits,
         build: allgather::product::build,
         formulas: allgather::product::formulas,
+    },
+    Algorithm {
+        name: "linear",
+        op: OpKind::Gatherv,
+        summary: "one step: every rank's c_r elements to the root at once (Open MPI basic_linear)",
+        reference: "MPI-3.1 §5.5; Open MPI basic_linear gatherv",
+        topologies: "complete",
+        pipelined: false,
+        fits: any_complete,
+        build: gatherv::linear::build,
+        formulas: gatherv::linear::formulas,
+    },
+    Algorithm {
+        name: "pairwise",
+        op: OpKind::Gatherv,
+        summary: "k − 1 steps: rank root − s sends to the root in step s, one message a step",
+        reference: "MPI-3.1 §5.5; Thakur, Rabenseifner & Gropp 2005, pairwise order",
+        topologies: "complete",
+        pipelined: false,
+        fits: any_complete,
+        build: gatherv::pairwise::build,
+        formulas: gatherv::pairwise::formulas,
+    },
+    Algorithm {
+        name: "linear",
+        op: OpKind::Scatterv,
+        summary: "one step: the root sends every rank its c_r elements at once (Open MPI basic_linear)",
+        reference: "MPI-3.1 §5.6; Open MPI basic_linear scatterv",
+        topologies: "complete",
+        pipelined: false,
+        fits: any_complete,
+        build: scatterv::linear::build,
+        formulas: scatterv::linear::formulas,
+    },
+    Algorithm {
+        name: "pairwise",
+        op: OpKind::Scatterv,
+        summary: "k − 1 steps: the root sends rank root + s its block in step s",
+        reference: "MPI-3.1 §5.6; Thakur, Rabenseifner & Gropp 2005, pairwise order",
+        topologies: "complete",
+        pipelined: false,
+        fits: any_complete,
+        build: scatterv::pairwise::build,
+        formulas: scatterv::pairwise::formulas,
+    },
+    Algorithm {
+        name: "linear",
+        op: OpKind::Allgatherv,
+        summary: "one step: every rank's c_r elements to every other rank at once",
+        reference: "MPI-3.1 §5.7; Open MPI basic allgatherv",
+        topologies: "complete",
+        pipelined: false,
+        fits: any_complete,
+        build: allgatherv::linear::build,
+        formulas: allgatherv::linear::formulas,
+    },
+    Algorithm {
+        name: "pairwise",
+        op: OpKind::Allgatherv,
+        summary: "k − 1 steps: rank i sends its block to i + s in step s",
+        reference: "MPI-3.1 §5.7; Thakur, Rabenseifner & Gropp 2005, pairwise exchange",
+        topologies: "complete",
+        pipelined: false,
+        fits: any_complete,
+        build: allgatherv::pairwise::build,
+        formulas: allgatherv::pairwise::formulas,
+    },
+    Algorithm {
+        name: "ring",
+        op: OpKind::Allgatherv,
+        summary: "k − 1 steps around the ring, each block its own length; every step waits for the largest block",
+        reference: "MPI-3.1 §5.7; Thakur, Rabenseifner & Gropp 2005, ring allgatherv (MPICH)",
+        topologies: "complete",
+        pipelined: false,
+        fits: any_complete,
+        build: allgatherv::ring::build,
+        formulas: allgatherv::ring::formulas,
+    },
+    Algorithm {
+        name: "bruck",
+        op: OpKind::Allgatherv,
+        summary: "⌈log₂k⌉ steps, each doubling the window of blocks held; blocks straight to their places (a wrapping window is two regions)",
+        reference: "Bruck et al. 1997; MPICH Bruck allgatherv (Thakur, Rabenseifner & Gropp 2005)",
+        topologies: "complete",
+        pipelined: false,
+        fits: any_complete,
+        build: allgatherv::bruck::build,
+        formulas: allgatherv::bruck::formulas,
+    },
+    Algorithm {
+        name: "dimension-exchange",
+        op: OpKind::Allgatherv,
+        summary: "n steps on a hypercube: swap the aligned subcube's blocks with i XOR 2^t; each step waits for the heaviest subcube",
+        reference: "seed 001, All-gather; MPICH recursive-doubling allgatherv (Thakur, Rabenseifner & Gropp 2005)",
+        topologies: "hypercube",
+        pipelined: false,
+        fits: hypercube_only,
+        build: allgatherv::dimension_exchange::build,
+        formulas: allgatherv::dimension_exchange::formulas,
+    },
+    Algorithm {
+        name: "linear",
+        op: OpKind::Alltoallv,
+        summary: "one step: every C[i][j] block posted at once; the busiest row or column sets the time (Open MPI basic_linear)",
+        reference: "MPI-3.1 §5.8; Open MPI basic_linear alltoallv",
+        topologies: "complete",
+        pipelined: false,
+        fits: any_complete,
+        build: alltoallv::linear::build,
+        formulas: alltoallv::linear::formulas,
+    },
+    Algorithm {
+        name: "pairwise",
+        op: OpKind::Alltoallv,
+        summary: "k − 1 steps: rank i sends C[i][i+s] to i + s in step s; each step waits for its largest block",
+        reference: "MPI-3.1 §5.8; Thakur, Rabenseifner & Gropp 2005, pairwise exchange",
+        topologies: "complete",
+        pipelined: false,
+        fits: any_complete,
+        build: alltoallv::pairwise::build,
+        formulas: alltoallv::pairwise::formulas,
+    },
+    Algorithm {
+        name: "linear",
+        op: OpKind::ReduceScatterv,
+        summary: "one step: block j of every input straight to rank j, combined there in rank order",
+        reference: "MPI-3.1 §5.10.2; Thakur, Rabenseifner & Gropp 2005, direct exchange",
+        topologies: "complete",
+        pipelined: false,
+        fits: any_complete,
+        build: reduce_scatterv::linear::build,
+        formulas: reduce_scatterv::linear::formulas,
+    },
+    Algorithm {
+        name: "pairwise",
+        op: OpKind::ReduceScatterv,
+        summary: "k − 1 steps of the pairwise exchange with per-rank blocks, rank order kept by two accumulators",
+        reference: "MPI-3.1 §5.10.2; Thakur, Rabenseifner & Gropp 2005, pairwise reduce-scatter",
+        topologies: "complete",
+        pipelined: false,
+        fits: any_complete,
+        build: reduce_scatterv::pairwise::build,
+        formulas: reduce_scatterv::pairwise::formulas,
+    },
+    Algorithm {
+        name: "ring",
+        op: OpKind::ReduceScatterv,
+        summary: "k − 1 steps around the ring with per-rank blocks; commutative operators only",
+        reference: "MPI-3.1 §5.10.2; Open MPI ring reduce-scatter; Patarasuk & Yuan 2009",
+        topologies: "complete",
+        pipelined: false,
+        fits: any_complete,
+        build: reduce_scatterv::ring::build,
+        formulas: reduce_scatterv::ring::formulas,
     },
 ];
 

@@ -307,6 +307,7 @@ mod tests {
                         collective: Collective::Allgather,
                         len,
                         commutative: true,
+                        counts: None,
                     };
                     algorithms::find(OpKind::Allgather, "ring")
                         .unwrap()
@@ -348,6 +349,7 @@ mod tests {
                     collective: Collective::Allgather,
                     len: m,
                     commutative: true,
+                    counts: None,
                 };
                 verify(p, &s, Strictness::default()).unwrap_or_else(|v| panic!("{t} m={m}: {v}"));
                 let model = Model::new(1.0, 0.5).unwrap();
@@ -399,6 +401,7 @@ mod tests {
                 collective: Collective::Broadcast { root },
                 len: 2,
                 commutative: true,
+                counts: None,
             };
             algorithms::find(OpKind::Broadcast, "linear")
                 .unwrap()
@@ -418,6 +421,7 @@ mod tests {
                 collective: Collective::Broadcast { root: 0 },
                 len: 2,
                 commutative: true,
+                counts: None,
             };
             algorithms::find(OpKind::Broadcast, "linear")
                 .unwrap()
@@ -436,6 +440,7 @@ mod tests {
             collective: Collective::Allgather,
             len: 1,
             commutative: true,
+            counts: None,
         };
         let ring = || {
             algorithms::find(OpKind::Allgather, "ring")

@@ -26,6 +26,9 @@
 //!   `reduce` (with `root`), `allgather`, `alltoall`, `allreduce`, `scan`,
 //!   `exclusive-scan`, `reduce-scatter`.
 //! - `len`: m, as in `--len`. `commutative`: whether combines may reorder (default true).
+//! - `counts` (optional): a variable-count collective's counts, as `--counts` takes them
+//!   (a list of one count per rank, or for alltoallv a list of rows); absent, every
+//!   count is `len`.
 //! - `steps`: the number of lock-step rounds; every program has that many.
 //! - an op is `send` (`to`: ranks, `from`: regions), `recv` (`from`: a rank, `into`:
 //!   regions, `action`: `place` (default), `combine_left` or `combine_right`) or `local`
@@ -78,6 +81,10 @@ pub struct Document {
     pub algo: Option<String>,
     #[serde(default = "yes")]
     pub commutative: bool,
+    /// A variable-count collective's counts (a list, or a list of lists for
+    /// alltoallv); absent: every count `len`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counts: Option<crate::counts::Counts>,
     pub steps: usize,
     pub programs: Vec<Program>,
 }
@@ -103,6 +110,7 @@ impl Document {
             len,
             algo: algo.map(str::to_string),
             commutative,
+            counts: None,
             steps: schedule.steps(),
             programs: (0..schedule.nodes()).map(|r| schedule.program(r)).collect(),
         }

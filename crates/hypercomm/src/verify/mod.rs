@@ -25,6 +25,7 @@ use serde::Serialize;
 
 use crate::collective::Collective;
 use crate::cost::model::{Duplex, Ports};
+use crate::counts::Counts;
 use crate::schedule::{Action, Buf, Op, Program, Rank, Region, Schedule, Step, StepStream};
 use crate::topology::{Medium, Topology};
 use state::{BufState, CombineError, Pattern, Piece, Pieces};
@@ -137,6 +138,34 @@ pub struct Problem<'a> {
     pub len: u64,
     /// Whether the reduction operator may be applied in any order.
     pub commutative: bool,
+    /// The per-rank counts of a variable-count collective (`None`: every count is
+    /// `len`); checked by [`Problem::check_counts`], which the registry's `build` calls.
+    pub counts: Option<&'a Counts>,
+}
+
+impl Problem<'_> {
+    /// Length of rank `r`'s `in` buffer.
+    pub fn in_len(&self, r: Rank) -> u64 {
+        let k = self.topology.nodes();
+        self.collective.in_len_with(k, self.len, self.counts, r)
+    }
+    /// Length of rank `r`'s `out` buffer.
+    pub fn out_len(&self, r: Rank) -> u64 {
+        let k = self.topology.nodes();
+        self.collective.out_len_with(k, self.len, self.counts, r)
+    }
+    /// What rank `r`'s `out` must hold after the collective.
+    pub fn expected(&self, r: Rank) -> Vec<crate::collective::Segment> {
+        let k = self.topology.nodes();
+        self.collective.expected_with(k, self.len, self.counts, r)
+    }
+    /// Whether the counts, if any, fit the collective and the number of ranks.
+    pub fn check_counts(&self) -> Result<(), crate::error::Error> {
+        match self.counts {
+            Some(c) => c.check(self.collective.kind(), self.topology.nodes()),
+            None => Ok(()),
+        }
+    }
 }
 
 #[derive(Default)]
@@ -894,14 +923,13 @@ impl<'a> Verifier<'a> {
 
     /// The ranks some of whose required `out` was never written, listed (a download
     /// that never reaches some PEs names them all; Gichev 1992, §4).
-    fn unwritten(&self, m: u64) -> String {
+    fn unwritten(&self) -> String {
         let missing: Vec<String> = (0..self.ctx.k)
             .filter(|&r| {
                 let out = &self.bufs[r as usize][Buf::Out.index()];
                 self.ctx
                     .p
-                    .collective
-                    .expected(self.ctx.k, m, r)
+                    .expected(r)
                     .iter()
                     .any(|seg| out.read(seg.start, seg.len).is_err())
             })
@@ -911,10 +939,9 @@ impl<'a> Verifier<'a> {
     }
 
     fn post(&self) -> Check {
-        let m = self.ctx.p.len;
         for r in 0..self.ctx.k {
             let out = &self.bufs[r as usize][Buf::Out.index()];
-            for seg in self.ctx.p.collective.expected(self.ctx.k, m, r) {
+            for seg in self.ctx.p.expected(r) {
                 let region = Region::new(Buf::Out, seg.start, seg.len);
                 let fail = |detail: String| Violation {
                     kind: ViolationKind::PostCondition,
@@ -927,7 +954,7 @@ impl<'a> Verifier<'a> {
                 let got = out.read(seg.start, seg.len).map_err(|at| {
                     fail(format!(
                         "out[{at}] was never written; nodes left without their data: {}",
-                        self.unwritten(m)
+                        self.unwritten()
                     ))
                 })?;
                 let want = match seg.block {
@@ -1121,7 +1148,10 @@ impl<'a> Verifier<'a> {
         tmp_lens: impl Iterator<Item = u64>,
         opts: Options,
     ) -> Self {
-        let (k, m, c) = (p.topology.nodes(), p.len, p.collective);
+        let (k, m) = (p.topology.nodes(), p.len);
+        // Blocks of m elements let a buffer switch to cells; a variable-count one's
+        // blocks differ, so it never does.
+        let block = if p.counts.is_some() { 0 } else { m };
         let promote_at = opts.promote_at;
         // A pool that cannot start (no threads to be had) leaves the caller's thread.
         let pool = (opts.threads > 1)
@@ -1141,15 +1171,15 @@ impl<'a> Verifier<'a> {
                 k,
                 lens: (0..k)
                     .zip(tmp_lens)
-                    .map(|(r, t)| [c.in_len(k, m, r), c.out_len(k, m, r), t])
+                    .map(|(r, t)| [p.in_len(r), p.out_len(r), t])
                     .collect(),
             },
             bufs: (0..k)
                 .map(|r| {
                     [
-                        BufState::input(r, c.in_len(k, m, r)),
-                        BufState::blocked(m, promote_at),
-                        BufState::blocked(m, promote_at),
+                        BufState::input(r, p.in_len(r)),
+                        BufState::blocked(block, promote_at),
+                        BufState::blocked(block, promote_at),
                     ]
                 })
                 .collect(),

@@ -348,6 +348,7 @@ pub fn probe(case: &Case<'_>, cap: u64) -> u64 {
         collective: case.collective,
         len: case.len,
         commutative: true,
+        counts: None,
     };
     let params = Params {
         packets: case.packets,
@@ -392,6 +393,7 @@ pub fn check(case: &Case<'_>) -> Result<Tally, String> {
         collective,
         len: m,
         commutative: true,
+        counts: None,
     };
     let base = Model::new(beta, tau).map_err(|e| format!("{name}: {e}"))?;
     let params = Params {
@@ -680,6 +682,7 @@ pub fn check(case: &Case<'_>) -> Result<Tally, String> {
             collective: parsed.collective,
             len: parsed.len,
             commutative: parsed.commutative,
+            counts: None,
         };
         match verify_programs(pproblem, &parsed.programs, parsed.steps, strict) {
             Err(v) if !caught => return fail(format!("the parsed document does not verify: {v}")),
@@ -765,6 +768,7 @@ pub fn for_each_small_schedule(extra: &[&str], mut f: impl FnMut(&str, &Topology
                         collective: c,
                         len,
                         commutative: true,
+                        counts: None,
                     };
                     let counts: &[Packets] = if algo.pipelined {
                         &[Packets::Count(1), Packets::Count(3), Packets::Opt]

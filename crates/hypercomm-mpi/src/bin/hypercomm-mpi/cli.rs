@@ -126,8 +126,11 @@ pub fn run(world: &SimpleCommunicator, args: &RtRunArgs) -> i32 {
     };
     // Every rank builds its input and its reference from one seed: without `--seed`
     // each process took its own from its clock, so the ranks disagreed (issue 20).
-    // Rank 0's seed, explicit or from its clock, is everyone's.
-    world.process_at_rank(0).broadcast_into(&mut cfg.seed);
+    // Rank 0's seed, explicit or from its clock, is everyone's (and so are the counts
+    // of a variable-count collective, drawn from it).
+    let mut seed = cfg.seed;
+    world.process_at_rank(0).broadcast_into(&mut seed);
+    cfg.reseed(seed);
     let outcome = hypercomm_mpi::run(world, &mpi_config(timeout, &cal), |comm| {
         let local = runtime::run_rank(comm, &cfg)?;
         runtime::gather_run(comm, local)

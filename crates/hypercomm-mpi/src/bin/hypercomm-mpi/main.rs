@@ -443,11 +443,18 @@ const CHECKED: [OpKind; 10] = [
     OpKind::ReduceScatter,
 ];
 
+/// The variable-count collectives `check` compares with MPI's `MPI_Gatherv`, …,
+/// with random counts (zeros among them) of mean m.
+const CHECKED_V: [OpKind; 5] = [
+    OpKind::Gatherv,
+    OpKind::Scatterv,
+    OpKind::Allgatherv,
+    OpKind::Alltoallv,
+    OpKind::ReduceScatterv,
+];
+
 fn rooted(op: OpKind) -> bool {
-    matches!(
-        op,
-        OpKind::Broadcast | OpKind::Scatter | OpKind::Gather | OpKind::Reduce
-    )
+    op.has_root()
 }
 
 /// Outcome of one case on one rank, ordered so that the maximum over ranks is the case's.
@@ -477,7 +484,7 @@ fn check(
     let (me, k) = (comm.rank(), comm.size());
     let topology = Topology::complete(k);
     let (mut cases, mut bad, mut skipped) = (0u32, 0u32, 0u32);
-    for op in CHECKED {
+    for op in CHECKED.into_iter().chain(CHECKED_V) {
         if !only.is_empty() && !only.iter().any(|o| o.eq_ignore_ascii_case(op.name())) {
             continue;
         }
@@ -501,7 +508,14 @@ fn check(
                         .wrapping_mul(0x100)
                         .wrapping_add(me as u64);
                     let mut rng = Rng::new(case_seed);
-                    let verdict = match one_case(comm, world, op, name, m, root, &mut rng) {
+                    // The same counts on every rank: drawn without the rank.
+                    let mut counts_rng = Rng::new(case_seed ^ me as u64);
+                    let outcome = if op.is_varcount() {
+                        one_case_v(comm, world, op, name, m, root, &mut counts_rng, &mut rng)
+                    } else {
+                        one_case(comm, world, op, name, m, root, &mut rng)
+                    };
+                    let verdict = match outcome {
                         Ok(true) => Verdict::Ok,
                         Ok(false) => Verdict::Mismatch,
                         Err(e) if refused(&e) => Verdict::Skipped,
@@ -655,11 +669,145 @@ fn one_case(
             world.reduce_scatter_block_into(&data[..], &mut theirs[..], native);
             ours == theirs
         }
+        // In CHECKED_V: `one_case_v`.
+        OpKind::Gatherv
+        | OpKind::Scatterv
+        | OpKind::Allgatherv
+        | OpKind::Alltoallv
+        | OpKind::ReduceScatterv => true,
         // Not in CHECKED. Download has no MPI collective of its own (the host, the
         // last rank, keeps no block: MPI_Scatterv with a zero count); `run --op
         // download` checks it against the serial reference instead (tests/mpirun.rs).
         // The transposition needs a square torus, which the runtime does not run yet.
         OpKind::P2p | OpKind::Download | OpKind::Transpose => true,
+    })
+}
+
+/// Counts of mean about m, one in four zero.
+fn random_counts(rng: &mut Rng, n: usize, m: usize) -> Vec<usize> {
+    (0..n)
+        .map(|_| match rng.next() % 4 {
+            0 => 0,
+            _ => (rng.next() % (2 * m as u64 + 1)) as usize,
+        })
+        .collect()
+}
+
+/// MPI's counts and displacements (their prefix sums).
+fn partition(c: &[usize]) -> (Vec<mpi::Count>, Vec<mpi::Count>) {
+    let displs = c
+        .iter()
+        .scan(0, |at, &x| {
+            let d = *at;
+            *at += x as mpi::Count;
+            Some(d)
+        })
+        .collect();
+    (c.iter().map(|&x| x as mpi::Count).collect(), displs)
+}
+
+/// One variable-count case, ours then MPI's through rsmpi's `*_varcount` calls (and
+/// `MPI_Reduce_scatter` directly: rsmpi has no varcount reduce-scatter); whether this
+/// rank's results agree. `counts_rng` is the same on every rank.
+#[allow(clippy::too_many_arguments)]
+fn one_case_v(
+    comm: &mut Comm<Mpi>,
+    world: &SimpleCommunicator,
+    op: OpKind,
+    name: &str,
+    m: usize,
+    root: Rank,
+    counts_rng: &mut Rng,
+    rng: &mut Rng,
+) -> Result<bool, Error> {
+    use mpi::datatype::{Partition, PartitionMut};
+    use mpi::raw::AsRaw;
+    let (me, k) = (comm.rank(), comm.size() as usize);
+    let algo = Algo::Named(name);
+    let is_root = me == root;
+    let proc_root = world.process_at_rank(root as i32);
+    let counts = random_counts(
+        counts_rng,
+        if op == OpKind::Alltoallv { k * k } else { k },
+        m,
+    );
+    let total: usize = counts.iter().sum();
+    let mine = |c: &[usize]| c[me as usize];
+    Ok(match op {
+        OpKind::Gatherv => {
+            let data = rng.vec(mine(&counts));
+            let mut ours = vec![0; total];
+            comm.gatherv_into(root, &data, is_root.then_some(&mut ours[..]), &counts, algo)?;
+            let mut theirs = vec![0u64; total];
+            let (c, d) = partition(&counts);
+            if is_root {
+                let mut p = PartitionMut::new(&mut theirs[..], c, d);
+                proc_root.gather_varcount_into_root(&data[..], &mut p);
+            } else {
+                proc_root.gather_varcount_into(&data[..]);
+            }
+            !is_root || ours == theirs
+        }
+        OpKind::Scatterv => {
+            let data = rng.vec(total);
+            let mut ours = vec![0; mine(&counts)];
+            comm.scatterv_into(root, is_root.then_some(&data[..]), &mut ours, &counts, algo)?;
+            let mut theirs = vec![0u64; mine(&counts)];
+            let (c, d) = partition(&counts);
+            if is_root {
+                let p = Partition::new(&data[..], c, d);
+                proc_root.scatter_varcount_into_root(&p, &mut theirs[..]);
+            } else {
+                proc_root.scatter_varcount_into(&mut theirs[..]);
+            }
+            ours == theirs
+        }
+        OpKind::Allgatherv => {
+            let data = rng.vec(mine(&counts));
+            let mut ours = vec![0; total];
+            comm.all_gatherv_into(&data, &mut ours, &counts, algo)?;
+            let mut theirs = vec![0u64; total];
+            let (c, d) = partition(&counts);
+            world
+                .all_gather_varcount_into(&data[..], &mut PartitionMut::new(&mut theirs[..], c, d));
+            ours == theirs
+        }
+        OpKind::Alltoallv => {
+            let i = me as usize;
+            let row: Vec<usize> = counts[i * k..][..k].to_vec();
+            let col: Vec<usize> = (0..k).map(|j| counts[j * k + i]).collect();
+            let data = rng.vec(row.iter().sum());
+            let mut ours = vec![0; col.iter().sum()];
+            comm.all_to_allv_into(&data, &row, &mut ours, &col, algo)?;
+            let mut theirs = vec![0u64; ours.len()];
+            let ((sc, sd), (rc, rd)) = (partition(&row), partition(&col));
+            world.all_to_all_varcount_into(
+                &Partition::new(&data[..], sc, sd),
+                &mut PartitionMut::new(&mut theirs[..], rc, rd),
+            );
+            ours == theirs
+        }
+        OpKind::ReduceScatterv => {
+            let data = rng.vec(total);
+            let mut ours = vec![0; mine(&counts)];
+            comm.reduce_scatter_into(&data, &mut ours, &counts, &Op::<u64>::sum(), algo)?;
+            let mut theirs = vec![0u64; mine(&counts)];
+            let (c, _) = partition(&counts);
+            // SAFETY: `data` holds Σ counts elements, `theirs` this rank's count, `c`
+            // has one count per rank; the call blocks until done.
+            unsafe {
+                mpi::ffi::MPI_Reduce_scatter(
+                    data.as_ptr() as *const std::ffi::c_void,
+                    theirs.as_mut_ptr() as *mut std::ffi::c_void,
+                    c.as_ptr(),
+                    mpi::ffi::RSMPI_UINT64_T,
+                    mpi::ffi::RSMPI_SUM,
+                    world.as_raw(),
+                );
+            }
+            ours == theirs
+        }
+        _ => true,
     })
 }
 
@@ -799,7 +947,15 @@ fn vs_native(
             .into_iter()
             .find(|o| o.name().eq_ignore_ascii_case(name))
             .filter(|o| CHECKED.contains(o))
-            .ok_or_else(|| Stop::Usage(format!("unknown collective `{name}`")))?;
+            .ok_or_else(|| {
+                let valid: Vec<&str> = CHECKED.iter().map(|o| o.name()).collect();
+                Stop::Usage(format!(
+                    "`{name}`: vs-native times the fixed-count collectives; valid: {} \
+                     (the variable-count ones: `bench --op alltoallv --algo all`, which \
+                     includes native)",
+                    valid.join(" ")
+                ))
+            })?;
         for bytes in sizes(max_bytes) {
             let m = (bytes / 8).max(1);
             let n = if bytes >= 1 << 18 {
@@ -956,7 +1112,8 @@ fn run_native(world: &SimpleCommunicator, op: OpKind, input: &[u64], output: &mu
         OpKind::Scan => world.scan_into(input, output, sum),
         OpKind::ExclusiveScan => world.exclusive_scan_into(input, output, sum),
         OpKind::ReduceScatter => world.reduce_scatter_block_into(input, output, sum),
-        OpKind::P2p | OpKind::Download | OpKind::Transpose => {}
+        // Not in CHECKED: vs-native refuses them.
+        _ => {}
     }
 }
 
@@ -980,7 +1137,7 @@ fn run_ours(
         OpKind::Scan => comm.scan_into(input, output, &sum, algo)?,
         OpKind::ExclusiveScan => comm.exclusive_scan_into(input, output, &sum, algo)?,
         OpKind::ReduceScatter => comm.reduce_scatter_block_into(input, output, &sum, algo)?,
-        OpKind::P2p | OpKind::Download | OpKind::Transpose => return Ok("-"),
+        _ => return Ok("-"),
     };
     Ok(ran.algorithm)
 }

@@ -122,6 +122,7 @@ mod tests {
             collective: Collective::Allgather,
             len: 2,
             commutative: false,
+            counts: None,
         };
         let s = build(&problem, &Params::default()).unwrap();
         let prog = s.program(0b0110);

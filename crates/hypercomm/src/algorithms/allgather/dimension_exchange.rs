@@ -267,6 +267,7 @@ pub(crate) mod test_support {
             collective: Collective::Allgather,
             len: m,
             commutative: false,
+            counts: None,
         };
         let base = Model::new(1.0, 0.01).unwrap();
         let params = Params {
@@ -333,6 +334,7 @@ pub(crate) mod test_support {
             collective: Collective::Allgather,
             len: m,
             commutative: false,
+            counts: None,
         };
         let sched = build(&problem, &Params::default()).unwrap();
         let start = std::time::Instant::now();

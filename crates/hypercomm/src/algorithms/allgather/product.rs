@@ -285,6 +285,7 @@ mod tests {
                         collective: Collective::Allgather,
                         len: m,
                         commutative: true,
+                        counts: None,
                     };
                     let params = Params {
                         model,
@@ -314,6 +315,7 @@ mod tests {
                 collective: Collective::Allgather,
                 len: 3,
                 commutative: true,
+                counts: None,
             };
             let s = build_shaped(&problem, &Params::default(), shape).unwrap();
             verify(problem, s.as_ref(), Strictness::default())

@@ -349,6 +349,7 @@ mod tests {
                     collective: Collective::Allgather,
                     len: m,
                     commutative: true,
+                    counts: None,
                 };
                 let base = Model::new(1.0, 0.01).unwrap();
                 let sched = build(&problem, &Params::default()).unwrap();
@@ -413,6 +414,7 @@ mod tests {
             collective: Collective::Allgather,
             len: 1,
             commutative: true,
+            counts: None,
         };
         let prog = build(&problem, &Params::default()).unwrap().program(0);
         let mut got: Vec<(Rank, Vec<(Buf, u64)>)> = prog.steps[1]

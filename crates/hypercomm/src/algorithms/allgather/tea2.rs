@@ -556,6 +556,7 @@ mod tests {
             collective: Collective::Allgather,
             len: m,
             commutative: true,
+            counts: None,
         }
     }
 

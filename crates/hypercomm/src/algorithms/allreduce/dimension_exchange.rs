@@ -237,6 +237,7 @@ pub(crate) mod test_support {
             collective,
             len: m,
             commutative,
+            counts: None,
         };
         let mut s = materialize(build(&problem, &Params::default()).unwrap().as_ref());
         let action = s.programs[rank as usize]
@@ -339,6 +340,7 @@ mod tests {
                     collective,
                     len: 3,
                     commutative: false,
+                    counts: None,
                 };
                 match build(&problem, &Params::default()) {
                     Ok(s) => {

@@ -202,6 +202,7 @@ mod tests {
                     collective: Collective::Allreduce,
                     len: m,
                     commutative: true,
+                    counts: None,
                 };
                 let s = build(&problem, &params).unwrap();
                 let strict = Strictness {
@@ -225,6 +226,7 @@ mod tests {
             collective: Collective::Allreduce,
             len: 8,
             commutative: false,
+            counts: None,
         };
         assert!(matches!(
             build(&problem, &Params::default()),

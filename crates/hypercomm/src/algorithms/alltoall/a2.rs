@@ -378,6 +378,7 @@ mod tests {
             collective: Collective::Alltoall,
             len: m,
             commutative: true,
+            counts: None,
         };
         let params = Params {
             model: *model,

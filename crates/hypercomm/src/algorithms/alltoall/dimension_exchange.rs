@@ -242,6 +242,7 @@ pub(crate) mod test_support {
                     collective,
                     len: m,
                     commutative: true,
+                    counts: None,
                 };
                 let s = build(&problem, &Params::default()).unwrap();
                 let strict = Strictness {
@@ -287,6 +288,7 @@ pub(crate) mod test_support {
             collective,
             len: m,
             commutative,
+            counts: None,
         };
         let sched = build(&problem, &Params::default()).expect("builds");
         assert_eq!(sched.nodes(), topo.nodes());
@@ -316,6 +318,7 @@ pub(crate) mod test_support {
             collective,
             len: m,
             commutative: true,
+            counts: None,
         };
         let sched = build(&problem, &Params::default()).expect("builds");
         let mut out = Vec::new();
@@ -394,6 +397,7 @@ mod tests {
             collective: Collective::Alltoall,
             len: 3,
             commutative: true,
+            counts: None,
         };
         let p = build(&problem, &Params::default()).unwrap().program(5);
         for (t, step) in p.steps.iter().enumerate() {
@@ -428,6 +432,7 @@ mod tests {
                 collective: Collective::Alltoall,
                 len: 3,
                 commutative: false,
+                counts: None,
             };
             for build in [build, super::super::mtadea::build, super::super::smg::build] {
                 match build(&problem, &Params::default()) {

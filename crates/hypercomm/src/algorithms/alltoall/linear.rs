@@ -119,6 +119,7 @@ mod tests {
                     collective: Collective::Alltoall,
                     len: m,
                     commutative: true,
+                    counts: None,
                 };
                 let s = algo.build(&p, &Params::default()).unwrap();
                 let strict = Strictness {

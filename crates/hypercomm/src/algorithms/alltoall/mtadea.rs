@@ -128,6 +128,7 @@ mod tests {
             collective: Collective::Alltoall,
             len: 2,
             commutative: true,
+            counts: None,
         };
         let p = build(&problem, &Params::default()).unwrap().program(6);
         let Op::Send { to, from } = &p.steps[0].ops[0] else {

@@ -285,6 +285,7 @@ mod tests {
             collective: Collective::Alltoall,
             len: m,
             commutative: true,
+            counts: None,
         };
         let params = Params {
             model: *model,
@@ -317,6 +318,7 @@ mod tests {
                     collective: Collective::Alltoall,
                     len: m,
                     commutative: true,
+                    counts: None,
                 };
                 let f = formulas(
                     &problem,
@@ -349,6 +351,7 @@ mod tests {
             collective: Collective::Alltoall,
             len: 1,
             commutative: true,
+            counts: None,
         };
         assert!(build_shaped(&problem, &Params::default(), &[4, 2]).is_err());
     }

@@ -340,6 +340,7 @@ mod tests {
             collective: Collective::Alltoall,
             len: m,
             commutative: true,
+            counts: None,
         };
         let params = Params {
             model: *model,
@@ -424,6 +425,7 @@ mod tests {
                 collective: Collective::Alltoall,
                 len: m,
                 commutative: true,
+                counts: None,
             };
             let steps = build(&problem, &Params::default()).unwrap().steps() as f64;
             let psteps = super::super::product::build(&problem, &Params::default())
@@ -448,6 +450,7 @@ mod tests {
             collective: Collective::Alltoall,
             len: 4,
             commutative: true,
+            counts: None,
         };
         let p = Params {
             model: one,

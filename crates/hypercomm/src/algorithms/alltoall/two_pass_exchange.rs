@@ -129,6 +129,7 @@ mod tests {
                 collective: Collective::Alltoall,
                 len: 3,
                 commutative: true,
+                counts: None,
             };
             if !k.is_power_of_two() {
                 let e = algo.fits(&topo).unwrap_err();

@@ -235,6 +235,7 @@ mod tests {
                             collective: Collective::Broadcast { root },
                             len: m,
                             commutative: true,
+                            counts: None,
                         };
                         let params = Params { packets: nu, model };
                         let s = algo.build(&problem, &params).unwrap();

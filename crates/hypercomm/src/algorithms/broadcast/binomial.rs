@@ -274,6 +274,7 @@ pub(crate) mod test_support {
             collective,
             len: m,
             commutative,
+            counts: None,
         }
     }
 

@@ -244,6 +244,7 @@ mod tests {
             collective: Collective::Broadcast { root },
             len: m,
             commutative: true,
+            counts: None,
         };
         let params = Params { packets, model };
         let s = build(&problem, &params).unwrap();
@@ -293,6 +294,7 @@ mod tests {
             collective: Collective::Broadcast { root: 0 },
             len: 7,
             commutative: true,
+            counts: None,
         };
         assert!(matches!(
             build(&problem, &Params::packets(4)),

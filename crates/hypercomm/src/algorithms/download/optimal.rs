@@ -309,6 +309,7 @@ mod tests {
                     collective: Collective::Download,
                     len: m,
                     commutative: true,
+                    counts: None,
                 };
                 let k = 1u32 << n;
                 for model in models() {

@@ -330,6 +330,7 @@ pub(crate) mod tests {
             collective: Collective::Download,
             len: m,
             commutative: true,
+            counts: None,
         };
         let strict = Strictness {
             ports: Some(Ports::One),

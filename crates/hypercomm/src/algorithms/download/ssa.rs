@@ -139,6 +139,7 @@ mod tests {
                     collective: Collective::Download,
                     len: m,
                     commutative: true,
+                    counts: None,
                 };
                 let s = build(&problem, &Params::default()).unwrap();
                 let res = verify(problem, s.as_ref(), Strictness::default());

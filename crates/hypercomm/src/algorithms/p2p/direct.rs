@@ -188,6 +188,7 @@ mod tests {
                         collective: Collective::P2p { src, dst },
                         len: 11,
                         commutative: true,
+                        counts: None,
                     };
                     let s = build(&problem, &params).unwrap();
                     verify(problem, s.as_ref(), Strictness::default()).unwrap();
@@ -232,6 +233,7 @@ mod tests {
                 collective: Collective::P2p { src, dst },
                 len: 1000,
                 commutative: true,
+                counts: None,
             };
             let s = build(&problem, &params).unwrap();
             verify(problem, s.as_ref(), Strictness::default()).unwrap();

@@ -213,6 +213,7 @@ mod tests {
                     collective: Collective::Reduce { root },
                     len: 7,
                     commutative: false,
+                    counts: None,
                 };
                 let s = algo.build(&problem, &Params::default()).unwrap();
                 verify(problem, s.as_ref(), Strictness::default()).unwrap();

@@ -230,6 +230,7 @@ mod tests {
                         collective: Collective::Reduce { root },
                         len: m,
                         commutative: true,
+                        counts: None,
                     };
                     let params = Params { packets, model };
                     let s = build(&problem, &params).unwrap();

@@ -54,7 +54,7 @@
 //! Constraints: `complete:K`, any K ≥ 1; any associative operator.
 
 use crate::algorithms::allgather::ring::{exchange_steps_formulas, ring_steps};
-use crate::algorithms::broadcast::binomial::complete_ranks;
+use crate::algorithms::vcount::Blocks;
 use crate::algorithms::{Formula, Params};
 use crate::collective::OpKind;
 use crate::error::Error;
@@ -65,13 +65,21 @@ use crate::verify::Problem;
 #[derive(Clone, Debug)]
 pub struct PairwiseReduceScatter {
     k: u32,
-    m: u64,
+    /// Block b of `in` (m elements each, or c_b for `reduce-scatterv`).
+    blocks: Blocks,
 }
 
 /// Build the schedule.
 pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let k = complete_ranks(problem, "pairwise", OpKind::ReduceScatter)?;
-    Ok(Box::new(PairwiseReduceScatter { k, m: problem.len }))
+    let (k, blocks) = Blocks::of(problem, "pairwise", OpKind::ReduceScatter)?;
+    Ok(Box::new(PairwiseReduceScatter { k, blocks }))
+}
+
+impl PairwiseReduceScatter {
+    /// The schedule over the blocks given (`reduce_scatterv::pairwise`).
+    pub fn with_blocks(k: u32, blocks: Blocks) -> Self {
+        PairwiseReduceScatter { k, blocks }
+    }
 }
 
 impl PairwiseReduceScatter {
@@ -83,18 +91,26 @@ impl PairwiseReduceScatter {
 
     /// Step `s − 1` of rank j (s = 1..k − 1; for k = 1, the copy of the own block).
     fn step(&self, j: Rank, s: u32) -> Step {
-        let (k, m) = (self.k, self.m);
-        let input = |b: u32| Region::new(Buf::In, b as u64 * m, m);
+        let (k, m) = (self.k, self.blocks.len(j));
+        let input = |b: u32| self.blocks.input(b);
         let out = Region::new(Buf::Out, 0, m);
         let tmp = Region::new(Buf::Tmp, 0, m);
         let mut step = Step::default();
         if k == 1 {
-            step.ops.push(Op::copy(input(0), out));
+            if m > 0 {
+                step.ops.push(Op::copy(input(0), out));
+            }
             return step;
         }
         let to = (j + s) % k;
         let from = (j + k - s) % k;
-        step.ops.push(Op::send(to, input(to)));
+        if self.blocks.len(to) > 0 {
+            step.ops.push(Op::send(to, input(to)));
+        }
+        if m == 0 {
+            // Nothing to receive or combine for an empty block of its own.
+            return step;
+        }
         // The first arrival of an accumulator is placed, the later ones combine on its
         // left; rank k − 2's only R block combines on the right of L.
         let first = |f: bool| {
@@ -151,14 +167,14 @@ impl Schedule for PairwiseReduceScatter {
         self.k
     }
     fn steps(&self) -> usize {
-        ring_steps(self.k, self.m, 1)
+        ring_steps(self.k, u64::from(!self.blocks.is_empty()), 1)
     }
     fn program(&self, rank: Rank) -> Program {
         self.stream(rank).into_program()
     }
     fn stream(&self, rank: Rank) -> StepStream<'_> {
-        let tmp_len = if self.m > 0 && self.uses_tmp(rank) {
-            self.m
+        let tmp_len = if self.uses_tmp(rank) {
+            self.blocks.len(rank)
         } else {
             0
         };
@@ -218,7 +234,7 @@ mod tests {
     #[test]
     fn arrivals_come_in_the_documented_order() {
         for k in [2, 3, 5, 13] {
-            let s = PairwiseReduceScatter { k, m: 4 };
+            let s = PairwiseReduceScatter::with_blocks(k, Blocks::uniform(k, 4));
             for j in 0..k {
                 let p = s.program(j);
                 let mut heard = Vec::new();
@@ -281,6 +297,7 @@ mod tests {
                 collective: Collective::ReduceScatter,
                 len: 3,
                 commutative: false,
+                counts: None,
             };
             let ordered: Vec<&str> = fitting(&topo, OpKind::ReduceScatter)
                 .into_iter()

@@ -210,6 +210,7 @@ mod tests {
             collective: Collective::ReduceScatter,
             len: 3,
             commutative: false,
+            counts: None,
         };
         let s = build(&problem, &Params::default()).unwrap();
         for r in 0..32 {

@@ -26,7 +26,7 @@
 
 use crate::algorithms::allgather::ring::{exchange_steps_formulas, ring_steps};
 use crate::algorithms::allreduce::ring::needs_commutative;
-use crate::algorithms::broadcast::binomial::complete_ranks;
+use crate::algorithms::vcount::Blocks;
 use crate::algorithms::{Formula, Params};
 use crate::collective::OpKind;
 use crate::error::Error;
@@ -37,14 +37,22 @@ use crate::verify::Problem;
 #[derive(Clone, Debug)]
 pub struct RingReduceScatter {
     k: u32,
-    m: u64,
+    /// Block b of `in` (m elements each, or c_b for `reduce-scatterv`).
+    blocks: Blocks,
 }
 
 /// Build the schedule.
 pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let k = complete_ranks(problem, "ring", OpKind::ReduceScatter)?;
+    let (k, blocks) = Blocks::of(problem, "ring", OpKind::ReduceScatter)?;
     needs_commutative(problem, "ring")?;
-    Ok(Box::new(RingReduceScatter { k, m: problem.len }))
+    Ok(Box::new(RingReduceScatter { k, blocks }))
+}
+
+impl RingReduceScatter {
+    /// The schedule over the blocks given (`reduce_scatterv::ring`).
+    pub fn with_blocks(k: u32, blocks: Blocks) -> Self {
+        RingReduceScatter { k, blocks }
+    }
 }
 
 impl Schedule for RingReduceScatter {
@@ -52,48 +60,56 @@ impl Schedule for RingReduceScatter {
         self.k
     }
     fn steps(&self) -> usize {
-        ring_steps(self.k, self.m, 1)
+        ring_steps(self.k, u64::from(!self.blocks.is_empty()), 1)
     }
     fn program(&self, rank: Rank) -> Program {
-        let (k, m) = (self.k, self.m);
+        let (k, b) = (self.k, &self.blocks);
         let mut prog = Program::new(rank, self.steps());
-        if m == 0 {
+        if self.steps() == 0 {
             return prog;
         }
-        let input = |b: u32| Region::new(Buf::In, (b % k) as u64 * m, m);
-        let out = Region::new(Buf::Out, 0, m);
+        let input = |x: u32| b.input(x % k);
+        let out = Region::new(Buf::Out, 0, b.len(rank));
         if k == 1 {
             prog.push(0, Op::copy(input(0), out));
             return prog;
         }
-        // The partial received in step s, sent on in step s + 1.
-        let slot = |s: u32| {
+        // The partial of block x received in step s, sent on in step s + 1 (two slots
+        // of the largest block, alternating).
+        let m = b.max();
+        let slot = |s: u32, x: u32| {
             if s == k - 2 {
                 out
             } else {
-                Region::new(Buf::Tmp, (s % 2) as u64 * m, m)
+                Region::new(Buf::Tmp, (s % 2) as u64 * m, b.len(x % k))
             }
         };
         prog.tmp_len = (k as u64 - 2).min(2) * m;
         let (next, prev) = ((rank + 1) % k, (rank + k - 1) % k);
         for s in 0..k - 1 {
             let step = s as usize;
-            let from = if s == 0 {
-                input(rank + k - 1)
-            } else {
-                slot(s - 1)
-            };
-            prog.push(step, Op::send(next, from));
-            let into = slot(s);
-            prog.push(step, Op::recv(prev, into));
-            prog.push(
-                step,
-                Op::Local {
-                    from: input(rank + 2 * k - s - 2),
-                    into,
-                    action: Action::CombineRight,
-                },
-            );
+            // Block (r − s − 1) goes out, block (r − s − 2) comes in.
+            let (sent, got) = (rank + 2 * k - s - 1, rank + 2 * k - s - 2);
+            if b.len(sent % k) > 0 {
+                let from = if s == 0 {
+                    input(sent)
+                } else {
+                    slot(s - 1, sent)
+                };
+                prog.push(step, Op::send(next, from));
+            }
+            if b.len(got % k) > 0 {
+                let into = slot(s, got);
+                prog.push(step, Op::recv(prev, into));
+                prog.push(
+                    step,
+                    Op::Local {
+                        from: input(got),
+                        into,
+                        action: Action::CombineRight,
+                    },
+                );
+            }
         }
         prog
     }

@@ -323,6 +323,7 @@ mod tests {
                         collective,
                         len: m,
                         commutative: true,
+                        counts: None,
                     };
                     let s: Box<dyn Schedule> = Box::new(NesbtPersonalized::new(
                         topo.cube().unwrap(),

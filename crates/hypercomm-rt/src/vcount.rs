@@ -1,0 +1,529 @@
+//! The variable-count collectives (MPI's `*v` forms): [`Comm::gatherv_into`],
+//! [`Comm::scatterv_into`], [`Comm::all_gatherv_into`], [`Comm::all_to_allv_into`] and
+//! [`Comm::reduce_scatter_into`].
+//!
+//! **Counts and displacements.** Counts are `&[usize]`, one per rank, in elements;
+//! displacements are implied contiguous: rank r's block starts where rank r − 1's ends
+//! (MPI's `displs` as the prefix sums of `counts`). A program whose MPI displacements
+//! leave gaps or reorder blocks packs its buffer first. Counts of zero are allowed.
+//! Differences from MPI:
+//! - `gatherv` and `scatterv` take the whole `counts` on every rank (MPI reads
+//!   `recvcounts` / `sendcounts` at the root only), and every rank must pass the same:
+//!   the schedule (and `Algo::Auto`'s choice) is computed from them on each rank without
+//!   talking to the others.
+//! - `all_to_allv` takes, as MPI does, this rank's `send_counts` (row) and
+//!   `recv_counts` (column). The whole k × k matrix, which the schedules and `Auto`
+//!   need, is first all-gathered (2k counts a rank), and every rank checks that each
+//!   send count matches its receive count, so a mismatch is an error on every rank,
+//!   not a hang ([`hypercomm::error::Error::BadCounts`]). A named algorithm skips that
+//!   exchange (this rank's program reads only its row and column; a mismatch is then a
+//!   length mismatch at the receiver), and so does `Algo::Named("native")`: MPI's
+//!   `MPI_Alltoallv` takes the row and column as they are.
+//!
+//! **Algorithms.** The registry's (`hypercomm algorithms --op alltoallv`): `linear`,
+//! `pairwise`, and `ring` for allgatherv and reduce-scatter. `Algo::Auto` simulates every
+//! one that fits under the calibration's model with the actual counts and takes the
+//! fastest (the first in registry order on a tie), the same on every rank. There are
+//! no in-place forms yet.
+
+use std::mem::size_of;
+
+use bytemuck::Pod;
+use hypercomm::algorithms::{self, Params};
+use hypercomm::collective::Collective;
+use hypercomm::counts::Counts;
+use hypercomm::error::Error as LibError;
+use hypercomm::schedule::{Rank, Schedule};
+use hypercomm::verify::Problem;
+
+use crate::comm::Comm;
+use crate::error::{Error, Result};
+use crate::exec::{Buffers, Plan};
+use crate::op::Op;
+use crate::select::{Algo, Ran, NATIVE};
+use crate::transport::{Elem, NativeCall, Transport};
+
+fn bad(reason: String) -> Error {
+    Error::Library(LibError::BadCounts(reason))
+}
+
+fn check_len(what: &'static str, got: usize, expected: u64) -> Result<()> {
+    if got as u64 == expected {
+        Ok(())
+    } else {
+        Err(Error::BufferLength {
+            what,
+            expected: expected as usize,
+            got,
+        })
+    }
+}
+
+fn to_u64(c: &[usize]) -> Vec<u64> {
+    c.iter().map(|&x| x as u64).collect()
+}
+
+/// What one variable-count call passes to [`Comm::varcount`].
+struct VCall<'a, 'o, T> {
+    collective: Collective,
+    counts: Counts,
+    input: &'a [T],
+    output: &'a mut [T],
+    op: Option<&'a Op<'o, T>>,
+    /// This rank's send and receive counts, as MPI's native call takes them.
+    native: (&'a [usize], &'a [usize]),
+}
+
+impl<X: Transport> Comm<X> {
+    /// Gatherv (`MPI_Gatherv`): the root's `recv` gets every rank's `send`, rank r's
+    /// `counts[r]` elements at Σ_{i<r} counts[i]. Every rank passes the same `counts`
+    /// (one per rank) and its own `send` of `counts[rank]` elements; the root passes
+    /// `Some(recv)` of Σ counts elements, the others `None`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hypercomm_rt::{threads, Algo};
+    /// let counts = [2, 0, 3]; // rank 1 sends nothing
+    /// let got = threads::run(3, |comm| {
+    ///     let r = comm.rank() as usize;
+    ///     let send = vec![r as u32; counts[r]];
+    ///     let mut all = vec![0u32; 5];
+    ///     let recv = (r == 0).then_some(&mut all[..]);
+    ///     comm.gatherv_into(0, &send, recv, &counts, Algo::Auto)?;
+    ///     Ok::<_, hypercomm_rt::Error>(all)
+    /// }).unwrap();
+    /// assert_eq!(got[0], [0, 0, 2, 2, 2]);
+    /// ```
+    pub fn gatherv_into<T: Pod>(
+        &mut self,
+        root: Rank,
+        send: &[T],
+        recv: Option<&mut [T]>,
+        counts: &[usize],
+        algo: Algo,
+    ) -> Result<Ran> {
+        self.check_root(root)?;
+        let me = self.rank();
+        let output = match recv {
+            Some(r) => r,
+            None if me == root => {
+                return Err(Error::RootBuffer(format!(
+                    "rank {root} is the root: it must pass Some(recv)"
+                )))
+            }
+            None => &mut [],
+        };
+        let call = VCall {
+            collective: Collective::Gatherv { root },
+            counts: Counts::PerRank(to_u64(counts)),
+            input: send,
+            output,
+            op: None,
+            native: (
+                counts.get(me as usize..me as usize + 1).unwrap_or(&[]),
+                counts,
+            ),
+        };
+        self.varcount(call, algo)
+    }
+
+    /// Scatterv (`MPI_Scatterv`): rank r's `recv` gets `counts[r]` elements of the
+    /// root's `send`, from Σ_{i<r} counts[i] on. Every rank passes the same `counts`;
+    /// the root passes `Some(send)` of Σ counts elements, the others `None`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hypercomm_rt::{threads, Algo};
+    /// let counts = [1, 3, 0];
+    /// let got = threads::run(3, |comm| {
+    ///     let data = [7u8, 8, 9, 10];
+    ///     let root = comm.rank() == 2;
+    ///     let mut mine = vec![0u8; counts[comm.rank() as usize]];
+    ///     comm.scatterv_into(2, root.then_some(&data[..]), &mut mine, &counts, Algo::Named("pairwise"))?;
+    ///     Ok::<_, hypercomm_rt::Error>(mine)
+    /// }).unwrap();
+    /// assert_eq!(got, vec![vec![7], vec![8, 9, 10], vec![]]);
+    /// ```
+    pub fn scatterv_into<T: Pod>(
+        &mut self,
+        root: Rank,
+        send: Option<&[T]>,
+        recv: &mut [T],
+        counts: &[usize],
+        algo: Algo,
+    ) -> Result<Ran> {
+        self.check_root(root)?;
+        let me = self.rank();
+        let input = match send {
+            Some(s) => s,
+            None if me == root => {
+                return Err(Error::RootBuffer(format!(
+                    "rank {root} is the root: it must pass Some(send)"
+                )))
+            }
+            None => &[],
+        };
+        let call = VCall {
+            collective: Collective::Scatterv { root },
+            counts: Counts::PerRank(to_u64(counts)),
+            input,
+            output: recv,
+            op: None,
+            native: (
+                counts,
+                counts.get(me as usize..me as usize + 1).unwrap_or(&[]),
+            ),
+        };
+        self.varcount(call, algo)
+    }
+
+    /// Allgatherv (`MPI_Allgatherv`): every rank's `recv` (Σ counts elements) gets
+    /// every rank's `send`, rank r's `counts[r]` elements at Σ_{i<r} counts[i].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hypercomm_rt::{threads, Algo};
+    /// let counts = [1, 2, 0, 1];
+    /// let got = threads::run(4, |comm| {
+    ///     let r = comm.rank() as usize;
+    ///     let send = vec![10 * r as i32; counts[r]];
+    ///     let mut all = [0i32; 4];
+    ///     comm.all_gatherv_into(&send, &mut all, &counts, Algo::Named("ring"))?;
+    ///     Ok::<_, hypercomm_rt::Error>(all)
+    /// }).unwrap();
+    /// assert_eq!(got, vec![[0, 10, 10, 30]; 4]);
+    /// ```
+    pub fn all_gatherv_into<T: Pod>(
+        &mut self,
+        send: &[T],
+        recv: &mut [T],
+        counts: &[usize],
+        algo: Algo,
+    ) -> Result<Ran> {
+        let me = self.rank() as usize;
+        let call = VCall {
+            collective: Collective::Allgatherv,
+            counts: Counts::PerRank(to_u64(counts)),
+            input: send,
+            output: recv,
+            op: None,
+            native: (counts.get(me..me + 1).unwrap_or(&[]), counts),
+        };
+        self.varcount(call, algo)
+    }
+
+    /// Alltoallv (`MPI_Alltoallv`): this rank sends `send_counts[j]` elements to rank
+    /// j, block j of `send` at Σ_{j'<j} send_counts[j'], and receives
+    /// `recv_counts[i]` from rank i into `recv` at Σ_{i'<i} recv_counts[i']. Rank i's
+    /// `send_counts[j]` must equal rank j's `recv_counts[i]`; every rank checks it
+    /// (the counts are all-gathered first, see the module's doc) and a mismatch is
+    /// [`hypercomm::error::Error::BadCounts`] on every rank.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hypercomm_rt::{threads, Algo};
+    /// // Rank i sends i + j copies of 100i + j to rank j.
+    /// let got = threads::run(3, |comm| {
+    ///     let i = comm.rank() as usize;
+    ///     let send_counts: Vec<usize> = (0..3).map(|j| i + j).collect();
+    ///     let recv_counts: Vec<usize> = (0..3).map(|j| j + i).collect();
+    ///     let send: Vec<u32> = (0..3).flat_map(|j| vec![(100 * i + j) as u32; i + j]).collect();
+    ///     let mut recv = vec![0u32; recv_counts.iter().sum()];
+    ///     comm.all_to_allv_into(&send, &send_counts, &mut recv, &recv_counts, Algo::Auto)?;
+    ///     Ok::<_, hypercomm_rt::Error>(recv)
+    /// }).unwrap();
+    /// assert_eq!(got[1], [1, 101, 101, 201, 201, 201]);
+    /// ```
+    pub fn all_to_allv_into<T: Pod>(
+        &mut self,
+        send: &[T],
+        send_counts: &[usize],
+        recv: &mut [T],
+        recv_counts: &[usize],
+        algo: Algo,
+    ) -> Result<Ran> {
+        let k = self.size() as usize;
+        for (what, c) in [("send_counts", send_counts), ("recv_counts", recv_counts)] {
+            if c.len() != k {
+                return Err(bad(format!(
+                    "alltoallv's {what} needs one count per rank, {k}, got {}",
+                    c.len()
+                )));
+            }
+        }
+        let matrix = match algo {
+            // MPI takes this rank's row and column as they are.
+            Algo::Named(n) if n.eq_ignore_ascii_case(NATIVE) => Counts::Matrix(vec![]),
+            // A named schedule's program on this rank reads only its row and column:
+            // no exchange (a count that disagrees with its peer's is a length mismatch
+            // at the receiver).
+            Algo::Named(_) => self.local_matrix(send_counts, recv_counts)?,
+            _ => self.count_matrix(send_counts, recv_counts)?,
+        };
+        let call = VCall {
+            collective: Collective::Alltoallv,
+            counts: matrix,
+            input: send,
+            output: recv,
+            op: None,
+            native: (send_counts, recv_counts),
+        };
+        self.varcount(call, algo)
+    }
+
+    /// Reduce-scatter with per-rank counts (`MPI_Reduce_scatter`): every rank's `send`
+    /// holds Σ counts elements; rank r's `recv` (`counts[r]` elements) gets elements
+    /// Σ_{i<r} counts[i] .. of send_0 ⊕ send_1 ⊕ … ⊕ send_{k−1}, in rank order (a
+    /// non-commutative `op` is honoured: `ring` then refuses and `Auto` skips it).
+    /// The fixed-count form is [`Comm::reduce_scatter_block_into`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use hypercomm_rt::{threads, Algo, Op};
+    /// let counts = [3, 0, 1];
+    /// let got = threads::run(3, |comm| {
+    ///     let send = [1u64, 2, 3, 4].map(|x| x * (comm.rank() as u64 + 1));
+    ///     let mut mine = vec![0u64; counts[comm.rank() as usize]];
+    ///     comm.reduce_scatter_into(&send, &mut mine, &counts, &Op::sum(), Algo::Auto)?;
+    ///     Ok::<_, hypercomm_rt::Error>(mine)
+    /// }).unwrap();
+    /// assert_eq!(got, vec![vec![6, 12, 18], vec![], vec![24]]); // (1 + 2 + 3) · x
+    /// ```
+    pub fn reduce_scatter_into<T: Pod>(
+        &mut self,
+        send: &[T],
+        recv: &mut [T],
+        counts: &[usize],
+        op: &Op<'_, T>,
+        algo: Algo,
+    ) -> Result<Ran> {
+        let call = VCall {
+            collective: Collective::ReduceScatterv,
+            counts: Counts::PerRank(to_u64(counts)),
+            input: send,
+            output: recv,
+            op: Some(op),
+            native: (&[], counts),
+        };
+        self.varcount(call, algo)
+    }
+
+    fn check_root(&self, root: Rank) -> Result<()> {
+        Collective::Gatherv { root }
+            .check_ranks(self.size())
+            .map_err(Error::from)
+    }
+
+    /// The k × k matrix as this rank sees it: its row and its column, zeros elsewhere.
+    fn local_matrix(&self, send: &[usize], recv: &[usize]) -> Result<Counts> {
+        let (k, me) = (self.size() as usize, self.rank() as usize);
+        if send[me] != recv[me] {
+            return Err(bad(format!(
+                "alltoallv: rank {me} sends itself {} elements but expects {}",
+                send[me], recv[me]
+            )));
+        }
+        let mut rows = vec![vec![0u64; k]; k];
+        for j in 0..k {
+            rows[me][j] = send[j] as u64;
+            rows[j][me] = recv[j] as u64;
+        }
+        Ok(Counts::Matrix(rows))
+    }
+
+    /// The k × k matrix from every rank's row (`send`) and column (`recv`), checked:
+    /// rank i's send count to j equals rank j's receive count from i.
+    fn count_matrix(&mut self, send: &[usize], recv: &[usize]) -> Result<Counts> {
+        let k = self.size() as usize;
+        let mine: Vec<u64> = send.iter().chain(recv).map(|&c| c as u64).collect();
+        let mut all = vec![0u64; 2 * k * k];
+        self.all_gather_into(&mine, &mut all, Algo::Auto)?;
+        let rows: Vec<Vec<u64>> = (0..k).map(|i| all[2 * k * i..][..k].to_vec()).collect();
+        for (j, col) in (0..k).map(|j| (j, &all[2 * k * j + k..][..k])) {
+            if let Some(i) = (0..k).find(|&i| rows[i][j] != col[i]) {
+                return Err(bad(format!(
+                    "alltoallv: rank {i} sends rank {j} {} elements, but rank {j} expects {} \
+                     from rank {i} (send_counts[j] of rank i must equal recv_counts[i] of \
+                     rank j)",
+                    rows[i][j], col[i]
+                )));
+            }
+        }
+        Ok(Counts::Matrix(rows))
+    }
+
+    /// Check the counts and buffers, choose the algorithm, build this rank's plan and
+    /// run it (or MPI's own call).
+    fn varcount<T: Pod>(&mut self, call: VCall<'_, '_, T>, algo: Algo) -> Result<Ran> {
+        if size_of::<T>() == 0 {
+            return Err(Error::ZeroSized);
+        }
+        let (k, me) = (self.size(), self.rank());
+        let kind = call.collective.kind();
+        if matches!(algo, Algo::Named(n) if n.eq_ignore_ascii_case(NATIVE)) {
+            return self.varcount_native(call);
+        }
+        call.counts.check(kind, k)?;
+        let topology = self.topology();
+        let commutative = call.op.map_or(true, |o| o.is_commutative());
+        let problem = Problem {
+            topology: &topology,
+            collective: call.collective,
+            len: call.counts.mean(),
+            commutative,
+            counts: Some(&call.counts),
+        };
+        check_len("the send buffer", call.input.len(), problem.in_len(me))?;
+        check_len("the receive buffer", call.output.len(), problem.out_len(me))?;
+        let (name, auto, schedule) = match algo {
+            Algo::Named(name) => {
+                let a = algorithms::lookup(&topology, kind, name)?;
+                match a.build(&problem, &Params::default()) {
+                    Ok(s) => (a.name, false, s),
+                    // It refuses a non-commutative operator itself (as the fixed-count
+                    // calls report it).
+                    Err(_)
+                        if !commutative
+                            && a.build(
+                                &Problem {
+                                    commutative: true,
+                                    ..problem
+                                },
+                                &Params::default(),
+                            )
+                            .is_ok() =>
+                    {
+                        return Err(Error::NotOrderPreserving {
+                            algo: a.name,
+                            op: kind.to_string(),
+                        })
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            Algo::Auto => {
+                let (name, s) = self.choose(&problem, size_of::<T>())?;
+                (name, true, s)
+            }
+            Algo::Shaped { name, .. } => {
+                return Err(Error::Library(LibError::InvalidParameter {
+                    what: "--algo",
+                    reason: format!("`{name}` takes a shape; no variable-count algorithm does"),
+                }))
+            }
+        };
+        let plan = Plan::new(schedule.program(me), k, call.input.len(), call.output.len())?;
+        self.execute(&plan, Buffers::new(call.input, call.output), call.op)?;
+        let ran = Ran {
+            op: kind,
+            algorithm: name,
+            auto,
+            steps: schedule.steps(),
+            in_place: false,
+        };
+        self.last = Some(ran);
+        Ok(ran)
+    }
+
+    /// `Algo::Auto`: the fastest fitting algorithm under the calibration's model, with
+    /// the actual counts (the first in registry order on a tie).
+    fn choose(
+        &self,
+        problem: &Problem<'_>,
+        elem_bytes: usize,
+    ) -> Result<(&'static str, Box<dyn Schedule>)> {
+        let model = self.calibration().model(elem_bytes);
+        let params = Params {
+            model,
+            ..Params::default()
+        };
+        let mut best: Option<(f64, &'static str, Box<dyn Schedule>)> = None;
+        for a in algorithms::fitting(problem.topology, problem.collective.kind()) {
+            let Ok(s) = a.build(problem, &params) else {
+                continue;
+            };
+            let t = hypercomm::cost::simulate(problem.topology, s.as_ref(), &model).time;
+            if best.as_ref().map_or(true, |(b, _, _)| t < *b) {
+                best = Some((t, a.name, s));
+            }
+        }
+        best.map(|(_, n, s)| (n, s)).ok_or(Error::NoAlgorithm {
+            op: problem.collective.kind().to_string(),
+            ranks: self.size(),
+            why: "",
+        })
+    }
+
+    /// MPI's own `MPI_Gatherv`, … ([`Transport::native`]).
+    fn varcount_native<T: Pod>(&mut self, call: VCall<'_, '_, T>) -> Result<Ran> {
+        let kind = call.collective.kind();
+        let k = self.size() as usize;
+        let (send_counts, recv_counts) = call.native;
+        let sum = |c: &[usize]| c.iter().sum::<usize>();
+        // The lengths MPI will read and write on this rank.
+        let me = self.rank();
+        let root = call.collective.root().unwrap_or(0);
+        let (want_counts, want_in, want_out) = match call.collective {
+            Collective::Gatherv { .. } => (
+                recv_counts.len() == k,
+                send_counts.iter().sum::<usize>(),
+                if me == root { sum(recv_counts) } else { 0 },
+            ),
+            Collective::Scatterv { .. } => (
+                send_counts.len() == k,
+                if me == root { sum(send_counts) } else { 0 },
+                sum(recv_counts),
+            ),
+            Collective::Allgatherv => (recv_counts.len() == k, sum(send_counts), sum(recv_counts)),
+            Collective::Alltoallv => (true, sum(send_counts), sum(recv_counts)),
+            _ => (
+                recv_counts.len() == k,
+                sum(recv_counts),
+                recv_counts.get(me as usize).copied().unwrap_or(0),
+            ),
+        };
+        if !want_counts {
+            return Err(bad(format!(
+                "{kind} needs one count per rank, {k}, got {}",
+                recv_counts.len().max(send_counts.len())
+            )));
+        }
+        check_len("the send buffer", call.input.len(), want_in as u64)?;
+        check_len("the receive buffer", call.output.len(), want_out as u64)?;
+        let native = NativeCall {
+            collective: call.collective,
+            len: 0,
+            elem_bytes: size_of::<T>(),
+            elem: Elem::of::<T>(),
+            op: call.op.and_then(Op::builtin),
+            input: bytemuck::cast_slice(call.input),
+            output: bytemuck::cast_slice_mut(call.output),
+            send_counts,
+            recv_counts,
+        };
+        match self.transport().native(native) {
+            Some(done) => done?,
+            None => {
+                return Err(Error::Native {
+                    op: kind.to_string(),
+                    reason: "this backend has no collectives of its own (the MPI backend has)"
+                        .into(),
+                })
+            }
+        }
+        let ran = Ran {
+            op: kind,
+            algorithm: NATIVE,
+            auto: false,
+            steps: 0,
+            in_place: false,
+        };
+        self.last = Some(ran);
+        Ok(ran)
+    }
+}
