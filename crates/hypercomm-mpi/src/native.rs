@@ -92,7 +92,8 @@ pub(crate) fn start(
     let c = call.collective;
     let kind = c.kind();
     if kind.is_varcount() {
-        return run_varcount(comm, me, k, call);
+        // Blocking in either mode (MPI_Ialltoallv … are not used yet).
+        return run_varcount(comm, me, k, call).map(|()| crate::request_null());
     }
     let refuse = |reason: String| Error::Native {
         op: kind.to_string(),
