@@ -53,11 +53,11 @@ impl std::fmt::Display for Barrier {
 
 /// A rank's handle on the communicator: its transport, its caches, its call counter.
 pub struct Comm<X: Transport> {
-    transport: X,
-    selector: Selector,
+    pub(crate) transport: X,
+    pub(crate) selector: Selector,
     epoch: u32,
-    last: Option<Ran>,
-    scratch: Scratch,
+    pub(crate) last: Option<Ran>,
+    pub(crate) scratch: Scratch,
 }
 
 /// How one call passes its buffers.
@@ -148,7 +148,7 @@ impl<X: Transport> Comm<X> {
     /// The tag epoch of the next collective call. Every call takes one first, even one
     /// that fails its local checks, so ranks stay in step and a rank that goes on
     /// after such a failure meets a tag mismatch, not another call's data.
-    fn next_epoch(&mut self) -> u32 {
+    pub(crate) fn next_epoch(&mut self) -> u32 {
         let e = self.epoch;
         self.epoch = (self.epoch + 1) % Tag::P2P;
         e

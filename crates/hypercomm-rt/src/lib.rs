@@ -200,15 +200,19 @@ pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 pub mod comm;
 pub mod error;
 pub mod exec;
+pub mod immediate;
 pub mod op;
 pub mod select;
+pub mod split;
 pub mod threads;
 pub mod transport;
 
 pub use comm::{Barrier, Comm};
 pub use error::{Error, Result};
+pub use immediate::{Detach, Request};
 pub use op::Op;
 pub use select::{topology_for, Algo, Calibration, Ran, NATIVE};
+pub use split::Split;
 pub use transport::Transport;
 
 #[cfg(test)]
