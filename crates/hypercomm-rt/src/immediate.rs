@@ -38,9 +38,10 @@
 //!     let r = comm.rank() as u64;
 //!     let (x, mut sum, mut max) = ([r + 1], [0u64], [0u64]);
 //!     let mut root_data = [r; 3];
+//!     let (plus, most) = (Op::sum(), Op::max()); // borrowed by the requests: outside the scope
 //!     std::thread::scope(|s| {
-//!         let a = comm.immediate_all_reduce_into(s, &x, &mut sum, &Op::sum(), Algo::Auto)?;
-//!         let b = comm.immediate_all_reduce_into(s, &x, &mut max, &Op::max(), Algo::Auto)?;
+//!         let a = comm.immediate_all_reduce_into(s, &x, &mut sum, &plus, Algo::Auto)?;
+//!         let b = comm.immediate_all_reduce_into(s, &x, &mut max, &most, Algo::Auto)?;
 //!         let c = comm.immediate_broadcast_into(s, 2, &mut root_data, Algo::Auto)?;
 //!         // … compute here while they run …
 //!         c.wait()?; // in another order than started

@@ -230,3 +230,302 @@ fn a_shape_that_does_not_fit_names_the_valid_ones() {
     assert!(got[0].0.contains("not the 4 ranks"), "{}", got[0].0);
     assert!(got[0].1.contains("valid: 0..2"), "{}", got[0].1);
 }
+
+/// What every collective gives on rank `r` of `k`, by the blocking calls: the reference
+/// for the persistent and the non-blocking forms.
+type Outputs = Vec<Vec<i64>>;
+
+fn input(r: u32, len: usize, salt: i64) -> Vec<i64> {
+    (0..len as i64)
+        .map(|i| (r as i64 + 1) * 1000 + i * 7 + salt)
+        .collect()
+}
+
+/// Every planned collective, run three times with new data each time, equals the
+/// blocking call of the same data; so does its non-blocking start.
+#[test]
+fn persistent_collectives_equal_the_blocking_calls() {
+    for k in RANKS {
+        let root = k / 2;
+        let m = 3usize;
+        let km = k as usize * m;
+        let got = threads::run_with(&config(k), |comm| {
+            let r = comm.rank();
+            let me = root == r;
+            let bcast = comm.plan_broadcast::<i64>(root, m, Algo::Auto)?;
+            let scatter = comm.plan_scatter::<i64>(root, m, Algo::Auto)?;
+            let gather = comm.plan_gather::<i64>(root, m, Algo::Auto)?;
+            let allgather = comm.plan_all_gather::<i64>(m, Algo::Auto)?;
+            let alltoall = comm.plan_all_to_all::<i64>(m, Algo::Auto)?;
+            let reduce = comm.plan_reduce(root, m, Op::<i64>::sum(), Algo::Auto)?;
+            let allreduce = comm.plan_all_reduce(m, Op::<i64>::max(), Algo::Auto)?;
+            let scan = comm.plan_scan(m, Op::<i64>::sum(), Algo::Auto)?;
+            let exscan = comm.plan_exclusive_scan(m, Op::<i64>::sum(), Algo::Auto)?;
+            let rs = comm.plan_reduce_scatter_block(m, Op::<i64>::sum(), Algo::Auto)?;
+            assert_eq!(allgather.lens(), (m, km));
+            let mut rounds = Vec::new();
+            for salt in 0..3 {
+                let x = input(r, m, salt);
+                let xk = input(r, km, salt);
+                let root_len = |n: usize| if me { n } else { 0 };
+                let mut planned: Outputs = Vec::new();
+                let mut blocking: Outputs = Vec::new();
+                // Broadcast.
+                let mut out = vec![0; m];
+                bcast.run(comm, if me { &x } else { &[] }, &mut out)?;
+                planned.push(out);
+                let mut out = if me { x.clone() } else { vec![0; m] };
+                comm.broadcast_into(root, &mut out, Algo::Auto)?;
+                blocking.push(out);
+                // Scatter.
+                let mut out = vec![0; m];
+                scatter.run(comm, if me { &xk } else { &[] }, &mut out)?;
+                planned.push(out);
+                let mut out = vec![0; m];
+                comm.scatter_into(root, me.then_some(&xk[..]), &mut out, Algo::Auto)?;
+                blocking.push(out);
+                // Gather and reduce.
+                let mut out = vec![0; root_len(km)];
+                gather.run(comm, &x, &mut out)?;
+                planned.push(out);
+                let mut out = vec![0; root_len(km)];
+                comm.gather_into(root, &x, me.then_some(&mut out[..]), Algo::Auto)?;
+                blocking.push(out);
+                let mut out = vec![0; root_len(m)];
+                reduce.run(comm, &x, &mut out)?;
+                planned.push(out);
+                let mut out = vec![0; root_len(m)];
+                comm.reduce_into(root, &x, me.then_some(&mut out[..]), &Op::sum(), Algo::Auto)?;
+                blocking.push(out);
+                // The unrooted ones.
+                let mut out = vec![0; km];
+                allgather.run(comm, &x, &mut out)?;
+                planned.push(out);
+                let mut out = vec![0; km];
+                comm.all_gather_into(&x, &mut out, Algo::Auto)?;
+                blocking.push(out);
+                let mut out = vec![0; km];
+                alltoall.run(comm, &xk, &mut out)?;
+                planned.push(out);
+                let mut out = vec![0; km];
+                comm.all_to_all_into(&xk, &mut out, Algo::Auto)?;
+                blocking.push(out);
+                for (plan, blocking_op) in [(&allreduce, 0), (&scan, 1), (&exscan, 2)] {
+                    let mut out = vec![0; m];
+                    plan.run(comm, &x, &mut out)?;
+                    if blocking_op == 2 && r == 0 {
+                        out = vec![0; m]; // rank 0's exclusive scan is unspecified
+                    }
+                    planned.push(out);
+                    let mut out = vec![0; m];
+                    match blocking_op {
+                        0 => comm.all_reduce_into(&x, &mut out, &Op::max(), Algo::Auto)?,
+                        1 => comm.scan_into(&x, &mut out, &Op::sum(), Algo::Auto)?,
+                        _ => comm.exclusive_scan_into(&x, &mut out, &Op::sum(), Algo::Auto)?,
+                    };
+                    if blocking_op == 2 && r == 0 {
+                        out = vec![0; m];
+                    }
+                    blocking.push(out);
+                }
+                let mut out = vec![0; m];
+                rs.run(comm, &xk, &mut out)?;
+                planned.push(out);
+                let mut out = vec![0; m];
+                comm.reduce_scatter_block_into(&xk, &mut out, &Op::sum(), Algo::Auto)?;
+                blocking.push(out);
+                // Started, not run: two plans in flight, waited for in reverse order.
+                let (mut a, mut b) = (vec![0; m], vec![0; km]);
+                std::thread::scope(|s| {
+                    let ra = allreduce.start(comm, s, &x, &mut a)?;
+                    let rb = allgather.start(comm, s, &x, &mut b)?;
+                    rb.wait()?;
+                    ra.wait()
+                })?;
+                assert_eq!((&a, &b), (&blocking[6], &blocking[4]));
+                rounds.push((planned, blocking));
+            }
+            Ok::<_, Error>(rounds)
+        })
+        .unwrap();
+        for (r, rounds) in got.iter().enumerate() {
+            for (planned, blocking) in rounds {
+                assert_eq!(planned, blocking, "{k} ranks, rank {r}");
+            }
+        }
+        // And the blocking calls are right: the all-reduce's maximum, the scan's sums.
+        let last = &got[k as usize - 1][2].1;
+        assert_eq!(last[6], input(k - 1, m, 2));
+        let want: Vec<i64> = (0..m)
+            .map(|i| (0..k).map(|q| input(q, m, 2)[i]).sum())
+            .collect();
+        assert_eq!(last[7], want);
+    }
+}
+
+/// A plan runs only where it was made for: another rank count is refused.
+#[test]
+fn a_plan_runs_only_on_a_communicator_of_its_size() {
+    let got = threads::run(4, |comm| {
+        let plan = comm.plan_all_reduce(1, Op::<u32>::sum(), Algo::Auto)?;
+        let mut half = comm.split(Some(comm.rank() % 2), 0)?.unwrap();
+        let mut out = [0u32];
+        let e = plan.run(&mut half, &[1], &mut out).unwrap_err();
+        Ok::<_, Error>(e.to_string())
+    })
+    .unwrap();
+    assert!(got[0].contains("the plan is for rank 0 of 4"), "{}", got[0]);
+}
+
+/// Every `immediate_*` call, all of them in flight at once, waited for in reverse
+/// order (and some tested first), equals the blocking calls.
+#[test]
+fn immediate_collectives_in_flight_together_complete_in_any_order() {
+    for k in RANKS {
+        let root = (k - 1) / 2;
+        let m = 2usize;
+        let km = k as usize * m;
+        let got = threads::run_with(&config(k), |comm| {
+            let r = comm.rank();
+            let me = r == root;
+            let (x, xk) = (input(r, m, 5), input(r, km, 5));
+            let (sum, max) = (Op::<i64>::sum(), Op::<i64>::max());
+            let mut bc = if me { x.clone() } else { vec![0; m] };
+            let mut sc = vec![0; m];
+            let mut ga = vec![0; if me { km } else { 0 }];
+            let mut ag = vec![0; km];
+            let mut aa = vec![0; km];
+            let mut re = vec![0; if me { m } else { 0 }];
+            let mut ar = vec![0; m];
+            let mut scn = vec![0; m];
+            let mut ex = vec![0; m];
+            let mut rsb = vec![0; m];
+            std::thread::scope(|s| {
+                let a = Algo::Auto;
+                let reqs = vec![
+                    comm.immediate_broadcast_into(s, root, &mut bc, a)?,
+                    comm.immediate_scatter_into(s, root, me.then_some(&xk[..]), &mut sc, a)?,
+                    comm.immediate_gather_into(s, root, &x, me.then_some(&mut ga[..]), a)?,
+                    comm.immediate_all_gather_into(s, &x, &mut ag, a)?,
+                    comm.immediate_all_to_all_into(s, &xk, &mut aa, a)?,
+                    comm.immediate_reduce_into(s, root, &x, me.then_some(&mut re[..]), &sum, a)?,
+                    comm.immediate_all_reduce_into(s, &x, &mut ar, &max, a)?,
+                    comm.immediate_scan_into(s, &x, &mut scn, &sum, a)?,
+                    comm.immediate_exclusive_scan_into(s, &x, &mut ex, &sum, a)?,
+                    comm.immediate_reduce_scatter_block_into(s, &xk, &mut rsb, &sum, a)?,
+                ];
+                let barrier = comm.immediate_barrier(s)?;
+                // A blocking call on the communicator itself meanwhile.
+                let mut mid = [0i64];
+                comm.all_reduce_into(&[1], &mut mid, &sum, Algo::Auto)?;
+                assert_eq!(mid, [k as i64]);
+                barrier.wait()?;
+                let mut pending: Vec<_> = reqs.into_iter().rev().collect();
+                while !pending.is_empty() {
+                    // Take the first complete one, if any, else wait for the last.
+                    let mut left = Vec::new();
+                    for req in pending {
+                        match req.test() {
+                            Ok(done) => {
+                                done?;
+                            }
+                            Err(req) => left.push(req),
+                        }
+                    }
+                    if let Some(req) = left.pop() {
+                        req.wait()?;
+                    }
+                    pending = left;
+                }
+                Ok::<_, Error>(())
+            })?;
+            if r == 0 {
+                ex = vec![0; m];
+            }
+            let mut want: Outputs = Vec::new();
+            let mut out = if me { x.clone() } else { vec![0; m] };
+            comm.broadcast_into(root, &mut out, Algo::Auto)?;
+            want.push(out);
+            let mut out = vec![0; m];
+            comm.scatter_into(root, me.then_some(&xk[..]), &mut out, Algo::Auto)?;
+            want.push(out);
+            let mut out = vec![0; if me { km } else { 0 }];
+            comm.gather_into(root, &x, me.then_some(&mut out[..]), Algo::Auto)?;
+            want.push(out);
+            let mut out = vec![0; km];
+            comm.all_gather_into(&x, &mut out, Algo::Auto)?;
+            want.push(out);
+            let mut out = vec![0; km];
+            comm.all_to_all_into(&xk, &mut out, Algo::Auto)?;
+            want.push(out);
+            let mut out = vec![0; if me { m } else { 0 }];
+            comm.reduce_into(root, &x, me.then_some(&mut out[..]), &sum, Algo::Auto)?;
+            want.push(out);
+            let mut out = vec![0; m];
+            comm.all_reduce_into(&x, &mut out, &max, Algo::Auto)?;
+            want.push(out);
+            let mut out = vec![0; m];
+            comm.scan_into(&x, &mut out, &sum, Algo::Auto)?;
+            want.push(out);
+            let mut out = vec![0; m];
+            comm.exclusive_scan_into(&x, &mut out, &sum, Algo::Auto)?;
+            want.push(if r == 0 { vec![0; m] } else { out });
+            let mut out = vec![0; m];
+            comm.reduce_scatter_block_into(&xk, &mut out, &sum, Algo::Auto)?;
+            want.push(out);
+            let got = vec![bc, sc, ga, ag, aa, re, ar, scn, ex, rsb];
+            Ok::<_, Error>((got, want))
+        })
+        .unwrap();
+        for (r, (got, want)) in got.iter().enumerate() {
+            assert_eq!(got, want, "{k} ranks, rank {r}");
+        }
+    }
+}
+
+/// Dropping an unfinished request waits for it: the buffer holds the result after.
+#[test]
+fn dropping_an_unfinished_request_waits_for_it() {
+    let got = threads::run_with(&config(3), |comm| {
+        let r = comm.rank();
+        let (x, op, mut sum) = ([r; 4], Op::sum(), [0u32; 4]);
+        std::thread::scope(|s| {
+            let req = comm.immediate_all_reduce_into(s, &x, &mut sum, &op, Algo::Auto)?;
+            if r == 0 {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            drop(req);
+            Ok::<_, Error>(())
+        })?;
+        Ok::<_, Error>(sum)
+    })
+    .unwrap();
+    assert_eq!(got, vec![[3; 4]; 3]);
+}
+
+/// A rank that fails before starting its request: the others' `wait` returns
+/// `PeerFailed` naming it (not a timeout, not a hang).
+#[test]
+fn a_failed_peer_surfaces_at_wait() {
+    let cfg = config(4).timeout(Duration::from_secs(120));
+    let got = threads::run_each(&cfg, |comm| {
+        let r = comm.rank();
+        if r == 2 {
+            std::thread::sleep(Duration::from_millis(30));
+            return Err(Error::SelfMessage { rank: 2 });
+        }
+        let (x, op, mut out) = ([1u64; 100], Op::sum(), [0u64; 100]);
+        std::thread::scope(|s| {
+            let req = comm.immediate_all_reduce_into(s, &x, &mut out, &op, Algo::Auto)?;
+            req.wait()
+        })
+    })
+    .unwrap();
+    for (r, outcome) in got.iter().enumerate() {
+        match outcome {
+            Err(Failure::Returned(Error::PeerFailed { rank: 2 })) if r != 2 => {}
+            Err(Failure::Returned(Error::SelfMessage { .. })) if r == 2 => {}
+            other => panic!("rank {r}: {other:?}"),
+        }
+    }
+}
