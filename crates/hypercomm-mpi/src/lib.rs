@@ -91,6 +91,7 @@
 #![warn(unsafe_op_in_unsafe_fn)]
 
 mod native;
+mod split;
 
 use std::ffi::{c_int, c_void};
 use std::mem::MaybeUninit;
@@ -471,22 +472,38 @@ impl Mpi {
         C: Communicator + AsRaw<Raw = ffi::MPI_Comm>,
     {
         let raw = comm.as_raw();
-        let null = unsafe { ffi::RSMPI_COMM_NULL };
-        let (mut data, mut notices) = (null, null);
-        // SAFETY: `raw` is a live communicator (rsmpi's); the duplicates are ours and
-        // freed in `Drop`. Errors on the original are fatal under its error handler.
+        let mut data = unsafe { ffi::RSMPI_COMM_NULL };
+        // SAFETY: `raw` is a live communicator (rsmpi's); the duplicate is ours, owned
+        // by the `Mpi` from here on. Errors on the original are fatal under its error
+        // handler.
+        unsafe { ffi::MPI_Comm_dup(raw, &mut data) };
+        // SAFETY: `data` is a live communicator of our own, used by nothing else.
+        unsafe { Mpi::adopt(data, config) }
+    }
+
+    /// An `Mpi` over `data`, which it owns from now on (and frees in `Drop`): a
+    /// duplicate of it carries the failure notices. Collective over `data`.
+    ///
+    /// # Safety
+    /// `data` is a live intra-communicator that nothing else uses or frees.
+    pub(crate) unsafe fn adopt(data: ffi::MPI_Comm, config: &Config) -> Mpi {
+        let mut notices = unsafe { ffi::RSMPI_COMM_NULL };
+        let (mut rank, mut size): (c_int, c_int) = (0, 0);
+        // SAFETY: `data` is live (this function's contract); the duplicate is ours and
+        // freed in `Drop`.
         unsafe {
-            ffi::MPI_Comm_dup(raw, &mut data);
-            ffi::MPI_Comm_dup(raw, &mut notices);
+            ffi::MPI_Comm_rank(data, &mut rank);
+            ffi::MPI_Comm_size(data, &mut size);
+            ffi::MPI_Comm_dup(data, &mut notices);
             ffi::MPI_Comm_set_errhandler(data, ffi::RSMPI_ERRORS_RETURN);
             ffi::MPI_Comm_set_errhandler(notices, ffi::RSMPI_ERRORS_RETURN);
         }
         let (step_bits, tag_mask, leave_tag) = tag_layout(Self::tag_ub(data));
-        let size = comm.size() as u32;
+        let size = size as u32;
         let mut mpi = Mpi {
             data,
             notices,
-            rank: comm.rank() as Rank,
+            rank: rank as Rank,
             size,
             step_bits,
             tag_mask,
@@ -513,6 +530,20 @@ impl Mpi {
         };
         mpi.post_notice_recv();
         mpi
+    }
+
+    /// The configuration this communicator was built with (its calibration aside,
+    /// which its [`Comm`] keeps).
+    pub fn config(&self) -> Config {
+        Config {
+            timeout: self.timeout,
+            cancel_grace: self.grace,
+            spin: self.spin,
+            calibration: None,
+            // Sub-communicators choose by the model (no measured picks of their own).
+            tuning: Tuning::Off,
+            native_wait: self.native_wait,
+        }
     }
 
     /// Agree on this communicator's generation: the largest `NEXT_GENERATION` of its

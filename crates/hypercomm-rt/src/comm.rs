@@ -59,7 +59,7 @@ pub struct Comm<X: Transport> {
     pub(crate) tuner: Tuner,
     epoch: u32,
     pub(crate) last: Option<Ran>,
-    scratch: Scratch,
+    pub(crate) scratch: Scratch,
 }
 
 /// How one call passes its buffers.
@@ -151,7 +151,7 @@ impl<X: Transport> Comm<X> {
     /// The tag epoch of the next collective call. Every call takes one first, even one
     /// that fails its local checks, so ranks stay in step and a rank that goes on
     /// after such a failure meets a tag mismatch, not another call's data.
-    fn next_epoch(&mut self) -> u32 {
+    pub(crate) fn next_epoch(&mut self) -> u32 {
         let e = self.epoch;
         self.epoch = (self.epoch + 1) % Tag::P2P;
         e

@@ -143,6 +143,16 @@ pub enum Error {
         /// The system's reason.
         reason: String,
     },
+    /// A call this communicator or its backend cannot make (a split of an endpoint
+    /// made outside a run, a non-blocking call where MPI was not initialized for
+    /// threads).
+    #[error("{call}: {reason}")]
+    Unsupported {
+        /// The call.
+        call: &'static str,
+        /// Why.
+        reason: String,
+    },
     /// Zero-sized element types carry no data and are refused.
     #[error("zero-sized element types are not supported")]
     ZeroSized,

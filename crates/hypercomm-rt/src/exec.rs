@@ -117,6 +117,11 @@ impl Plan {
         &self.program
     }
 
+    /// Elements of `in` and `out` the plan runs on.
+    pub fn lens(&self) -> (usize, usize) {
+        (self.lens[0], self.lens[1])
+    }
+
     /// Whether the program combines data (and so needs an operator).
     pub fn needs_op(&self) -> bool {
         self.needs_op

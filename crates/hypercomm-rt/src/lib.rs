@@ -200,8 +200,11 @@ pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 pub mod comm;
 pub mod error;
 pub mod exec;
+pub mod immediate;
 pub mod op;
+pub mod persistent;
 pub mod select;
+pub mod split;
 pub mod threads;
 pub mod transport;
 pub mod tune;
@@ -209,8 +212,11 @@ mod vcount;
 
 pub use comm::{Barrier, Comm};
 pub use error::{Error, Result};
+pub use immediate::{Detach, Request};
 pub use op::Op;
+pub use persistent::Persistent;
 pub use select::{topology_for, Algo, Calibration, Ran, NATIVE};
+pub use split::Split;
 pub use transport::Transport;
 pub use tune::{Tuned, Tuning};
 

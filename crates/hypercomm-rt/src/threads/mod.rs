@@ -56,10 +56,12 @@
 //! ```
 
 mod fibers;
+mod groups;
 mod rendezvous;
 
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hypercomm::schedule::Rank;
@@ -69,6 +71,7 @@ use crate::error::{Error, Result};
 use crate::select::Calibration;
 use crate::transport::{Incoming, Part, PartMut, Tag, Transport};
 use crate::tune::Tuning;
+use groups::{Group, Registry};
 use rendezvous::{Claim, Shared};
 
 /// [`Config::eager`] when ranks share cores: messages up to this many bytes are copied
@@ -418,6 +421,7 @@ where
         shared.share_threads(|rank| block(rank, fiber_threads, config.ranks));
     }
     let shared = shared;
+    let registry = Registry::new(config, config.uses_fibers().then_some(fiber_threads));
     let cpus = if config.pin {
         affinity::allowed()
     } else {
@@ -427,9 +431,17 @@ where
     let cpu_of =
         |rank: Rank| (!cpus.is_empty()).then(|| cpus[block(rank, cpus.len(), config.ranks)]);
     let started = if config.uses_fibers() {
-        launch_fibers(config, &shared, calibration, &f, &cpus, fiber_threads)?
+        launch_fibers(
+            config,
+            &shared,
+            &registry,
+            calibration,
+            &f,
+            &cpus,
+            fiber_threads,
+        )?
     } else {
-        launch_threads(config, &shared, calibration, &f, cpu_of)
+        launch_threads(config, &shared, &registry, calibration, &f, cpu_of)
     };
     let (mut outcomes, unstarted) = started;
     if let Some((rank, reason)) = unstarted {
@@ -464,6 +476,7 @@ type Started<T, E> = (Vec<Result<T, Failure<E>>>, Option<(Rank, String)>);
 fn launch_threads<T, E, F>(
     config: &Config,
     shared: &Shared,
+    registry: &Registry,
     calibration: Calibration,
     f: &F,
     cpu_of: impl Fn(Rank) -> Option<usize>,
@@ -492,7 +505,7 @@ where
                 if let Some(cpu) = cpu {
                     affinity::bind(cpu);
                 }
-                rank_main(shared, config, calibration, rank, None, f)
+                rank_main(shared, registry, config, calibration, rank, None, f)
             }) {
                 Ok(h) => handles.push(h),
                 Err(e) => {
@@ -504,7 +517,10 @@ where
         if let Some((first, _)) = &unstarted {
             // The ranks that started would wait for the ones that never will: mark
             // those failed, which ends every wait on them at once.
-            (*first..config.ranks).for_each(|r| shared.fail(r));
+            (*first..config.ranks).for_each(|r| {
+                shared.fail(r);
+                registry.leave(r, true);
+            });
         }
         let outcomes = handles
             .into_iter()
@@ -523,6 +539,7 @@ where
 fn launch_fibers<T, E, F>(
     config: &Config,
     shared: &Shared,
+    registry: &Registry,
     calibration: Calibration,
     f: &F,
     cpus: &[usize],
@@ -557,7 +574,7 @@ where
                     affinity::bind(cpu);
                 }
                 fibers::host(shared, block, park_for, &|rank, fiber| {
-                    rank_main(shared, config, calibration, rank, Some(fiber), f)
+                    rank_main(shared, registry, config, calibration, rank, Some(fiber), f)
                 })
             }) {
                 Ok(h) => handles.push((ranks, h)),
@@ -568,7 +585,10 @@ where
             }
         }
         if let Some((first, _)) = &unstarted {
-            (*first..config.ranks).for_each(|r| shared.fail(r));
+            (*first..config.ranks).for_each(|r| {
+                shared.fail(r);
+                registry.leave(r, true);
+            });
         }
         let mut outcomes = Vec::with_capacity(k);
         for (ranks, h) in handles {
@@ -587,6 +607,7 @@ where
 /// One rank's thread: run `f`, then tell the others how it ended.
 fn rank_main<T, E, F>(
     shared: &Shared,
+    registry: &Registry,
     config: &Config,
     calibration: Calibration,
     rank: Rank,
@@ -597,7 +618,7 @@ where
     F: Fn(&mut Comm<Threads<'_>>) -> Result<T, E>,
 {
     shared.register(rank);
-    let endpoint = Threads::new(shared, rank, config, fiber);
+    let endpoint = Threads::new(shared, rank, config, fiber).in_run(registry);
     let mut comm = Comm::new(endpoint, calibration);
     comm.set_tuning(config.tuning.clone());
     let outcome = match catch_unwind(AssertUnwindSafe(|| f(&mut comm))) {
@@ -605,10 +626,12 @@ where
         Ok(Err(e)) => Err(Failure::Returned(e)),
         Err(p) => Err(Failure::Panicked(crate::panic_message(&*p))),
     };
+    drop(comm);
     match outcome {
         Ok(_) => shared.leave(rank),
         Err(_) => shared.fail(rank),
     }
+    registry.leave(rank, outcome.is_err());
     outcome
 }
 
@@ -688,6 +711,12 @@ pub struct Threads<'s> {
     recvs: VecDeque<PendingRecv>,
     /// The thread that runs this rank as a fiber ([`Config::fibers`]), if it does.
     fiber: Option<fibers::Fiber<'s>>,
+    /// The run's groups, for sub-communicators (`None` for endpoints made by tests).
+    registry: Option<&'s Registry>,
+    /// This communicator's group, unless it is the run's: it owns `shared`.
+    group: Option<Arc<Group>>,
+    /// Splits (and duplications) of this communicator so far.
+    splits: u32,
 }
 
 /// `check()`'s verdict on a wait, `Ok(true)` if what the wait is for is there after all.
@@ -726,7 +755,16 @@ impl<'s> Threads<'s> {
             sent_to: Vec::new(),
             recvs: VecDeque::new(),
             fiber,
+            registry: None,
+            group: None,
+            splits: 0,
         }
+    }
+
+    /// The same, an endpoint of the run that `registry` serves.
+    fn in_run(mut self, registry: &'s Registry) -> Self {
+        self.registry = Some(registry);
+        self
     }
 
     /// Block until `ready()`; `check()` reports failures (it runs once the spinning is
@@ -1259,8 +1297,16 @@ mod tests {
             comm.barrier()?;
             Ok::<_, Error>((buf, unparked))
         };
-        let (outcomes, unstarted) =
-            launch_fibers(&config, &shared, Calibration::default(), &f, &[], 2).unwrap();
+        let (outcomes, unstarted) = launch_fibers(
+            &config,
+            &shared,
+            &Registry::new(&config, Some(2)),
+            Calibration::default(),
+            &f,
+            &[],
+            2,
+        )
+        .unwrap();
         assert!(unstarted.is_none());
         assert_eq!(outcomes.len(), 3);
         for (r, o) in outcomes.iter().enumerate() {

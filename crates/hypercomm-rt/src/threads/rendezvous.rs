@@ -516,6 +516,15 @@ impl Shared {
         self.k
     }
 
+    /// Mark every rank parked for good, so that every message and departure wakes its
+    /// receiver's thread: for a sub-communicator's ranks that run as fibers, whose
+    /// thread parks on the run's `Shared`, not on this one ([`super::groups`]).
+    pub(crate) fn wake_always(&self) {
+        for rank in self.ranks.iter() {
+            rank.parked.store(true, Ordering::Relaxed);
+        }
+    }
+
     /// Copy `len` bytes of a rendezvous message of `from` from `src` to `dst`, sharing
     /// the copy with `from` if it is waiting for its sends (it takes chunks as this rank
     /// does, so two cores copy): `from`, idle until its message is taken, moves half of
