@@ -79,14 +79,19 @@ fn a_color_out_of_range_is_refused_on_every_rank() {
         comm.split(Some(color), 0).map(|s| s.is_some())
     })
     .unwrap();
+    // Every rank fails; a rank still finishing the all-gather of the colors when a
+    // faster one returned the refusal may report that peer's departure instead.
+    let mut named = 0;
     for outcome in got {
         match outcome {
-            Err(Failure::Returned(e)) => {
-                assert!(e.to_string().contains("rank 1 passed color"), "{e}")
+            Err(Failure::Returned(e)) if e.to_string().contains("rank 1 passed color") => {
+                named += 1
             }
+            Err(Failure::Returned(hypercomm_rt::Error::PeerFailed { .. })) => {}
             other => panic!("expected the color refused, got {other:?}"),
         }
     }
+    assert!(named >= 1, "no rank named the color");
 }
 
 /// Rows and columns of a 2x3 (or AxB) grid, and a duplicate of the parent, used in turn
