@@ -76,7 +76,7 @@ struct VCall<'a, 'o, T> {
 
 impl<X: Transport> Comm<X> {
     /// Gatherv (`MPI_Gatherv`): the root's `recv` gets every rank's `send`, rank r's
-    /// `counts[r]` elements at Σ_{i<r} counts[i]. Every rank passes the same `counts`
+    /// `counts[r]` elements at Σ_{i<r} counts\[i\]. Every rank passes the same `counts`
     /// (one per rank) and its own `send` of `counts[rank]` elements; the root passes
     /// `Some(recv)` of Σ counts elements, the others `None`.
     ///
@@ -129,7 +129,7 @@ impl<X: Transport> Comm<X> {
     }
 
     /// Scatterv (`MPI_Scatterv`): rank r's `recv` gets `counts[r]` elements of the
-    /// root's `send`, from Σ_{i<r} counts[i] on. Every rank passes the same `counts`;
+    /// root's `send`, from Σ_{i<r} counts\[i\] on. Every rank passes the same `counts`;
     /// the root passes `Some(send)` of Σ counts elements, the others `None`.
     ///
     /// # Examples
@@ -180,7 +180,7 @@ impl<X: Transport> Comm<X> {
     }
 
     /// Allgatherv (`MPI_Allgatherv`): every rank's `recv` (Σ counts elements) gets
-    /// every rank's `send`, rank r's `counts[r]` elements at Σ_{i<r} counts[i].
+    /// every rank's `send`, rank r's `counts[r]` elements at Σ_{i<r} counts\[i\].
     ///
     /// # Examples
     ///
@@ -277,7 +277,7 @@ impl<X: Transport> Comm<X> {
 
     /// Reduce-scatter with per-rank counts (`MPI_Reduce_scatter`): every rank's `send`
     /// holds Σ counts elements; rank r's `recv` (`counts[r]` elements) gets elements
-    /// Σ_{i<r} counts[i] .. of send_0 ⊕ send_1 ⊕ … ⊕ send_{k−1}, in rank order (a
+    /// Σ_{i<r} counts\[i\] .. of send_0 ⊕ send_1 ⊕ … ⊕ send_{k−1}, in rank order (a
     /// non-commutative `op` is honoured: `ring` then refuses and `Auto` skips it).
     /// The fixed-count form is [`Comm::reduce_scatter_block_into`].
     ///

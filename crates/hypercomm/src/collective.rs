@@ -200,9 +200,9 @@ pub enum Collective {
     /// `MPI_Allgatherv`: every `out` gets every rank's c_r elements, rank r's at
     /// Σ_{i<r} c_i.
     Allgatherv,
-    /// `MPI_Alltoallv`: rank i sends C[i][j] elements to rank j; i's `in` holds its row
-    /// (block j at Σ_{j'<j} C[i][j']), j's `out` its column (block i at
-    /// Σ_{i'<i} C[i'][j]).
+    /// `MPI_Alltoallv`: rank i sends C\[i\]\[j\] elements to rank j; i's `in` holds its row
+    /// (block j at Σ_{j'<j} C\[i\]\[j'\]), j's `out` its column (block i at
+    /// Σ_{i'<i} C\[i'\]\[j\]).
     Alltoallv,
     /// `MPI_Reduce_scatter`: every `in` holds Σ c_r elements; rank r's `out` gets the
     /// c_r elements from Σ_{i<r} c_i on of in_0 ⊕ … ⊕ in_{k−1}.

@@ -19,7 +19,7 @@
 //!
 //! **Model and reference.** `predicted` is the cost simulator's time for the algorithm
 //! that ran at that size under the calibration in use (β, τ per byte), plus its local
-//! copies at τ per byte ([`predict`]), and the ratio measured / predicted. `memcpy` is measured in the same run, right after each size,
+//! copies at τ per byte ([`predict`](super::predict)), and the ratio measured / predicted. `memcpy` is measured in the same run, right after each size,
 //! by rank 0 alone while the others wait: one thread copying `S` bytes between two
 //! buffers, the best of 5 trials; `busbw / memcpy` says how close the collective comes to moving
 //! every byte once at memory speed.

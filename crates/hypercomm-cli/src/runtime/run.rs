@@ -343,7 +343,7 @@ pub struct RunReport {
 
 impl RunReport {
     /// Combine every rank's result (`results` in any order, at least one);
-    /// `execution` as for [`predict`] (what the backend does beyond the papers' model).
+    /// `execution` as for [`predict`](super::predict) (what the backend does beyond the papers' model).
     pub fn new(
         cfg: &RunConfig,
         backend: &str,

@@ -157,7 +157,7 @@ pub mod allgatherv {
     pub mod ring;
 }
 pub mod alltoallv {
-    //! `MPI_Alltoallv`: C[i][j] elements from every rank i to every rank j.
+    //! `MPI_Alltoallv`: C\[i\]\[j\] elements from every rank i to every rank j.
     pub mod linear;
     pub mod pairwise;
 }
