@@ -396,8 +396,11 @@ impl<X: Transport> Comm<X> {
             let input = vec![T::zeroed(); in_len as usize];
             let mut output = vec![T::zeroed(); out_len as usize];
             // Fewer iterations for larger messages: about 256 KiB moved per candidate,
-            // at least 3 and at most 30 timed calls (their mean), one untimed first.
-            let iters = (262_144 / bytes).clamp(3, 30) as u32;
+            // at least 3 and at most 100 timed calls (their mean), one untimed first:
+            // sub-µs calls need many to rise above a preempted one (with at most 30,
+            // 2-rank all-reduce of 128 B picked recursive doubling in some runs and
+            // native in others).
+            let iters = (262_144 / bytes).clamp(3, 100) as u32;
             let slots = std::iter::once(Algo::Named(NATIVE))
                 .chain(best.iter().map(|a| Algo::Named(a.name)));
             for (s, algo) in slots.enumerate() {
