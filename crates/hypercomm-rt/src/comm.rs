@@ -321,7 +321,13 @@ impl<X: Transport> Comm<X> {
             send_counts: &[],
             recv_counts: &[],
         };
-        let kind = collective.kind();
+        self.run_native(call, in_place)
+    }
+
+    /// Run `call` with the backend's own collective ([`Transport::native`]), or
+    /// [`Error::Native`] when it has none; the call is then the last one.
+    pub(crate) fn run_native(&mut self, call: NativeCall<'_>, in_place: bool) -> Result<Ran> {
+        let kind = call.collective.kind();
         match self.transport.native(call) {
             Some(done) => done?,
             None => {

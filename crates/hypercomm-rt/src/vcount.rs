@@ -506,24 +506,6 @@ impl<X: Transport> Comm<X> {
             send_counts,
             recv_counts,
         };
-        match self.transport().native(native) {
-            Some(done) => done?,
-            None => {
-                return Err(Error::Native {
-                    op: kind.to_string(),
-                    reason: "this backend has no collectives of its own (the MPI backend has)"
-                        .into(),
-                })
-            }
-        }
-        let ran = Ran {
-            op: kind,
-            algorithm: NATIVE,
-            auto: false,
-            steps: 0,
-            in_place: false,
-        };
-        self.last = Some(ran);
-        Ok(ran)
+        self.run_native(native, false)
     }
 }
