@@ -598,16 +598,15 @@ impl Algorithm {
             .map_or(1, |c| c.fixed.max(u64::from(nodes) / c.nodes_per_unit))
     }
 
-    /// How many times a typical one a unit of this algorithm's simulation work costs
-    /// (about 30 ns; [`crate::schedule::work`]): 16 for SBA, whose streams generate a
-    /// broadcast's step per busy step (400 to 900 ns a unit on hypercube:9 and :10),
-    /// 1 for the others (24 to 53 ns a unit: the daisy chain, TEA1, SMG, the nesbt
-    /// scatter).
+    /// How many times a typical one (about 16 ns rounds-timed, 125 ns async) a unit of
+    /// this algorithm's simulation work ([`crate::schedule::work`]) costs: 1 for most
+    /// (5 to 24 ns a unit rounds-timed), more for those measured slower
+    /// ([`SIMULATE_COST`]).
     pub fn simulate_weight(&self) -> u64 {
-        match (self.op, self.name) {
-            (OpKind::Allgather, "sba") => 16,
-            _ => 1,
-        }
+        SIMULATE_COST
+            .iter()
+            .find(|c| c.0 == self.op && c.1 == self.name)
+            .map_or(1, |c| c.2)
     }
 
     fn per_pair(&self) -> Option<u64> {
@@ -665,7 +664,9 @@ const fn quadratic(
 /// recursive halving 107 MB) and, for the all-port exchanges of issue 22, at n = 10
 /// (the rotated-exchange all-gather 298 MB, reduce-scatter 1.9 GB, all-to-all more than
 /// 1.9 GB; the reduce-scatter and the all-to-all aborted out of memory on hypercube:13
-/// under 4 GB). The other algorithms' state stays near one run per node (one
+/// under 4 GB), and the all-port product all-to-all (1.2 to 1.3 KB per pair on
+/// hypercube:7 and :8 with a length of at least its n parts, 30 B with one element; it
+/// aborted on hypercube:14 under 4 GB). The other algorithms' state stays near one run per node (one
 /// contiguous or strided piece per buffer).
 const QUADRATIC_STATE: &[QuadraticState] = &[
     quadratic(OpKind::Allgather, "tea1", 200, true),
@@ -678,6 +679,7 @@ const QUADRATIC_STATE: &[QuadraticState] = &[
     quadratic(OpKind::Allgather, "rotated-exchange", 384, false),
     quadratic(OpKind::ReduceScatter, "rotated-exchange", 2304, false),
     quadratic(OpKind::Alltoall, "rotated-exchange", 2560, false),
+    quadratic(OpKind::Alltoall, "product-allport", 1536, false),
 ];
 
 /// What one unit of an algorithm's verification work costs, in typical units:
@@ -703,7 +705,8 @@ const fn cost(op: OpKind, name: &'static str, fixed: u64, nodes_per_unit: u64) -
 /// 1.6 µs on :16): the nesbt scatter 2 µs (:11 and :13), gather 3.4 µs (:12); MTADEA
 /// 9 µs and the all-to-all dimension exchange 20 µs on :11; the rotated-exchange
 /// all-gather 2.5 µs on :10 and over 4.3 µs on :11, the reduce-scatter 8.8 µs on :10,
-/// the all-to-all over 67 µs on :10, all growing with the nodes.
+/// the all-to-all over 67 µs on :10, all growing with the nodes; the all-port product
+/// all-to-all 2.1 µs on :7 and 3 µs on :8.
 const VERIFY_COST: &[VerifyCost] = &[
     cost(OpKind::Scatter, "nesbt", 2, u64::MAX),
     cost(OpKind::Gather, "nesbt", 4, u64::MAX),
@@ -713,6 +716,35 @@ const VERIFY_COST: &[VerifyCost] = &[
     cost(OpKind::Allgather, "rotated-exchange", 1, 256),
     cost(OpKind::ReduceScatter, "rotated-exchange", 1, 64),
     cost(OpKind::Alltoall, "rotated-exchange", 1, 8),
+    cost(OpKind::Alltoall, "product-allport", 2, 64),
+];
+
+/// What one unit of an algorithm's simulation work costs, in typical units
+/// ([`Algorithm::simulate_weight`]), for those above 24 ns a unit rounds-timed or 200 ns
+/// async, measured by `cargo run --release -p hypercomm --example simulate_rate --
+/// TOPOLOGY LEN` on hypercube:10 (LEN 1 and 100000) and :14, torus:32x32 and
+/// complete:1024 (ns a unit, rounds / async): SBA 25 / 280, TEA1 21 / 67, TEA2 and its
+/// grouped forms 24 to 35 / 64, the rotated-exchange all-reduce 70 / 257, the ring
+/// all-reduce 70 / 437, the linear all-to-all 93 / 213, the sequential-broadcast
+/// all-gather 97 / 208, the two-phase, spine-tree and dxdy broadcasts 35 to 54 / 80 to
+/// 116. The nesbt scatter and gather (48 to 139 ns a unit, growing with the nodes) and
+/// the linear broadcast are paid for by their nodes × steps instead (every program is
+/// built with all its steps).
+const SIMULATE_COST: &[(OpKind, &str, u64)] = &[
+    (OpKind::Allgather, "sba", 3),
+    (OpKind::Allgather, "tea1", 2),
+    (OpKind::Allgather, "tea2", 2),
+    (OpKind::Allgather, "tea2-balanced", 2),
+    (OpKind::Allgather, "tea2-grouped", 3),
+    (OpKind::Allgather, "tea2-grouped-balanced", 3),
+    (OpKind::Allreduce, "rotated-exchange", 5),
+    (OpKind::Allreduce, "ring", 5),
+    (OpKind::Alltoall, "linear", 6),
+    (OpKind::Allgather, "sequential-broadcast", 7),
+    (OpKind::Broadcast, "two-phase", 4),
+    (OpKind::Broadcast, "spine-tree", 3),
+    (OpKind::Broadcast, "dxdy-axes", 3),
+    (OpKind::Broadcast, "dxdy-neighbours", 3),
 ];
 
 /// Bytes the verifier takes per node for an algorithm outside [`QUADRATIC_STATE`]

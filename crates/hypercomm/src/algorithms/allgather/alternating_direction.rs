@@ -42,7 +42,7 @@ pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule
         Collective::Allgather,
         k,
         m,
-    ))))
+    ))?))
 }
 
 /// (A − 1)(β + mτ) + (B − 1)(β + Amτ), exact.

@@ -40,6 +40,9 @@ pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>
     plan::own_copies(&mut p, c, k, m);
     let each = (nu + d - 1) as usize;
     for s in 0..k {
+        if p.is_over() {
+            break;
+        }
         let items: Vec<Item> = (0..nu).map(|j| s as u64 * nu + j).collect();
         plan::tree_pipeline_at(
             &mut p,
@@ -56,7 +59,7 @@ pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>
             Region::new(Buf::Out, block * m + off, len)
         }
     };
-    Ok(plan::boxed(p.build(layout)))
+    Ok(plan::boxed(p.build(layout)?))
 }
 
 /// k times the spine tree's pipeline, exact; (3.29) as a lower estimate with

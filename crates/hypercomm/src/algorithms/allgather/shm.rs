@@ -47,7 +47,7 @@ pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule
         Collective::Allgather,
         k,
         m,
-    ))))
+    ))?))
 }
 
 /// 2k⌈(k − 1)/S⌉(β + mτ), exact.

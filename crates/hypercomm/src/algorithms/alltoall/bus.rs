@@ -36,7 +36,7 @@ pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule
         Collective::Alltoall,
         k,
         m,
-    ))))
+    ))?))
 }
 
 /// k(β + (k − 1)mτ), exact; kτ_B + N/b_B, an upper bound.

@@ -35,7 +35,7 @@ pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule
         Collective::Alltoall,
         k,
         m,
-    ))))
+    ))?))
 }
 
 /// (k − 1)β + k(k − 1)mτ/2, exact; N/(2b_R) + kτ_R, an upper bound.

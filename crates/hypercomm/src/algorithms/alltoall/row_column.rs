@@ -56,7 +56,7 @@ pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule
         Collective::Alltoall,
         k,
         m,
-    ))))
+    ))?))
 }
 
 /// (A + B − 2)β + AB(A + B − 2)mτ/2, exact; 2(N/(√k b_G) + √k τ_G), an upper bound.

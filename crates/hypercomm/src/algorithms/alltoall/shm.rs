@@ -43,7 +43,7 @@ pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule
         Collective::Alltoall,
         k,
         m,
-    ))))
+    ))?))
 }
 
 /// 2(k − 1)⌈k/S⌉(β + mτ), exact.

@@ -26,7 +26,7 @@ pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule
     let mut p = Plan::new(k);
     plan::own_copies(&mut p, c, k, m);
     p.send(0, root, (0..k).filter(|&r| r != root).collect(), vec![0]);
-    Ok(plan::boxed(p.build(plan::packet_layout(root, None, m, 1))))
+    Ok(plan::boxed(p.build(plan::packet_layout(root, None, m, 1))?))
 }
 
 /// β + mτ, exact.

@@ -216,7 +216,7 @@ fn make(
         };
         Region::new(if r == root { Buf::In } else { Buf::Out }, off, len)
     };
-    Ok(plan::boxed(p.build(layout)))
+    Ok(plan::boxed(p.build(layout)?))
 }
 
 /// Build the schedule with the neighbours' remedy.

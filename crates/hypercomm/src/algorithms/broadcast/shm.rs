@@ -44,7 +44,7 @@ pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule
     for (t, chunk) in readers.chunks(s).enumerate() {
         p.send(t, root, chunk.to_vec(), vec![0]);
     }
-    Ok(plan::boxed(p.build(plan::packet_layout(root, None, m, 1))))
+    Ok(plan::boxed(p.build(plan::packet_layout(root, None, m, 1))?))
 }
 
 /// 2⌈(k − 1)/S⌉(β + mτ), exact.

@@ -34,7 +34,7 @@ pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule
         Some(dst),
         m,
         1,
-    ))))
+    ))?))
 }
 
 /// β + mτ, exact; (3.1) N/b_B + τ_B is the same.

@@ -240,7 +240,7 @@ pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>
         };
         Region::new(buf, off, len)
     };
-    Ok(plan::boxed(p.build(layout)))
+    Ok(plan::boxed(p.build(layout)?))
 }
 
 /// Σ_t (β + s_t τ), exact under all ports, full or half-link duplex; (3.11) for the

@@ -116,7 +116,7 @@ pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>
         };
         Region::new(buf, off, len)
     };
-    Ok(plan::boxed(p.build(layout)))
+    Ok(plan::boxed(p.build(layout)?))
 }
 
 /// Σ_t (β + s_t τ) under all ports, full or half-link duplex.

@@ -47,7 +47,7 @@ pub(crate) fn finish(
         p = p.reversed();
     }
     plan::own_copies(&mut p, c, k, m);
-    Ok(plan::boxed(p.build(plan::block_layout(c, k, m))))
+    Ok(plan::boxed(p.build(plan::block_layout(c, k, m))?))
 }
 
 /// Build the schedule.

@@ -59,7 +59,7 @@ pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule
             vec![(x * q + (x + pos as u32) % q) as u64]
         });
     }
-    Ok(plan::boxed(p.build(plan::block_layout(c, k, m))))
+    Ok(plan::boxed(p.build(plan::block_layout(c, k, m))?))
 }
 
 /// 2⌊Q/2⌋(β + mτ), exact; (3.44), an upper bound.
