@@ -447,7 +447,10 @@ pub fn check_work(
     let k = u64::from(nodes);
     let fixed = k
         .saturating_mul(node_ns)
-        .saturating_add(k.saturating_mul(schedule.steps() as u64).saturating_mul(step_ns))
+        .saturating_add(
+            k.saturating_mul(schedule.steps() as u64)
+                .saturating_mul(step_ns),
+        )
         .div_ceil(1000);
     let limit = left.saturating_sub(fixed).saturating_mul(per) / weight;
     let named: Vec<u32> = problem.collective.root().into_iter().collect();

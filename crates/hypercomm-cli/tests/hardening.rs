@@ -573,3 +573,37 @@ fn simulation_work_limit_follows_the_timing() {
         &["simulating dimension-exchange", "limit of 4194304 units"],
     );
 }
+
+/// Seed 004's planned schedules hold every item of every move: the row-column
+/// all-to-all on torus:64x64 (537 M items) and the grid daisy chain and
+/// sequential-broadcast all-gathers aborted past 4 GB, even unverified. Now the plan
+/// stops at its memory limit and the run is refused, naming it.
+#[test]
+fn planned_schedules_past_their_memory_are_refused() {
+    for (op, algo) in [
+        ("alltoall", "row-column"),
+        ("allgather", "grid-daisy-chain"),
+        ("allgather", "sequential-broadcast"),
+    ] {
+        let args = [
+            "simulate",
+            "--topology",
+            "torus:64x64",
+            "--op",
+            op,
+            "--algo",
+            algo,
+            "--len",
+            "1",
+            "--no-verify",
+            "--timing",
+            "rounds",
+        ];
+        let r = hc_limited(4 << 20, &args);
+        check_refused(
+            &args,
+            &r,
+            &["4096 nodes", "1024 MiB", "planned item by item"],
+        );
+    }
+}

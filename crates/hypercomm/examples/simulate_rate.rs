@@ -41,7 +41,11 @@ fn main() {
         let named: Vec<u32> = c.root().into_iter().collect();
         let work = hypercomm::schedule::work::estimate(s.as_ref(), &named, cap);
         if work > cap {
-            println!("{:>10} {:<24} work > {cap}: skipped", algo.op.name(), algo.name);
+            println!(
+                "{:>10} {:<24} work > {cap}: skipped",
+                algo.op.name(),
+                algo.name
+            );
             continue;
         }
         let mut row = format!("{:>10} {:<24} {work:>11}", algo.op.name(), algo.name);

@@ -95,7 +95,11 @@ impl Plan {
         self.items
             .saturating_mul(96)
             .saturating_add(self.moves_made.saturating_mul(256))
-            .saturating_add(u64::from(self.k).saturating_mul(self.steps as u64).saturating_mul(24))
+            .saturating_add(
+                u64::from(self.k)
+                    .saturating_mul(self.steps as u64)
+                    .saturating_mul(24),
+            )
     }
     /// Count `items` more items and receivers in `moves` more moves; past
     /// [`MAX_PLAN_BYTES`], drop every move.
@@ -154,16 +158,14 @@ impl Plan {
     pub fn build(self, layout: impl Fn(Item, Rank) -> Region) -> Result<Materialized, Error> {
         if self.over {
             return Err(Error::TooLarge(format!(
-                "the schedule on {} nodes moves {} items (blocks or packets, counted per \
-                 move and receiver) in {} moves over {} steps, more than a schedule \
-                 planned item by item (seed 004's algorithms) may take to build: about \
-                 {} MiB against the limit of {} MiB; use fewer nodes, an explicit \
-                 --packets, or another algorithm",
+                "the schedule on {} nodes passed {} items (blocks or packets, counted \
+                 per move and receiver) in {} moves over {} steps, and with them the {} MiB \
+                 that a schedule planned item by item (seed 004's algorithms) may take to \
+                 build; use fewer nodes, an explicit --packets, or another algorithm",
                 self.k,
                 self.items,
                 self.moves_made,
                 self.steps,
-                self.bytes() >> 20,
                 MAX_PLAN_BYTES >> 20
             )));
         }

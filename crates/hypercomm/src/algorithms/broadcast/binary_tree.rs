@@ -150,7 +150,9 @@ pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>
             }
         }
     }
-    Ok(plan::boxed(p.build(plan::packet_layout(root, None, m, nu))?))
+    Ok(plan::boxed(
+        p.build(plan::packet_layout(root, None, m, nu))?,
+    ))
 }
 
 /// The exact time, the continuous optimum, and the paper's (3.25) (both lower

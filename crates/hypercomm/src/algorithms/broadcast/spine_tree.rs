@@ -55,7 +55,9 @@ pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>
     let mut p = Plan::new(k);
     plan::own_copies(&mut p, c, k, m);
     plan::tree_pipeline(&mut p, &parent, nu);
-    Ok(plan::boxed(p.build(plan::packet_layout(root, None, m, nu))?))
+    Ok(plan::boxed(
+        p.build(plan::packet_layout(root, None, m, nu))?,
+    ))
 }
 
 /// The exact pipeline time, and (3.18) as a lower estimate.

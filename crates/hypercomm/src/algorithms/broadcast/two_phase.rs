@@ -81,7 +81,9 @@ pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>
     let d = plan::tree_pipeline_at(&mut p, 0, &column, &items);
     let t0 = if d == 0 { 0 } else { d + nu as usize - 1 };
     plan::tree_pipeline_at(&mut p, t0, &rows, &items);
-    Ok(plan::boxed(p.build(plan::packet_layout(root, None, m, nu))?))
+    Ok(plan::boxed(
+        p.build(plan::packet_layout(root, None, m, nu))?,
+    ))
 }
 
 /// P(⌊A/2⌋) + P(⌊B/2⌋), exact; (3.20) as a lower estimate with `--packets opt`.

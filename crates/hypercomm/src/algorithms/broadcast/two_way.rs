@@ -71,7 +71,9 @@ fn make(problem: &Problem<'_>, params: &Params, two_way: bool) -> Result<Box<dyn
     let mut p = Plan::new(k);
     plan::own_copies(&mut p, c, k, m);
     plan::tree_pipeline(&mut p, &parent, nu);
-    Ok(plan::boxed(p.build(plan::packet_layout(root, None, m, nu))?))
+    Ok(plan::boxed(
+        p.build(plan::packet_layout(root, None, m, nu))?,
+    ))
 }
 
 /// Build the two-way schedule (3.17).
