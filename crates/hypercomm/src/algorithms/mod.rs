@@ -6,11 +6,13 @@
 //! (`broadcast/sbt.rs`, `p2p/multipath.rs`, …); each file's doc comment gives the
 //! reference, the cost in steps and volume, and the constraints.
 
+pub mod fit;
 pub mod pipeline;
 pub mod plan;
 pub mod shape;
 pub mod vcount;
 
+pub use fit::{Fit, Need};
 pub use shape::Shape;
 
 pub mod allgather {
@@ -318,8 +320,6 @@ pub const PACKET_SEARCH_NODES: u32 = 1024;
 pub type BuildFn = fn(&Problem<'_>, &Params) -> Result<Box<dyn Schedule>, Error>;
 /// Shape of the closed forms of every registry entry (empty when none applies to the model).
 pub type FormulaFn = fn(&Problem<'_>, &Params) -> Vec<Formula>;
-/// Whether an entry fits a topology: `Err(reason)` when it does not.
-pub type FitsFn = fn(&Topology) -> Result<(), String>;
 
 /// Constructor of an algorithm that lays out the ranks of a single-hop topology as a
 /// given shape (`--shape AxB…`, [`Algorithm::build_shaped`]).
@@ -356,8 +356,8 @@ pub struct Algorithm {
     pub topologies: &'static str,
     /// Whether `--packets` applies.
     pub pipelined: bool,
-    fits: FitsFn,
-    build: BuildFn,
+    /// What it needs of the topology, and its constructor, which receives that.
+    need: Need,
     formulas: FormulaFn,
 }
 
@@ -368,9 +368,27 @@ impl std::fmt::Debug for Algorithm {
 }
 
 impl Algorithm {
-    /// Whether the algorithm runs on `topo` (`Err` says why not).
-    pub fn fits(&self, topo: &Topology) -> Result<(), String> {
-        (self.fits)(topo)
+    /// The view of `topo` the algorithm runs on ([`Fit`]: its cube, its ranks, its
+    /// ring, …), or why it does not run there.
+    pub fn fits(&self, topo: &Topology) -> Result<Fit, String> {
+        self.need.fit(topo)
+    }
+
+    /// The constructor, given the view of the problem's topology it needs; a topology
+    /// that does not fit is [`Error::AlgorithmDoesNotFit`].
+    fn construct(
+        &self,
+        problem: &Problem<'_>,
+        params: &Params,
+    ) -> Result<Box<dyn Schedule>, Error> {
+        self.need
+            .build(problem, params)
+            .map_err(|reason| Error::AlgorithmDoesNotFit {
+                algo: self.name.to_string(),
+                topology: problem.topology.to_string(),
+                reason,
+                valid: names(fitting(problem.topology, self.op)),
+            })?
     }
 
     /// Build the schedule of `problem`, after checking that the algorithm fits.
@@ -405,7 +423,7 @@ impl Algorithm {
                 reason: format!("`{}` is not pipelined; omit --packets or use 1", self.name),
             });
         }
-        (self.build)(problem, &self.resolve_packets(problem, params))
+        self.construct(problem, &self.resolve_packets(problem, params))
     }
 
     /// Whether it takes a shape ([`Algorithm::build_shaped`]).
@@ -466,7 +484,7 @@ impl Algorithm {
         if !self.pipelined || params.packets != Packets::Opt {
             return *params;
         }
-        let Ok(first) = (self.build)(problem, params) else {
+        let Ok(first) = self.construct(problem, params) else {
             return *params;
         };
         let Some(nu0) = first.packets() else {
@@ -491,7 +509,7 @@ impl Algorithm {
             return with(nu0);
         }
         let time = |nu: u64| -> Option<f64> {
-            let s = (self.build)(problem, &with(nu)).ok()?;
+            let s = self.construct(problem, &with(nu)).ok()?;
             Some(crate::cost::simulate(problem.topology, s.as_ref(), &params.model).time)
         };
         let Some(t0) = time(nu0) else {
@@ -751,101 +769,6 @@ const SIMULATE_COST: &[(OpKind, &str, u64)] = &[
 /// (a generous bound: ADEA on hypercube:10 takes 7 MB in all, about 7 KB per node).
 const LINEAR_STATE: u64 = 16 << 10;
 
-fn hypercube_only(t: &Topology) -> Result<(), String> {
-    if t.cube().is_some() {
-        return Ok(());
-    }
-    if t.host().is_some() {
-        return Err(
-            "it runs on the processing elements of a plain hypercube, not with a host".into(),
-        );
-    }
-    if !t.pes().is_power_of_two() {
-        return Err(format!(
-            "it needs 2^n nodes, and {} is not a power of two",
-            t.pes()
-        ));
-    }
-    Err(
-        "it needs the links of a binary cube (hypercube:N, complete:2^N, a product of edges, \
-         or a bus, shared memory or switch of 2^N processors)"
-            .into(),
-    )
-}
-
-/// Fits every topology on which any two ranks talk directly (`complete:K`, `bus:K`,
-/// `shm:K,S`, `switch:K`): the algorithms for any number of ranks (MPICH's and Open
-/// MPI's), for a crossbar switch, a shared medium or threads of one process.
-fn any_complete(t: &Topology) -> Result<(), String> {
-    if t.is_single_hop() {
-        Ok(())
-    } else {
-        Err("it needs every pair of ranks linked (complete:K, bus:K, shm:K,S or switch:K)".into())
-    }
-}
-
-/// Fits every topology.
-fn any_topology(_: &Topology) -> Result<(), String> {
-    Ok(())
-}
-
-/// Fits `hypercube:N+host`: the host linked to every PE (seed 003).
-fn with_host(t: &Topology) -> Result<(), String> {
-    download::plan::hosted_cube(t).map(|_| ())
-}
-
-/// Fits `ring:K` (seed 004's model C), any K.
-fn ring_only(t: &Topology) -> Result<(), String> {
-    plan::ring_len(t)
-        .map(|_| ())
-        .ok_or_else(|| "it runs on a ring (ring:K)".to_string())
-}
-
-/// Fits `torus:AxB` (seed 004's model D, the grid with wrap-around).
-fn torus_only(t: &Topology) -> Result<(), String> {
-    plan::torus_dims(t)
-        .map(|_| ())
-        .ok_or_else(|| "it runs on a two-dimensional torus (torus:AxB)".to_string())
-}
-
-/// Fits `switch:K` (seed 004's model F).
-fn switch_only(t: &Topology) -> Result<(), String> {
-    match plan::medium(t) {
-        Some((crate::topology::Medium::Switch, _)) => Ok(()),
-        _ => Err("it runs on a crossbar switch (switch:K)".into()),
-    }
-}
-
-/// Fits `ring:K`, or `switch:K` with the ring embedded (seed 004, §3.2 (F)).
-fn ring_or_switch(t: &Topology) -> Result<(), String> {
-    ring_only(t)
-        .or_else(|_| switch_only(t))
-        .map_err(|_| "it runs on a ring (ring:K) or a switch (switch:K)".to_string())
-}
-
-/// Fits `torus:QxQ`, the square grid a transposition needs.
-fn square_torus(t: &Topology) -> Result<(), String> {
-    transpose::diagonal::side(t)
-        .map(|_| ())
-        .ok_or_else(|| "it transposes a square torus (torus:QxQ)".to_string())
-}
-
-/// Fits `bus:K` (seed 004's model A).
-fn bus_only(t: &Topology) -> Result<(), String> {
-    match plan::medium(t) {
-        Some((crate::topology::Medium::Bus, _)) => Ok(()),
-        _ => Err("it runs on a broadcast bus (bus:K)".into()),
-    }
-}
-
-/// Fits `shm:K,S` (seed 004's model B).
-fn shm_only(t: &Topology) -> Result<(), String> {
-    match plan::medium(t) {
-        Some((crate::topology::Medium::Shm { .. }, _)) => Ok(()),
-        _ => Err("it runs on a shared memory (shm:K,S)".into()),
-    }
-}
-
 /// Every algorithm.
 pub static ALGORITHMS: &[Algorithm] = &[
     Algorithm {
@@ -855,8 +778,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1985, §3, eq. (3.1)",
         topologies: "hypercube",
         pipelined: true,
-        fits: hypercube_only,
-        build: p2p::ecube::build,
+        need: Need::Cube(p2p::ecube::build),
         formulas: p2p::ecube::formulas,
     },
     Algorithm {
@@ -866,8 +788,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1985, §3, Prop. 3.1 and 3.2",
         topologies: "hypercube",
         pipelined: true,
-        fits: hypercube_only,
-        build: p2p::multipath::build,
+        need: Need::Cube(p2p::multipath::build),
         formulas: p2p::multipath::formulas,
     },
     Algorithm {
@@ -877,8 +798,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.1 (F), T_{1,S}; Saad & Schultz 1985, §3, eq. (3.1)",
         topologies: "any",
         pipelined: true,
-        fits: any_topology,
-        build: p2p::direct::build,
+        need: Need::Any(p2p::direct::build),
         formulas: p2p::direct::formulas,
     },
     Algorithm {
@@ -889,8 +809,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1985, §2, Prop. 2.1 eq. (2.1), Prop. 2.2 eq. (2.2)",
         topologies: "hypercube",
         pipelined: true,
-        fits: hypercube_only,
-        build: broadcast::sbt::build,
+        need: Need::Cube(broadcast::sbt::build),
         formulas: broadcast::sbt::formulas,
     },
     Algorithm {
@@ -900,8 +819,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Johnsson & Ho 1989; seed 001, ESBT-broadcast",
         topologies: "hypercube",
         pipelined: true,
-        fits: hypercube_only,
-        build: broadcast::esbt::build,
+        need: Need::Cube(broadcast::esbt::build),
         formulas: broadcast::esbt::formulas,
     },
     Algorithm {
@@ -911,8 +829,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1985, §5, Prop. 5.1 eq. (5.1)",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: scatter::sbt::build,
+        need: Need::Cube(scatter::sbt::build),
         formulas: scatter::sbt::formulas,
     },
     Algorithm {
@@ -922,8 +839,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1985, §5, Hypercube Gather, eq. (5.1)",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: gather::sbt::build,
+        need: Need::Cube(gather::sbt::build),
         formulas: gather::sbt::formulas,
     },
     Algorithm {
@@ -933,8 +849,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1985, §4.1, eq. (4.1)",
         topologies: "hypercube",
         pipelined: true,
-        fits: hypercube_only,
-        build: allgather::sba::build,
+        need: Need::Cube(allgather::sba::build),
         formulas: allgather::sba::formulas,
     },
     Algorithm {
@@ -944,8 +859,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1985, §4.1, eq. (4.2)",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: allgather::daisy_chain::build,
+        need: Need::Cube(allgather::daisy_chain::build),
         formulas: allgather::daisy_chain::formulas,
     },
     Algorithm {
@@ -955,8 +869,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1985, §4.2, eq. (4.3)",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: allgather::adea::build,
+        need: Need::Cube(allgather::adea::build),
         formulas: allgather::adea::formulas,
     },
     Algorithm {
@@ -966,8 +879,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "seed 001, All-gather",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: allgather::dimension_exchange::build,
+        need: Need::Cube(allgather::dimension_exchange::build),
         formulas: allgather::dimension_exchange::formulas,
     },
     Algorithm {
@@ -977,8 +889,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1985, §4.3, TEA1, eq. (4.4)",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: allgather::tea1::build,
+        need: Need::Cube(allgather::tea1::build),
         formulas: allgather::tea1::formulas,
     },
     Algorithm {
@@ -988,8 +899,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1985, §4.3, TEA2, eq. (4.5)",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: allgather::tea2::build,
+        need: Need::Cube(allgather::tea2::build),
         formulas: allgather::tea2::formulas,
     },
     Algorithm {
@@ -999,8 +909,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1985, §4.3, TEA2 (balanced assignment, beyond the paper)",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: allgather::tea2::build_balanced,
+        need: Need::Cube(allgather::tea2::build_balanced),
         formulas: allgather::tea2::formulas_balanced,
     },
     Algorithm {
@@ -1010,8 +919,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1985, §4.3, Eisenstat's grouping",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: allgather::tea2::build_grouped,
+        need: Need::Cube(allgather::tea2::build_grouped),
         formulas: allgather::tea2::formulas_grouped,
     },
     Algorithm {
@@ -1021,8 +929,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1985, §4.3, Eisenstat's grouping (balanced assignment, beyond the paper)",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: allgather::tea2::build_grouped_balanced,
+        need: Need::Cube(allgather::tea2::build_grouped_balanced),
         formulas: allgather::tea2::formulas_grouped_balanced,
     },
     Algorithm {
@@ -1032,8 +939,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1985, §6, t_SMG",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: alltoall::smg::build,
+        need: Need::Cube(alltoall::smg::build),
         formulas: alltoall::smg::formulas,
     },
     Algorithm {
@@ -1043,8 +949,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1985, §6, ALGORITHM MTADEA, t_MTADEA",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: alltoall::mtadea::build,
+        need: Need::Cube(alltoall::mtadea::build),
         formulas: alltoall::mtadea::formulas,
     },
     Algorithm {
@@ -1054,8 +959,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "seed 001, All-to-all",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: alltoall::dimension_exchange::build,
+        need: Need::Cube(alltoall::dimension_exchange::build),
         formulas: alltoall::dimension_exchange::formulas,
     },
     Algorithm {
@@ -1065,8 +969,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1985, §5, Hypercube Gather with combining",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: reduce::sbt::build,
+        need: Need::Cube(reduce::sbt::build),
         formulas: reduce::sbt::formulas,
     },
     Algorithm {
@@ -1076,8 +979,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "seed 001, All-gather / all-reduce",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: allreduce::dimension_exchange::build,
+        need: Need::Cube(allreduce::dimension_exchange::build),
         formulas: allreduce::dimension_exchange::formulas,
     },
     Algorithm {
@@ -1087,8 +989,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "seed 001, Prefix sum",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: scan::dimension_exchange::build,
+        need: Need::Cube(scan::dimension_exchange::build),
         formulas: scan::dimension_exchange::formulas,
     },
     Algorithm {
@@ -1098,8 +999,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "seed 001, Prefix sum (exclusive)",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: exclusive_scan::dimension_exchange::build,
+        need: Need::Cube(exclusive_scan::dimension_exchange::build),
         formulas: exclusive_scan::dimension_exchange::formulas,
     },
     Algorithm {
@@ -1109,8 +1009,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Thakur, Rabenseifner & Gropp 2005, recursive halving",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: reduce_scatter::recursive_halving::build,
+        need: Need::Cube(reduce_scatter::recursive_halving::build),
         formulas: reduce_scatter::recursive_halving::formulas,
     },
     Algorithm {
@@ -1120,8 +1019,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Thakur, Rabenseifner & Gropp 2005, broadcast: binomial tree; Saad & Schultz 1986 (seed 004), §3.2 (F), eq. (3.23), recursive doubling on a switch",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: broadcast::binomial::build,
+        need: Need::Ranks(broadcast::binomial::build),
         formulas: broadcast::binomial::formulas,
     },
     Algorithm {
@@ -1131,8 +1029,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Open MPI basic_linear broadcast; Chan et al. 2007, flat tree",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: broadcast::linear::build,
+        need: Need::Ranks(broadcast::linear::build),
         formulas: broadcast::linear::formulas,
     },
     Algorithm {
@@ -1142,8 +1039,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Thakur, Rabenseifner & Gropp 2005, binomial scatter; Saad & Schultz 1986 (seed 004), §3.4 (F), eq. (3.41), on a switch",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: scatter::binomial::build,
+        need: Need::Ranks(scatter::binomial::build),
         formulas: scatter::binomial::formulas,
     },
     Algorithm {
@@ -1153,8 +1049,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Thakur, Rabenseifner & Gropp 2005, binomial gather",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: gather::binomial::build,
+        need: Need::Ranks(gather::binomial::build),
         formulas: gather::binomial::formulas,
     },
     Algorithm {
@@ -1164,8 +1059,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Thakur, Rabenseifner & Gropp 2005, reduce: binomial tree (MPICH MPIR_Reduce_intra_binomial)",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: reduce::binomial::build,
+        need: Need::Ranks(reduce::binomial::build),
         formulas: reduce::binomial::formulas,
     },
     Algorithm {
@@ -1175,8 +1069,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Thakur, Rabenseifner & Gropp 2005, allgather: ring",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: allgather::ring::build,
+        need: Need::Ranks(allgather::ring::build),
         formulas: allgather::ring::formulas,
     },
     Algorithm {
@@ -1186,8 +1079,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Bruck et al. 1997, concatenation; Thakur, Rabenseifner & Gropp 2005, allgather: Bruck; Saad & Schultz 1986 (seed 004), §3.3 (F), eq. (3.35), shift doubling on a switch",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: allgather::bruck::build,
+        need: Need::Ranks(allgather::bruck::build),
         formulas: allgather::bruck::formulas,
     },
     Algorithm {
@@ -1197,8 +1089,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Bruck et al. 1997, index algorithm; Thakur, Rabenseifner & Gropp 2005, alltoall: Bruck",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: alltoall::bruck::build,
+        need: Need::Ranks(alltoall::bruck::build),
         formulas: alltoall::bruck::formulas,
     },
     Algorithm {
@@ -1208,8 +1099,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Thakur, Rabenseifner & Gropp 2005, alltoall: pairwise exchange",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: alltoall::pairwise::build,
+        need: Need::Ranks(alltoall::pairwise::build),
         formulas: alltoall::pairwise::formulas,
     },
     Algorithm {
@@ -1219,8 +1109,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Open MPI basic_linear alltoall; Thakur, Rabenseifner & Gropp 2005, alltoall",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: alltoall::linear::build,
+        need: Need::Ranks(alltoall::linear::build),
         formulas: alltoall::linear::formulas,
     },
     Algorithm {
@@ -1230,8 +1119,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Thakur, Rabenseifner & Gropp 2005, allreduce: recursive doubling",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: allreduce::recursive_doubling::build,
+        need: Need::Ranks(allreduce::recursive_doubling::build),
         formulas: allreduce::recursive_doubling::formulas,
     },
     Algorithm {
@@ -1241,8 +1129,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Patarasuk & Yuan 2009, ring all-reduce",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: allreduce::ring::build,
+        need: Need::Ranks(allreduce::ring::build),
         formulas: allreduce::ring::formulas,
     },
     Algorithm {
@@ -1252,8 +1139,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Chan et al. 2007, bucket reduce-scatter",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: reduce_scatter::ring::build,
+        need: Need::Ranks(reduce_scatter::ring::build),
         formulas: reduce_scatter::ring::formulas,
     },
     Algorithm {
@@ -1263,8 +1149,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Thakur, Rabenseifner & Gropp 2005, reduce-scatter: pairwise exchange (MPICH), in rank order",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: reduce_scatter::pairwise::build,
+        need: Need::Ranks(reduce_scatter::pairwise::build),
         formulas: reduce_scatter::pairwise::formulas,
     },
     Algorithm {
@@ -1274,8 +1159,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Hillis & Steele 1986; Thakur, Rabenseifner & Gropp 2005, scan",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: scan::recursive_doubling::build,
+        need: Need::Ranks(scan::recursive_doubling::build),
         formulas: scan::recursive_doubling::formulas,
     },
     Algorithm {
@@ -1285,8 +1169,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Hillis & Steele 1986; Thakur, Rabenseifner & Gropp 2005, exscan",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: exclusive_scan::recursive_doubling::build,
+        need: Need::Ranks(exclusive_scan::recursive_doubling::build),
         formulas: exclusive_scan::recursive_doubling::formulas,
     },
     Algorithm {
@@ -1296,8 +1179,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Johnsson & Ho 1989, §4, MSBT broadcast",
         topologies: "hypercube",
         pipelined: true,
-        fits: hypercube_only,
-        build: broadcast::nesbt::build,
+        need: Need::Cube(broadcast::nesbt::build),
         formulas: broadcast::nesbt::formulas,
     },
     Algorithm {
@@ -1307,8 +1189,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Johnsson & Ho 1989, §5, one-to-all personalized communication",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: scatter::nesbt::build,
+        need: Need::Cube(scatter::nesbt::build),
         formulas: scatter::nesbt::formulas,
     },
     Algorithm {
@@ -1318,8 +1199,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Johnsson & Ho 1989, §5, all-to-one personalized communication",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: gather::nesbt::build,
+        need: Need::Cube(gather::nesbt::build),
         formulas: gather::nesbt::formulas,
     },
     Algorithm {
@@ -1329,8 +1209,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Johnsson & Ho 1989, all-to-all broadcasting on all ports",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: allgather::rotated_exchange::build,
+        need: Need::Cube(allgather::rotated_exchange::build),
         formulas: allgather::rotated_exchange::formulas,
     },
     Algorithm {
@@ -1340,8 +1219,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Johnsson & Ho 1989, §6, all-to-all personalized communication on all ports",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: alltoall::rotated_exchange::build,
+        need: Need::Cube(alltoall::rotated_exchange::build),
         formulas: alltoall::rotated_exchange::formulas,
     },
     Algorithm {
@@ -1351,8 +1229,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Johnsson & Ho 1989 (reduction as reversed broadcasting), Rabenseifner's reduce-scatter + all-gather, on all ports",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: allreduce::rotated_exchange::build,
+        need: Need::Cube(allreduce::rotated_exchange::build),
         formulas: allreduce::rotated_exchange::formulas,
     },
     Algorithm {
@@ -1362,8 +1239,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Johnsson & Ho 1989 (reduction as reversed broadcasting), recursive halving on all ports",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: reduce_scatter::rotated_exchange::build,
+        need: Need::Cube(reduce_scatter::rotated_exchange::build),
         formulas: reduce_scatter::rotated_exchange::formulas,
     },
     Algorithm {
@@ -1373,8 +1249,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Johnsson & Ho 1989, §4, MSBT broadcast reversed",
         topologies: "hypercube",
         pipelined: true,
-        fits: hypercube_only,
-        build: reduce::nesbt::build,
+        need: Need::Cube(reduce::nesbt::build),
         formulas: reduce::nesbt::formulas,
     },
     Algorithm {
@@ -1384,8 +1259,10 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Gichev 1992, §3.1, eq. (3.1)",
         topologies: "hypercube+host",
         pipelined: false,
-        fits: with_host,
-        build: download::sl::build,
+        need: Need::Hosted {
+            check: fit::any_dim,
+            build: download::sl::build,
+        },
         formulas: download::sl::formulas,
     },
     Algorithm {
@@ -1395,8 +1272,10 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Gichev 1992, §3.2, eq. (3.2)",
         topologies: "hypercube+host",
         pipelined: false,
-        fits: with_host,
-        build: download::rp::build,
+        need: Need::Hosted {
+            check: fit::any_dim,
+            build: download::rp::build,
+        },
         formulas: download::rp::formulas,
     },
     Algorithm {
@@ -1406,8 +1285,10 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Gichev 1992, §3.3, eqs. (3.3)–(3.4)",
         topologies: "hypercube+host",
         pipelined: false,
-        fits: with_host,
-        build: download::ds::build,
+        need: Need::Hosted {
+            check: fit::any_dim,
+            build: download::ds::build,
+        },
         formulas: download::ds::formulas,
     },
     Algorithm {
@@ -1417,8 +1298,10 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Gichev 1992, §4 (Prasad & Murthy 1991)",
         topologies: "hypercube+host (n ≥ 2)",
         pipelined: false,
-        fits: download::ssa::fits,
-        build: download::ssa::build,
+        need: Need::Hosted {
+            check: download::ssa::check,
+            build: download::ssa::build,
+        },
         formulas: download::ssa::formulas,
     },
     Algorithm {
@@ -1428,8 +1311,10 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Gichev 1992, §4; the repair is ours (docs/errata.md)",
         topologies: "hypercube+host",
         pipelined: false,
-        fits: with_host,
-        build: download::ssa_repaired::build,
+        need: Need::Hosted {
+            check: fit::any_dim,
+            build: download::ssa_repaired::build,
+        },
         formulas: download::ssa_repaired::formulas,
     },
     Algorithm {
@@ -1439,8 +1324,10 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Gichev 1992, §5, eqs. (5.1)–(5.8)",
         topologies: "hypercube+host",
         pipelined: false,
-        fits: with_host,
-        build: download::gichev::build,
+        need: Need::Hosted {
+            check: fit::any_dim,
+            build: download::gichev::build,
+        },
         formulas: download::gichev::formulas,
     },
     Algorithm {
@@ -1450,8 +1337,10 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "beyond Gichev 1992 (§5): recursion over subcube sizes (issue 19)",
         topologies: "hypercube+host",
         pipelined: false,
-        fits: with_host,
-        build: download::optimal::build,
+        need: Need::Hosted {
+            check: fit::any_dim,
+            build: download::optimal::build,
+        },
         formulas: download::optimal::formulas,
     },
     Algorithm {
@@ -1461,8 +1350,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.1 (A), eq. (3.1)",
         topologies: "bus",
         pipelined: false,
-        fits: bus_only,
-        build: p2p::bus::build,
+        need: Need::Bus(p2p::bus::build),
         formulas: p2p::bus::formulas,
     },
     Algorithm {
@@ -1472,8 +1360,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.1 (B), eq. (3.2)",
         topologies: "shm",
         pipelined: false,
-        fits: shm_only,
-        build: p2p::shm::build,
+        need: Need::Shm(p2p::shm::build),
         formulas: p2p::shm::formulas,
     },
     Algorithm {
@@ -1483,8 +1370,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.2 (A)",
         topologies: "bus",
         pipelined: false,
-        fits: bus_only,
-        build: broadcast::bus::build,
+        need: Need::Bus(broadcast::bus::build),
         formulas: broadcast::bus::formulas,
     },
     Algorithm {
@@ -1494,8 +1380,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.2 (B), eq. (3.15)",
         topologies: "shm",
         pipelined: false,
-        fits: shm_only,
-        build: broadcast::shm::build,
+        need: Need::Shm(broadcast::shm::build),
         formulas: broadcast::shm::formulas,
     },
     Algorithm {
@@ -1505,8 +1390,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.2 (C), eq. (3.17)",
         topologies: "ring",
         pipelined: true,
-        fits: ring_only,
-        build: broadcast::two_way::build,
+        need: Need::Ring(broadcast::two_way::build),
         formulas: broadcast::two_way::formulas,
     },
     Algorithm {
@@ -1516,8 +1400,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.2 (C), eq. (3.16); §3.2 (F), eq. (3.22)",
         topologies: "ring, switch",
         pipelined: true,
-        fits: ring_or_switch,
-        build: broadcast::two_way::build_one_way,
+        need: Need::RingOrSwitch(broadcast::two_way::build_one_way),
         formulas: broadcast::two_way::formulas_one_way,
     },
     Algorithm {
@@ -1527,8 +1410,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.2 (D), eq. (3.18)",
         topologies: "torus",
         pipelined: true,
-        fits: torus_only,
-        build: broadcast::spine_tree::build,
+        need: Need::Torus(broadcast::spine_tree::build),
         formulas: broadcast::spine_tree::formulas,
     },
     Algorithm {
@@ -1538,8 +1420,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.2 (F), eqs. (3.24)–(3.25)",
         topologies: "switch",
         pipelined: true,
-        fits: switch_only,
-        build: broadcast::binary_tree::build,
+        need: Need::Switch(broadcast::binary_tree::build),
         formulas: broadcast::binary_tree::formulas,
     },
     Algorithm {
@@ -1549,8 +1430,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.5 (F), T_{5,S}",
         topologies: "switch",
         pipelined: false,
-        fits: alltoall::two_pass_exchange::fits,
-        build: alltoall::two_pass_exchange::build,
+        need: Need::SwitchCube(alltoall::two_pass_exchange::build),
         formulas: alltoall::two_pass_exchange::formulas,
     },
     Algorithm {
@@ -1560,8 +1440,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.3 (A), eq. (3.26)",
         topologies: "bus",
         pipelined: false,
-        fits: bus_only,
-        build: allgather::bus::build,
+        need: Need::Bus(allgather::bus::build),
         formulas: allgather::bus::formulas,
     },
     Algorithm {
@@ -1571,8 +1450,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.3 (B), eq. (3.27)",
         topologies: "shm",
         pipelined: false,
-        fits: shm_only,
-        build: allgather::shm::build,
+        need: Need::Shm(allgather::shm::build),
         formulas: allgather::shm::formulas,
     },
     Algorithm {
@@ -1582,8 +1460,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.3 (C), eq. (3.28)",
         topologies: "ring",
         pipelined: false,
-        fits: ring_only,
-        build: allgather::ring_daisy_chain::build,
+        need: Need::Ring(allgather::ring_daisy_chain::build),
         formulas: allgather::ring_daisy_chain::formulas,
     },
     Algorithm {
@@ -1593,8 +1470,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.3 (D), eq. (3.31)",
         topologies: "torus",
         pipelined: false,
-        fits: torus_only,
-        build: allgather::alternating_direction::build,
+        need: Need::Torus(allgather::alternating_direction::build),
         formulas: allgather::alternating_direction::formulas,
     },
     Algorithm {
@@ -1604,8 +1480,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.4 (A), eq. (3.36)",
         topologies: "bus",
         pipelined: false,
-        fits: bus_only,
-        build: scatter::bus::build,
+        need: Need::Bus(scatter::bus::build),
         formulas: scatter::bus::formulas,
     },
     Algorithm {
@@ -1615,8 +1490,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.4 (B), eq. (3.37)",
         topologies: "shm",
         pipelined: false,
-        fits: shm_only,
-        build: scatter::shm::build,
+        need: Need::Shm(scatter::shm::build),
         formulas: scatter::shm::formulas,
     },
     Algorithm {
@@ -1626,8 +1500,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.4 (C), eq. (3.38)",
         topologies: "ring",
         pipelined: false,
-        fits: ring_only,
-        build: scatter::two_way::build,
+        need: Need::Ring(scatter::two_way::build),
         formulas: scatter::two_way::formulas,
     },
     Algorithm {
@@ -1637,8 +1510,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.4 (D), eq. (3.39)",
         topologies: "torus",
         pipelined: false,
-        fits: torus_only,
-        build: scatter::row_column::build,
+        need: Need::Torus(scatter::row_column::build),
         formulas: scatter::row_column::formulas,
     },
     Algorithm {
@@ -1648,8 +1520,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3, §3.4 (A)",
         topologies: "bus",
         pipelined: false,
-        fits: bus_only,
-        build: gather::bus::build,
+        need: Need::Bus(gather::bus::build),
         formulas: gather::bus::formulas,
     },
     Algorithm {
@@ -1659,8 +1530,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3, §3.4 (B)",
         topologies: "shm",
         pipelined: false,
-        fits: shm_only,
-        build: gather::shm::build,
+        need: Need::Shm(gather::shm::build),
         formulas: gather::shm::formulas,
     },
     Algorithm {
@@ -1670,8 +1540,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3, §3.4 (C)",
         topologies: "ring",
         pipelined: false,
-        fits: ring_only,
-        build: gather::two_way::build,
+        need: Need::Ring(gather::two_way::build),
         formulas: gather::two_way::formulas,
     },
     Algorithm {
@@ -1681,8 +1550,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3, §3.4 (D)",
         topologies: "torus",
         pipelined: false,
-        fits: torus_only,
-        build: gather::row_column::build,
+        need: Need::Torus(gather::row_column::build),
         formulas: gather::row_column::formulas,
     },
     Algorithm {
@@ -1692,8 +1560,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.5 (A)",
         topologies: "bus",
         pipelined: false,
-        fits: bus_only,
-        build: alltoall::bus::build,
+        need: Need::Bus(alltoall::bus::build),
         formulas: alltoall::bus::formulas,
     },
     Algorithm {
@@ -1703,8 +1570,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.5 (B), eq. (3.42)",
         topologies: "shm",
         pipelined: false,
-        fits: shm_only,
-        build: alltoall::shm::build,
+        need: Need::Shm(alltoall::shm::build),
         formulas: alltoall::shm::formulas,
     },
     Algorithm {
@@ -1714,8 +1580,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.5 (C), eq. (3.43)",
         topologies: "ring",
         pipelined: false,
-        fits: ring_only,
-        build: alltoall::rotate_drop::build,
+        need: Need::Ring(alltoall::rotate_drop::build),
         formulas: alltoall::rotate_drop::formulas,
     },
     Algorithm {
@@ -1725,8 +1590,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.5 (C)–(D)",
         topologies: "torus",
         pipelined: false,
-        fits: torus_only,
-        build: alltoall::row_column::build,
+        need: Need::Torus(alltoall::row_column::build),
         formulas: alltoall::row_column::formulas,
     },
     Algorithm {
@@ -1736,8 +1600,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.1 (C), eq. (3.6)",
         topologies: "ring",
         pipelined: true,
-        fits: ring_only,
-        build: p2p::two_path::build,
+        need: Need::Ring(p2p::two_path::build),
         formulas: p2p::two_path::formulas,
     },
     Algorithm {
@@ -1747,8 +1610,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.1 (D), Prop. 3.1, eq. (3.11)",
         topologies: "torus",
         pipelined: true,
-        fits: torus_only,
-        build: p2p::four_path::build,
+        need: Need::Torus(p2p::four_path::build),
         formulas: p2p::four_path::formulas,
     },
     Algorithm {
@@ -1758,8 +1620,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.2 (D), eq. (3.19), the first remedy",
         topologies: "torus",
         pipelined: true,
-        fits: torus_only,
-        build: broadcast::dxdy::build_neighbours,
+        need: Need::Torus(broadcast::dxdy::build_neighbours),
         formulas: broadcast::dxdy::formulas_neighbours,
     },
     Algorithm {
@@ -1769,8 +1630,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.2 (D), eq. (3.19), the second remedy",
         topologies: "torus",
         pipelined: true,
-        fits: torus_only,
-        build: broadcast::dxdy::build_axes,
+        need: Need::Torus(broadcast::dxdy::build_axes),
         formulas: broadcast::dxdy::formulas_axes,
     },
     Algorithm {
@@ -1780,8 +1640,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.2 (D), eq. (3.20)",
         topologies: "torus",
         pipelined: true,
-        fits: torus_only,
-        build: broadcast::two_phase::build,
+        need: Need::Torus(broadcast::two_phase::build),
         formulas: broadcast::two_phase::formulas,
     },
     Algorithm {
@@ -1791,8 +1650,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.3 (D), eq. (3.30)",
         topologies: "torus",
         pipelined: false,
-        fits: torus_only,
-        build: allgather::grid_daisy_chain::build,
+        need: Need::Torus(allgather::grid_daisy_chain::build),
         formulas: allgather::grid_daisy_chain::formulas,
     },
     Algorithm {
@@ -1802,8 +1660,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.3 (D), eq. (3.29)",
         topologies: "torus",
         pipelined: true,
-        fits: torus_only,
-        build: allgather::sequential_broadcast::build,
+        need: Need::Torus(allgather::sequential_broadcast::build),
         formulas: allgather::sequential_broadcast::formulas,
     },
     Algorithm {
@@ -1813,8 +1670,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.5 (D), eq. (3.44)",
         topologies: "torus",
         pipelined: false,
-        fits: square_torus,
-        build: transpose::diagonal::build,
+        need: Need::SquareTorus(transpose::diagonal::build),
         formulas: transpose::diagonal::formulas,
     },
     Algorithm {
@@ -1824,8 +1680,10 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Dimakopoulos & Dimopoulos (seed 002), §4 Fig. 3, §5 Theorem 2 and Corollary 2",
         topologies: "product",
         pipelined: false,
-        fits: alltoall::a2::fits,
-        build: alltoall::a2::build,
+        need: Need::Product {
+            fits: alltoall::a2::fits,
+            build: alltoall::a2::build,
+        },
         formulas: alltoall::a2::formulas,
     },
     Algorithm {
@@ -1835,8 +1693,10 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Dimakopoulos & Dimopoulos (seed 002), §4 Fig. 3, combining per peer (beyond the paper)",
         topologies: "product, complete (composite K)",
         pipelined: false,
-        fits: alltoall::product::fits,
-        build: alltoall::product::build,
+        need: Need::Product {
+            fits: alltoall::product::fits,
+            build: alltoall::product::build,
+        },
         formulas: alltoall::product::formulas,
     },
     Algorithm {
@@ -1846,8 +1706,10 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Dimakopoulos & Dimopoulos (seed 002), §4 Fig. 3 combined per peer, with Johnsson & Ho 1989's rotated dimension orders (beyond the paper)",
         topologies: "product, complete (composite K)",
         pipelined: false,
-        fits: alltoall::product_allport::fits,
-        build: alltoall::product_allport::build,
+        need: Need::Product {
+            fits: alltoall::product_allport::fits,
+            build: alltoall::product_allport::build,
+        },
         formulas: alltoall::product_allport::formulas,
     },
     Algorithm {
@@ -1857,8 +1719,10 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Dimakopoulos & Dimopoulos (seed 002), §4 decomposition, with Thakur, Rabenseifner & Gropp 2005's ring inside each factor (beyond the paper)",
         topologies: "product of rings, complete graphs, cubes; complete (composite K)",
         pipelined: false,
-        fits: allgather::product::fits,
-        build: allgather::product::build,
+        need: Need::Product {
+            fits: allgather::product::fits,
+            build: allgather::product::build,
+        },
         formulas: allgather::product::formulas,
     },
     Algorithm {
@@ -1868,8 +1732,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "MPI-3.1 §5.5; Open MPI basic_linear gatherv",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: gatherv::linear::build,
+        need: Need::Ranks(gatherv::linear::build),
         formulas: gatherv::linear::formulas,
     },
     Algorithm {
@@ -1879,8 +1742,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "MPI-3.1 §5.5; Thakur, Rabenseifner & Gropp 2005, pairwise order",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: gatherv::pairwise::build,
+        need: Need::Ranks(gatherv::pairwise::build),
         formulas: gatherv::pairwise::formulas,
     },
     Algorithm {
@@ -1890,8 +1752,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "MPI-3.1 §5.6; Open MPI basic_linear scatterv",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: scatterv::linear::build,
+        need: Need::Ranks(scatterv::linear::build),
         formulas: scatterv::linear::formulas,
     },
     Algorithm {
@@ -1901,8 +1762,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "MPI-3.1 §5.6; Thakur, Rabenseifner & Gropp 2005, pairwise order",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: scatterv::pairwise::build,
+        need: Need::Ranks(scatterv::pairwise::build),
         formulas: scatterv::pairwise::formulas,
     },
     Algorithm {
@@ -1912,8 +1772,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "MPI-3.1 §5.7; Open MPI basic allgatherv",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: allgatherv::linear::build,
+        need: Need::Ranks(allgatherv::linear::build),
         formulas: allgatherv::linear::formulas,
     },
     Algorithm {
@@ -1923,8 +1782,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "MPI-3.1 §5.7; Thakur, Rabenseifner & Gropp 2005, pairwise exchange",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: allgatherv::pairwise::build,
+        need: Need::Ranks(allgatherv::pairwise::build),
         formulas: allgatherv::pairwise::formulas,
     },
     Algorithm {
@@ -1934,8 +1792,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "MPI-3.1 §5.7; Thakur, Rabenseifner & Gropp 2005, ring allgatherv (MPICH)",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: allgatherv::ring::build,
+        need: Need::Ranks(allgatherv::ring::build),
         formulas: allgatherv::ring::formulas,
     },
     Algorithm {
@@ -1945,8 +1802,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Bruck et al. 1997; MPICH Bruck allgatherv (Thakur, Rabenseifner & Gropp 2005)",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: allgatherv::bruck::build,
+        need: Need::Ranks(allgatherv::bruck::build),
         formulas: allgatherv::bruck::formulas,
     },
     Algorithm {
@@ -1956,8 +1812,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "seed 001, All-gather; MPICH recursive-doubling allgatherv (Thakur, Rabenseifner & Gropp 2005)",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: allgatherv::dimension_exchange::build,
+        need: Need::Cube(allgatherv::dimension_exchange::build),
         formulas: allgatherv::dimension_exchange::formulas,
     },
     Algorithm {
@@ -1967,8 +1822,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "MPI-3.1 §5.8; Open MPI basic_linear alltoallv",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: alltoallv::linear::build,
+        need: Need::Ranks(alltoallv::linear::build),
         formulas: alltoallv::linear::formulas,
     },
     Algorithm {
@@ -1978,8 +1832,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "MPI-3.1 §5.8; Thakur, Rabenseifner & Gropp 2005, pairwise exchange",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: alltoallv::pairwise::build,
+        need: Need::Ranks(alltoallv::pairwise::build),
         formulas: alltoallv::pairwise::formulas,
     },
     Algorithm {
@@ -1989,8 +1842,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "MPI-3.1 §5.10.2; Thakur, Rabenseifner & Gropp 2005, direct exchange",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: reduce_scatterv::linear::build,
+        need: Need::Ranks(reduce_scatterv::linear::build),
         formulas: reduce_scatterv::linear::formulas,
     },
     Algorithm {
@@ -2000,8 +1852,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "MPI-3.1 §5.10.2; Thakur, Rabenseifner & Gropp 2005, pairwise reduce-scatter",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: reduce_scatterv::pairwise::build,
+        need: Need::Ranks(reduce_scatterv::pairwise::build),
         formulas: reduce_scatterv::pairwise::formulas,
     },
     Algorithm {
@@ -2011,8 +1862,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "MPI-3.1 §5.10.2; Open MPI ring reduce-scatter; Patarasuk & Yuan 2009",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: reduce_scatterv::ring::build,
+        need: Need::Ranks(reduce_scatterv::ring::build),
         formulas: reduce_scatterv::ring::formulas,
     },
 ];

@@ -533,22 +533,16 @@ pub fn two_way_parents(l: u32, at: impl Fn(u32) -> Rank, parent: &mut [Option<Ra
 
 use crate::cost::model::{Duplex, Model, Ports};
 use crate::schedule::Schedule;
-use crate::topology::{Factor, Medium, Topology};
+use crate::topology::{Medium, Topology};
 
 /// K of `ring:K` (no host).
 pub fn ring_len(t: &Topology) -> Option<u32> {
-    match (t.factors(), t.host()) {
-        (Some([Factor::Cycle(k)]), None) => Some(*k),
-        _ => None,
-    }
+    crate::algorithms::fit::ring(t).ok()
 }
 
 /// (A, B) of `torus:AxB` (no host).
 pub fn torus_dims(t: &Topology) -> Option<(u32, u32)> {
-    match (t.factors(), t.host()) {
-        (Some([Factor::Cycle(a), Factor::Cycle(b)]), None) => Some((*a, *b)),
-        _ => None,
-    }
+    crate::algorithms::fit::torus(t).ok()
 }
 
 /// The medium and its processors, without a host.

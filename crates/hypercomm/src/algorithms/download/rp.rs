@@ -34,7 +34,7 @@
 //!
 //! Constraints: `hypercube:N+host`.
 
-use crate::algorithms::download::plan::{setup, Plan};
+use crate::algorithms::download::plan::{is_download, setup, Plan};
 use crate::algorithms::download::sl;
 use crate::algorithms::{Formula, Params};
 use crate::cost::model::Timing;
@@ -126,8 +126,8 @@ pub fn finish_time(portions: &[f64], beta_h: f64, tau_h: f64, c: f64) -> f64 {
 }
 
 /// Build the schedule: SL's (the collective's blocks are equal).
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let n = setup(problem, "rp")?;
+pub fn build(problem: &Problem<'_>, _params: &Params, n: u32) -> Result<Box<dyn Schedule>, Error> {
+    is_download(problem, "rp")?;
     Ok(Box::new(Plan::new(n, problem.len, sl::pieces(n))))
 }
 
