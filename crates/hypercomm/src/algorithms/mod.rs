@@ -742,7 +742,7 @@ const VERIFY_COST: &[VerifyCost] = &[
 /// async, measured by `cargo run --release -p hypercomm --example simulate_rate --
 /// TOPOLOGY LEN` on hypercube:10 (LEN 1 and 100000) and :14, torus:32x32 and
 /// complete:1024 (ns a unit, rounds / async): SBA 25 / 280, TEA1 21 / 67, TEA2 and its
-/// grouped forms 24 to 35 / 64, the rotated-exchange all-reduce 70 / 257, the ring
+/// grouped forms 24 to 35 / 64, SMG 30 to 33 / 161 to 168 (complete:2048), the rotated-exchange all-reduce 70 / 257, the ring
 /// all-reduce 70 / 437, the linear all-to-all 93 / 213, the sequential-broadcast
 /// all-gather 97 / 208, the two-phase, spine-tree and dxdy broadcasts 35 to 54 / 80 to
 /// 116. The nesbt scatter and gather (48 to 139 ns a unit, growing with the nodes) and
@@ -758,6 +758,7 @@ const SIMULATE_COST: &[(OpKind, &str, u64)] = &[
     (OpKind::Allreduce, "rotated-exchange", 5),
     (OpKind::Allreduce, "ring", 5),
     (OpKind::Alltoall, "linear", 6),
+    (OpKind::Alltoall, "smg", 2),
     (OpKind::Allgather, "sequential-broadcast", 7),
     (OpKind::Broadcast, "two-phase", 4),
     (OpKind::Broadcast, "spine-tree", 3),
