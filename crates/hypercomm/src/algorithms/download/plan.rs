@@ -69,13 +69,20 @@ pub fn setup(problem: &Problem<'_>, algo: &str) -> Result<u32, Error> {
     })
 }
 
-/// `Ok` when `problem` is a download; an error naming `algo` otherwise.
+/// `Ok` when `problem` is a download of equal blocks; an error naming `algo`
+/// otherwise (unequal portions, `--counts`, are RP's alone: [`super::rp`]).
 pub fn is_download(problem: &Problem<'_>, algo: &str) -> Result<(), Error> {
     if problem.collective != Collective::Download {
         return Err(Error::InvalidParameter {
             what: "--op",
             reason: format!("{algo} performs download, not {}", problem.collective),
         });
+    }
+    if problem.counts.is_some() && algo != "rp" {
+        return Err(Error::BadCounts(format!(
+            "{algo} downloads equal blocks of --len; unequal portions (--counts) are rp's \
+             (Ratioed Partitioning, Gichev 1992, §3.2)"
+        )));
     }
     Ok(())
 }
