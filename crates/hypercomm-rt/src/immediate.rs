@@ -76,6 +76,12 @@ pub trait Detach: Transport + Sized {
     /// Enter a duplicate, on the thread that will use it.
     fn attach(detached: Self::Detached) -> Result<Self>;
 
+    /// Take back the transport of a request whose call returned, on its progress
+    /// thread (not called when the call panicked: the transport is then dropped while
+    /// unwinding). By default it is dropped; a backend whose duplicates are costly to
+    /// make (MPI) keeps it for a later request.
+    fn retire(self) {}
+
     /// What a rank's thread does between looks while it waits for a request, if
     /// blocking the thread would be wrong (a rank run as a fiber hands its CPU to the
     /// other ranks of its thread); `None`: block on the progress thread.
@@ -184,7 +190,10 @@ impl<X: Detach> Comm<X> {
             .name(format!("hypercomm-progress-{rank}"))
             .spawn_scoped(scope, move || {
                 let mut comm = Comm::new(X::attach(detached)?, calibration);
-                call(&mut comm)
+                let done = call(&mut comm);
+                let Comm { transport, .. } = comm;
+                transport.retire();
+                done
             })
             .map_err(|e| Error::Spawn {
                 rank,
