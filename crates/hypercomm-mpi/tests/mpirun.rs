@@ -950,6 +950,29 @@ fn example_bucket_sort_on_mpi() {
     example_matches("bucket_sort");
 }
 
+/// Issue 24: sub-communicators (split against `MPI_Comm_split`'s ranks and sizes,
+/// `MPI_Comm_split_type`'s node communicators, rows and columns used interleaved with
+/// the parent's calls and requests in flight), non-blocking requests (completed out of
+/// order, polled with `test`, one dropped unfinished) and persistent plans, each result
+/// against native MPI, on 1, 2, 3, 5 and 8 ranks (`examples/subcomm.rs`). The first
+/// versions hung on 2 ranks: the sub-communicators were freed with their peers'
+/// departure notices still on their way (`src/leave.rs`).
+#[test]
+fn example_subcomm_matches_native_mpi_on_1_2_3_5_8_ranks() {
+    for ranks in [1, 2, 3, 5, 8] {
+        let job = run_example("subcomm", ranks, &[]);
+        assert_eq!(
+            job.code,
+            Some(0),
+            "subcomm on {ranks} ranks:\n{}\n{}",
+            job.stdout,
+            job.stderr
+        );
+        let verdict = format!("subcomm: every rank matched native MPI ({ranks} ranks)");
+        assert!(job.stdout.contains(&verdict), "{}", job.stdout);
+    }
+}
+
 #[test]
 fn examples_name_an_algorithm_and_a_size() {
     // The main collective's algorithm and n from the command line; 5 ranks.
