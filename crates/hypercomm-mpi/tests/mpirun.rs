@@ -251,6 +251,14 @@ fn a_native_collective_waits_checked_names_the_failed_peer() {
     expect_peer_failed(4, 2, &["--leave", "--algo", "native"]);
 }
 
+/// A request (`immediate_all_reduce_into`) whose peer panics or leaves fails at `wait`
+/// with the peer named, as a blocking call does; the job never hangs.
+#[test]
+fn a_request_fails_at_wait_naming_the_failed_peer() {
+    expect_peer_failed(3, 1, &["--panic", "--immediate"]);
+    expect_peer_failed(4, 2, &["--leave", "--immediate"]);
+}
+
 #[test]
 fn a_rank_that_leaves_early_is_named_by_its_peers() {
     // The rank returns successfully (exit 0) while the others still wait for its part

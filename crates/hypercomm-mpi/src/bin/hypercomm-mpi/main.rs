@@ -111,6 +111,10 @@ enum Command {
         /// nothing fails.
         #[arg(long, requires = "leave")]
         harmless: bool,
+        /// Start each all-reduce as a request (`immediate_all_reduce_into`) and wait for
+        /// it: the failure must surface at `wait`.
+        #[arg(long)]
+        immediate: bool,
     },
     /// β and τ of the MPI backend, saved for `run`, `bench` and `vs-native`.
     ///
@@ -172,7 +176,15 @@ fn arguments(size: i32) -> Vec<String> {
 }
 
 fn main() -> ExitCode {
-    let Some(universe) = mpi::initialize() else {
+    // Requests progress on threads of their own, which need MPI_THREAD_MULTIPLE; the
+    // other commands keep the default level (no locking inside the MPI library).
+    let requests = std::env::args().any(|a| a == "--immediate");
+    let universe = if requests {
+        mpi::initialize_with_threading(mpi::Threading::Multiple).map(|(u, _)| u)
+    } else {
+        mpi::initialize()
+    };
+    let Some(universe) = universe else {
         eprintln!("hypercomm-mpi: MPI was already initialized");
         return ExitCode::from(2);
     };
@@ -218,6 +230,7 @@ fn main() -> ExitCode {
             mismatch,
             leave,
             harmless,
+            immediate,
             algo,
         } => {
             let mut config = config(common);
@@ -230,7 +243,8 @@ fn main() -> ExitCode {
                     if *harmless {
                         leave_harmlessly(comm, *rank)
                     } else {
-                        fault(comm, *rank, *panic, *at, (*stall, *mismatch, *leave), algo)
+                        let how = (*stall, *mismatch, *leave, *immediate);
+                        fault(comm, *rank, *panic, *at, how, algo)
                     }
                 }),
             )
@@ -816,7 +830,7 @@ fn fault(
     culprit: Rank,
     panic: bool,
     at: u32,
-    (stall, mismatch, leave): (Option<f64>, bool, bool),
+    (stall, mismatch, leave, immediate): (Option<f64>, bool, bool, bool),
     algo: Algo,
 ) -> Result<(), Stop> {
     let (me, k) = (comm.rank(), comm.size());
@@ -844,7 +858,15 @@ fn fault(
                 return Err(Stop::Injected);
             }
         }
-        comm.all_reduce_into(&data, &mut out, &Op::sum(), algo)?;
+        if immediate {
+            let sum = Op::sum();
+            std::thread::scope(|scope| {
+                let request = comm.immediate_all_reduce_into(scope, &data, &mut out, &sum, algo)?;
+                request.wait()
+            })?;
+        } else {
+            comm.all_reduce_into(&data, &mut out, &Op::sum(), algo)?;
+        }
     }
     Ok(())
 }
