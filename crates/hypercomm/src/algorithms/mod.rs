@@ -619,7 +619,7 @@ impl Algorithm {
     /// How many times a typical one (about 16 ns rounds-timed, 125 ns async) a unit of
     /// this algorithm's simulation work ([`crate::schedule::work`]) costs: 1 for most
     /// (5 to 24 ns a unit rounds-timed), more for those measured slower
-    /// ([`SIMULATE_COST`]).
+    /// (`SIMULATE_COST`).
     pub fn simulate_weight(&self) -> u64 {
         SIMULATE_COST
             .iter()
