@@ -17,6 +17,7 @@
 //! Constraints: hypercube.
 
 use crate::algorithms::allgather::dimension_exchange::allgather_cube;
+use crate::algorithms::fit;
 use crate::algorithms::{Formula, Params};
 use crate::cost::model::Duplex;
 use crate::error::Error;
@@ -32,8 +33,12 @@ pub struct DaisyChain {
 }
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let cube = allgather_cube(problem, "daisy-chain")?;
+pub fn build(
+    problem: &Problem<'_>,
+    _params: &Params,
+    cube: &Hypercube,
+) -> Result<Box<dyn Schedule>, Error> {
+    let cube = allgather_cube(problem, *cube, "daisy-chain")?;
     Ok(Box::new(DaisyChain {
         cube,
         m: problem.len,
@@ -93,7 +98,8 @@ impl DaisyChain {
 /// (2^n − 1)(β + mτ) (eq. 4.2) under full duplex, 2(2^n − 1)(β + mτ) under half duplex;
 /// both under either port rule.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
-    let Ok(cube) = allgather_cube(problem, "daisy-chain") else {
+    let Some(Ok(cube)) = fit::cube_of(problem).map(|c| allgather_cube(problem, c, "daisy-chain"))
+    else {
         return vec![];
     };
     let m = problem.len;
@@ -122,6 +128,10 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    /// `build` with the cube found first, as the registry hands it.
+    fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>, Error> {
+        crate::algorithms::fit::on_cube(super::build, problem, params)
+    }
     use crate::algorithms::allgather::dimension_exchange::test_support::{check, exact};
     use crate::algorithms::Packets;
 

@@ -40,6 +40,7 @@
 
 use crate::algorithms::allreduce::dimension_exchange::reduction_cube;
 use crate::algorithms::allreduce::ring::needs_commutative;
+use crate::algorithms::fit;
 use crate::algorithms::{Formula, Params};
 use crate::collective::OpKind;
 use crate::cost::model::{Duplex, Ports};
@@ -58,8 +59,12 @@ pub struct RotatedAllreduce {
 }
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let cube = reduction_cube(problem, "rotated-exchange", OpKind::Allreduce)?;
+pub fn build(
+    problem: &Problem<'_>,
+    _params: &Params,
+    cube: &Hypercube,
+) -> Result<Box<dyn Schedule>, Error> {
+    let cube = reduction_cube(problem, *cube, "rotated-exchange", OpKind::Allreduce)?;
     needs_commutative(problem, "rotated-exchange")?;
     Ok(Box::new(RotatedAllreduce {
         cube,
@@ -165,7 +170,9 @@ pub(crate) fn time(n: u32, m: u64, beta: f64, tau: f64) -> f64 {
 
 /// The exact time under all ports, full duplex.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
-    let Ok(cube) = reduction_cube(problem, "rotated-exchange", OpKind::Allreduce) else {
+    let Some(Ok(cube)) = fit::cube_of(problem)
+        .map(|c| reduction_cube(problem, c, "rotated-exchange", OpKind::Allreduce))
+    else {
         return vec![];
     };
     if params.model.ports != Ports::All || params.model.duplex != Duplex::Full {
@@ -181,6 +188,10 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    /// `build` with the cube found first, as the registry hands it.
+    fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>, Error> {
+        crate::algorithms::fit::on_cube(super::build, problem, params)
+    }
     use crate::collective::Collective;
     use crate::cost::model::Model;
     use crate::cost::simulate;
