@@ -23,21 +23,15 @@
 use crate::algorithms::allgather::dimension_exchange::{
     allgather_cube, exchange_time, DimensionExchange,
 };
-use crate::algorithms::fit;
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::{Formula, Params};
 use crate::cost::model::Duplex;
-use crate::error::Error;
-use crate::schedule::Schedule;
 use crate::topology::DimOrder;
 use crate::topology::Hypercube;
 use crate::verify::Problem;
 
 /// Build the schedule: the dimension exchange, leading bit first.
-pub fn build(
-    problem: &Problem<'_>,
-    _params: &Params,
-    cube: &Hypercube,
-) -> Result<Box<dyn Schedule>, Error> {
+pub fn build(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
     let cube = allgather_cube(problem, *cube, "adea")?;
     Ok(Box::new(DimensionExchange::new(
         cube,
@@ -71,7 +65,7 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
 mod tests {
     use super::*;
     /// `build` with the cube found first, as the registry hands it.
-    fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>, Error> {
+    fn build(problem: &Problem<'_>, params: &Params) -> crate::algorithms::fit::Built {
         crate::algorithms::fit::on_cube(super::build, problem, params)
     }
     use crate::algorithms::allgather::dimension_exchange::test_support::{

@@ -17,10 +17,9 @@
 //! Constraints: hypercube.
 
 use crate::algorithms::allgather::dimension_exchange::allgather_cube;
-use crate::algorithms::fit;
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::{Formula, Params};
 use crate::cost::model::Duplex;
-use crate::error::Error;
 use crate::schedule::{Buf, Op, Program, Rank, Region, Schedule, Step, StepStream};
 use crate::topology::Hypercube;
 use crate::verify::Problem;
@@ -33,11 +32,7 @@ pub struct DaisyChain {
 }
 
 /// Build the schedule.
-pub fn build(
-    problem: &Problem<'_>,
-    _params: &Params,
-    cube: &Hypercube,
-) -> Result<Box<dyn Schedule>, Error> {
+pub fn build(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
     let cube = allgather_cube(problem, *cube, "daisy-chain")?;
     Ok(Box::new(DaisyChain {
         cube,
@@ -129,7 +124,7 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
 mod tests {
     use super::*;
     /// `build` with the cube found first, as the registry hands it.
-    fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>, Error> {
+    fn build(problem: &Problem<'_>, params: &Params) -> crate::algorithms::fit::Built {
         crate::algorithms::fit::on_cube(super::build, problem, params)
     }
     use crate::algorithms::allgather::dimension_exchange::test_support::{check, exact};

@@ -21,7 +21,7 @@
 
 use smallvec::smallvec;
 
-use crate::algorithms::fit;
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::{Formula, Params};
 use crate::collective::Collective;
 use crate::cost::model::{Duplex, Model};
@@ -59,11 +59,7 @@ pub(crate) fn allgather_cube(
 }
 
 /// Build the schedule.
-pub fn build(
-    problem: &Problem<'_>,
-    _params: &Params,
-    cube: &Hypercube,
-) -> Result<Box<dyn Schedule>, Error> {
+pub fn build(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
     let cube = allgather_cube(problem, *cube, "dimension-exchange")?;
     Ok(Box::new(DimensionExchange::new(
         cube,
@@ -354,7 +350,7 @@ mod tests {
     use super::test_support::{check, exact, verify_time};
     use super::*;
     /// `build` with the cube found first, as the registry hands it.
-    fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>, Error> {
+    fn build(problem: &Problem<'_>, params: &Params) -> crate::algorithms::fit::Built {
         crate::algorithms::fit::on_cube(super::build, problem, params)
     }
     use crate::algorithms::Packets;

@@ -23,11 +23,10 @@
 
 use crate::algorithms::allgather::dimension_exchange::allgather_cube;
 use crate::algorithms::broadcast::sbt::SbtBroadcast;
-use crate::algorithms::fit;
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::pipeline;
 use crate::algorithms::{Formula, Packets, Params};
 use crate::cost::model::{Duplex, Ports};
-use crate::error::Error;
 use crate::schedule::{Buf, Op, Program, Rank, Region, Schedule, Step, StepStream};
 use crate::topology::Hypercube;
 use crate::verify::Problem;
@@ -41,11 +40,7 @@ pub struct Sba {
 }
 
 /// Build the schedule; ν is resolved for a pipeline of depth n.
-pub fn build(
-    problem: &Problem<'_>,
-    params: &Params,
-    cube: &Hypercube,
-) -> Result<Box<dyn Schedule>, Error> {
+pub fn build(problem: &Problem<'_>, params: &Params, cube: &Hypercube) -> Built {
     let cube = allgather_cube(problem, *cube, "sba")?;
     let nu = pipeline::resolve(params, problem.len, cube.dim() as u64)?;
     Ok(Box::new(Sba {
@@ -197,7 +192,7 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
 mod tests {
     use super::*;
     /// `build` with the cube found first, as the registry hands it.
-    fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>, Error> {
+    fn build(problem: &Problem<'_>, params: &Params) -> crate::algorithms::fit::Built {
         crate::algorithms::fit::on_cube(super::build, problem, params)
     }
     use crate::algorithms::allgather::dimension_exchange::test_support::{check, exact};

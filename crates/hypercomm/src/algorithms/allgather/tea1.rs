@@ -37,10 +37,9 @@
 use smallvec::smallvec;
 
 use crate::algorithms::allgather::dimension_exchange::allgather_cube;
-use crate::algorithms::fit;
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::{Formula, Params};
 use crate::cost::model::{Duplex, Model, Ports};
-use crate::error::Error;
 use crate::schedule::{
     Action, Buf, Op, Program, Rank, Region, Regions, Schedule, Step, StepStream,
 };
@@ -55,11 +54,7 @@ pub struct Tea1 {
 }
 
 /// Build the schedule.
-pub fn build(
-    problem: &Problem<'_>,
-    _params: &Params,
-    cube: &Hypercube,
-) -> Result<Box<dyn Schedule>, Error> {
+pub fn build(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
     let cube = allgather_cube(problem, *cube, "tea1")?;
     Ok(Box::new(Tea1 {
         cube,
@@ -295,7 +290,7 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
 mod tests {
     use super::*;
     /// `build` with the cube found first, as the registry hands it.
-    fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>, Error> {
+    fn build(problem: &Problem<'_>, params: &Params) -> crate::algorithms::fit::Built {
         crate::algorithms::fit::on_cube(super::build, problem, params)
     }
     use crate::algorithms::{FormulaKind, Params};

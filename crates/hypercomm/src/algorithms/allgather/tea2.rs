@@ -89,7 +89,7 @@ use smallvec::smallvec;
 
 use crate::algorithms::allgather::dimension_exchange::allgather_cube;
 use crate::algorithms::allgather::tea1::{binomial, token_regions};
-use crate::algorithms::fit;
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::{Formula, Params};
 use crate::cost::model::{Duplex, Model, Ports};
 use crate::error::Error;
@@ -217,38 +217,22 @@ fn build_variant(
 }
 
 /// Build `tea2`, the paper's algorithm (each periodic class sent once).
-pub fn build(
-    problem: &Problem<'_>,
-    _params: &Params,
-    cube: &Hypercube,
-) -> Result<Box<dyn Schedule>, Error> {
+pub fn build(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
     build_variant(problem, cube, "tea2", false, false)
 }
 
 /// Build `tea2-balanced`: at most ⌈C(n, i)/n⌉ tokens per link in step i.
-pub fn build_balanced(
-    problem: &Problem<'_>,
-    _params: &Params,
-    cube: &Hypercube,
-) -> Result<Box<dyn Schedule>, Error> {
+pub fn build_balanced(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
     build_variant(problem, cube, "tea2-balanced", true, false)
 }
 
 /// Build `tea2-grouped`: Eisenstat's n + 1 half steps with the paper's classes.
-pub fn build_grouped(
-    problem: &Problem<'_>,
-    _params: &Params,
-    cube: &Hypercube,
-) -> Result<Box<dyn Schedule>, Error> {
+pub fn build_grouped(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
     build_variant(problem, cube, "tea2-grouped", false, true)
 }
 
 /// Build `tea2-grouped-balanced`: Eisenstat's n + 1 half steps with balanced classes.
-pub fn build_grouped_balanced(
-    problem: &Problem<'_>,
-    _params: &Params,
-    cube: &Hypercube,
-) -> Result<Box<dyn Schedule>, Error> {
+pub fn build_grouped_balanced(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
     build_variant(problem, cube, "tea2-grouped-balanced", true, true)
 }
 
@@ -529,15 +513,15 @@ pub fn formulas_grouped_balanced(problem: &Problem<'_>, params: &Params) -> Vec<
 mod tests {
     use super::*;
     /// `build` with the cube found first, as the registry hands it.
-    fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>, Error> {
+    fn build(problem: &Problem<'_>, params: &Params) -> crate::algorithms::fit::Built {
         crate::algorithms::fit::on_cube(super::build, problem, params)
     }
     /// `build_balanced` with the cube found first, as the registry hands it.
-    fn build_balanced(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>, Error> {
+    fn build_balanced(problem: &Problem<'_>, params: &Params) -> crate::algorithms::fit::Built {
         crate::algorithms::fit::on_cube(super::build_balanced, problem, params)
     }
     /// `build_grouped` with the cube found first, as the registry hands it.
-    fn build_grouped(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>, Error> {
+    fn build_grouped(problem: &Problem<'_>, params: &Params) -> crate::algorithms::fit::Built {
         crate::algorithms::fit::on_cube(super::build_grouped, problem, params)
     }
     /// `build_grouped_balanced` with the cube found first, as the registry hands it.

@@ -23,7 +23,7 @@
 //! Constraints: hypercube (any labelling the topology's `cube()` finds: hypercube:N,
 //! complete:2^N, …), any counts.
 
-use crate::algorithms::fit;
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::vcount::{stepped_formula, Blocks};
 use crate::algorithms::{Formula, Params};
 use crate::collective::OpKind;
@@ -53,11 +53,7 @@ fn cube_and_blocks(problem: &Problem<'_>, cube: Hypercube) -> Result<(Hypercube,
 }
 
 /// Build the schedule.
-pub fn build(
-    problem: &Problem<'_>,
-    _params: &Params,
-    cube: &Hypercube,
-) -> Result<Box<dyn Schedule>, Error> {
+pub fn build(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
     let (cube, blocks) = cube_and_blocks(problem, *cube)?;
     Ok(Box::new(DimensionExchangeAllgatherv { cube, blocks }))
 }

@@ -25,7 +25,7 @@
 //!
 //! Constraints: hypercube; any associative operator.
 
-use crate::algorithms::fit;
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::{Formula, Params};
 use crate::collective::OpKind;
 use crate::cost::model::{Duplex, Model};
@@ -69,11 +69,7 @@ pub(crate) fn own_side(rank: Rank, peer: Rank) -> Action {
 }
 
 /// Build the schedule.
-pub fn build(
-    problem: &Problem<'_>,
-    _params: &Params,
-    cube: &Hypercube,
-) -> Result<Box<dyn Schedule>, Error> {
+pub fn build(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
     let cube = reduction_cube(problem, *cube, "dimension-exchange", OpKind::Allreduce)?;
     let m = problem.len;
     let (input, out, tmp) = (
@@ -299,7 +295,7 @@ mod tests {
     use super::test_support::*;
     use super::*;
     /// `build` with the cube found first, as the registry hands it.
-    fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>, Error> {
+    fn build(problem: &Problem<'_>, params: &Params) -> crate::algorithms::fit::Built {
         crate::algorithms::fit::on_cube(super::build, problem, params)
     }
     use crate::collective::Collective;

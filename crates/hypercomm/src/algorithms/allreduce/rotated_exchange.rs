@@ -40,11 +40,10 @@
 
 use crate::algorithms::allreduce::dimension_exchange::reduction_cube;
 use crate::algorithms::allreduce::ring::needs_commutative;
-use crate::algorithms::fit;
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::{Formula, Params};
 use crate::collective::OpKind;
 use crate::cost::model::{Duplex, Ports};
-use crate::error::Error;
 use crate::schedule::{Action, Buf, Op, Program, Rank, Region, Schedule};
 use crate::topology::Hypercube;
 use crate::verify::Problem;
@@ -59,11 +58,7 @@ pub struct RotatedAllreduce {
 }
 
 /// Build the schedule.
-pub fn build(
-    problem: &Problem<'_>,
-    _params: &Params,
-    cube: &Hypercube,
-) -> Result<Box<dyn Schedule>, Error> {
+pub fn build(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
     let cube = reduction_cube(problem, *cube, "rotated-exchange", OpKind::Allreduce)?;
     needs_commutative(problem, "rotated-exchange")?;
     Ok(Box::new(RotatedAllreduce {
@@ -189,7 +184,7 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
 mod tests {
     use super::*;
     /// `build` with the cube found first, as the registry hands it.
-    fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>, Error> {
+    fn build(problem: &Problem<'_>, params: &Params) -> crate::algorithms::fit::Built {
         crate::algorithms::fit::on_cube(super::build, problem, params)
     }
     use crate::collective::Collective;
@@ -241,7 +236,7 @@ mod tests {
         };
         assert!(matches!(
             build(&problem, &Params::default()),
-            Err(Error::InvalidParameter { what: "--op", .. })
+            Err(crate::error::Error::InvalidParameter { what: "--op", .. })
         ));
     }
 }

@@ -37,7 +37,7 @@
 //!
 //! Constraints: hypercube.
 
-use crate::algorithms::fit;
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::{Formula, Params};
 use crate::collective::Collective;
 use crate::cost::model::{Duplex, Model};
@@ -72,11 +72,7 @@ pub(crate) fn alltoall_cube(
 }
 
 /// Build the schedule.
-pub fn build(
-    problem: &Problem<'_>,
-    _params: &Params,
-    cube: &Hypercube,
-) -> Result<Box<dyn Schedule>, Error> {
+pub fn build(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
     let cube = alltoall_cube(problem, *cube, "dimension-exchange")?;
     Ok(Box::new(DimensionExchange::new(
         cube,
@@ -367,7 +363,7 @@ mod tests {
     use super::test_support::{has_exact, timed, verified};
     use super::*;
     /// `build` with the cube found first, as the registry hands it.
-    fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>, Error> {
+    fn build(problem: &Problem<'_>, params: &Params) -> crate::algorithms::fit::Built {
         crate::algorithms::fit::on_cube(super::build, problem, params)
     }
     use crate::topology::Topology;

@@ -23,11 +23,10 @@
 //! Constraints: hypercube.
 
 use crate::algorithms::alltoall::dimension_exchange::alltoall_cube;
-use crate::algorithms::fit;
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::gather::sbt::{push_gather, tmp_len as gather_tmp_len};
 use crate::algorithms::scatter::sbt::steps;
 use crate::algorithms::{Formula, Params};
-use crate::error::Error;
 use crate::schedule::{Program, Rank, Schedule, StepStream};
 use crate::topology::Hypercube;
 use crate::verify::Problem;
@@ -40,11 +39,7 @@ pub struct Smg {
 }
 
 /// Build the schedule.
-pub fn build(
-    problem: &Problem<'_>,
-    _params: &Params,
-    cube: &Hypercube,
-) -> Result<Box<dyn Schedule>, Error> {
+pub fn build(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
     let cube = alltoall_cube(problem, *cube, "smg")?;
     Ok(Box::new(Smg {
         cube,
@@ -113,7 +108,7 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
 mod tests {
     use super::*;
     /// `build` with the cube found first, as the registry hands it.
-    fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>, Error> {
+    fn build(problem: &Problem<'_>, params: &Params) -> crate::algorithms::fit::Built {
         crate::algorithms::fit::on_cube(super::build, problem, params)
     }
     use crate::algorithms::alltoall::dimension_exchange::test_support::{

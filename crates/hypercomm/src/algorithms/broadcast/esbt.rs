@@ -20,7 +20,7 @@
 //!
 //! Constraints: hypercube; 1 ≤ ν ≤ max(m, 1); for n = 1 it is a plain pipeline.
 
-use crate::algorithms::fit;
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::pipeline;
 use crate::algorithms::{Formula, Packets, Params};
 use crate::collective::Collective;
@@ -60,11 +60,7 @@ fn depth(n: u64) -> u64 {
 }
 
 /// Build the schedule.
-pub fn build(
-    problem: &Problem<'_>,
-    params: &Params,
-    cube: &Hypercube,
-) -> Result<Box<dyn Schedule>, Error> {
+pub fn build(problem: &Problem<'_>, params: &Params, cube: &Hypercube) -> Built {
     let (cube, root) = root_of(problem, *cube)?;
     let nu = pipeline::resolve(params, problem.len, depth(cube.dim() as u64))?;
     Ok(Box::new(EsbtBroadcast {

@@ -39,7 +39,7 @@
 //! Constraints: hypercube; 1 ≤ ν ≤ max(⌈m/n⌉, 1) (every packet of the largest part
 //! non-empty).
 
-use crate::algorithms::fit;
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::pipeline;
 use crate::algorithms::{Formula, Packets, Params};
 use crate::collective::Collective;
@@ -101,11 +101,7 @@ pub(crate) fn resolve(params: &Params, n: u64, m: u64) -> Result<u64, Error> {
 }
 
 /// Build the schedule.
-pub fn build(
-    problem: &Problem<'_>,
-    params: &Params,
-    cube: &Hypercube,
-) -> Result<Box<dyn Schedule>, Error> {
+pub fn build(problem: &Problem<'_>, params: &Params, cube: &Hypercube) -> Built {
     let (cube, root) = root_of(problem, *cube)?;
     let nu = resolve(params, cube.dim() as u64, problem.len)?;
     Ok(Box::new(NesbtBroadcast {
@@ -231,7 +227,7 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
 mod tests {
     use super::*;
     /// `build` with the cube found first, as the registry hands it.
-    fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>, Error> {
+    fn build(problem: &Problem<'_>, params: &Params) -> crate::algorithms::fit::Built {
         crate::algorithms::fit::on_cube(super::build, problem, params)
     }
     use crate::cost::model::Model;

@@ -16,7 +16,7 @@
 //!
 //! Constraints: hypercube; 1 ≤ ν ≤ max(m, 1).
 
-use crate::algorithms::fit;
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::pipeline;
 use crate::algorithms::{Formula, Packets, Params};
 use crate::collective::Collective;
@@ -46,11 +46,7 @@ fn root_of(problem: &Problem<'_>, cube: Hypercube) -> Result<(Hypercube, Rank), 
 }
 
 /// Build the schedule.
-pub fn build(
-    problem: &Problem<'_>,
-    params: &Params,
-    cube: &Hypercube,
-) -> Result<Box<dyn Schedule>, Error> {
+pub fn build(problem: &Problem<'_>, params: &Params, cube: &Hypercube) -> Built {
     let (cube, root) = root_of(problem, *cube)?;
     let nu = pipeline::resolve(params, problem.len, cube.dim() as u64)?;
     Ok(Box::new(SbtBroadcast {

@@ -22,20 +22,14 @@
 //!
 //! Constraints: hypercube.
 
-use crate::algorithms::fit;
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::scatter::nesbt::{formula, root_of, NesbtPersonalized};
 use crate::algorithms::{Formula, Params};
-use crate::error::Error;
-use crate::schedule::Schedule;
 use crate::topology::Hypercube;
 use crate::verify::Problem;
 
 /// Build the schedule.
-pub fn build(
-    problem: &Problem<'_>,
-    _params: &Params,
-    cube: &Hypercube,
-) -> Result<Box<dyn Schedule>, Error> {
+pub fn build(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
     let (cube, root) = root_of(problem, *cube, true)?;
     Ok(Box::new(NesbtPersonalized::new(
         cube,

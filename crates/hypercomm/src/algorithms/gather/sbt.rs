@@ -13,7 +13,7 @@
 //!
 //! Constraints: hypercube.
 
-use crate::algorithms::fit;
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::scatter::sbt::{formula, steps, subtree, ORDER};
 use crate::algorithms::{Formula, Params};
 use crate::collective::Collective;
@@ -41,11 +41,7 @@ fn params(problem: &Problem<'_>, cube: Hypercube) -> Result<(Hypercube, Rank), E
 }
 
 /// Build the schedule.
-pub fn build(
-    problem: &Problem<'_>,
-    _params: &Params,
-    cube: &Hypercube,
-) -> Result<Box<dyn Schedule>, Error> {
+pub fn build(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
     let (cube, root) = params(problem, *cube)?;
     Ok(Box::new(SbtGather {
         cube,

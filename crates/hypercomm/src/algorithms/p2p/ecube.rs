@@ -13,12 +13,12 @@
 //!
 //! Constraints: hypercube; 1 ≤ ν ≤ max(m, 1).
 
+use crate::algorithms::fit::Built;
 use crate::algorithms::pipeline::{self, PathPipeline};
 use crate::algorithms::{fit, Formula, Packets, Params};
 use crate::collective::Collective;
 use crate::cost::model::{Duplex, Ports};
 use crate::error::Error;
-use crate::schedule::Schedule;
 use crate::topology::Hypercube;
 use crate::verify::Problem;
 
@@ -33,11 +33,7 @@ fn endpoints(problem: &Problem<'_>) -> Result<(u32, u32), Error> {
 }
 
 /// Build the schedule.
-pub fn build(
-    problem: &Problem<'_>,
-    params: &Params,
-    cube: &Hypercube,
-) -> Result<Box<dyn Schedule>, Error> {
+pub fn build(problem: &Problem<'_>, params: &Params, cube: &Hypercube) -> Built {
     let (src, dst) = endpoints(problem)?;
     let path = cube.ecube_path(src, dst);
     let nu = pipeline::resolve(params, problem.len, path.len() as u64 - 1)?;

@@ -34,7 +34,7 @@
 
 use crate::algorithms::allreduce::ring::needs_commutative;
 use crate::algorithms::broadcast::nesbt::{depth, largest_part, resolve};
-use crate::algorithms::fit;
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::pipeline;
 use crate::algorithms::{Formula, Params};
 use crate::collective::Collective;
@@ -65,11 +65,7 @@ fn root_of(problem: &Problem<'_>, cube: Hypercube) -> Result<(Hypercube, Rank), 
 }
 
 /// Build the schedule.
-pub fn build(
-    problem: &Problem<'_>,
-    params: &Params,
-    cube: &Hypercube,
-) -> Result<Box<dyn Schedule>, Error> {
+pub fn build(problem: &Problem<'_>, params: &Params, cube: &Hypercube) -> Built {
     let (cube, root) = root_of(problem, *cube)?;
     needs_commutative(problem, "nesbt")?;
     let nu = resolve(params, cube.dim() as u64, problem.len)?;
@@ -206,7 +202,7 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
 mod tests {
     use super::*;
     /// `build` with the cube found first, as the registry hands it.
-    fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>, Error> {
+    fn build(problem: &Problem<'_>, params: &Params) -> crate::algorithms::fit::Built {
         crate::algorithms::fit::on_cube(super::build, problem, params)
     }
     use crate::algorithms::Packets;

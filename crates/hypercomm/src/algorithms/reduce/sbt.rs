@@ -28,7 +28,7 @@
 //! Constraints: hypercube; any associative operator.
 
 use crate::algorithms::allreduce::dimension_exchange::{own_side, reduction_cube, side};
-use crate::algorithms::fit;
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::scatter::sbt::{steps, ORDER};
 use crate::algorithms::{Formula, Params};
 use crate::collective::{Collective, OpKind};
@@ -54,11 +54,7 @@ fn params(problem: &Problem<'_>, cube: Hypercube) -> Result<(Hypercube, Rank), E
 }
 
 /// Build the schedule.
-pub fn build(
-    problem: &Problem<'_>,
-    _params: &Params,
-    cube: &Hypercube,
-) -> Result<Box<dyn Schedule>, Error> {
+pub fn build(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
     let (cube, root) = params(problem, *cube)?;
     Ok(Box::new(SbtReduce {
         cube,
@@ -151,7 +147,7 @@ pub fn formulas(problem: &Problem<'_>, params_: &Params) -> Vec<Formula> {
 mod tests {
     use super::*;
     /// `build` with the cube found first, as the registry hands it.
-    fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>, Error> {
+    fn build(problem: &Problem<'_>, params: &Params) -> crate::algorithms::fit::Built {
         crate::algorithms::fit::on_cube(super::build, problem, params)
     }
     use crate::algorithms::allreduce::dimension_exchange::test_support::*;

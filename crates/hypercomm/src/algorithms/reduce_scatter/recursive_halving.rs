@@ -39,24 +39,19 @@ use smallvec::smallvec;
 use crate::algorithms::allreduce::dimension_exchange::{
     exchange_mapped, own_side, reduction_cube, side,
 };
-use crate::algorithms::fit;
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::{Formula, Params};
 use crate::collective::OpKind;
 use crate::cost::model::Duplex;
-use crate::error::Error;
 use crate::schedule::compose::{Pair, RegionMap};
-use crate::schedule::{Buf, Op, Rank, Region, Regions, Schedule};
+use crate::schedule::{Buf, Op, Rank, Region, Regions};
 use crate::topology::Hypercube;
 use crate::verify::Problem;
 
 /// Build the schedule: n exchange steps, each a two-node step embedded across one cube
 /// dimension, step t's `tmp` placed by the rank's bits below t
 /// (`allreduce::dimension_exchange::exchange_mapped`).
-pub fn build(
-    problem: &Problem<'_>,
-    _params: &Params,
-    cube: &Hypercube,
-) -> Result<Box<dyn Schedule>, Error> {
+pub fn build(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
     let cube = reduction_cube(problem, *cube, "recursive-halving", OpKind::ReduceScatter)?;
     let (n, m) = (cube.dim(), problem.len);
     let out = Region::new(Buf::Out, 0, m);
@@ -168,7 +163,7 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
 mod tests {
     use super::*;
     /// `build` with the cube found first, as the registry hands it.
-    fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>, Error> {
+    fn build(problem: &Problem<'_>, params: &Params) -> crate::algorithms::fit::Built {
         crate::algorithms::fit::on_cube(super::build, problem, params)
     }
     use crate::algorithms::allreduce::dimension_exchange::test_support::*;

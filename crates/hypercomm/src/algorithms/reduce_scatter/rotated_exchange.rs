@@ -37,11 +37,10 @@
 use crate::algorithms::allgather::rotated_exchange::{rotr, symmetric_form, time, FORMS};
 use crate::algorithms::allreduce::dimension_exchange::reduction_cube;
 use crate::algorithms::allreduce::ring::needs_commutative;
-use crate::algorithms::fit;
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::pipeline;
 use crate::algorithms::{Formula, Params};
 use crate::collective::OpKind;
-use crate::error::Error;
 use crate::schedule::{Action, Buf, Op, Program, Rank, Region, Schedule};
 use crate::topology::Hypercube;
 use crate::verify::Problem;
@@ -54,11 +53,7 @@ pub struct RotatedReduceScatter {
 }
 
 /// Build the schedule.
-pub fn build(
-    problem: &Problem<'_>,
-    _params: &Params,
-    cube: &Hypercube,
-) -> Result<Box<dyn Schedule>, Error> {
+pub fn build(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
     let cube = reduction_cube(problem, *cube, "rotated-exchange", OpKind::ReduceScatter)?;
     needs_commutative(problem, "rotated-exchange")?;
     Ok(Box::new(RotatedReduceScatter {
@@ -171,7 +166,7 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
 mod tests {
     use super::*;
     /// `build` with the cube found first, as the registry hands it.
-    fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>, Error> {
+    fn build(problem: &Problem<'_>, params: &Params) -> crate::algorithms::fit::Built {
         crate::algorithms::fit::on_cube(super::build, problem, params)
     }
     use crate::algorithms::alltoall::dimension_exchange::test_support::exact_forms_hold;

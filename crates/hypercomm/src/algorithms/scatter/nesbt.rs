@@ -42,7 +42,7 @@
 //!
 //! Constraints: hypercube.
 
-use crate::algorithms::fit;
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::pipeline;
 use crate::algorithms::{Formula, Params};
 use crate::collective::Collective;
@@ -137,11 +137,7 @@ impl NesbtPersonalized {
 }
 
 /// Build the schedule.
-pub fn build(
-    problem: &Problem<'_>,
-    _params: &Params,
-    cube: &Hypercube,
-) -> Result<Box<dyn Schedule>, Error> {
+pub fn build(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
     let (cube, root) = root_of(problem, *cube, false)?;
     Ok(Box::new(NesbtPersonalized::new(
         cube,

@@ -16,7 +16,7 @@
 //!
 //! Constraints: hypercube.
 
-use crate::algorithms::fit;
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::{Formula, Params};
 use crate::collective::Collective;
 use crate::error::Error;
@@ -54,11 +54,7 @@ fn params(problem: &Problem<'_>, cube: Hypercube) -> Result<(Hypercube, Rank), E
 }
 
 /// Build the schedule.
-pub fn build(
-    problem: &Problem<'_>,
-    _params: &Params,
-    cube: &Hypercube,
-) -> Result<Box<dyn Schedule>, Error> {
+pub fn build(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
     let (cube, root) = params(problem, *cube)?;
     Ok(Box::new(SbtScatter {
         cube,
