@@ -39,8 +39,10 @@
 //! N(u*) ≥ r (path j gets max(0, u* − 1 − L_j + 1) of them, and the rest one each on
 //! paths of L_j ≤ u*), so a (q + 1)-packet is in flight in rounds 0..u* only. ν, the
 //! packet count given to `--packets`, is the shortest path's, ν_1 = T − L_1 + 1, so
-//! T = ν + L_1 − 1; with `--packets opt` T minimises the time below (every T from L_1
-//! up to T_max = min{T : N(T) ≥ m}, where packets would start to be empty). This is the
+//! T = ν + L_1 − 1; with `--packets opt` T minimises the time below over every T from
+//! L_1 up to T_max = min{T : N(T) ≥ m}, where packets would start to be empty (past
+//! 2^16 values of T: the first 2^12, 2^11 around the continuous optimum, and T_max;
+//! `--packets opt` then searches ν by simulation on small machines). This is the
 //! best split with equal packets (the bound above); it is never slower than the even
 //! split at the same T (which has fewer packets of at least as many elements).
 //!
