@@ -582,7 +582,7 @@ impl Topology {
     /// path's one, a complete graph K_k's k − 1, the n of the cube of Saad & Schultz
     /// 1985, Prop. 3.1). With D the coordinates in which `a` and `b` differ:
     /// - inside the copy of Π_{i∈D} G_i through `a`, Σ_{i∈D} κ_i paths
-    ///   ([`cross_paths`], one factor added at a time);
+    ///   (`cross_paths`, one factor added at a time);
     /// - for every other factor j and every neighbour y of a_j in G_j, a detour: step
     ///   to y, follow a shortest path in the copy whose coordinate j is y, step back.
     ///   Each keeps coordinate j at its own y, so the detours miss each other and the
