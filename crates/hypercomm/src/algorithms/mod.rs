@@ -785,11 +785,14 @@ pub static ALGORITHMS: &[Algorithm] = &[
     Algorithm {
         name: "multipath",
         op: OpKind::P2p,
-        summary: "data split over the n node-disjoint paths, each pipelined",
-        reference: "Saad & Schultz 1985, §3, Prop. 3.1 and 3.2",
-        topologies: "hypercube",
+        summary: "data split over node-disjoint paths, each pipelined: the cube's n paths evenly; a product's disjoint paths, longer paths fewer packets",
+        reference: "Saad & Schultz 1985, §3, Prop. 3.1 and 3.2; on products Topology::disjoint_paths with the split that minimises the rounds (beyond the paper)",
+        topologies: "hypercube, product",
         pipelined: true,
-        need: Need::Cube(p2p::multipath::build),
+        need: Need::Product {
+            fits: p2p::multipath::fits,
+            build: p2p::multipath::build,
+        },
         formulas: p2p::multipath::formulas,
     },
     Algorithm {

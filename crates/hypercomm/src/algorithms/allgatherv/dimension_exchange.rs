@@ -23,6 +23,7 @@
 //! Constraints: hypercube (any labelling the topology's `cube()` finds: hypercube:N,
 //! complete:2^N, …), any counts.
 
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::vcount::{stepped_formula, Blocks};
 use crate::algorithms::{Formula, Params};
 use crate::collective::OpKind;
@@ -38,14 +39,7 @@ pub struct DimensionExchangeAllgatherv {
     blocks: Blocks,
 }
 
-fn cube_and_blocks(problem: &Problem<'_>) -> Result<(Hypercube, Blocks), Error> {
-    let cube = problem
-        .topology
-        .cube()
-        .ok_or_else(|| Error::InvalidParameter {
-            what: "--topology",
-            reason: "dimension-exchange needs a hypercube".into(),
-        })?;
+fn cube_and_blocks(problem: &Problem<'_>, cube: Hypercube) -> Result<(Hypercube, Blocks), Error> {
     if problem.collective.kind() != OpKind::Allgatherv {
         return Err(Error::InvalidParameter {
             what: "--op",
@@ -59,8 +53,8 @@ fn cube_and_blocks(problem: &Problem<'_>) -> Result<(Hypercube, Blocks), Error> 
 }
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let (cube, blocks) = cube_and_blocks(problem)?;
+pub fn build(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
+    let (cube, blocks) = cube_and_blocks(problem, *cube)?;
     Ok(Box::new(DimensionExchangeAllgatherv { cube, blocks }))
 }
 
@@ -111,7 +105,8 @@ impl Schedule for DimensionExchangeAllgatherv {
 /// Σ_t of step t's largest exchange (full duplex) or largest send plus receive (half
 /// duplex): S_t(x) the count sum of x's aligned 2^t-subcube.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
-    let Ok((cube, blocks)) = cube_and_blocks(problem) else {
+    let Some(Ok((cube, blocks))) = fit::cube_of(problem).map(|c| cube_and_blocks(problem, c))
+    else {
         return vec![];
     };
     let sum = |x: Rank, t: u32| {
