@@ -212,9 +212,12 @@ pub fn bench_rank<X: Transport>(
             // The two calls alternate, so that a load that comes and goes weighs on
             // both alike.
             let forms = 1 + usize::from(plan.is_some());
-            let timed = time_calls(comm, cfg, warmup, iters, forms, |comm, form| match &plan {
-                Some(plan) if form == 1 => super::run_planned(comm, plan, &input, &mut output),
-                _ => plain(comm, &mut output),
+            let timed = time_calls(comm, cfg.barrier, warmup, iters, forms, |comm, form| {
+                let ran = match &plan {
+                    Some(plan) if form == 1 => super::run_planned(comm, plan, &input, &mut output),
+                    _ => plain(comm, &mut output),
+                };
+                ran.map(|r| r.algorithm)
             })?;
             for (form, (latency, algorithm)) in timed.into_iter().enumerate() {
                 points.push(RankPoint {
@@ -240,16 +243,17 @@ pub fn bench_rank<X: Transport>(
 }
 
 /// This rank's mean latency (seconds) over `iters` timed calls of each of `forms`
-/// forms of a call (`call(comm, form)`, the forms in turn), after `warmup` untimed
-/// rounds, each call followed by `cfg`'s barrier (outside the timing); per form, with
-/// the algorithm its last call ran (`None` without calls).
-fn time_calls<X: Transport>(
+/// forms of a call (`call(comm, form)`, the forms in turn, so that a load that comes
+/// and goes weighs on all alike), after `warmup` untimed rounds, each call followed by
+/// `barrier` (outside the timing), as the OSU micro-benchmarks time a call; per form,
+/// with the algorithm its last call ran (`None` without calls).
+pub fn time_calls<X: Transport>(
     comm: &mut Comm<X>,
-    cfg: &BenchConfig,
+    barrier: Barrier,
     warmup: u64,
     iters: u64,
     forms: usize,
-    mut call: impl FnMut(&mut Comm<X>, usize) -> hypercomm_rt::Result<hypercomm_rt::Ran>,
+    mut call: impl FnMut(&mut Comm<X>, usize) -> hypercomm_rt::Result<&'static str>,
 ) -> hypercomm_rt::Result<Vec<(f64, Option<&'static str>)>> {
     let mut total = vec![Duration::ZERO; forms];
     let mut algorithm = vec![None; forms];
@@ -261,8 +265,8 @@ fn time_calls<X: Transport>(
             if i >= warmup {
                 total[form] += t;
             }
-            algorithm[form] = Some(ran.algorithm);
-            comm.barrier_with(cfg.barrier)?;
+            algorithm[form] = Some(ran);
+            comm.barrier_with(barrier)?;
         }
     }
     Ok(total

@@ -46,6 +46,7 @@
 pub mod bench;
 pub mod calibrate;
 pub mod data;
+pub mod osu;
 pub mod output;
 pub mod run;
 

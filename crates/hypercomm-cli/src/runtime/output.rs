@@ -26,7 +26,7 @@ pub fn secs(t: f64) -> String {
 }
 
 /// `x` with `digits` significant digits, or `-`.
-fn sig(x: Option<f64>, digits: usize) -> String {
+pub fn sig(x: Option<f64>, digits: usize) -> String {
     match x {
         None => "-".into(),
         Some(v) if v == 0.0 || !v.is_finite() => num(v),
