@@ -409,21 +409,9 @@ pub fn invoke<T: Pod, X: Transport>(
 }
 
 /// Whether the runtime has a persistent form (`plan_*`, [`hypercomm_rt::persistent`])
-/// of `kind`.
+/// of `kind`: the fixed-count collectives but p2p, download and transpose.
 pub fn has_persistent(kind: OpKind) -> bool {
-    matches!(
-        kind,
-        OpKind::Broadcast
-            | OpKind::Scatter
-            | OpKind::Gather
-            | OpKind::Allgather
-            | OpKind::Alltoall
-            | OpKind::Reduce
-            | OpKind::Allreduce
-            | OpKind::Scan
-            | OpKind::ExclusiveScan
-            | OpKind::ReduceScatter
-    )
+    !kind.is_varcount() && !matches!(kind, OpKind::P2p | OpKind::Download | OpKind::Transpose)
 }
 
 /// Plan `c` with `m` elements per block once ([`has_persistent`]; `plan_*` of
