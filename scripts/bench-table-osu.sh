@@ -33,7 +33,10 @@ for r in $(seq "$RUNS"); do
     for k in $KS; do
         mpi "$k" osu alltoallv --algo auto,pairwise --max-size "$MAX" "${CALLS[@]}" >"$out/lat.alltoallv.$k.$r"
         mpi "$k" osu allgatherv --algo auto,ring --max-size "$MAX" "${CALLS[@]}" >"$out/lat.allgatherv.$k.$r"
-        mpi "$k" osu iallreduce --algo auto --max-size "$MAX" "${CALLS[@]}" >"$out/ovl.$k.$r"
+        # Ours on MPI progresses on a duplicate communicator (MPI_Comm_idup), still
+        # being fixed: a run that fails is counted, not fatal.
+        mpi "$k" osu iallreduce --algo auto --max-size "$MAX" --timeout 20 "${CALLS[@]}" >"$out/ovl.$k.$r" 2>"$out/ovl.$k.$r.err" \
+            || echo "$k $r $(grep -m1 'hypercomm-mpi: rank' "$out/ovl.$k.$r.err" || true)" >>"$out/ovl.failed"
     done
     for op in allreduce:recursive-doubling broadcast:binomial; do
         for k in $PKS; do
@@ -88,10 +91,13 @@ for k in ks:
 ovl_t = ["| K | size B | impl (algorithm) | pure µs | compute µs | overall µs | overlap % median (min–max) | pure ours/native |",
          "|---:|---:|---|---:|---:|---:|---:|---:|"]
 ovl_f = list(ovl_t)
+failed = open(f"{out}/ovl.failed").read().splitlines() if os.path.exists(f"{out}/ovl.failed") else []
 for k in ks:
     d = collections.OrderedDict()
     for r in range(1, runs + 1):
         native = {}
+        if any(f.split()[:2] == [k, str(r)] for f in failed):
+            continue
         for w in rows(f"{out}/ovl.{k}.{r}"):
             size, form, algo = w[0], w[1], w[2]
             pure, cpu, ovrl, ovl = map(float, w[4:8])
@@ -127,6 +133,11 @@ for path in sorted(glob.glob(f"{out}/pers.*.1")):
                    f"{g(statistics.median(e['q']))} | {med(e['x'])} |")
 print("\n".join(lat_t)); print()
 print("\n".join(ovl_t)); print()
+for f in failed:
+    k, r, why = (f.split(maxsplit=2) + [""])[:3]
+    print(f"- osu iallreduce on {k} ranks, run {r}, failed: {why.strip() or 'see stderr'}")
+if failed:
+    print()
 print("\n".join(per))
 if full:
     with open(full, "w") as f:
