@@ -11,17 +11,17 @@
 #     per call), alternating call by call, with persistent / plain;
 # each RUNS times (default 3) for each K in KS (default "2 4"; more ranks than cores run
 # oversubscribed). Prints medians over the runs with their range (min–max); sizes
-# SHOWN (bytes, default "8 1024 65536 1048576") in the osu tables, every size with
-# FULL=FILE. Every row's result must equal native MPI's (`osu` exits 1 otherwise).
+# SHOWN (bytes, default "8 1024 65536 1048576") in the osu tables and PSHOWN (default
+# "8 64 1024") in the persistent one, every size with FULL=FILE. Every row's result must equal native MPI's (`osu` exits 1 otherwise).
 #
-# Usage: [RUNS=3] [KS="2 4"] [PKS="1 2"] [MAX=1048576] [SHOWN="..."] [FULL=file.md]
+# Usage: [RUNS=3] [KS="2 4"] [PKS="1 2"] [MAX=1048576] [SHOWN="..."] [PSHOWN="..."] [FULL=file.md]
 #        [MPIRUN_FLAGS=...] [SMOKE=1: tiny sizes, 1 run, few calls] scripts/bench-table-osu.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/bench-lib.sh
 RUNS=${RUNS:-3}; KS=${KS:-2 4}; PKS=${PKS:-1 2}; MAX=${MAX:-1048576}
-SHOWN=${SHOWN:-8 1024 65536 1048576}; CALLS=(); PCALLS=(--iters 3000)
-if [ "${SMOKE:-0}" = 1 ]; then RUNS=1; KS=2; PKS=2; MAX=64; SHOWN="8 64"; CALLS=(--iters 20 --warmup 2); PCALLS=(--iters 20); fi
+SHOWN=${SHOWN:-8 1024 65536 1048576}; PSHOWN=${PSHOWN:-8 64 1024}; CALLS=(); PCALLS=(--iters 3000)
+if [ "${SMOKE:-0}" = 1 ]; then RUNS=1; KS=2; PKS=2; MAX=64; SHOWN="8 64"; PSHOWN="8 64"; CALLS=(--iters 20 --warmup 2); PCALLS=(--iters 20); fi
 command -v mpirun >/dev/null || { echo "needs Open MPI (mpirun): apt-get install openmpi-bin libopenmpi-dev libclang-dev" >&2; exit 1; }
 cargo build --release -q -p hypercomm-mpi -p hypercomm-cli >&2
 BIN=target/release/hypercomm-mpi; HC=target/release/hypercomm
@@ -50,9 +50,10 @@ done
 bench_stamp "osu K = $KS ranks, persistent threads K = $PKS and MPI K = 2, $RUNS runs each, $(mpirun --version | head -1), \`scripts/bench-table-osu.sh\`"
 bench_smoke_note
 echo
-python3 - "$out" "$RUNS" "$KS" "$SHOWN" "${FULL:-}" <<'PY'
+python3 - "$out" "$RUNS" "$KS" "$SHOWN" "${FULL:-}" "$PSHOWN" <<'PY'
 import collections, glob, os, statistics, sys
 out, runs, ks, shown, full = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), [int(s) for s in sys.argv[4].split()], sys.argv[5]
+pshown = [int(s) for s in sys.argv[6].split()]
 g = lambda x: f"{x:.3g}"
 unit = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20}
 def rows(path):
@@ -117,6 +118,7 @@ for k in ks:
             ovl_t.append(line)
 per = ["| backend | K | collective | algorithm | size B | plain µs | persistent µs | persistent/plain median (min–max) |",
        "|---|---:|---|---|---:|---:|---:|---:|"]
+per_f = list(per)
 for path in sorted(glob.glob(f"{out}/pers.*.1")):
     _, backend, op, k, _ = os.path.basename(path).split(".")
     d = collections.OrderedDict()
@@ -129,8 +131,11 @@ for path in sorted(glob.glob(f"{out}/pers.*.1")):
             e = d.setdefault(key, {"p": [], "q": [], "x": []})
             e["p"].append(float(plain[5])); e["q"].append(float(pers[5])); e["x"].append(float(pers[15]))
     for (size, algo), e in d.items():
-        per.append(f"| {backend} | {k} | {op} | {algo} | {size} | {g(statistics.median(e['p']))} | "
-                   f"{g(statistics.median(e['q']))} | {med(e['x'])} |")
+        line = (f"| {backend} | {k} | {op} | {algo} | {size} | {g(statistics.median(e['p']))} | "
+                f"{g(statistics.median(e['q']))} | {med(e['x'])} |")
+        per_f.append(line)
+        if size in pshown:
+            per.append(line)
 print("\n".join(lat_t)); print()
 print("\n".join(ovl_t)); print()
 for f in failed:
@@ -141,5 +146,5 @@ if failed:
 print("\n".join(per))
 if full:
     with open(full, "w") as f:
-        f.write("\n".join(lat_f) + "\n\n" + "\n".join(ovl_f) + "\n")
+        f.write("\n".join(lat_f) + "\n\n" + "\n".join(ovl_f) + "\n\n" + "\n".join(per_f) + "\n")
 PY
