@@ -69,7 +69,10 @@ echo "scripts/test.sh: MPI backend built and tested in $(($(date +%s) - mpi_star
 # Debian installs MPICH beside Open MPI (`mpicc.mpich`, `mpirun.mpich`; the unsuffixed
 # names stay Open MPI's). rsmpi finds the library through MPICC; a separate target
 # directory keeps the two builds apart. Every algorithm against MPICH's own collectives
-# on 1, 2, 3 and 5 ranks, and a failing rank must make mpirun exit non-zero.
+# on 1, 2, 3 and 5 ranks (the variable-count ones, gatherv … reduce-scatterv, against
+# MPICH's MPI_*v on random counts with zeros, included), the sub-communicator, request
+# and persistent example against MPICH's own on the same ranks, and a failing rank must
+# make mpirun exit non-zero.
 mpich_start=$(date +%s)
 if ! command -v mpicc.mpich >/dev/null || ! command -v mpirun.mpich >/dev/null; then
     if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
@@ -79,13 +82,25 @@ if ! command -v mpicc.mpich >/dev/null || ! command -v mpirun.mpich >/dev/null; 
 fi
 if command -v mpicc.mpich >/dev/null && command -v mpirun.mpich >/dev/null; then
     MPICC=mpicc.mpich CARGO_TARGET_DIR=target/mpich \
-        cargo build --release --locked -p hypercomm-mpi
+        cargo build --release --locked -p hypercomm-mpi --bin hypercomm-mpi --example subcomm
     bin=target/mpich/release/hypercomm-mpi
     export UCX_LOG_LEVEL=error # MPICH's UCX warns of notices a finished rank never read
     for k in 1 2 3 5; do
         out=$(timeout 600 mpirun.mpich -n "$k" "$bin" check)
         grep -q "^checked .* 0 mismatched" <<<"$out" || {
             echo "scripts/test.sh: MPICH check on $k ranks failed:" >&2
+            echo "$out" | tail -5 >&2
+            exit 1
+        }
+        for op in gatherv scatterv allgatherv alltoallv reduce-scatterv; do
+            grep -q "^$op native .*: ok" <<<"$out" || {
+                echo "scripts/test.sh: MPICH check on $k ranks ran no native $op" >&2
+                exit 1
+            }
+        done
+        out=$(timeout 300 mpirun.mpich -n "$k" target/mpich/release/examples/subcomm 2>&1)
+        grep -q "^subcomm: every rank matched native MPI ($k ranks)" <<<"$out" || {
+            echo "scripts/test.sh: MPICH subcomm on $k ranks failed:" >&2
             echo "$out" | tail -5 >&2
             exit 1
         }

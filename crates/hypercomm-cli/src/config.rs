@@ -353,56 +353,105 @@ pub fn check_quadratic(algo: &Algorithm, nodes: u32) -> Result<(), Error> {
 /// The work of a run is estimated from a sample of its ranks before it starts
 /// ([`hypercomm::schedule::work`]: busy steps + operations + regions + peers over all
 /// ranks), weighted when verified by [`Algorithm::verify_weight`] (the algorithms whose
-/// verifier state holds a cell per block cost more a unit) and divided by
-/// [`UNITS_PER_SIMULATED`] when only simulated (times [`Algorithm::simulate_weight`]),
-/// plus a cost per node
-/// ([`NODE_WORK_VERIFIED`], [`NODE_WORK_SIMULATED`]: every node's state is set up and
-/// checked, and its program streamed, however little it does). A run past what is left is refused
-/// (`compare` and `sweep` time it unverified if that fits, else show the error in its
-/// row) and the command goes on. `compare --topology hypercube:18 --op allgather` ran
-/// for hours: SBA, the daisy chain and SMG do nodes² work, the rotated-exchange
-/// all-gather 2^n regions per node and step. The estimate also bounds the verifier's
-/// state, a few runs per region written.
+/// verifier state holds a cell per block cost more a unit) and divided by the units the
+/// simulator does in a microsecond when only simulated ([`UNITS_PER_SIMULATED_ROUNDS`],
+/// [`UNITS_PER_SIMULATED_ASYNC`], times [`Algorithm::simulate_weight`]), plus a cost per
+/// node ([`NODE_NS_VERIFIED`], [`NODE_NS_ROUNDS`], [`NODE_NS_ASYNC`]: every node's
+/// state is set up and checked, and its program streamed, however little it does) and
+/// per node and step ([`NODE_STEP_NS_STREAMED`], [`NODE_STEP_NS_ASYNC`]: a program is
+/// built with all its steps, idle ones included). A run past what is left is refused (`compare` and `sweep` time it
+/// unverified if that fits, else show the error in its row) and the command goes on.
+/// `compare --topology hypercube:18 --op allgather` ran for hours: SBA, the daisy chain
+/// and SMG do nodes² work, the rotated-exchange all-gather 2^n regions per node and
+/// step. The estimate also bounds the verifier's state, a few runs per region written.
 pub const MAX_WORK: u64 = 1 << 22;
 
-/// Units of work the simulator alone does in the time of one verified unit (rounds
-/// timing streams the programs: 5 to 53 ns a unit against about 1 µs verified, SBA
-/// aside: [`Algorithm::simulate_weight`]).
-pub const UNITS_PER_SIMULATED: u64 = 16;
+/// Units of work the rounds simulation (which streams the programs) does in the time
+/// of one verified unit: 5 to 28 ns a unit for every registry algorithm on
+/// hypercube:10 and :14, torus:32x32 and complete:1024 (`cargo run --release -p
+/// hypercomm --example simulate_rate -- hypercube:14`), 48 to 139 ns for the nesbt
+/// scatter and gather, whose cost is their nodes × steps ([`NODE_STEP_NS_STREAMED`]),
+/// 70 ns for the rotated-exchange all-reduce on :14 ([`Algorithm::simulate_weight`]).
+/// 2^22 × 64 units is about 4 s at 16 ns: the all-reduce by dimension exchange on
+/// hypercube:20 (188 M units) fits.
+pub const UNITS_PER_SIMULATED_ROUNDS: u64 = 64;
 
-/// Work per node of a verified run ([`MAX_WORK`]): scattering 100 elements by the SBT on
-/// hypercube:17 does 8 units a node and takes 5 s verified, about 38 µs a node.
-pub const NODE_WORK_VERIFIED: u64 = 32;
+/// Units of work the async simulation (list scheduling over programs held in memory)
+/// does in the time of one verified unit: 30 to 280 ns a unit (the same runs as
+/// [`UNITS_PER_SIMULATED_ROUNDS`]).
+pub const UNITS_PER_SIMULATED_ASYNC: u64 = 8;
 
-/// Work per node of a simulated run ([`MAX_WORK`]): ADEA on hypercube:18, about 3 µs a
-/// node.
-pub const NODE_WORK_SIMULATED: u64 = 2;
+/// What a run costs per node besides its work, in nanoseconds, verified: scattering
+/// 100 elements by the SBT on hypercube:17 does 8 units a node and takes 5 s verified,
+/// about 38 µs a node.
+pub const NODE_NS_VERIFIED: u64 = 32_000;
+
+/// What a run costs per node besides its work, in nanoseconds, rounds-timed: the SBT
+/// broadcast on hypercube:20 took 0.04 s for its 7.3 M units, under 40 ns a node.
+pub const NODE_NS_ROUNDS: u64 = 64;
+
+/// What a run costs per node besides its work, in nanoseconds, timed async (every
+/// program held in memory): the SBT broadcast on hypercube:20 took 3.0 s, ADEA on
+/// :18 about 3 µs a node.
+pub const NODE_NS_ASYNC: u64 = 3_000;
+
+/// What a run costs per node and step, in nanoseconds, streamed (verified or
+/// rounds-timed): a program is built with all its steps, idle ones included, about
+/// 1 ns each (the nesbt scatter on hypercube:14, 16,384 × 16,383 in 0.2 s).
+pub const NODE_STEP_NS_STREAMED: u64 = 4;
+
+/// What a run costs per node and step, in nanoseconds, timed async: 45 to 170 ns (the
+/// nesbt scatter on hypercube:12 in 0.75 s, :14 in 45 s).
+pub const NODE_STEP_NS_ASYNC: u64 = 125;
 
 /// The work this command's runs have taken so far ([`MAX_WORK`]).
 static WORK_SPENT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// Refuse a run whose estimated work exceeds what is left of [`MAX_WORK`], else take
-/// it from what is left.
+/// it from what is left. `model` says how the run is timed (async timing holds every
+/// program and costs more a unit than rounds).
 pub fn check_work(
     algo: &Algorithm,
     schedule: &dyn hypercomm::schedule::Schedule,
     problem: &Problem<'_>,
     verify: bool,
+    model: &Model,
 ) -> Result<(), Error> {
     use std::sync::atomic::Ordering::Relaxed;
     let spent = WORK_SPENT.load(Relaxed).min(MAX_WORK);
     let left = MAX_WORK - spent;
     let nodes = schedule.nodes();
-    let (weight, per, node_work) = if verify {
-        (algo.verify_weight(nodes), 1, NODE_WORK_VERIFIED)
+    let materialized = model.timing == Timing::Async;
+    let (weight, per, node_ns, step_ns) = if verify {
+        (
+            algo.verify_weight(nodes),
+            1,
+            NODE_NS_VERIFIED,
+            NODE_STEP_NS_STREAMED,
+        )
+    } else if materialized {
+        (
+            algo.simulate_weight(),
+            UNITS_PER_SIMULATED_ASYNC,
+            NODE_NS_ASYNC,
+            NODE_STEP_NS_ASYNC,
+        )
     } else {
         (
             algo.simulate_weight(),
-            UNITS_PER_SIMULATED,
-            NODE_WORK_SIMULATED,
+            UNITS_PER_SIMULATED_ROUNDS,
+            NODE_NS_ROUNDS,
+            NODE_STEP_NS_STREAMED,
         )
     };
-    let fixed = u64::from(nodes).saturating_mul(node_work);
+    let k = u64::from(nodes);
+    let fixed = k
+        .saturating_mul(node_ns)
+        .saturating_add(
+            k.saturating_mul(schedule.steps() as u64)
+                .saturating_mul(step_ns),
+        )
+        .div_ceil(1000);
     let limit = left.saturating_sub(fixed).saturating_mul(per) / weight;
     let named: Vec<u32> = problem.collective.root().into_iter().collect();
     let work = hypercomm::schedule::work::estimate(schedule, &named, limit);
@@ -420,7 +469,7 @@ pub fn check_work(
         "{what} {} ({}) on {nodes} nodes is more work than is left of the limit of \
          {MAX_WORK} units (2^22, about a microsecond each) for one command{earlier}: its \
          busy steps, operations, regions and peers over all ranks exceed {limit} besides \
-         {fixed} for its nodes; use \
+         {fixed} for its nodes and steps; use \
          fewer nodes, a smaller --len or fewer --packets, or another algorithm",
         algo.name, algo.op,
     )))

@@ -280,7 +280,7 @@ pub fn run(cfg: &RunConfig) -> Result<RunReport, Error> {
     if cfg.verify {
         config::check_verified_nodes(nodes)?;
     }
-    config::check_work(cfg.algo, schedule.as_ref(), &problem, cfg.verify)?;
+    config::check_work(cfg.algo, schedule.as_ref(), &problem, cfg.verify, model)?;
     if model.timing == Timing::Async {
         let progs = materialize(schedule.as_ref()).programs;
         let strict = cfg.verify.then_some(cfg.strictness);

@@ -500,3 +500,110 @@ fn sweep_to_hypercube_18_stops_at_the_work_limit() {
     assert!(r.err.contains("`sba` at dimension 18"), "{}", r.err);
     assert!(r.err.contains("limit of 4194304 units (2^22"), "{}", r.err);
 }
+
+/// The nesbt scatter verified on hypercube:14 took 6.4 GB and aborted under 4 GB
+/// (exit 134): each of the 16,384 programs held its 16,383 steps, nearly all idle,
+/// while the verifier walked them. The verifier now holds the busy steps only.
+#[test]
+fn nesbt_scatter_on_hypercube_14_verifies_within_4_gb() {
+    for op in ["scatter", "gather"] {
+        let args = [
+            "simulate",
+            "--topology",
+            "hypercube:14",
+            "--op",
+            op,
+            "--algo",
+            "nesbt",
+            "--len",
+            "1",
+        ];
+        let r = hc_limited(4 << 20, &args);
+        assert_eq!(r.code, 0, "{op}: {}", r.err);
+        assert!(
+            r.out.lines().any(|l| l == "verified       yes"),
+            "{op}: {}",
+            r.out
+        );
+    }
+}
+
+/// The all-port product all-to-all verified on hypercube:14 with one element aborted
+/// under 4 GB (its verifier's state grows with nodes²): now refused, naming the limit.
+#[test]
+fn product_allport_verification_beyond_the_memory_is_refused() {
+    let args = [
+        "simulate",
+        "--topology",
+        "hypercube:14",
+        "--op",
+        "alltoall",
+        "--algo",
+        "product-allport",
+        "--len",
+        "1",
+    ];
+    let r = hc_limited(4 << 20, &args);
+    check_refused(&args, &r, &["verifying", "product-allport", "RLIMIT_AS"]);
+}
+
+/// Unverified and rounds-timed, the dimension-exchange all-reduce on hypercube:20
+/// (188 M units of work, about 2 s) was refused by a limit priced at async timing's
+/// cost per unit; it is timed now, while async timing (about 35 s) is still refused.
+#[test]
+fn simulation_work_limit_follows_the_timing() {
+    let base = [
+        "simulate",
+        "--topology",
+        "hypercube:20",
+        "--op",
+        "allreduce",
+        "--algo",
+        "dimension-exchange",
+        "--len",
+        "1",
+        "--no-verify",
+        "--timing",
+    ];
+    let r = hc_guarded(&with(&base, &["rounds"]));
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(r.out.contains("time / bound"), "{}", r.out);
+    refused(
+        &with(&base, &["async"]),
+        &["simulating dimension-exchange", "limit of 4194304 units"],
+    );
+}
+
+/// Seed 004's planned schedules hold every item of every move: the row-column
+/// all-to-all on torus:64x64 (537 M items) and the grid daisy chain and
+/// sequential-broadcast all-gathers aborted past 4 GB, even unverified. Now the plan
+/// stops at its memory limit and the run is refused, naming it.
+#[test]
+fn planned_schedules_past_their_memory_are_refused() {
+    for (op, algo) in [
+        ("alltoall", "row-column"),
+        ("allgather", "grid-daisy-chain"),
+        ("allgather", "sequential-broadcast"),
+    ] {
+        let args = [
+            "simulate",
+            "--topology",
+            "torus:64x64",
+            "--op",
+            op,
+            "--algo",
+            algo,
+            "--len",
+            "1",
+            "--no-verify",
+            "--timing",
+            "rounds",
+        ];
+        let r = hc_limited(4 << 20, &args);
+        check_refused(
+            &args,
+            &r,
+            &["4096 nodes", "1024 MiB", "planned item by item"],
+        );
+    }
+}

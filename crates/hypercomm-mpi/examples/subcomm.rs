@@ -2,14 +2,13 @@
 //! result checked against native MPI (rsmpi's `split_by_color_with_key` and its
 //! collectives) on the same groups: a split by scattered colors and keys (some ranks
 //! in none), the rows and columns of the shape `A×B` (A the largest factor ≤ √k), a
-//! duplicate, the node-local and across-node communicators; the parent's all-reduce
-//! between their calls and while row and column requests are in flight (waited for in
-//! the reverse order); a persistent all-reduce run ten times. Prints
+//! duplicate, the node-local and across-node communicators, each ranked as MPI ranks
+//! it; the parent's all-reduce between their calls and while row and column requests
+//! are in flight, with a persistent all-reduce started on the parent and a request
+//! dropped unfinished; the requests completed in another order than started (one
+//! polled with `test`); a persistent all-reduce run ten times. Prints
 //! `subcomm: every rank matched native MPI (k ranks)` on rank 0; exit 1 on a mismatch.
-//!
-//! **Status (work in progress):** passes on 1 rank; on 2 and more ranks it hangs or
-//! times out (3 ranks: the row's all-reduce times out in step 1; 5: a segfault), not
-//! yet diagnosed. It is not run by the tests.
+//! `cargo test -p hypercomm-mpi` runs it on 1, 2, 3, 5 and 8 ranks.
 //!
 //! ```text
 //! cargo build --release -p hypercomm-mpi --examples
@@ -117,15 +116,35 @@ fn check(world: &mpi::topology::SimpleCommunicator) -> Result<(), String> {
         let mut planned = [0u64; 2];
         plan.run(&mut comm, &[y, 1], &mut planned).map_err(err)?;
         let (mut rs, mut cs, mut ps) = ([0u64; 2], [0u64; 2], [0u64; 2]);
+        let (mut started, mut dropped) = ([0u64; 2], [0u64; 2]);
         let send = [y, 1];
         std::thread::scope(|s| {
             let rq = row.immediate_all_reduce_into(s, &send, &mut rs, &sum, Algo::Auto)?;
             let cq = column.immediate_all_reduce_into(s, &send, &mut cs, &sum, Algo::Auto)?;
+            let pq = plan.start(&mut comm, s, &send, &mut started)?;
+            // Dropped unfinished: the drop waits for it.
+            drop(comm.immediate_all_reduce_into(s, &send, &mut dropped, &sum, Algo::Auto)?);
             comm.all_reduce_into(&send, &mut ps, &sum, Algo::Auto)?;
+            // Completed in another order than started: column, parent's plan, row
+            // (polled with test).
             cq.wait()?;
-            rq.wait()
+            pq.wait()?;
+            let mut rq = rq;
+            loop {
+                match rq.test() {
+                    Ok(done) => return done,
+                    Err(pending) => rq = pending,
+                }
+                std::thread::yield_now();
+            }
         })
         .map_err(err)?;
+        if (started, dropped) != (want, want) {
+            return Err(format!(
+                "round {round}: started plan {started:?}, dropped request {dropped:?}; MPI's \
+                 {want:?}"
+            ));
+        }
         let mut native_rs = [0u64; 2];
         native_row.all_reduce_into(&send[..], &mut native_rs[..], SystemOperation::sum());
         let mut native_cs = [0u64; 2];

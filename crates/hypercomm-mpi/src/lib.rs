@@ -90,6 +90,7 @@
 #![warn(missing_docs)]
 #![warn(unsafe_op_in_unsafe_fn)]
 
+mod leave;
 mod native;
 mod split;
 
@@ -97,6 +98,7 @@ use std::ffi::{c_int, c_void};
 use std::mem::MaybeUninit;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Weak;
 use std::time::{Duration, Instant};
 
 use hypercomm::schedule::Rank;
@@ -387,6 +389,12 @@ pub struct Mpi {
     last_error: Option<String>,
     blocks: Vec<c_int>,
     displs: Vec<ffi::MPI_Aint>,
+    /// The duplicates this communicator lends to its requests' progress threads.
+    progress: split::Progress,
+    /// When this is a progress duplicate: the slot it returns to.
+    home: Option<Weak<split::Slot>>,
+    /// Whether no peer that left said it sent failure notices.
+    peers_clean: bool,
 }
 
 fn success() -> c_int {
@@ -488,6 +496,8 @@ impl Mpi {
     /// # Safety
     /// `data` is a live intra-communicator that nothing else uses or frees.
     pub(crate) unsafe fn adopt(data: ffi::MPI_Comm, config: &Config) -> Mpi {
+        // Free the dropped communicators that can be by now.
+        leave::sweep();
         let mut notices = unsafe { ffi::RSMPI_COMM_NULL };
         let (mut rank, mut size): (c_int, c_int) = (0, 0);
         // SAFETY: `data` is live (this function's contract); the duplicate is ours and
@@ -528,6 +538,9 @@ impl Mpi {
             last_error: None,
             blocks: Vec::new(),
             displs: Vec::new(),
+            progress: split::Progress::default(),
+            home: None,
+            peers_clean: true,
         };
         mpi.post_notice_recv();
         mpi
@@ -541,7 +554,9 @@ impl Mpi {
             cancel_grace: self.grace,
             spin: self.spin,
             calibration: None,
-            // Sub-communicators choose by the model (no measured picks of their own).
+            // Not read for the communicators made from this one: `Comm::split` gives a
+            // sub-communicator its parent's policy, and a request's progress duplicate
+            // chooses by the model (`hypercomm_rt::immediate`).
             tuning: Tuning::Off,
             native_wait: self.native_wait,
         }
@@ -1020,23 +1035,24 @@ impl Mpi {
         }
     }
 
-    /// Receive the departure notice `message` (probed: generation, blamed rank); if it
+    /// Receive the departure notice `message` (probed: a [`leave::Departure`]); if it
     /// is this communicator's, note that `peer` left.
     fn take_departure(&mut self, peer: Rank, mut message: ffi::MPI_Message) {
-        let mut notice = [u64::MAX; 2];
-        // SAFETY: a probed message of two u64 (if longer, not ours: MPI_Mrecv reports
+        let mut notice: leave::Departure = [u64::MAX; 3];
+        // SAFETY: a probed message of three u64 (if longer, not ours: MPI_Mrecv reports
         // truncation, ignored, and the generation does not match), received at once.
         unsafe {
             ffi::MPI_Mrecv(
                 notice.as_mut_ptr().cast(),
-                2,
+                3,
                 ffi::RSMPI_UINT64_T,
                 &mut message,
                 ffi::RSMPI_STATUS_IGNORE,
             )
         };
-        let [generation, blamed] = notice;
+        let [generation, blamed, sent_notices] = notice;
         if generation == self.generation && self.gone[peer as usize].is_none() {
+            self.peers_clean &= sent_notices == 0;
             let blamed = blamed.min(self.size as u64 - 1) as Rank;
             self.gone[peer as usize] = Some((Instant::now(), blamed));
         }
@@ -1080,9 +1096,8 @@ impl Mpi {
 
     /// Tell every peer that this rank leaves: one departure notice each, the last
     /// message on the data communicator, so a peer probing for this rank's next
-    /// message finds it only when no data message of ours is left. `notice` is the
-    /// generation and the rank to blame. Never blocks.
-    fn announce_departure(&mut self, notice: &[u64; 2]) -> Vec<ffi::MPI_Request> {
+    /// message finds it only when no data message of ours is left. Never blocks.
+    fn announce_departure(&mut self, notice: &leave::Departure) -> Vec<ffi::MPI_Request> {
         let mut reqs = Vec::new();
         for q in (0..self.size).filter(|&q| q != self.rank) {
             let mut req = request_null();
@@ -1090,7 +1105,7 @@ impl Mpi {
             let rc = unsafe {
                 ffi::MPI_Isend(
                     notice.as_ptr().cast(),
-                    2,
+                    3,
                     ffi::RSMPI_UINT64_T,
                     q as c_int,
                     self.leave_tag,
@@ -1381,6 +1396,8 @@ impl Transport for Mpi {
 
 impl Drop for Mpi {
     fn drop(&mut self) {
+        // A progress duplicate dropped, not given back: its request failed.
+        self.mark_lost();
         if std::thread::panicking() {
             self.notify_failure();
         }
@@ -1400,6 +1417,7 @@ impl Drop for Mpi {
         if !Self::drain(&mut own, self.grace) {
             std::mem::forget(std::mem::replace(&mut self.notice_in, Box::new([0; 2])));
         }
+        let sent_notices = !self.notice_reqs.is_empty();
         let mut sent = std::mem::take(&mut self.notice_reqs);
         if !Self::drain(&mut sent, self.grace) {
             std::mem::forget(std::mem::replace(&mut self.notice_out, Box::new([0; 2])));
@@ -1407,16 +1425,22 @@ impl Drop for Mpi {
         // Leave: peers that wait for a message of ours learn it will not come.
         self.drain_departures();
         let blamed = self.failed.unwrap_or(self.rank);
-        let notice = Box::new([self.generation, blamed as u64]);
+        let notice = Box::new([self.generation, blamed as u64, u64::from(sent_notices)]);
         let mut left = self.announce_departure(&notice);
         if !Self::drain(&mut left, self.grace) {
             std::mem::forget(notice);
         }
-        // SAFETY: our duplicates; nothing is pending on them any more.
-        unsafe {
-            ffi::MPI_Comm_free(&mut self.data);
-            ffi::MPI_Comm_free(&mut self.notices);
-        }
+        // Freed once every peer's departure is in (`leave.rs`), not before.
+        let mut departed: Vec<bool> = self.gone.iter().map(Option::is_some).collect();
+        departed[self.rank as usize] = true;
+        leave::bury(leave::Dead {
+            data: self.data,
+            notices: self.notices,
+            leave_tag: self.leave_tag,
+            generation: self.generation,
+            departed,
+            clean: self.peers_clean && !sent_notices,
+        });
     }
 }
 

@@ -4,6 +4,8 @@
 //! an [`Mpi`] of its own (its notice communicator, its generation, its deadlines).
 
 use std::ffi::c_int;
+use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::time::Instant;
 
 use hypercomm::schedule::Rank;
 use hypercomm_rt::immediate::Detach;
@@ -11,7 +13,7 @@ use hypercomm_rt::split::Split;
 use hypercomm_rt::{Error, Result};
 use mpi::ffi;
 
-use crate::{error_string, success, Config, Mpi};
+use crate::{error_string, success, Mpi};
 
 /// MPI's error `rc` of `call` as this crate reports a failed communicator call.
 fn failed(call: &'static str, rc: c_int) -> Error {
@@ -67,24 +69,97 @@ impl Split for Mpi {
     }
 }
 
-/// A duplicate of the data communicator on its way (`MPI_Comm_idup`), for a progress
-/// thread.
-pub struct Duplicate {
-    comm: ffi::MPI_Comm,
-    request: ffi::MPI_Request,
-    config: Config,
+/// How many progress duplicates a communicator keeps for its requests: request n (in
+/// start order, the same on every rank) runs on duplicate n mod `PROGRESS_SLOTS`, made
+/// by the first request that needs it and kept for the later ones. A start whose
+/// duplicate is still lent to a request (`PROGRESS_SLOTS` earlier) waits for that
+/// request to end, which needs no call of this rank (its progress thread runs it).
+pub(crate) const PROGRESS_SLOTS: usize = 4;
+
+/// A communicator's progress duplicates, and how many requests it started.
+#[derive(Default)]
+pub(crate) struct Progress {
+    slots: Vec<Arc<Slot>>,
+    started: u64,
 }
 
-// SAFETY: MPI handles are plain values; with `MPI_THREAD_MULTIPLE` (checked before one
-// is made) any thread may use them, and only the progress thread uses these.
-unsafe impl Send for Duplicate {}
+/// One progress duplicate: idle (here), lent to a request's progress thread, or lost
+/// (its request failed or panicked: its `Mpi` was dropped, after telling its peers).
+pub(crate) struct Slot {
+    state: Mutex<State>,
+    returned: Condvar,
+}
+
+enum State {
+    Idle(Lent),
+    Lent,
+    /// The rank whose failure the lost duplicate had heard of, if any.
+    Lost(Option<Rank>),
+}
+
+/// An [`Mpi`] on its way to or from a progress thread.
+pub struct Lent(Box<Mpi>);
+
+// SAFETY: MPI handles are plain values; with `MPI_THREAD_MULTIPLE` (checked before a
+// duplicate is lent) any thread may use them, and one thread at a time uses a `Lent`.
+unsafe impl Send for Lent {}
+
+impl Slot {
+    fn set(&self, state: State) {
+        *self.state.lock().unwrap_or_else(|e| e.into_inner()) = state;
+        self.returned.notify_all();
+    }
+}
+
+impl Mpi {
+    /// Where a progress duplicate goes when its request ends: back to its slot if the
+    /// request left it clean, else (dropped) its slot is marked lost.
+    pub(crate) fn give_back(self: Box<Self>) {
+        let Some(home) = self.home.as_ref().and_then(Weak::upgrade) else {
+            return; // the communicator that lent it is gone: drop it
+        };
+        if self.failed.is_none() && self.pending.is_empty() && self.discards.is_empty() {
+            home.set(State::Idle(Lent(self)));
+        }
+    }
+
+    /// A dropped progress duplicate's slot is lost (see `Drop for Mpi`).
+    pub(crate) fn mark_lost(&mut self) {
+        if let Some(home) = self.home.take().and_then(|h| h.upgrade()) {
+            home.set(State::Lost(self.failed));
+        }
+    }
+
+    /// A new progress duplicate: `MPI_Comm_idup` of the data communicator, completed
+    /// here, on the rank's thread and in call order, and polled as a checked native
+    /// collective (a failed or departed peer or the timeout ends it with an error, never
+    /// a hang); then adopted as an `Mpi` of its own.
+    fn make_progress_duplicate(&mut self) -> Result<Box<Mpi>> {
+        let mut comm = unsafe { ffi::RSMPI_COMM_NULL };
+        let mut request = unsafe { ffi::RSMPI_REQUEST_NULL };
+        // SAFETY: `data` is live; the duplicate is owned by the new `Mpi` once complete.
+        let rc = unsafe { ffi::MPI_Comm_idup(self.data, &mut comm, &mut request) };
+        if rc != success() {
+            return Err(failed("immediate", rc));
+        }
+        self.wait_native(request)?;
+        // SAFETY: the duplicate is complete; only the `Mpi` made here uses it.
+        Ok(Box::new(unsafe { Mpi::adopt(comm, &self.config()) }))
+    }
+}
 
 impl Detach for Mpi {
-    type Detached = Duplicate;
+    type Detached = Lent;
 
-    /// `MPI_Comm_idup` of the data communicator: ordered with this rank's other calls
-    /// on it, and not blocking. MPI must run with `MPI_THREAD_MULTIPLE`.
-    fn detach(&mut self) -> Result<Duplicate> {
+    /// The progress duplicate of the next request (see `PROGRESS_SLOTS`): made by
+    /// `MPI_Comm_idup` on this rank's thread the first time, then reused. MPI must
+    /// run with `MPI_THREAD_MULTIPLE`.
+    ///
+    /// Only this rank's thread makes communicators: a progress thread only sends and
+    /// receives on the duplicate lent to it. (Open MPI 4.1 never completed two
+    /// `MPI_Comm_idup`s waited for by two progress threads at once: the hang of the
+    /// first MPI version of `examples/subcomm.rs`.)
+    fn detach(&mut self) -> Result<Lent> {
         let level = thread_level();
         // SAFETY: reading an extern constant of the MPI library.
         if level < unsafe { ffi::RSMPI_THREAD_MULTIPLE } {
@@ -96,33 +171,68 @@ impl Detach for Mpi {
                     .into(),
             });
         }
-        let mut comm = unsafe { ffi::RSMPI_COMM_NULL };
-        let mut request = unsafe { ffi::RSMPI_REQUEST_NULL };
-        // SAFETY: `data` is live; the duplicate and the request are completed and owned
-        // by the progress thread (`attach`).
-        let rc = unsafe { ffi::MPI_Comm_idup(self.data, &mut comm, &mut request) };
-        if rc != success() {
-            return Err(failed("immediate", rc));
+        if let Some(rank) = self.failed {
+            return Err(Error::PeerFailed { rank });
         }
-        Ok(Duplicate {
-            comm,
-            request,
-            config: self.config(),
-        })
+        let n = (self.progress.started % PROGRESS_SLOTS as u64) as usize;
+        if n == self.progress.slots.len() {
+            let mut mpi = self.make_progress_duplicate()?;
+            let slot = Arc::new(Slot {
+                state: Mutex::new(State::Lent),
+                returned: Condvar::new(),
+            });
+            mpi.home = Some(Arc::downgrade(&slot));
+            self.progress.slots.push(slot);
+            self.progress.started += 1;
+            return Ok(Lent(mpi));
+        }
+        let slot = Arc::clone(&self.progress.slots[n]);
+        let deadline = Instant::now() + self.timeout;
+        let mut state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            match std::mem::replace(&mut *state, State::Lent) {
+                State::Idle(lent) => {
+                    self.progress.started += 1;
+                    return Ok(lent);
+                }
+                State::Lent => {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return Err(Error::Timeout {
+                            rank: self.rank,
+                            peer: self.rank,
+                            step: 0,
+                        });
+                    }
+                    state = slot
+                        .returned
+                        .wait_timeout(state, left)
+                        .unwrap_or_else(|e| e.into_inner())
+                        .0;
+                }
+                State::Lost(blamed) => {
+                    *state = State::Lost(blamed);
+                    return Err(match blamed {
+                        Some(rank) => Error::PeerFailed { rank },
+                        None => Error::Unsupported {
+                            call: "immediate",
+                            reason: format!(
+                                "request {} {PROGRESS_SLOTS} earlier on this communicator \
+                                 failed, and its progress communicator with it",
+                                self.progress.started
+                            ),
+                        },
+                    });
+                }
+            }
+        }
     }
 
-    fn attach(d: Duplicate) -> Result<Self> {
-        let Duplicate {
-            comm,
-            mut request,
-            config,
-        } = d;
-        // SAFETY: the request of `MPI_Comm_idup`, completed here once.
-        let rc = unsafe { ffi::MPI_Wait(&mut request, ffi::RSMPI_STATUS_IGNORE) };
-        if rc != success() {
-            return Err(failed("immediate", rc));
-        }
-        // SAFETY: the duplicate is complete, and only this progress thread uses it.
-        Ok(unsafe { Mpi::adopt(comm, &config) })
+    fn attach(lent: Lent) -> Result<Self> {
+        Ok(*lent.0)
+    }
+
+    fn retire(self) {
+        Box::new(self).give_back();
     }
 }

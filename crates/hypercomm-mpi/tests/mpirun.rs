@@ -251,6 +251,14 @@ fn a_native_collective_waits_checked_names_the_failed_peer() {
     expect_peer_failed(4, 2, &["--leave", "--algo", "native"]);
 }
 
+/// A request (`immediate_all_reduce_into`) whose peer panics or leaves fails at `wait`
+/// with the peer named, as a blocking call does; the job never hangs.
+#[test]
+fn a_request_fails_at_wait_naming_the_failed_peer() {
+    expect_peer_failed(3, 1, &["--panic", "--immediate"]);
+    expect_peer_failed(4, 2, &["--leave", "--immediate"]);
+}
+
 #[test]
 fn a_rank_that_leaves_early_is_named_by_its_peers() {
     // The rank returns successfully (exit 0) while the others still wait for its part
@@ -948,6 +956,29 @@ fn example_prefix_sums_on_mpi() {
 #[test]
 fn example_bucket_sort_on_mpi() {
     example_matches("bucket_sort");
+}
+
+/// Issue 24: sub-communicators (split against `MPI_Comm_split`'s ranks and sizes,
+/// `MPI_Comm_split_type`'s node communicators, rows and columns used interleaved with
+/// the parent's calls and requests in flight), non-blocking requests (completed out of
+/// order, polled with `test`, one dropped unfinished) and persistent plans, each result
+/// against native MPI, on 1, 2, 3, 5 and 8 ranks (`examples/subcomm.rs`). The first
+/// versions hung on 2 ranks: the sub-communicators were freed with their peers'
+/// departure notices still on their way (`src/leave.rs`).
+#[test]
+fn example_subcomm_matches_native_mpi_on_1_2_3_5_8_ranks() {
+    for ranks in [1, 2, 3, 5, 8] {
+        let job = run_example("subcomm", ranks, &[]);
+        assert_eq!(
+            job.code,
+            Some(0),
+            "subcomm on {ranks} ranks:\n{}\n{}",
+            job.stdout,
+            job.stderr
+        );
+        let verdict = format!("subcomm: every rank matched native MPI ({ranks} ranks)");
+        assert!(job.stdout.contains(&verdict), "{}", job.stdout);
+    }
 }
 
 #[test]

@@ -11,13 +11,21 @@
 //! other requests or of sub-communicators, so any number of requests may be in flight
 //! and be completed in any order, while the rank goes on computing or calling other
 //! collectives. Progress needs no call from the user between start and wait: the
-//! progress thread moves the data. On threads the duplicate costs nothing to agree on
-//! (every rank finds its group under the same key); on MPI it is `MPI_Comm_idup`
-//! (ordered, non-blocking), and MPI must be initialized with `MPI_THREAD_MULTIPLE`
-//! (`mpi::initialize_with_threading(Threading::Multiple)`), or the call returns
-//! [`Error::Unsupported`]. Starting a request costs a thread start (tens of
-//! microseconds): worth it for calls that overlap long computations, not for tiny ones
-//! (see [`crate::persistent`] for those).
+//! progress thread moves the data (on MPI too: it sends and receives with MPI's
+//! non-blocking point-to-point calls and polls them; MPI's own non-blocking collectives
+//! are not used). On threads the duplicate costs nothing to agree on
+//! (every rank finds its group under the same key). On MPI it is an `MPI_Comm_idup` of
+//! the communicator, made on the rank's thread (in call order) by the first requests and
+//! then lent again to later ones (`hypercomm-mpi`'s `PROGRESS_SLOTS`: request n takes
+//! duplicate n mod 4, waiting at start for the request 4 earlier if it still runs), so
+//! no progress thread ever makes a communicator; MPI must be initialized with
+//! `MPI_THREAD_MULTIPLE` (`mpi::initialize_with_threading(Threading::Multiple)`), or the
+//! call returns [`Error::Unsupported`]. A request's call chooses its algorithm by the
+//! cost model (it never measures, as `Algo::Auto` under `Tuning::Measure` would on the
+//! communicator: the measurement would run inside the first request of each kind).
+//! Starting a request costs a thread start (tens of microseconds): worth it for calls
+//! that overlap long computations, not for tiny ones (see [`crate::persistent`] for
+//! those).
 //!
 //! Requests live in a scope, as rsmpi's do: `std::thread::scope(|s| …)`, and the buffers
 //! a request reads or writes are borrowed for the whole scope, so none can be touched,
@@ -75,6 +83,12 @@ pub trait Detach: Transport + Sized {
 
     /// Enter a duplicate, on the thread that will use it.
     fn attach(detached: Self::Detached) -> Result<Self>;
+
+    /// Take back the transport of a request whose call returned, on its progress
+    /// thread (not called when the call panicked: the transport is then dropped while
+    /// unwinding). By default it is dropped; a backend whose duplicates are costly to
+    /// make (MPI) keeps it for a later request.
+    fn retire(self) {}
 
     /// What a rank's thread does between looks while it waits for a request, if
     /// blocking the thread would be wrong (a rank run as a fiber hands its CPU to the
@@ -184,7 +198,10 @@ impl<X: Detach> Comm<X> {
             .name(format!("hypercomm-progress-{rank}"))
             .spawn_scoped(scope, move || {
                 let mut comm = Comm::new(X::attach(detached)?, calibration);
-                call(&mut comm)
+                let done = call(&mut comm);
+                let Comm { transport, .. } = comm;
+                transport.retire();
+                done
             })
             .map_err(|e| Error::Spawn {
                 rank,

@@ -67,6 +67,15 @@ pub const MAX_COLOR: u32 = i32::MAX as u32;
 const NO_COLOR: u32 = u32::MAX;
 
 impl<X: Split> Comm<X> {
+    /// A sub-communicator over `transport`: this one's calibration and tuning policy
+    /// (with `Tuning::Measure`, its `Auto` calls measure on its own ranks, whose picks
+    /// are kept under its own rank count, as [`Transport::machine_key`] says).
+    fn child(&self, transport: X) -> Comm<X> {
+        let mut sub = Comm::new(transport, self.calibration());
+        sub.tuner = crate::tune::Tuner::new(self.tuner.policy.clone());
+        sub
+    }
+
     /// Split this communicator, as MPI's `MPI_Comm_split`: the ranks that pass the same
     /// `color` form a new communicator each, ranked by `key`, ties broken by their rank
     /// here; a rank that passes `None` (MPI's `MPI_UNDEFINED`) gets `None`. Collective:
@@ -120,9 +129,8 @@ impl<X: Split> Comm<X> {
             None => Vec::new(),
         };
         members.sort_by_key(|&q| (entries[q as usize].1, q));
-        let calibration = self.calibration();
         let sub = self.transport.split(color, key, &members)?;
-        let sub = sub.map(|t| Comm::new(t, calibration));
+        let sub = sub.map(|t| self.child(t));
         if let Some(sub) = &sub {
             let at = members.iter().position(|&q| q == self.rank());
             if sub.size() as usize != members.len() || Some(sub.rank() as usize) != at {
@@ -165,9 +173,8 @@ impl<X: Split> Comm<X> {
     /// here: MPI's `MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)` on MPI; on threads, where
     /// every rank does, a duplicate. Collective.
     pub fn split_shared(&mut self) -> Result<Comm<X>> {
-        let calibration = self.calibration();
         match self.transport.split_shared() {
-            Some(t) => Ok(Comm::new(t?, calibration)),
+            Some(t) => Ok(self.child(t?)),
             None => self.dup(),
         }
     }

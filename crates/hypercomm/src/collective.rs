@@ -547,6 +547,14 @@ impl Collective {
                 c[r as usize].iter().sum(),
                 c.iter().map(|row| row[r as usize]).sum(),
             ),
+            // The host (the last rank) sends every PE its portion.
+            (Collective::Download, Some(Counts::PerRank(c))) => {
+                if r + 1 == k {
+                    (c.iter().sum(), 0)
+                } else {
+                    (0, c[r as usize])
+                }
+            }
             (_, Some(Counts::PerRank(c))) if self.kind().is_varcount() => {
                 let (mine, all) = (c[r as usize], c.iter().sum::<u64>());
                 let at_root = |x: u64| if r == root { x } else { 0 };
@@ -564,6 +572,21 @@ impl Collective {
     /// What rank `r`'s `out` must hold with `counts` (one segment per non-empty block),
     /// or as [`expected`](Self::expected) without.
     pub fn expected_with(&self, k: u32, m: u64, counts: Option<&Counts>, r: Rank) -> Vec<Segment> {
+        if let (Collective::Download, Some(Counts::PerRank(c))) = (self, counts) {
+            // PE r's portion, from its offset in the host's `in`.
+            let (len, off) = (c[r as usize], prefix(c)[r as usize]);
+            return if r + 1 == k || len == 0 {
+                vec![]
+            } else {
+                vec![Segment {
+                    start: 0,
+                    len,
+                    off,
+                    ranks: vec![(k - 1, k)],
+                    block: None,
+                }]
+            };
+        }
         let Some(counts) = counts.filter(|_| self.kind().is_varcount()) else {
             return self.expected(k, m, r);
         };

@@ -70,6 +70,28 @@ impl Counts {
                 }
                 Ok(())
             }
+            // A download's unequal portions (Gichev 1992, §3.2, RP): one count per
+            // PE and 0 for the host, the last rank.
+            (Counts::PerRank(c), OpKind::Download) => {
+                if c.len() != k as usize {
+                    return bad(format!(
+                        "download needs one count per rank, {k} (the PEs', then the \
+                         host's, 0), got {}",
+                        c.len()
+                    ));
+                }
+                if c.last().is_some_and(|&h| h != 0) {
+                    return bad(format!(
+                        "the host (rank {}) receives nothing in a download: its count \
+                         must be 0",
+                        k - 1
+                    ));
+                }
+                if total(c.iter()).is_none() {
+                    return bad(format!("the counts sum to more than 2^48 = {MAX_TOTAL}"));
+                }
+                Ok(())
+            }
             (Counts::PerRank(_), OpKind::Alltoallv) => bad(format!(
                 "alltoallv needs a {k} × {k} matrix (a list of lists), not a list"
             )),
@@ -78,7 +100,8 @@ impl Counts {
             }
             (_, op) => bad(format!(
                 "{op} takes no counts; the variable-count collectives are gatherv, \
-                 scatterv, allgatherv, alltoallv and reduce-scatterv"
+                 scatterv, allgatherv, alltoallv and reduce-scatterv (and download's \
+                 unequal portions, a list)"
             )),
         }
     }

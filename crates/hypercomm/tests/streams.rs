@@ -350,3 +350,26 @@ fn parallel_verification_at_default_thresholds_finds_the_same_violations() {
         }
     }
 }
+
+/// A program built whole and idle in most of its steps streams only its busy steps
+/// (`From<Program>`), and still reads as the whole program: the same steps, busy ones at
+/// their indices, and its full length.
+#[test]
+fn a_mostly_idle_program_streams_as_itself() {
+    for busy_at in [vec![], vec![0], vec![3, 999], vec![1, 2, 500]] {
+        let mut prog = Program::new(7, 1000);
+        for &s in &busy_at {
+            prog.steps[s] = send_step(1, s as u64 + 1);
+        }
+        let whole: Vec<Step> = StepStream::from(prog.clone()).collect();
+        assert_eq!(whole, prog.steps, "{busy_at:?}");
+        let mut stream = StepStream::from(prog.clone());
+        let mut seen = vec![];
+        while let Some((i, step)) = stream.next_busy() {
+            assert_eq!(step, prog.steps[i], "{busy_at:?}: step {i}");
+            seen.push(i);
+        }
+        assert_eq!(seen, busy_at);
+        assert_eq!(stream.finish(), 1000, "{busy_at:?}");
+    }
+}

@@ -6,11 +6,13 @@
 //! (`broadcast/sbt.rs`, `p2p/multipath.rs`, …); each file's doc comment gives the
 //! reference, the cost in steps and volume, and the constraints.
 
+pub mod fit;
 pub mod pipeline;
 pub mod plan;
 pub mod shape;
 pub mod vcount;
 
+pub use fit::{Fit, Need};
 pub use shape::Shape;
 
 pub mod allgather {
@@ -318,8 +320,6 @@ pub const PACKET_SEARCH_NODES: u32 = 1024;
 pub type BuildFn = fn(&Problem<'_>, &Params) -> Result<Box<dyn Schedule>, Error>;
 /// Shape of the closed forms of every registry entry (empty when none applies to the model).
 pub type FormulaFn = fn(&Problem<'_>, &Params) -> Vec<Formula>;
-/// Whether an entry fits a topology: `Err(reason)` when it does not.
-pub type FitsFn = fn(&Topology) -> Result<(), String>;
 
 /// Constructor of an algorithm that lays out the ranks of a single-hop topology as a
 /// given shape (`--shape AxB…`, [`Algorithm::build_shaped`]).
@@ -356,8 +356,8 @@ pub struct Algorithm {
     pub topologies: &'static str,
     /// Whether `--packets` applies.
     pub pipelined: bool,
-    fits: FitsFn,
-    build: BuildFn,
+    /// What it needs of the topology, and its constructor, which receives that.
+    need: Need,
     formulas: FormulaFn,
 }
 
@@ -368,9 +368,27 @@ impl std::fmt::Debug for Algorithm {
 }
 
 impl Algorithm {
-    /// Whether the algorithm runs on `topo` (`Err` says why not).
-    pub fn fits(&self, topo: &Topology) -> Result<(), String> {
-        (self.fits)(topo)
+    /// The view of `topo` the algorithm runs on ([`Fit`]: its cube, its ranks, its
+    /// ring, …), or why it does not run there.
+    pub fn fits(&self, topo: &Topology) -> Result<Fit, String> {
+        self.need.fit(topo)
+    }
+
+    /// The constructor, given the view of the problem's topology it needs; a topology
+    /// that does not fit is [`Error::AlgorithmDoesNotFit`].
+    fn construct(
+        &self,
+        problem: &Problem<'_>,
+        params: &Params,
+    ) -> Result<Box<dyn Schedule>, Error> {
+        self.need
+            .build(problem, params)
+            .map_err(|reason| Error::AlgorithmDoesNotFit {
+                algo: self.name.to_string(),
+                topology: problem.topology.to_string(),
+                reason,
+                valid: names(fitting(problem.topology, self.op)),
+            })?
     }
 
     /// Build the schedule of `problem`, after checking that the algorithm fits.
@@ -405,7 +423,7 @@ impl Algorithm {
                 reason: format!("`{}` is not pipelined; omit --packets or use 1", self.name),
             });
         }
-        (self.build)(problem, &self.resolve_packets(problem, params))
+        self.construct(problem, &self.resolve_packets(problem, params))
     }
 
     /// Whether it takes a shape ([`Algorithm::build_shaped`]).
@@ -466,7 +484,7 @@ impl Algorithm {
         if !self.pipelined || params.packets != Packets::Opt {
             return *params;
         }
-        let Ok(first) = (self.build)(problem, params) else {
+        let Ok(first) = self.construct(problem, params) else {
             return *params;
         };
         let Some(nu0) = first.packets() else {
@@ -491,7 +509,7 @@ impl Algorithm {
             return with(nu0);
         }
         let time = |nu: u64| -> Option<f64> {
-            let s = (self.build)(problem, &with(nu)).ok()?;
+            let s = self.construct(problem, &with(nu)).ok()?;
             Some(crate::cost::simulate(problem.topology, s.as_ref(), &params.model).time)
         };
         let Some(t0) = time(nu0) else {
@@ -598,16 +616,15 @@ impl Algorithm {
             .map_or(1, |c| c.fixed.max(u64::from(nodes) / c.nodes_per_unit))
     }
 
-    /// How many times a typical one a unit of this algorithm's simulation work costs
-    /// (about 30 ns; [`crate::schedule::work`]): 16 for SBA, whose streams generate a
-    /// broadcast's step per busy step (400 to 900 ns a unit on hypercube:9 and :10),
-    /// 1 for the others (24 to 53 ns a unit: the daisy chain, TEA1, SMG, the nesbt
-    /// scatter).
+    /// How many times a typical one (about 16 ns rounds-timed, 125 ns async) a unit of
+    /// this algorithm's simulation work ([`crate::schedule::work`]) costs: 1 for most
+    /// (5 to 24 ns a unit rounds-timed), more for those measured slower
+    /// ([`SIMULATE_COST`]).
     pub fn simulate_weight(&self) -> u64 {
-        match (self.op, self.name) {
-            (OpKind::Allgather, "sba") => 16,
-            _ => 1,
-        }
+        SIMULATE_COST
+            .iter()
+            .find(|c| c.0 == self.op && c.1 == self.name)
+            .map_or(1, |c| c.2)
     }
 
     fn per_pair(&self) -> Option<u64> {
@@ -665,7 +682,9 @@ const fn quadratic(
 /// recursive halving 107 MB) and, for the all-port exchanges of issue 22, at n = 10
 /// (the rotated-exchange all-gather 298 MB, reduce-scatter 1.9 GB, all-to-all more than
 /// 1.9 GB; the reduce-scatter and the all-to-all aborted out of memory on hypercube:13
-/// under 4 GB). The other algorithms' state stays near one run per node (one
+/// under 4 GB), and the all-port product all-to-all (1.2 to 1.3 KB per pair on
+/// hypercube:7 and :8 with a length of at least its n parts, 30 B with one element; it
+/// aborted on hypercube:14 under 4 GB). The other algorithms' state stays near one run per node (one
 /// contiguous or strided piece per buffer).
 const QUADRATIC_STATE: &[QuadraticState] = &[
     quadratic(OpKind::Allgather, "tea1", 200, true),
@@ -678,6 +697,7 @@ const QUADRATIC_STATE: &[QuadraticState] = &[
     quadratic(OpKind::Allgather, "rotated-exchange", 384, false),
     quadratic(OpKind::ReduceScatter, "rotated-exchange", 2304, false),
     quadratic(OpKind::Alltoall, "rotated-exchange", 2560, false),
+    quadratic(OpKind::Alltoall, "product-allport", 1536, false),
 ];
 
 /// What one unit of an algorithm's verification work costs, in typical units:
@@ -703,7 +723,8 @@ const fn cost(op: OpKind, name: &'static str, fixed: u64, nodes_per_unit: u64) -
 /// 1.6 µs on :16): the nesbt scatter 2 µs (:11 and :13), gather 3.4 µs (:12); MTADEA
 /// 9 µs and the all-to-all dimension exchange 20 µs on :11; the rotated-exchange
 /// all-gather 2.5 µs on :10 and over 4.3 µs on :11, the reduce-scatter 8.8 µs on :10,
-/// the all-to-all over 67 µs on :10, all growing with the nodes.
+/// the all-to-all over 67 µs on :10, all growing with the nodes; the all-port product
+/// all-to-all 2.1 µs on :7 and 3 µs on :8.
 const VERIFY_COST: &[VerifyCost] = &[
     cost(OpKind::Scatter, "nesbt", 2, u64::MAX),
     cost(OpKind::Gather, "nesbt", 4, u64::MAX),
@@ -713,106 +734,41 @@ const VERIFY_COST: &[VerifyCost] = &[
     cost(OpKind::Allgather, "rotated-exchange", 1, 256),
     cost(OpKind::ReduceScatter, "rotated-exchange", 1, 64),
     cost(OpKind::Alltoall, "rotated-exchange", 1, 8),
+    cost(OpKind::Alltoall, "product-allport", 2, 64),
+];
+
+/// What one unit of an algorithm's simulation work costs, in typical units
+/// ([`Algorithm::simulate_weight`]), for those above 24 ns a unit rounds-timed or 200 ns
+/// async, measured by `cargo run --release -p hypercomm --example simulate_rate --
+/// TOPOLOGY LEN` on hypercube:10 (LEN 1 and 100000) and :14, torus:32x32 and
+/// complete:1024 (ns a unit, rounds / async): SBA 25 / 280, TEA1 21 / 67, TEA2 and its
+/// grouped forms 24 to 35 / 64, SMG 30 to 33 / 161 to 168 (complete:2048), the rotated-exchange all-reduce 70 / 257, the ring
+/// all-reduce 70 / 437, the linear all-to-all 93 / 213, the sequential-broadcast
+/// all-gather 97 / 208, the two-phase, spine-tree and dxdy broadcasts 35 to 54 / 80 to
+/// 116. The nesbt scatter and gather (48 to 139 ns a unit, growing with the nodes) and
+/// the linear broadcast are paid for by their nodes × steps instead (every program is
+/// built with all its steps).
+const SIMULATE_COST: &[(OpKind, &str, u64)] = &[
+    (OpKind::Allgather, "sba", 3),
+    (OpKind::Allgather, "tea1", 2),
+    (OpKind::Allgather, "tea2", 2),
+    (OpKind::Allgather, "tea2-balanced", 2),
+    (OpKind::Allgather, "tea2-grouped", 3),
+    (OpKind::Allgather, "tea2-grouped-balanced", 3),
+    (OpKind::Allreduce, "rotated-exchange", 5),
+    (OpKind::Allreduce, "ring", 5),
+    (OpKind::Alltoall, "linear", 6),
+    (OpKind::Alltoall, "smg", 2),
+    (OpKind::Allgather, "sequential-broadcast", 7),
+    (OpKind::Broadcast, "two-phase", 4),
+    (OpKind::Broadcast, "spine-tree", 3),
+    (OpKind::Broadcast, "dxdy-axes", 3),
+    (OpKind::Broadcast, "dxdy-neighbours", 3),
 ];
 
 /// Bytes the verifier takes per node for an algorithm outside [`QUADRATIC_STATE`]
 /// (a generous bound: ADEA on hypercube:10 takes 7 MB in all, about 7 KB per node).
 const LINEAR_STATE: u64 = 16 << 10;
-
-fn hypercube_only(t: &Topology) -> Result<(), String> {
-    if t.cube().is_some() {
-        return Ok(());
-    }
-    if t.host().is_some() {
-        return Err(
-            "it runs on the processing elements of a plain hypercube, not with a host".into(),
-        );
-    }
-    if !t.pes().is_power_of_two() {
-        return Err(format!(
-            "it needs 2^n nodes, and {} is not a power of two",
-            t.pes()
-        ));
-    }
-    Err(
-        "it needs the links of a binary cube (hypercube:N, complete:2^N, a product of edges, \
-         or a bus, shared memory or switch of 2^N processors)"
-            .into(),
-    )
-}
-
-/// Fits every topology on which any two ranks talk directly (`complete:K`, `bus:K`,
-/// `shm:K,S`, `switch:K`): the algorithms for any number of ranks (MPICH's and Open
-/// MPI's), for a crossbar switch, a shared medium or threads of one process.
-fn any_complete(t: &Topology) -> Result<(), String> {
-    if t.is_single_hop() {
-        Ok(())
-    } else {
-        Err("it needs every pair of ranks linked (complete:K, bus:K, shm:K,S or switch:K)".into())
-    }
-}
-
-/// Fits every topology.
-fn any_topology(_: &Topology) -> Result<(), String> {
-    Ok(())
-}
-
-/// Fits `hypercube:N+host`: the host linked to every PE (seed 003).
-fn with_host(t: &Topology) -> Result<(), String> {
-    download::plan::hosted_cube(t).map(|_| ())
-}
-
-/// Fits `ring:K` (seed 004's model C), any K.
-fn ring_only(t: &Topology) -> Result<(), String> {
-    plan::ring_len(t)
-        .map(|_| ())
-        .ok_or_else(|| "it runs on a ring (ring:K)".to_string())
-}
-
-/// Fits `torus:AxB` (seed 004's model D, the grid with wrap-around).
-fn torus_only(t: &Topology) -> Result<(), String> {
-    plan::torus_dims(t)
-        .map(|_| ())
-        .ok_or_else(|| "it runs on a two-dimensional torus (torus:AxB)".to_string())
-}
-
-/// Fits `switch:K` (seed 004's model F).
-fn switch_only(t: &Topology) -> Result<(), String> {
-    match plan::medium(t) {
-        Some((crate::topology::Medium::Switch, _)) => Ok(()),
-        _ => Err("it runs on a crossbar switch (switch:K)".into()),
-    }
-}
-
-/// Fits `ring:K`, or `switch:K` with the ring embedded (seed 004, §3.2 (F)).
-fn ring_or_switch(t: &Topology) -> Result<(), String> {
-    ring_only(t)
-        .or_else(|_| switch_only(t))
-        .map_err(|_| "it runs on a ring (ring:K) or a switch (switch:K)".to_string())
-}
-
-/// Fits `torus:QxQ`, the square grid a transposition needs.
-fn square_torus(t: &Topology) -> Result<(), String> {
-    transpose::diagonal::side(t)
-        .map(|_| ())
-        .ok_or_else(|| "it transposes a square torus (torus:QxQ)".to_string())
-}
-
-/// Fits `bus:K` (seed 004's model A).
-fn bus_only(t: &Topology) -> Result<(), String> {
-    match plan::medium(t) {
-        Some((crate::topology::Medium::Bus, _)) => Ok(()),
-        _ => Err("it runs on a broadcast bus (bus:K)".into()),
-    }
-}
-
-/// Fits `shm:K,S` (seed 004's model B).
-fn shm_only(t: &Topology) -> Result<(), String> {
-    match plan::medium(t) {
-        Some((crate::topology::Medium::Shm { .. }, _)) => Ok(()),
-        _ => Err("it runs on a shared memory (shm:K,S)".into()),
-    }
-}
 
 /// Every algorithm.
 pub static ALGORITHMS: &[Algorithm] = &[
@@ -823,8 +779,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1985, §3, eq. (3.1)",
         topologies: "hypercube",
         pipelined: true,
-        fits: hypercube_only,
-        build: p2p::ecube::build,
+        need: Need::Cube(p2p::ecube::build),
         formulas: p2p::ecube::formulas,
     },
     Algorithm {
@@ -834,8 +789,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1985, §3, Prop. 3.1 and 3.2",
         topologies: "hypercube",
         pipelined: true,
-        fits: hypercube_only,
-        build: p2p::multipath::build,
+        need: Need::Cube(p2p::multipath::build),
         formulas: p2p::multipath::formulas,
     },
     Algorithm {
@@ -845,8 +799,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.1 (F), T_{1,S}; Saad & Schultz 1985, §3, eq. (3.1)",
         topologies: "any",
         pipelined: true,
-        fits: any_topology,
-        build: p2p::direct::build,
+        need: Need::Any(p2p::direct::build),
         formulas: p2p::direct::formulas,
     },
     Algorithm {
@@ -857,8 +810,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1985, §2, Prop. 2.1 eq. (2.1), Prop. 2.2 eq. (2.2)",
         topologies: "hypercube",
         pipelined: true,
-        fits: hypercube_only,
-        build: broadcast::sbt::build,
+        need: Need::Cube(broadcast::sbt::build),
         formulas: broadcast::sbt::formulas,
     },
     Algorithm {
@@ -868,8 +820,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Johnsson & Ho 1989; seed 001, ESBT-broadcast",
         topologies: "hypercube",
         pipelined: true,
-        fits: hypercube_only,
-        build: broadcast::esbt::build,
+        need: Need::Cube(broadcast::esbt::build),
         formulas: broadcast::esbt::formulas,
     },
     Algorithm {
@@ -879,8 +830,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1985, §5, Prop. 5.1 eq. (5.1)",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: scatter::sbt::build,
+        need: Need::Cube(scatter::sbt::build),
         formulas: scatter::sbt::formulas,
     },
     Algorithm {
@@ -890,8 +840,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1985, §5, Hypercube Gather, eq. (5.1)",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: gather::sbt::build,
+        need: Need::Cube(gather::sbt::build),
         formulas: gather::sbt::formulas,
     },
     Algorithm {
@@ -901,8 +850,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1985, §4.1, eq. (4.1)",
         topologies: "hypercube",
         pipelined: true,
-        fits: hypercube_only,
-        build: allgather::sba::build,
+        need: Need::Cube(allgather::sba::build),
         formulas: allgather::sba::formulas,
     },
     Algorithm {
@@ -912,8 +860,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1985, §4.1, eq. (4.2)",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: allgather::daisy_chain::build,
+        need: Need::Cube(allgather::daisy_chain::build),
         formulas: allgather::daisy_chain::formulas,
     },
     Algorithm {
@@ -923,8 +870,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1985, §4.2, eq. (4.3)",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: allgather::adea::build,
+        need: Need::Cube(allgather::adea::build),
         formulas: allgather::adea::formulas,
     },
     Algorithm {
@@ -934,8 +880,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "seed 001, All-gather",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: allgather::dimension_exchange::build,
+        need: Need::Cube(allgather::dimension_exchange::build),
         formulas: allgather::dimension_exchange::formulas,
     },
     Algorithm {
@@ -945,8 +890,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1985, §4.3, TEA1, eq. (4.4)",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: allgather::tea1::build,
+        need: Need::Cube(allgather::tea1::build),
         formulas: allgather::tea1::formulas,
     },
     Algorithm {
@@ -956,8 +900,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1985, §4.3, TEA2, eq. (4.5)",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: allgather::tea2::build,
+        need: Need::Cube(allgather::tea2::build),
         formulas: allgather::tea2::formulas,
     },
     Algorithm {
@@ -967,8 +910,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1985, §4.3, TEA2 (balanced assignment, beyond the paper)",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: allgather::tea2::build_balanced,
+        need: Need::Cube(allgather::tea2::build_balanced),
         formulas: allgather::tea2::formulas_balanced,
     },
     Algorithm {
@@ -978,8 +920,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1985, §4.3, Eisenstat's grouping",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: allgather::tea2::build_grouped,
+        need: Need::Cube(allgather::tea2::build_grouped),
         formulas: allgather::tea2::formulas_grouped,
     },
     Algorithm {
@@ -989,8 +930,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1985, §4.3, Eisenstat's grouping (balanced assignment, beyond the paper)",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: allgather::tea2::build_grouped_balanced,
+        need: Need::Cube(allgather::tea2::build_grouped_balanced),
         formulas: allgather::tea2::formulas_grouped_balanced,
     },
     Algorithm {
@@ -1000,8 +940,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1985, §6, t_SMG",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: alltoall::smg::build,
+        need: Need::Cube(alltoall::smg::build),
         formulas: alltoall::smg::formulas,
     },
     Algorithm {
@@ -1011,8 +950,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1985, §6, ALGORITHM MTADEA, t_MTADEA",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: alltoall::mtadea::build,
+        need: Need::Cube(alltoall::mtadea::build),
         formulas: alltoall::mtadea::formulas,
     },
     Algorithm {
@@ -1022,8 +960,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "seed 001, All-to-all",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: alltoall::dimension_exchange::build,
+        need: Need::Cube(alltoall::dimension_exchange::build),
         formulas: alltoall::dimension_exchange::formulas,
     },
     Algorithm {
@@ -1033,8 +970,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1985, §5, Hypercube Gather with combining",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: reduce::sbt::build,
+        need: Need::Cube(reduce::sbt::build),
         formulas: reduce::sbt::formulas,
     },
     Algorithm {
@@ -1044,8 +980,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "seed 001, All-gather / all-reduce",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: allreduce::dimension_exchange::build,
+        need: Need::Cube(allreduce::dimension_exchange::build),
         formulas: allreduce::dimension_exchange::formulas,
     },
     Algorithm {
@@ -1055,8 +990,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "seed 001, Prefix sum",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: scan::dimension_exchange::build,
+        need: Need::Cube(scan::dimension_exchange::build),
         formulas: scan::dimension_exchange::formulas,
     },
     Algorithm {
@@ -1066,8 +1000,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "seed 001, Prefix sum (exclusive)",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: exclusive_scan::dimension_exchange::build,
+        need: Need::Cube(exclusive_scan::dimension_exchange::build),
         formulas: exclusive_scan::dimension_exchange::formulas,
     },
     Algorithm {
@@ -1077,8 +1010,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Thakur, Rabenseifner & Gropp 2005, recursive halving",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: reduce_scatter::recursive_halving::build,
+        need: Need::Cube(reduce_scatter::recursive_halving::build),
         formulas: reduce_scatter::recursive_halving::formulas,
     },
     Algorithm {
@@ -1088,8 +1020,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Thakur, Rabenseifner & Gropp 2005, broadcast: binomial tree; Saad & Schultz 1986 (seed 004), §3.2 (F), eq. (3.23), recursive doubling on a switch",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: broadcast::binomial::build,
+        need: Need::Ranks(broadcast::binomial::build),
         formulas: broadcast::binomial::formulas,
     },
     Algorithm {
@@ -1099,8 +1030,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Open MPI basic_linear broadcast; Chan et al. 2007, flat tree",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: broadcast::linear::build,
+        need: Need::Ranks(broadcast::linear::build),
         formulas: broadcast::linear::formulas,
     },
     Algorithm {
@@ -1110,8 +1040,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Thakur, Rabenseifner & Gropp 2005, binomial scatter; Saad & Schultz 1986 (seed 004), §3.4 (F), eq. (3.41), on a switch",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: scatter::binomial::build,
+        need: Need::Ranks(scatter::binomial::build),
         formulas: scatter::binomial::formulas,
     },
     Algorithm {
@@ -1121,8 +1050,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Thakur, Rabenseifner & Gropp 2005, binomial gather",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: gather::binomial::build,
+        need: Need::Ranks(gather::binomial::build),
         formulas: gather::binomial::formulas,
     },
     Algorithm {
@@ -1132,8 +1060,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Thakur, Rabenseifner & Gropp 2005, reduce: binomial tree (MPICH MPIR_Reduce_intra_binomial)",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: reduce::binomial::build,
+        need: Need::Ranks(reduce::binomial::build),
         formulas: reduce::binomial::formulas,
     },
     Algorithm {
@@ -1143,8 +1070,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Thakur, Rabenseifner & Gropp 2005, allgather: ring",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: allgather::ring::build,
+        need: Need::Ranks(allgather::ring::build),
         formulas: allgather::ring::formulas,
     },
     Algorithm {
@@ -1154,8 +1080,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Bruck et al. 1997, concatenation; Thakur, Rabenseifner & Gropp 2005, allgather: Bruck; Saad & Schultz 1986 (seed 004), §3.3 (F), eq. (3.35), shift doubling on a switch",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: allgather::bruck::build,
+        need: Need::Ranks(allgather::bruck::build),
         formulas: allgather::bruck::formulas,
     },
     Algorithm {
@@ -1165,8 +1090,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Bruck et al. 1997, index algorithm; Thakur, Rabenseifner & Gropp 2005, alltoall: Bruck",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: alltoall::bruck::build,
+        need: Need::Ranks(alltoall::bruck::build),
         formulas: alltoall::bruck::formulas,
     },
     Algorithm {
@@ -1176,8 +1100,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Thakur, Rabenseifner & Gropp 2005, alltoall: pairwise exchange",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: alltoall::pairwise::build,
+        need: Need::Ranks(alltoall::pairwise::build),
         formulas: alltoall::pairwise::formulas,
     },
     Algorithm {
@@ -1187,8 +1110,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Open MPI basic_linear alltoall; Thakur, Rabenseifner & Gropp 2005, alltoall",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: alltoall::linear::build,
+        need: Need::Ranks(alltoall::linear::build),
         formulas: alltoall::linear::formulas,
     },
     Algorithm {
@@ -1198,8 +1120,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Thakur, Rabenseifner & Gropp 2005, allreduce: recursive doubling",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: allreduce::recursive_doubling::build,
+        need: Need::Ranks(allreduce::recursive_doubling::build),
         formulas: allreduce::recursive_doubling::formulas,
     },
     Algorithm {
@@ -1209,8 +1130,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Patarasuk & Yuan 2009, ring all-reduce",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: allreduce::ring::build,
+        need: Need::Ranks(allreduce::ring::build),
         formulas: allreduce::ring::formulas,
     },
     Algorithm {
@@ -1220,8 +1140,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Chan et al. 2007, bucket reduce-scatter",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: reduce_scatter::ring::build,
+        need: Need::Ranks(reduce_scatter::ring::build),
         formulas: reduce_scatter::ring::formulas,
     },
     Algorithm {
@@ -1231,8 +1150,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Thakur, Rabenseifner & Gropp 2005, reduce-scatter: pairwise exchange (MPICH), in rank order",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: reduce_scatter::pairwise::build,
+        need: Need::Ranks(reduce_scatter::pairwise::build),
         formulas: reduce_scatter::pairwise::formulas,
     },
     Algorithm {
@@ -1242,8 +1160,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Hillis & Steele 1986; Thakur, Rabenseifner & Gropp 2005, scan",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: scan::recursive_doubling::build,
+        need: Need::Ranks(scan::recursive_doubling::build),
         formulas: scan::recursive_doubling::formulas,
     },
     Algorithm {
@@ -1253,8 +1170,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Hillis & Steele 1986; Thakur, Rabenseifner & Gropp 2005, exscan",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: exclusive_scan::recursive_doubling::build,
+        need: Need::Ranks(exclusive_scan::recursive_doubling::build),
         formulas: exclusive_scan::recursive_doubling::formulas,
     },
     Algorithm {
@@ -1264,8 +1180,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Johnsson & Ho 1989, §4, MSBT broadcast",
         topologies: "hypercube",
         pipelined: true,
-        fits: hypercube_only,
-        build: broadcast::nesbt::build,
+        need: Need::Cube(broadcast::nesbt::build),
         formulas: broadcast::nesbt::formulas,
     },
     Algorithm {
@@ -1275,8 +1190,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Johnsson & Ho 1989, §5, one-to-all personalized communication",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: scatter::nesbt::build,
+        need: Need::Cube(scatter::nesbt::build),
         formulas: scatter::nesbt::formulas,
     },
     Algorithm {
@@ -1286,8 +1200,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Johnsson & Ho 1989, §5, all-to-one personalized communication",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: gather::nesbt::build,
+        need: Need::Cube(gather::nesbt::build),
         formulas: gather::nesbt::formulas,
     },
     Algorithm {
@@ -1297,8 +1210,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Johnsson & Ho 1989, all-to-all broadcasting on all ports",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: allgather::rotated_exchange::build,
+        need: Need::Cube(allgather::rotated_exchange::build),
         formulas: allgather::rotated_exchange::formulas,
     },
     Algorithm {
@@ -1308,8 +1220,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Johnsson & Ho 1989, §6, all-to-all personalized communication on all ports",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: alltoall::rotated_exchange::build,
+        need: Need::Cube(alltoall::rotated_exchange::build),
         formulas: alltoall::rotated_exchange::formulas,
     },
     Algorithm {
@@ -1319,8 +1230,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Johnsson & Ho 1989 (reduction as reversed broadcasting), Rabenseifner's reduce-scatter + all-gather, on all ports",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: allreduce::rotated_exchange::build,
+        need: Need::Cube(allreduce::rotated_exchange::build),
         formulas: allreduce::rotated_exchange::formulas,
     },
     Algorithm {
@@ -1330,8 +1240,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Johnsson & Ho 1989 (reduction as reversed broadcasting), recursive halving on all ports",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: reduce_scatter::rotated_exchange::build,
+        need: Need::Cube(reduce_scatter::rotated_exchange::build),
         formulas: reduce_scatter::rotated_exchange::formulas,
     },
     Algorithm {
@@ -1341,8 +1250,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Johnsson & Ho 1989, §4, MSBT broadcast reversed",
         topologies: "hypercube",
         pipelined: true,
-        fits: hypercube_only,
-        build: reduce::nesbt::build,
+        need: Need::Cube(reduce::nesbt::build),
         formulas: reduce::nesbt::formulas,
     },
     Algorithm {
@@ -1352,8 +1260,10 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Gichev 1992, §3.1, eq. (3.1)",
         topologies: "hypercube+host",
         pipelined: false,
-        fits: with_host,
-        build: download::sl::build,
+        need: Need::Hosted {
+            check: fit::any_dim,
+            build: download::sl::build,
+        },
         formulas: download::sl::formulas,
     },
     Algorithm {
@@ -1363,8 +1273,10 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Gichev 1992, §3.2, eq. (3.2)",
         topologies: "hypercube+host",
         pipelined: false,
-        fits: with_host,
-        build: download::rp::build,
+        need: Need::Hosted {
+            check: fit::any_dim,
+            build: download::rp::build,
+        },
         formulas: download::rp::formulas,
     },
     Algorithm {
@@ -1374,8 +1286,10 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Gichev 1992, §3.3, eqs. (3.3)–(3.4)",
         topologies: "hypercube+host",
         pipelined: false,
-        fits: with_host,
-        build: download::ds::build,
+        need: Need::Hosted {
+            check: fit::any_dim,
+            build: download::ds::build,
+        },
         formulas: download::ds::formulas,
     },
     Algorithm {
@@ -1385,8 +1299,10 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Gichev 1992, §4 (Prasad & Murthy 1991)",
         topologies: "hypercube+host (n ≥ 2)",
         pipelined: false,
-        fits: download::ssa::fits,
-        build: download::ssa::build,
+        need: Need::Hosted {
+            check: download::ssa::check,
+            build: download::ssa::build,
+        },
         formulas: download::ssa::formulas,
     },
     Algorithm {
@@ -1396,8 +1312,10 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Gichev 1992, §4; the repair is ours (docs/errata.md)",
         topologies: "hypercube+host",
         pipelined: false,
-        fits: with_host,
-        build: download::ssa_repaired::build,
+        need: Need::Hosted {
+            check: fit::any_dim,
+            build: download::ssa_repaired::build,
+        },
         formulas: download::ssa_repaired::formulas,
     },
     Algorithm {
@@ -1407,8 +1325,10 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Gichev 1992, §5, eqs. (5.1)–(5.8)",
         topologies: "hypercube+host",
         pipelined: false,
-        fits: with_host,
-        build: download::gichev::build,
+        need: Need::Hosted {
+            check: fit::any_dim,
+            build: download::gichev::build,
+        },
         formulas: download::gichev::formulas,
     },
     Algorithm {
@@ -1418,8 +1338,10 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "beyond Gichev 1992 (§5): recursion over subcube sizes (issue 19)",
         topologies: "hypercube+host",
         pipelined: false,
-        fits: with_host,
-        build: download::optimal::build,
+        need: Need::Hosted {
+            check: fit::any_dim,
+            build: download::optimal::build,
+        },
         formulas: download::optimal::formulas,
     },
     Algorithm {
@@ -1429,8 +1351,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.1 (A), eq. (3.1)",
         topologies: "bus",
         pipelined: false,
-        fits: bus_only,
-        build: p2p::bus::build,
+        need: Need::Bus(p2p::bus::build),
         formulas: p2p::bus::formulas,
     },
     Algorithm {
@@ -1440,8 +1361,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.1 (B), eq. (3.2)",
         topologies: "shm",
         pipelined: false,
-        fits: shm_only,
-        build: p2p::shm::build,
+        need: Need::Shm(p2p::shm::build),
         formulas: p2p::shm::formulas,
     },
     Algorithm {
@@ -1451,8 +1371,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.2 (A)",
         topologies: "bus",
         pipelined: false,
-        fits: bus_only,
-        build: broadcast::bus::build,
+        need: Need::Bus(broadcast::bus::build),
         formulas: broadcast::bus::formulas,
     },
     Algorithm {
@@ -1462,8 +1381,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.2 (B), eq. (3.15)",
         topologies: "shm",
         pipelined: false,
-        fits: shm_only,
-        build: broadcast::shm::build,
+        need: Need::Shm(broadcast::shm::build),
         formulas: broadcast::shm::formulas,
     },
     Algorithm {
@@ -1473,8 +1391,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.2 (C), eq. (3.17)",
         topologies: "ring",
         pipelined: true,
-        fits: ring_only,
-        build: broadcast::two_way::build,
+        need: Need::Ring(broadcast::two_way::build),
         formulas: broadcast::two_way::formulas,
     },
     Algorithm {
@@ -1484,8 +1401,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.2 (C), eq. (3.16); §3.2 (F), eq. (3.22)",
         topologies: "ring, switch",
         pipelined: true,
-        fits: ring_or_switch,
-        build: broadcast::two_way::build_one_way,
+        need: Need::RingOrSwitch(broadcast::two_way::build_one_way),
         formulas: broadcast::two_way::formulas_one_way,
     },
     Algorithm {
@@ -1495,8 +1411,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.2 (D), eq. (3.18)",
         topologies: "torus",
         pipelined: true,
-        fits: torus_only,
-        build: broadcast::spine_tree::build,
+        need: Need::Torus(broadcast::spine_tree::build),
         formulas: broadcast::spine_tree::formulas,
     },
     Algorithm {
@@ -1506,8 +1421,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.2 (F), eqs. (3.24)–(3.25)",
         topologies: "switch",
         pipelined: true,
-        fits: switch_only,
-        build: broadcast::binary_tree::build,
+        need: Need::Switch(broadcast::binary_tree::build),
         formulas: broadcast::binary_tree::formulas,
     },
     Algorithm {
@@ -1517,8 +1431,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.5 (F), T_{5,S}",
         topologies: "switch",
         pipelined: false,
-        fits: alltoall::two_pass_exchange::fits,
-        build: alltoall::two_pass_exchange::build,
+        need: Need::SwitchCube(alltoall::two_pass_exchange::build),
         formulas: alltoall::two_pass_exchange::formulas,
     },
     Algorithm {
@@ -1528,8 +1441,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.3 (A), eq. (3.26)",
         topologies: "bus",
         pipelined: false,
-        fits: bus_only,
-        build: allgather::bus::build,
+        need: Need::Bus(allgather::bus::build),
         formulas: allgather::bus::formulas,
     },
     Algorithm {
@@ -1539,8 +1451,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.3 (B), eq. (3.27)",
         topologies: "shm",
         pipelined: false,
-        fits: shm_only,
-        build: allgather::shm::build,
+        need: Need::Shm(allgather::shm::build),
         formulas: allgather::shm::formulas,
     },
     Algorithm {
@@ -1550,8 +1461,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.3 (C), eq. (3.28)",
         topologies: "ring",
         pipelined: false,
-        fits: ring_only,
-        build: allgather::ring_daisy_chain::build,
+        need: Need::Ring(allgather::ring_daisy_chain::build),
         formulas: allgather::ring_daisy_chain::formulas,
     },
     Algorithm {
@@ -1561,8 +1471,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.3 (D), eq. (3.31)",
         topologies: "torus",
         pipelined: false,
-        fits: torus_only,
-        build: allgather::alternating_direction::build,
+        need: Need::Torus(allgather::alternating_direction::build),
         formulas: allgather::alternating_direction::formulas,
     },
     Algorithm {
@@ -1572,8 +1481,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.4 (A), eq. (3.36)",
         topologies: "bus",
         pipelined: false,
-        fits: bus_only,
-        build: scatter::bus::build,
+        need: Need::Bus(scatter::bus::build),
         formulas: scatter::bus::formulas,
     },
     Algorithm {
@@ -1583,8 +1491,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.4 (B), eq. (3.37)",
         topologies: "shm",
         pipelined: false,
-        fits: shm_only,
-        build: scatter::shm::build,
+        need: Need::Shm(scatter::shm::build),
         formulas: scatter::shm::formulas,
     },
     Algorithm {
@@ -1594,8 +1501,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.4 (C), eq. (3.38)",
         topologies: "ring",
         pipelined: false,
-        fits: ring_only,
-        build: scatter::two_way::build,
+        need: Need::Ring(scatter::two_way::build),
         formulas: scatter::two_way::formulas,
     },
     Algorithm {
@@ -1605,8 +1511,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.4 (D), eq. (3.39)",
         topologies: "torus",
         pipelined: false,
-        fits: torus_only,
-        build: scatter::row_column::build,
+        need: Need::Torus(scatter::row_column::build),
         formulas: scatter::row_column::formulas,
     },
     Algorithm {
@@ -1616,8 +1521,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3, §3.4 (A)",
         topologies: "bus",
         pipelined: false,
-        fits: bus_only,
-        build: gather::bus::build,
+        need: Need::Bus(gather::bus::build),
         formulas: gather::bus::formulas,
     },
     Algorithm {
@@ -1627,8 +1531,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3, §3.4 (B)",
         topologies: "shm",
         pipelined: false,
-        fits: shm_only,
-        build: gather::shm::build,
+        need: Need::Shm(gather::shm::build),
         formulas: gather::shm::formulas,
     },
     Algorithm {
@@ -1638,8 +1541,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3, §3.4 (C)",
         topologies: "ring",
         pipelined: false,
-        fits: ring_only,
-        build: gather::two_way::build,
+        need: Need::Ring(gather::two_way::build),
         formulas: gather::two_way::formulas,
     },
     Algorithm {
@@ -1649,8 +1551,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3, §3.4 (D)",
         topologies: "torus",
         pipelined: false,
-        fits: torus_only,
-        build: gather::row_column::build,
+        need: Need::Torus(gather::row_column::build),
         formulas: gather::row_column::formulas,
     },
     Algorithm {
@@ -1660,8 +1561,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.5 (A)",
         topologies: "bus",
         pipelined: false,
-        fits: bus_only,
-        build: alltoall::bus::build,
+        need: Need::Bus(alltoall::bus::build),
         formulas: alltoall::bus::formulas,
     },
     Algorithm {
@@ -1671,8 +1571,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.5 (B), eq. (3.42)",
         topologies: "shm",
         pipelined: false,
-        fits: shm_only,
-        build: alltoall::shm::build,
+        need: Need::Shm(alltoall::shm::build),
         formulas: alltoall::shm::formulas,
     },
     Algorithm {
@@ -1682,8 +1581,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.5 (C), eq. (3.43)",
         topologies: "ring",
         pipelined: false,
-        fits: ring_only,
-        build: alltoall::rotate_drop::build,
+        need: Need::Ring(alltoall::rotate_drop::build),
         formulas: alltoall::rotate_drop::formulas,
     },
     Algorithm {
@@ -1693,8 +1591,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.5 (C)–(D)",
         topologies: "torus",
         pipelined: false,
-        fits: torus_only,
-        build: alltoall::row_column::build,
+        need: Need::Torus(alltoall::row_column::build),
         formulas: alltoall::row_column::formulas,
     },
     Algorithm {
@@ -1704,8 +1601,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.1 (C), eq. (3.6)",
         topologies: "ring",
         pipelined: true,
-        fits: ring_only,
-        build: p2p::two_path::build,
+        need: Need::Ring(p2p::two_path::build),
         formulas: p2p::two_path::formulas,
     },
     Algorithm {
@@ -1715,8 +1611,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.1 (D), Prop. 3.1, eq. (3.11)",
         topologies: "torus",
         pipelined: true,
-        fits: torus_only,
-        build: p2p::four_path::build,
+        need: Need::Torus(p2p::four_path::build),
         formulas: p2p::four_path::formulas,
     },
     Algorithm {
@@ -1726,8 +1621,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.2 (D), eq. (3.19), the first remedy",
         topologies: "torus",
         pipelined: true,
-        fits: torus_only,
-        build: broadcast::dxdy::build_neighbours,
+        need: Need::Torus(broadcast::dxdy::build_neighbours),
         formulas: broadcast::dxdy::formulas_neighbours,
     },
     Algorithm {
@@ -1737,8 +1631,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.2 (D), eq. (3.19), the second remedy",
         topologies: "torus",
         pipelined: true,
-        fits: torus_only,
-        build: broadcast::dxdy::build_axes,
+        need: Need::Torus(broadcast::dxdy::build_axes),
         formulas: broadcast::dxdy::formulas_axes,
     },
     Algorithm {
@@ -1748,8 +1641,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.2 (D), eq. (3.20)",
         topologies: "torus",
         pipelined: true,
-        fits: torus_only,
-        build: broadcast::two_phase::build,
+        need: Need::Torus(broadcast::two_phase::build),
         formulas: broadcast::two_phase::formulas,
     },
     Algorithm {
@@ -1759,8 +1651,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.3 (D), eq. (3.30)",
         topologies: "torus",
         pipelined: false,
-        fits: torus_only,
-        build: allgather::grid_daisy_chain::build,
+        need: Need::Torus(allgather::grid_daisy_chain::build),
         formulas: allgather::grid_daisy_chain::formulas,
     },
     Algorithm {
@@ -1770,8 +1661,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.3 (D), eq. (3.29)",
         topologies: "torus",
         pipelined: true,
-        fits: torus_only,
-        build: allgather::sequential_broadcast::build,
+        need: Need::Torus(allgather::sequential_broadcast::build),
         formulas: allgather::sequential_broadcast::formulas,
     },
     Algorithm {
@@ -1781,8 +1671,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Saad & Schultz 1986 (seed 004), §3.5 (D), eq. (3.44)",
         topologies: "torus",
         pipelined: false,
-        fits: square_torus,
-        build: transpose::diagonal::build,
+        need: Need::SquareTorus(transpose::diagonal::build),
         formulas: transpose::diagonal::formulas,
     },
     Algorithm {
@@ -1792,8 +1681,10 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Dimakopoulos & Dimopoulos (seed 002), §4 Fig. 3, §5 Theorem 2 and Corollary 2",
         topologies: "product",
         pipelined: false,
-        fits: alltoall::a2::fits,
-        build: alltoall::a2::build,
+        need: Need::Product {
+            fits: alltoall::a2::fits,
+            build: alltoall::a2::build,
+        },
         formulas: alltoall::a2::formulas,
     },
     Algorithm {
@@ -1803,8 +1694,10 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Dimakopoulos & Dimopoulos (seed 002), §4 Fig. 3, combining per peer (beyond the paper)",
         topologies: "product, complete (composite K)",
         pipelined: false,
-        fits: alltoall::product::fits,
-        build: alltoall::product::build,
+        need: Need::Product {
+            fits: alltoall::product::fits,
+            build: alltoall::product::build,
+        },
         formulas: alltoall::product::formulas,
     },
     Algorithm {
@@ -1814,8 +1707,10 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Dimakopoulos & Dimopoulos (seed 002), §4 Fig. 3 combined per peer, with Johnsson & Ho 1989's rotated dimension orders (beyond the paper)",
         topologies: "product, complete (composite K)",
         pipelined: false,
-        fits: alltoall::product_allport::fits,
-        build: alltoall::product_allport::build,
+        need: Need::Product {
+            fits: alltoall::product_allport::fits,
+            build: alltoall::product_allport::build,
+        },
         formulas: alltoall::product_allport::formulas,
     },
     Algorithm {
@@ -1825,8 +1720,10 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Dimakopoulos & Dimopoulos (seed 002), §4 decomposition, with Thakur, Rabenseifner & Gropp 2005's ring inside each factor (beyond the paper)",
         topologies: "product of rings, complete graphs, cubes; complete (composite K)",
         pipelined: false,
-        fits: allgather::product::fits,
-        build: allgather::product::build,
+        need: Need::Product {
+            fits: allgather::product::fits,
+            build: allgather::product::build,
+        },
         formulas: allgather::product::formulas,
     },
     Algorithm {
@@ -1836,8 +1733,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "MPI-3.1 §5.5; Open MPI basic_linear gatherv",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: gatherv::linear::build,
+        need: Need::Ranks(gatherv::linear::build),
         formulas: gatherv::linear::formulas,
     },
     Algorithm {
@@ -1847,8 +1743,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "MPI-3.1 §5.5; Thakur, Rabenseifner & Gropp 2005, pairwise order",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: gatherv::pairwise::build,
+        need: Need::Ranks(gatherv::pairwise::build),
         formulas: gatherv::pairwise::formulas,
     },
     Algorithm {
@@ -1858,8 +1753,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "MPI-3.1 §5.6; Open MPI basic_linear scatterv",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: scatterv::linear::build,
+        need: Need::Ranks(scatterv::linear::build),
         formulas: scatterv::linear::formulas,
     },
     Algorithm {
@@ -1869,8 +1763,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "MPI-3.1 §5.6; Thakur, Rabenseifner & Gropp 2005, pairwise order",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: scatterv::pairwise::build,
+        need: Need::Ranks(scatterv::pairwise::build),
         formulas: scatterv::pairwise::formulas,
     },
     Algorithm {
@@ -1880,8 +1773,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "MPI-3.1 §5.7; Open MPI basic allgatherv",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: allgatherv::linear::build,
+        need: Need::Ranks(allgatherv::linear::build),
         formulas: allgatherv::linear::formulas,
     },
     Algorithm {
@@ -1891,8 +1783,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "MPI-3.1 §5.7; Thakur, Rabenseifner & Gropp 2005, pairwise exchange",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: allgatherv::pairwise::build,
+        need: Need::Ranks(allgatherv::pairwise::build),
         formulas: allgatherv::pairwise::formulas,
     },
     Algorithm {
@@ -1902,8 +1793,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "MPI-3.1 §5.7; Thakur, Rabenseifner & Gropp 2005, ring allgatherv (MPICH)",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: allgatherv::ring::build,
+        need: Need::Ranks(allgatherv::ring::build),
         formulas: allgatherv::ring::formulas,
     },
     Algorithm {
@@ -1913,8 +1803,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "Bruck et al. 1997; MPICH Bruck allgatherv (Thakur, Rabenseifner & Gropp 2005)",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: allgatherv::bruck::build,
+        need: Need::Ranks(allgatherv::bruck::build),
         formulas: allgatherv::bruck::formulas,
     },
     Algorithm {
@@ -1924,8 +1813,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "seed 001, All-gather; MPICH recursive-doubling allgatherv (Thakur, Rabenseifner & Gropp 2005)",
         topologies: "hypercube",
         pipelined: false,
-        fits: hypercube_only,
-        build: allgatherv::dimension_exchange::build,
+        need: Need::Cube(allgatherv::dimension_exchange::build),
         formulas: allgatherv::dimension_exchange::formulas,
     },
     Algorithm {
@@ -1935,8 +1823,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "MPI-3.1 §5.8; Open MPI basic_linear alltoallv",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: alltoallv::linear::build,
+        need: Need::Ranks(alltoallv::linear::build),
         formulas: alltoallv::linear::formulas,
     },
     Algorithm {
@@ -1946,8 +1833,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "MPI-3.1 §5.8; Thakur, Rabenseifner & Gropp 2005, pairwise exchange",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: alltoallv::pairwise::build,
+        need: Need::Ranks(alltoallv::pairwise::build),
         formulas: alltoallv::pairwise::formulas,
     },
     Algorithm {
@@ -1957,8 +1843,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "MPI-3.1 §5.10.2; Thakur, Rabenseifner & Gropp 2005, direct exchange",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: reduce_scatterv::linear::build,
+        need: Need::Ranks(reduce_scatterv::linear::build),
         formulas: reduce_scatterv::linear::formulas,
     },
     Algorithm {
@@ -1968,8 +1853,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "MPI-3.1 §5.10.2; Thakur, Rabenseifner & Gropp 2005, pairwise reduce-scatter",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: reduce_scatterv::pairwise::build,
+        need: Need::Ranks(reduce_scatterv::pairwise::build),
         formulas: reduce_scatterv::pairwise::formulas,
     },
     Algorithm {
@@ -1979,8 +1863,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         reference: "MPI-3.1 §5.10.2; Open MPI ring reduce-scatter; Patarasuk & Yuan 2009",
         topologies: "complete",
         pipelined: false,
-        fits: any_complete,
-        build: reduce_scatterv::ring::build,
+        need: Need::Ranks(reduce_scatterv::ring::build),
         formulas: reduce_scatterv::ring::formulas,
     },
 ];

@@ -7,12 +7,17 @@
 //! rotate-and-drop, the daisy chain, pipelining down a tree.
 //!
 //! Schedules built this way are pure and held in memory ([`Materialized`]): seed 004's
-//! machines are small (a bus, a memory, a ring, a torus of tens of nodes).
+//! machines are small (a bus, a memory, a ring, a torus of tens of nodes). A plan holds
+//! every item of every move and builds every program with all its steps, so it refuses
+//! to grow past [`MAX_PLAN_BYTES`] ([`Plan::bytes`]): the row-column all-to-all on
+//! torus:64x64 moves 537 M items and took 4 GB before it aborted; [`Plan::build`] then
+//! returns [`Error::TooLarge`].
 
 use std::collections::BTreeMap;
 
 use crate::algorithms::pipeline;
 use crate::collective::Collective;
+use crate::error::Error;
 use crate::schedule::{Buf, Materialized, Op, Program, Rank, Region};
 
 /// An item: a packet of a message, or a block of a personalised collective.
@@ -27,6 +32,16 @@ struct Move {
     items: Vec<Item>,
 }
 
+/// The most memory one plan may take to build, 1 GiB, estimated by [`Plan::bytes`]
+/// from what built schedules measured (`/usr/bin/time`, rounds timing, torus:32x32):
+/// the row-column all-to-all, 32.6 M items in 63 K moves, 2.95 GB (90 B an item, its
+/// regions at the sender and the receiver); the grid daisy chain, 2.1 M items in 1 M
+/// moves, 470 MB; the sequential-broadcast all-gather, 1,024 programs of 32,768 steps
+/// (24 B a step, idle ones included), about 1 GB. Seed 004's algorithms on the machines
+/// it studies stay far below (the row-column all-to-all on torus:16x16 moves 0.5 M
+/// items).
+pub const MAX_PLAN_BYTES: u64 = 1 << 30;
+
 /// A list of moves and local copies.
 #[derive(Clone, Debug, Default)]
 pub struct Plan {
@@ -34,6 +49,12 @@ pub struct Plan {
     moves: Vec<Move>,
     locals: Vec<(usize, Rank, Region, Region)>,
     steps: usize,
+    /// Items and receivers of every move so far ([`Plan::bytes`]).
+    items: u64,
+    /// Moves so far, dropped or not.
+    moves_made: u64,
+    /// Whether the plan passed [`MAX_PLAN_BYTES`] (its moves are then dropped).
+    over: bool,
 }
 
 impl Plan {
@@ -50,6 +71,10 @@ impl Plan {
             return;
         }
         self.steps = self.steps.max(step + 1);
+        self.count(items.len() as u64 + to.len() as u64, 1);
+        if self.over {
+            return;
+        }
         self.moves.push(Move {
             step,
             from,
@@ -60,20 +85,56 @@ impl Plan {
     /// A local copy at `rank` in `step`.
     pub fn local(&mut self, step: usize, rank: Rank, from: Region, into: Region) {
         self.steps = self.steps.max(step + 1);
+        self.count(0, 0);
         self.locals.push((step, rank, from, into));
+    }
+    /// The memory building this plan takes, estimated from above: 96 B per item or
+    /// receiver of a move, 256 B per move, 24 B per step of every program
+    /// ([`MAX_PLAN_BYTES`]).
+    pub fn bytes(&self) -> u64 {
+        self.items
+            .saturating_mul(96)
+            .saturating_add(self.moves_made.saturating_mul(256))
+            .saturating_add(
+                u64::from(self.k)
+                    .saturating_mul(self.steps as u64)
+                    .saturating_mul(24),
+            )
+    }
+    /// Count `items` more items and receivers in `moves` more moves; past
+    /// [`MAX_PLAN_BYTES`], drop every move.
+    fn count(&mut self, items: u64, moves: u64) {
+        self.items = self.items.saturating_add(items);
+        self.moves_made = self.moves_made.saturating_add(moves);
+        if !self.over && self.bytes() > MAX_PLAN_BYTES {
+            self.over = true;
+            self.moves = Vec::new();
+        }
     }
     /// Add `other`'s moves and local copies `t0` steps later.
     pub fn append(&mut self, other: Plan, t0: usize) {
+        if other.steps > 0 {
+            self.steps = self.steps.max(other.steps + t0);
+        }
+        self.count(other.items, other.moves_made);
+        self.over |= other.over;
+        if self.over {
+            self.moves = Vec::new();
+        }
         for mut mv in other.moves {
             mv.step += t0;
-            self.moves.push(mv);
+            if !self.over {
+                self.moves.push(mv);
+            }
         }
         for (s, r, from, into) in other.locals {
             self.locals.push((s + t0, r, from, into));
         }
-        if other.steps > 0 {
-            self.steps = self.steps.max(other.steps + t0);
-        }
+    }
+    /// Whether the plan passed [`MAX_PLAN_BYTES`]: [`Plan::build`] will refuse it, so a
+    /// builder may stop adding moves.
+    pub fn is_over(&self) -> bool {
+        self.over
     }
     /// Steps used so far.
     pub fn steps(&self) -> usize {
@@ -84,6 +145,7 @@ impl Plan {
     pub fn reversed(self) -> Plan {
         let s = self.steps;
         let mut out = Plan::new(self.k);
+        out.over = self.over;
         for mv in self.moves {
             debug_assert_eq!(mv.to.len(), 1, "only unicast plans reverse");
             out.send(s - 1 - mv.step, mv.to[0], vec![mv.from], mv.items);
@@ -91,8 +153,22 @@ impl Plan {
         out.steps = s;
         out
     }
-    /// The programs, each item at `layout(item, rank)`.
-    pub fn build(self, layout: impl Fn(Item, Rank) -> Region) -> Materialized {
+    /// The programs, each item at `layout(item, rank)`, or [`Error::TooLarge`] if the
+    /// plan passed [`MAX_PLAN_BYTES`].
+    pub fn build(self, layout: impl Fn(Item, Rank) -> Region) -> Result<Materialized, Error> {
+        if self.over {
+            return Err(Error::TooLarge(format!(
+                "the schedule on {} nodes passed {} items (blocks or packets, counted \
+                 per move and receiver) in {} moves over {} steps, and with them the {} MiB \
+                 that a schedule planned item by item (seed 004's algorithms) may take to \
+                 build; use fewer nodes, an explicit --packets, or another algorithm",
+                self.k,
+                self.items,
+                self.moves_made,
+                self.steps,
+                MAX_PLAN_BYTES >> 20
+            )));
+        }
         let steps = self.steps;
         let mut progs: Vec<Program> = (0..self.k).map(|r| Program::new(r, steps)).collect();
         let regions = |items: &[Item], r: Rank| {
@@ -146,11 +222,11 @@ impl Plan {
                 .max()
                 .unwrap_or(0);
         }
-        Materialized {
+        Ok(Materialized {
             nodes: self.k,
             steps,
             programs: progs,
-        }
+        })
     }
 }
 
@@ -306,12 +382,18 @@ pub fn ring_scatter(
     let l = ring.len();
     let (cw, ccw) = (l / 2, (l.saturating_sub(1)) / 2);
     for j in 1..=cw {
+        if plan.is_over() {
+            return cw;
+        }
         for h in 0..j {
             plan.send(t0 + cw - j + h, ring[h], vec![ring[h + 1]], bundle(j));
         }
     }
     let pos = |d: usize| (l - d) % l;
     for j in 1..=ccw {
+        if plan.is_over() {
+            return cw;
+        }
         for h in 0..j {
             plan.send(
                 t0 + cw - j + h,
@@ -336,6 +418,9 @@ pub fn ring_rotate(
 ) -> usize {
     let l = ring.len();
     for s in 1..l {
+        if plan.is_over() {
+            break;
+        }
         for i in 0..l {
             let o = (i + l - (s - 1)) % l;
             let items: Vec<Item> = (s..l).flat_map(|d| bundle(o, (o + d) % l)).collect();
@@ -355,6 +440,9 @@ pub fn ring_daisy(
 ) -> usize {
     let l = ring.len();
     for s in 0..l.saturating_sub(1) {
+        if plan.is_over() {
+            break;
+        }
         for i in 0..l {
             plan.send(
                 t0 + s,
@@ -410,6 +498,9 @@ pub fn tree_pipeline_at(
         }
     }
     for (&u, ch) in &kids {
+        if plan.is_over() {
+            break;
+        }
         let du = depth[u as usize] as usize;
         for (j, &item) in items.iter().enumerate() {
             plan.send(t0 + du + j, u, ch.clone(), vec![item]);
@@ -441,24 +532,17 @@ pub fn two_way_parents(l: u32, at: impl Fn(u32) -> Rank, parent: &mut [Option<Ra
 }
 
 use crate::cost::model::{Duplex, Model, Ports};
-use crate::error::Error;
 use crate::schedule::Schedule;
-use crate::topology::{Factor, Medium, Topology};
+use crate::topology::{Medium, Topology};
 
 /// K of `ring:K` (no host).
 pub fn ring_len(t: &Topology) -> Option<u32> {
-    match (t.factors(), t.host()) {
-        (Some([Factor::Cycle(k)]), None) => Some(*k),
-        _ => None,
-    }
+    crate::algorithms::fit::ring(t).ok()
 }
 
 /// (A, B) of `torus:AxB` (no host).
 pub fn torus_dims(t: &Topology) -> Option<(u32, u32)> {
-    match (t.factors(), t.host()) {
-        (Some([Factor::Cycle(a), Factor::Cycle(b)]), None) => Some((*a, *b)),
-        _ => None,
-    }
+    crate::algorithms::fit::torus(t).ok()
 }
 
 /// The medium and its processors, without a host.

@@ -168,6 +168,20 @@ impl Factor {
         }
     }
 
+    /// Connectivity κ: the fewest nodes whose removal disconnects the factor, and so
+    /// (Menger) the number of node-disjoint paths between any two of its nodes, as
+    /// many as [`Factor::disjoint_paths`] gives: 2 for a cycle C_k (k ≥ 3), 1 for an
+    /// edge or a path of 2 or more nodes, k − 1 for K_k, n for the n-cube (0 for one
+    /// node).
+    pub fn connectivity(&self) -> u32 {
+        match *self {
+            Factor::Cycle(k) if k >= 3 => 2,
+            Factor::Cycle(k) | Factor::Path(k) => u32::from(k >= 2),
+            Factor::Complete(k) => k.saturating_sub(1),
+            Factor::Cube(h) => h.dim(),
+        }
+    }
+
     /// Status s(a) = Σ_u dist(a, u) (seed 002, Definition 1), in closed form:
     /// - C_k: ⌊k²/4⌋ (Σ_{i<k} min(i, k − i));
     /// - P_k: a(a + 1)/2 + (k − 1 − a)(k − a)/2;

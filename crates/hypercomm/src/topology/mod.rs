@@ -577,46 +577,46 @@ impl Topology {
             _ => None,
         }
     }
-    /// Node-disjoint paths between two nodes where they are known, both ends included:
-    /// on one factor, its own ([`Factor::disjoint_paths`]: a cycle's two, a complete
-    /// graph's k − 1, the cube's n of Saad & Schultz 1985, Prop. 3.1); on a product,
-    /// between nodes that differ in one coordinate i, the factor's paths inside their
-    /// copy of G_i, plus one detour per neighbour y of `a` in another factor j (step to
-    /// y, follow G_i's shortest path in y's copy, step back), which are disjoint
-    /// because each keeps coordinate j at its own y. `None` elsewhere (nodes that differ
-    /// in two or more coordinates, media, a host).
+    /// Node-disjoint paths between two nodes of a product without host, both ends
+    /// included, from the factors' own ([`Factor::disjoint_paths`]: a cycle's two, a
+    /// path's one, a complete graph K_k's k − 1, the n of the cube of Saad & Schultz
+    /// 1985, Prop. 3.1). With D the coordinates in which `a` and `b` differ:
+    /// - inside the copy of Π_{i∈D} G_i through `a`, Σ_{i∈D} κ_i paths
+    ///   ([`cross_paths`], one factor added at a time);
+    /// - for every other factor j and every neighbour y of a_j in G_j, a detour: step
+    ///   to y, follow a shortest path in the copy whose coordinate j is y, step back.
+    ///   Each keeps coordinate j at its own y, so the detours miss each other and the
+    ///   paths inside the copy through `a`.
+    ///
+    /// So there are Σ_{i∈D} κ_i + Σ_{j∉D} deg_j(a_j) of them: the degree of the node
+    /// when every factor is a cycle, a complete graph or a cube (vertex-transitive
+    /// factors whose connectivity is their degree), which by Menger's theorem is the
+    /// most there can be. This is the constructive side of the classic bound that a
+    /// Cartesian product's connectivity is at least the sum of its factors'
+    /// (κ(G × H) ≥ κ(G) + κ(H): Sabidussi 1957; W.-S. Chiue and B.-S. Shieh, "On
+    /// connectivity of the Cartesian product of two graphs", Applied Mathematics and
+    /// Computation 102 (1999) 129–137; K. Day and A.-E. Al-Ayyoub, "The cross product of
+    /// interconnection networks", IEEE TPDS 8(2) (1997) 109–118, who build such paths
+    /// for product networks). `None` for media and topologies with a host.
     pub fn disjoint_paths(&self, a: Rank, b: Rank) -> Option<Vec<Vec<Rank>>> {
         let (Base::Product(fs), None) = (&self.0.base, &self.0.host) else {
             return None;
         };
+        if a == b {
+            return Some(vec![vec![a]]);
+        }
         let (ca, cb) = (self.coords(a), self.coords(b));
         let differ: Vec<usize> = (0..fs.len()).filter(|&i| ca[i] != cb[i]).collect();
-        let i = match differ.as_slice() {
-            [] => return Some(vec![vec![a]]),
-            [i] => *i,
-            _ => return None,
-        };
-        let along = |base: &[u32], path: &[u32]| -> Vec<Rank> {
-            let mut c = base.to_vec();
-            path.iter()
-                .map(|&x| {
-                    c[i] = x;
-                    self.rank_of(&c)
-                })
-                .collect()
-        };
-        let mut paths: Vec<Vec<Rank>> = fs[i]
-            .disjoint_paths(ca[i], cb[i])
+        let mut paths: Vec<Vec<Rank>> = cross_paths(fs, &differ, &ca, &cb)
             .iter()
-            .map(|p| along(&ca, p))
+            .map(|p| p.iter().map(|c| self.rank_of(c)).collect())
             .collect();
-        let straight = fs[i].shortest_path(ca[i], cb[i]);
-        for (j, f) in fs.iter().enumerate().filter(|&(j, _)| j != i) {
+        for (j, f) in fs.iter().enumerate().filter(|(j, _)| !differ.contains(j)) {
             for y in f.neighbors(ca[j]) {
-                let mut layer = ca.clone();
-                layer[j] = y;
+                let (mut la, mut lb) = (ca.clone(), cb.clone());
+                (la[j], lb[j]) = (y, y);
                 let mut p = vec![a];
-                p.extend(along(&layer, &straight));
+                p.extend(self.base_path(self.rank_of(&la), self.rank_of(&lb)));
                 p.push(b);
                 paths.push(p);
             }
@@ -641,6 +641,71 @@ impl Topology {
             })
         }
     }
+}
+
+/// Σ_{i∈D} κ_i internally node-disjoint paths from `ca` to `cb` (as coordinates)
+/// inside the copy of Π_{i∈D} G_i through `ca`, where D = `differ` lists every
+/// coordinate in which they differ (the others stay at `ca`'s). One factor G = G_{D_0}
+/// at a time against H, the product of the rest (its paths by recursion), from G's
+/// paths P_1..P_p (g1 → g2) and H's Q_1..Q_q (h1 → h2), with P_0 and Q_0 the direct
+/// links if the ends are adjacent (at most one path of each is):
+/// - two paths in turn orders: P_0 at layer h1 then Q_0 at layer g2; Q_0 at layer g1
+///   then P_0 at layer h2;
+/// - for each other P_i, with x_i its first step: to (x_i, h1), along Q_0 in the copy
+///   of H at x_i, then the rest of P_i at layer h2;
+/// - for each other Q_j, with y_j its first step: to (g1, y_j), along P_0 in the copy
+///   of G at y_j, then the rest of Q_j at layer g2.
+///
+/// Inner nodes differ: the P_i-paths change H only at their own x_i (inner to P_i, so
+/// off P_0), then keep H at h2 on P_i's own inner nodes; the Q_j-paths likewise with
+/// G; a P_i-path and a Q_j-path could only meet at (x_i, y_j), where x_i would have
+/// to lie on P_0. Checked exhaustively on small products
+/// (tests/disjoint_paths.rs).
+fn cross_paths(fs: &[Factor], differ: &[usize], ca: &[u32], cb: &[u32]) -> Vec<Vec<Vec<u32>>> {
+    let Some((&g, rest)) = differ.split_first() else {
+        return vec![vec![ca.to_vec()]];
+    };
+    let at = |base: &[u32], x: u32| {
+        let mut c = base.to_vec();
+        c[g] = x;
+        c
+    };
+    let ps = fs[g].disjoint_paths(ca[g], cb[g]);
+    if rest.is_empty() {
+        return ps
+            .iter()
+            .map(|p| p.iter().map(|&x| at(ca, x)).collect())
+            .collect();
+    }
+    let qs = cross_paths(fs, rest, ca, cb);
+    let direct = |n: usize| n == 2;
+    let i0 = ps.iter().position(|p| direct(p.len())).unwrap_or(0);
+    let s = qs.iter().position(|q| direct(q.len())).unwrap_or(0);
+    let (p0, q0) = (&ps[i0], &qs[s]);
+    let (g1, g2) = (ca[g], cb[g]);
+    let h2 = qs[s].last().expect("a path has its ends");
+    let mut out = Vec::with_capacity(ps.len() + qs.len());
+    // P_0 at layer h1, then Q_0 at layer g2.
+    let mut first: Vec<Vec<u32>> = p0.iter().map(|&x| at(ca, x)).collect();
+    first.extend(q0[1..].iter().map(|h| at(h, g2)));
+    out.push(first);
+    // Q_0 at layer g1, then P_0 at layer h2.
+    let mut second: Vec<Vec<u32>> = q0.iter().map(|h| at(h, g1)).collect();
+    second.extend(p0[1..].iter().map(|&x| at(h2, x)));
+    out.push(second);
+    for (_, p) in ps.iter().enumerate().filter(|&(i, _)| i != i0) {
+        let mut path = vec![ca.to_vec()];
+        path.extend(q0.iter().map(|h| at(h, p[1])));
+        path.extend(p[2..].iter().map(|&x| at(h2, x)));
+        out.push(path);
+    }
+    for (_, q) in qs.iter().enumerate().filter(|&(j, _)| j != s) {
+        let mut path = vec![ca.to_vec()];
+        path.extend(p0.iter().map(|&x| at(&q[1], x)));
+        path.extend(q[2..].iter().map(|h| at(h, g2)));
+        out.push(path);
+    }
+    out
 }
 
 /// The canonical string of a product: runs of equal families with two or more

@@ -116,6 +116,10 @@ enum Command {
         /// nothing fails.
         #[arg(long, requires = "leave")]
         harmless: bool,
+        /// Start each all-reduce as a request (`immediate_all_reduce_into`) and wait for
+        /// it: the failure must surface at `wait`.
+        #[arg(long)]
+        immediate: bool,
     },
     /// β and τ of the MPI backend, saved for `run`, `bench` and `vs-native`.
     ///
@@ -208,11 +212,14 @@ fn arguments(size: i32) -> Vec<String> {
 }
 
 fn main() -> ExitCode {
-    // `osu iallreduce` runs ours on progress threads: MPI_THREAD_MULTIPLE.
+    // Requests progress on threads of their own, which need MPI_THREAD_MULTIPLE
+    // (`fault --immediate`, `osu iallreduce`); the other commands keep the default level
+    // (no locking inside the MPI library).
     let argv: Vec<String> = std::env::args().collect();
-    let threaded =
-        argv.get(1).map(String::as_str) == Some("osu") && argv.iter().any(|a| a == "iallreduce");
-    let universe = if threaded {
+    let requests = argv.iter().any(|a| a == "--immediate")
+        || (argv.get(1).map(String::as_str) == Some("osu")
+            && argv.iter().any(|a| a == "iallreduce"));
+    let universe = if requests {
         mpi::initialize_with_threading(mpi::Threading::Multiple).map(|(u, _)| u)
     } else {
         mpi::initialize()
@@ -263,6 +270,7 @@ fn main() -> ExitCode {
             mismatch,
             leave,
             harmless,
+            immediate,
             algo,
         } => {
             let mut config = config(common);
@@ -275,7 +283,8 @@ fn main() -> ExitCode {
                     if *harmless {
                         leave_harmlessly(comm, *rank)
                     } else {
-                        fault(comm, *rank, *panic, *at, (*stall, *mismatch, *leave), algo)
+                        let how = (*stall, *mismatch, *leave, *immediate);
+                        fault(comm, *rank, *panic, *at, how, algo)
                     }
                 }),
             )
@@ -891,7 +900,7 @@ fn fault(
     culprit: Rank,
     panic: bool,
     at: u32,
-    (stall, mismatch, leave): (Option<f64>, bool, bool),
+    (stall, mismatch, leave, immediate): (Option<f64>, bool, bool, bool),
     algo: Algo,
 ) -> Result<(), Stop> {
     let (me, k) = (comm.rank(), comm.size());
@@ -919,7 +928,15 @@ fn fault(
                 return Err(Stop::Injected);
             }
         }
-        comm.all_reduce_into(&data, &mut out, &Op::sum(), algo)?;
+        if immediate {
+            let sum = Op::sum();
+            std::thread::scope(|scope| {
+                let request = comm.immediate_all_reduce_into(scope, &data, &mut out, &sum, algo)?;
+                request.wait()
+            })?;
+        } else {
+            comm.all_reduce_into(&data, &mut out, &Op::sum(), algo)?;
+        }
     }
     Ok(())
 }

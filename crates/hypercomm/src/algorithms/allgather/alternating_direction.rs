@@ -17,9 +17,12 @@ use crate::schedule::Schedule;
 use crate::verify::Problem;
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let (a, b) = plan::torus_dims(problem.topology)
-        .ok_or_else(|| plan::unfit("alternating-direction", "torus:AxB"))?;
+pub fn build(
+    problem: &Problem<'_>,
+    _params: &Params,
+    a: u32,
+    b: u32,
+) -> Result<Box<dyn Schedule>, Error> {
     let k = a * b;
     let (m, c) = (problem.len, problem.collective);
     if m == 0 {
@@ -42,7 +45,7 @@ pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule
         Collective::Allgather,
         k,
         m,
-    ))))
+    ))?))
 }
 
 /// (A − 1)(β + mτ) + (B − 1)(β + Amτ), exact.

@@ -14,8 +14,7 @@ use crate::schedule::Schedule;
 use crate::verify::Problem;
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let k = problem.topology.nodes();
+pub fn build(problem: &Problem<'_>, _params: &Params, k: u32) -> Result<Box<dyn Schedule>, Error> {
     let (m, c) = (problem.len, problem.collective);
     if m == 0 {
         return Ok(plan::boxed(plan::empty(k)));
@@ -36,7 +35,7 @@ pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule
         Collective::Allgather,
         k,
         m,
-    ))))
+    ))?))
 }
 
 /// k(β + mτ), exact.

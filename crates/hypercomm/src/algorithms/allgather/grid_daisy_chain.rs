@@ -57,9 +57,12 @@ pub(crate) fn hamiltonian_cycle(a: u32, b: u32) -> Vec<Rank> {
 }
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let (a, b) = plan::torus_dims(problem.topology)
-        .ok_or_else(|| plan::unfit("grid-daisy-chain", "torus:AxB"))?;
+pub fn build(
+    problem: &Problem<'_>,
+    _params: &Params,
+    a: u32,
+    b: u32,
+) -> Result<Box<dyn Schedule>, Error> {
     let k = a * b;
     let (m, c) = (problem.len, problem.collective);
     if m == 0 {
@@ -73,7 +76,7 @@ pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule
         Collective::Allgather,
         k,
         m,
-    ))))
+    ))?))
 }
 
 /// (k − 1)(β + mτ), exact.

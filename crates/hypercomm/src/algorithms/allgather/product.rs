@@ -28,6 +28,7 @@
 use crate::algorithms::alltoall::product::{
     best_shape_by, shape_dims, shaped_dims, smallest_factor,
 };
+use crate::algorithms::fit::{self, Fit};
 use crate::algorithms::{Formula, Params};
 use crate::collective::OpKind;
 use crate::cost::model::{Duplex, Model};
@@ -66,10 +67,10 @@ fn topo_dims(topo: &Topology) -> Result<Vec<(u32, u32)>, String> {
 
 /// Whether it fits: a product of cycles, complete graphs and cubes; composite K on
 /// `complete:K`.
-pub fn fits(topo: &Topology) -> Result<(), String> {
+pub fn fits(topo: &Topology) -> Result<Fit, String> {
     if let Some(k) = topo.as_complete() {
         return if k == 1 || smallest_factor(k) < k {
-            Ok(())
+            Ok(fit::product(topo))
         } else {
             Err(format!(
                 "complete:{k} has a prime number of ranks, so no shape of two factors ≥ 2 \
@@ -78,7 +79,7 @@ pub fn fits(topo: &Topology) -> Result<(), String> {
             ))
         };
     }
-    topo_dims(topo).map(|_| ())
+    topo_dims(topo).map(|_| fit::product(topo))
 }
 
 /// Σ_i (n_i − 1)(β + S_i m τ) of `shape` on K ranks, doubled under half duplex.
@@ -200,7 +201,11 @@ impl Schedule for ProductAllgather {
 }
 
 /// Build (on `complete:K`, the best shape).
-pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>, Error> {
+pub fn build(
+    problem: &Problem<'_>,
+    params: &Params,
+    _fit: &Fit,
+) -> Result<Box<dyn Schedule>, Error> {
     let dims = dims_of(problem, params)?;
     Ok(Box::new(ProductAllgather::new(
         problem.topology.nodes(),
@@ -291,7 +296,7 @@ mod tests {
                         model,
                         ..Params::default()
                     };
-                    let s = build(&problem, &params).unwrap();
+                    let s = build(&problem, &params, &fits(problem.topology).unwrap()).unwrap();
                     verify(problem, s.as_ref(), Strictness::default())
                         .unwrap_or_else(|v| panic!("{t}: {v}"));
                     let time = simulate(&topo, s.as_ref(), &model).time;

@@ -16,9 +16,7 @@ use crate::schedule::Schedule;
 use crate::verify::Problem;
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let k = plan::ring_len(problem.topology)
-        .ok_or_else(|| plan::unfit("ring-daisy-chain", "ring:K"))?;
+pub fn build(problem: &Problem<'_>, _params: &Params, k: u32) -> Result<Box<dyn Schedule>, Error> {
     let (m, c) = (problem.len, problem.collective);
     if m == 0 {
         return Ok(plan::boxed(plan::empty(k)));
@@ -31,7 +29,7 @@ pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule
         Collective::Allgather,
         k,
         m,
-    ))))
+    ))?))
 }
 
 /// (k − 1)(β + mτ), exact.

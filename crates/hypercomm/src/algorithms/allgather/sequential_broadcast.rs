@@ -21,16 +21,24 @@ use crate::schedule::{Buf, Rank, Region, Schedule};
 use crate::verify::Problem;
 
 /// Sides, depth and ν.
-fn shape(problem: &Problem<'_>, params: &Params) -> Result<(u32, u32, u64, u64), Error> {
-    let (a, b) = plan::torus_dims(problem.topology)
-        .ok_or_else(|| plan::unfit("sequential-broadcast", "torus:AxB"))?;
+fn shape(
+    problem: &Problem<'_>,
+    params: &Params,
+    a: u32,
+    b: u32,
+) -> Result<(u32, u32, u64, u64), Error> {
     let d = (a / 2 + b / 2) as u64;
     Ok((a, b, d, pipeline::resolve(params, problem.len, d)?))
 }
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let (a, b, d, nu) = shape(problem, params)?;
+pub fn build(
+    problem: &Problem<'_>,
+    params: &Params,
+    a: u32,
+    b: u32,
+) -> Result<Box<dyn Schedule>, Error> {
+    let (a, b, d, nu) = shape(problem, params, a, b)?;
     let k = a * b;
     let (m, c) = (problem.len, problem.collective);
     if m == 0 {
@@ -40,6 +48,9 @@ pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>
     plan::own_copies(&mut p, c, k, m);
     let each = (nu + d - 1) as usize;
     for s in 0..k {
+        if p.is_over() {
+            break;
+        }
         let items: Vec<Item> = (0..nu).map(|j| s as u64 * nu + j).collect();
         plan::tree_pipeline_at(
             &mut p,
@@ -56,7 +67,7 @@ pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>
             Region::new(Buf::Out, block * m + off, len)
         }
     };
-    Ok(plan::boxed(p.build(layout)))
+    Ok(plan::boxed(p.build(layout)?))
 }
 
 /// k times the spine tree's pipeline, exact; (3.29) as a lower estimate with
@@ -66,7 +77,10 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
     if model.ports != Ports::All || !plan::overlaps(model, true) {
         return vec![];
     }
-    let Ok((a, b, d, nu)) = shape(problem, params) else {
+    let Ok((a, b)) = crate::algorithms::fit::torus(problem.topology) else {
+        return vec![];
+    };
+    let Ok((a, b, d, nu)) = shape(problem, params, a, b) else {
         return vec![];
     };
     let (k, m) = ((a * b) as f64, problem.len);

@@ -26,13 +26,17 @@ pub(crate) fn s_of(problem: &Problem<'_>) -> u32 {
 }
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let k = problem.topology.nodes();
+pub fn build(
+    problem: &Problem<'_>,
+    _params: &Params,
+    k: u32,
+    s: u32,
+) -> Result<Box<dyn Schedule>, Error> {
     let (m, c) = (problem.len, problem.collective);
     if m == 0 {
         return Ok(plan::boxed(plan::empty(k)));
     }
-    let s = s_of(problem) as usize;
+    let s = s as usize;
     let mut p = Plan::new(k);
     plan::own_copies(&mut p, c, k, m);
     let mut t = 0;
@@ -47,7 +51,7 @@ pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule
         Collective::Allgather,
         k,
         m,
-    ))))
+    ))?))
 }
 
 /// 2k⌈(k − 1)/S⌉(β + mτ), exact.

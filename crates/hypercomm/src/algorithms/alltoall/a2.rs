@@ -47,6 +47,7 @@
 //! [`MAX_PATH`](super::factor_exchange::MAX_PATH) nodes.
 
 use super::factor_exchange::{FactorExchange, Move, Slot};
+use crate::algorithms::fit::{self, Fit};
 use crate::algorithms::{Formula, Params};
 use crate::collective::OpKind;
 use crate::cost::model::Duplex;
@@ -97,8 +98,8 @@ pub(crate) fn product_dims(topo: &Topology) -> Result<Vec<Dim>, String> {
 }
 
 /// The topologies A2 fits: product networks without host, paths of at most 64 nodes.
-pub fn fits(topo: &Topology) -> Result<(), String> {
-    product_dims(topo).map(|_| ())
+pub fn fits(topo: &Topology) -> Result<Fit, String> {
+    product_dims(topo).map(|_| fit::product(topo))
 }
 
 /// The decomposed total exchange: A2 (`combine = false`, one block per message) or
@@ -322,7 +323,11 @@ fn dims_of(problem: &Problem<'_>) -> Result<Vec<Dim>, Error> {
 }
 
 /// Build A2.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
+pub fn build(
+    problem: &Problem<'_>,
+    _params: &Params,
+    _fit: &Fit,
+) -> Result<Box<dyn Schedule>, Error> {
     let dims = dims_of(problem)?;
     Ok(Box::new(Decomposed::new(
         problem.topology.nodes(),
@@ -384,7 +389,7 @@ mod tests {
             model: *model,
             ..Params::default()
         };
-        let s = build(&problem, &params).unwrap();
+        let s = build(&problem, &params, &fits(problem.topology).unwrap()).unwrap();
         verify(problem, s.as_ref(), Strictness::default()).unwrap_or_else(|v| panic!("{t}: {v}"));
         let time = simulate(&topo, s.as_ref(), model).time;
         let f = formulas(&problem, &params)[0].value;

@@ -17,8 +17,7 @@ use crate::schedule::Schedule;
 use crate::verify::Problem;
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let k = problem.topology.nodes();
+pub fn build(problem: &Problem<'_>, _params: &Params, k: u32) -> Result<Box<dyn Schedule>, Error> {
     let (m, c) = (problem.len, problem.collective);
     if m == 0 {
         return Ok(plan::boxed(plan::empty(k)));
@@ -36,7 +35,7 @@ pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule
         Collective::Alltoall,
         k,
         m,
-    ))))
+    ))?))
 }
 
 /// k(β + (k − 1)mτ), exact; kτ_B + N/b_B, an upper bound.

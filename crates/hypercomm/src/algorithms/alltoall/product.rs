@@ -30,6 +30,7 @@
 
 use super::a2::{product_dims, Decomposed, Dim};
 use super::factor_exchange::FactorExchange;
+use crate::algorithms::fit::{self, Fit};
 use crate::algorithms::{Formula, Params};
 use crate::collective::OpKind;
 use crate::cost::model::{Duplex, Model};
@@ -42,10 +43,10 @@ use crate::verify::Problem;
 const MAX_SHAPE_SEARCH: u32 = 1 << 24;
 
 /// Whether `product` fits: a product network; on `complete:K`, K composite.
-pub fn fits(topo: &Topology) -> Result<(), String> {
+pub fn fits(topo: &Topology) -> Result<Fit, String> {
     if let Some(k) = topo.as_complete() {
         return if k == 1 || smallest_factor(k) < k {
-            Ok(())
+            Ok(fit::product(topo))
         } else {
             Err(format!(
                 "complete:{k} has a prime number of ranks, so no shape of two factors ≥ 2 \
@@ -54,7 +55,7 @@ pub fn fits(topo: &Topology) -> Result<(), String> {
             ))
         };
     }
-    product_dims(topo).map(|_| ())
+    product_dims(topo).map(|_| fit::product(topo))
 }
 
 pub(crate) fn smallest_factor(k: u32) -> u32 {
@@ -195,7 +196,11 @@ pub(crate) fn alltoall_dims(
 }
 
 /// Build with the topology's factors (on `complete:K`, the best shape).
-pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>, Error> {
+pub fn build(
+    problem: &Problem<'_>,
+    params: &Params,
+    _fit: &Fit,
+) -> Result<Box<dyn Schedule>, Error> {
     let dims = dims_of(problem, params)?;
     Ok(Box::new(Decomposed::new(
         problem.topology.nodes(),
@@ -293,7 +298,7 @@ mod tests {
         };
         let s = match shape {
             Some(sh) => build_shaped(&problem, &params, sh).unwrap(),
-            None => build(&problem, &params).unwrap(),
+            None => build(&problem, &params, &fits(problem.topology).unwrap()).unwrap(),
         };
         verify(problem, s.as_ref(), Strictness::default()).unwrap_or_else(|v| panic!("{t}: {v}"));
         simulate(&topo, s.as_ref(), model).time

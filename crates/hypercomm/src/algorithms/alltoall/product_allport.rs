@@ -33,6 +33,7 @@
 use super::a2::Dim;
 use super::factor_exchange::{Move, Slot};
 use super::product::{alltoall_dims, alltoall_shaped_dims};
+use crate::algorithms::fit::Fit;
 use crate::algorithms::{Formula, Params};
 use crate::cost::model::{Duplex, Ports};
 use crate::error::Error;
@@ -41,7 +42,7 @@ use crate::topology::Topology;
 use crate::verify::Problem;
 
 /// Whether it fits: as `product`.
-pub fn fits(topo: &Topology) -> Result<(), String> {
+pub fn fits(topo: &Topology) -> Result<Fit, String> {
     super::product::fits(topo)
 }
 
@@ -275,7 +276,11 @@ fn dims_of(problem: &Problem<'_>, params: &Params) -> Result<Vec<Dim>, Error> {
 }
 
 /// Build with the topology's factors (on `complete:K`, `product`'s shape).
-pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>, Error> {
+pub fn build(
+    problem: &Problem<'_>,
+    params: &Params,
+    _fit: &Fit,
+) -> Result<Box<dyn Schedule>, Error> {
     let dims = dims_of(problem, params)?;
     Ok(Box::new(AllPortProduct::new(
         problem.topology.nodes(),
@@ -352,8 +357,9 @@ mod tests {
                 super::super::product::build_shaped(&problem, &params, sh).unwrap(),
             ),
             None => (
-                build(&problem, &params).unwrap(),
-                super::super::product::build(&problem, &params).unwrap(),
+                build(&problem, &params, &fits(problem.topology).unwrap()).unwrap(),
+                super::super::product::build(&problem, &params, &fits(problem.topology).unwrap())
+                    .unwrap(),
             ),
         };
         verify(problem, s.as_ref(), Strictness::default())
@@ -427,10 +433,20 @@ mod tests {
                 commutative: true,
                 counts: None,
             };
-            let steps = build(&problem, &Params::default()).unwrap().steps() as f64;
-            let psteps = super::super::product::build(&problem, &Params::default())
-                .unwrap()
-                .steps() as f64;
+            let steps = build(
+                &problem,
+                &Params::default(),
+                &fits(problem.topology).unwrap(),
+            )
+            .unwrap()
+            .steps() as f64;
+            let psteps = super::super::product::build(
+                &problem,
+                &Params::default(),
+                &fits(problem.topology).unwrap(),
+            )
+            .unwrap()
+            .steps() as f64;
             let (tau, ptau) = (time - steps, product - psteps);
             assert!((tau - ptau / d).abs() < 1e-6, "{t}: {tau} vs {ptau}/{d}");
             assert!(

@@ -19,8 +19,7 @@ use crate::schedule::Schedule;
 use crate::verify::Problem;
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let k = plan::ring_len(problem.topology).ok_or_else(|| plan::unfit("rotate-drop", "ring:K"))?;
+pub fn build(problem: &Problem<'_>, _params: &Params, k: u32) -> Result<Box<dyn Schedule>, Error> {
     let (m, c) = (problem.len, problem.collective);
     if m == 0 {
         return Ok(plan::boxed(plan::empty(k)));
@@ -35,7 +34,7 @@ pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule
         Collective::Alltoall,
         k,
         m,
-    ))))
+    ))?))
 }
 
 /// (k − 1)β + k(k − 1)mτ/2, exact; N/(2b_R) + kτ_R, an upper bound.

@@ -22,9 +22,12 @@ use crate::schedule::Schedule;
 use crate::verify::Problem;
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let (a, b) =
-        plan::torus_dims(problem.topology).ok_or_else(|| plan::unfit("row-column", "torus:AxB"))?;
+pub fn build(
+    problem: &Problem<'_>,
+    _params: &Params,
+    a: u32,
+    b: u32,
+) -> Result<Box<dyn Schedule>, Error> {
     let k = a * b;
     let (m, c) = (problem.len, problem.collective);
     if m == 0 {
@@ -56,7 +59,7 @@ pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule
         Collective::Alltoall,
         k,
         m,
-    ))))
+    ))?))
 }
 
 /// (A + B − 2)β + AB(A + B − 2)mτ/2, exact; 2(N/(√k b_G) + √k τ_G), an upper bound.

@@ -19,13 +19,17 @@ use crate::schedule::Schedule;
 use crate::verify::Problem;
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let k = problem.topology.nodes();
+pub fn build(
+    problem: &Problem<'_>,
+    _params: &Params,
+    k: u32,
+    s: u32,
+) -> Result<Box<dyn Schedule>, Error> {
     let (m, c) = (problem.len, problem.collective);
     if m == 0 {
         return Ok(plan::boxed(plan::empty(k)));
     }
-    let s = s_of(problem) as usize;
+    let s = s as usize;
     let mut p = Plan::new(k);
     plan::own_copies(&mut p, c, k, m);
     let mut t = 0;
@@ -43,7 +47,7 @@ pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule
         Collective::Alltoall,
         k,
         m,
-    ))))
+    ))?))
 }
 
 /// 2(k − 1)⌈k/S⌉(β + mτ), exact.

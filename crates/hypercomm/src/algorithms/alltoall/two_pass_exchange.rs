@@ -26,32 +26,10 @@ use crate::algorithms::{Formula, Params};
 use crate::collective::Collective;
 use crate::error::Error;
 use crate::schedule::Schedule;
-use crate::topology::{Medium, Topology};
 use crate::verify::Problem;
 
-/// n of `switch:2^n`.
-pub fn switch_dim(t: &Topology) -> Option<u32> {
-    match plan::medium(t) {
-        Some((Medium::Switch, k)) if k.is_power_of_two() => Some(k.trailing_zeros()),
-        _ => None,
-    }
-}
-
-/// Whether the algorithm fits.
-pub fn fits(t: &Topology) -> Result<(), String> {
-    match (plan::medium(t), switch_dim(t)) {
-        (_, Some(_)) => Ok(()),
-        (Some((Medium::Switch, k)), None) => Err(format!(
-            "it emulates a binary cube: it needs switch:2^n, and {k} is not a power of two"
-        )),
-        _ => Err("it runs on a switch of 2^n processors (switch:2^n)".into()),
-    }
-}
-
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let n = switch_dim(problem.topology)
-        .ok_or_else(|| plan::unfit("two-pass-exchange", "switch:2^n"))?;
+pub fn build(problem: &Problem<'_>, _params: &Params, n: u32) -> Result<Box<dyn Schedule>, Error> {
     let (m, c) = (problem.len, problem.collective);
     if c != Collective::Alltoall {
         return Err(plan::unfit("two-pass-exchange", "an all-to-all"));
@@ -86,12 +64,12 @@ pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule
             }
         }
     }
-    Ok(plan::boxed(p.build(plan::block_layout(c, k, m))))
+    Ok(plan::boxed(p.build(plan::block_layout(c, k, m))?))
 }
 
 /// log₂k (2β + kmτ), exact under every port and duplex rule.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
-    let Some(n) = switch_dim(problem.topology) else {
+    let Ok(n) = crate::algorithms::fit::switch_cube(problem.topology) else {
         return vec![];
     };
     let m = problem.len;
@@ -123,7 +101,7 @@ mod tests {
     fn exact_on_power_of_two_switches() {
         let algo = find(OpKind::Alltoall, "two-pass-exchange").unwrap();
         for k in 1..=16u32 {
-            let topo: Topology = format!("switch:{k}").parse().unwrap();
+            let topo: crate::topology::Topology = format!("switch:{k}").parse().unwrap();
             let problem = Problem {
                 topology: &topo,
                 collective: Collective::Alltoall,

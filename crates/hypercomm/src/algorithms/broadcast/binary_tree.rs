@@ -107,13 +107,6 @@ pub fn best(k: u32, m: u64, beta: f64, tau: f64) -> u64 {
         .unwrap_or(1)
 }
 
-fn nodes(problem: &Problem<'_>) -> Result<u32, Error> {
-    match plan::medium(problem.topology) {
-        Some((crate::topology::Medium::Switch, k)) => Ok(k),
-        _ => Err(plan::unfit("binary-tree", "switch:K")),
-    }
-}
-
 fn packets(params: &Params, k: u32, m: u64) -> Result<u64, Error> {
     match params.packets {
         Packets::Opt => Ok(best(k, m, params.model.beta(), params.model.tau())),
@@ -122,8 +115,7 @@ fn packets(params: &Params, k: u32, m: u64) -> Result<u64, Error> {
 }
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let k = nodes(problem)?;
+pub fn build(problem: &Problem<'_>, params: &Params, k: u32) -> Result<Box<dyn Schedule>, Error> {
     let (m, c) = (problem.len, problem.collective);
     let Collective::Broadcast { root } = c else {
         return Err(plan::unfit("binary-tree", "a broadcast"));
@@ -150,13 +142,15 @@ pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>
             }
         }
     }
-    Ok(plan::boxed(p.build(plan::packet_layout(root, None, m, nu))))
+    Ok(plan::boxed(
+        p.build(plan::packet_layout(root, None, m, nu))?,
+    ))
 }
 
 /// The exact time, the continuous optimum, and the paper's (3.25) (both lower
 /// estimates), under full or half-link duplex.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
-    let Ok(k) = nodes(problem) else {
+    let Ok(k) = crate::algorithms::fit::switch(problem.topology) else {
         return vec![];
     };
     let model = &params.model;

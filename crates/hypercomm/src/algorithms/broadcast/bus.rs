@@ -14,8 +14,7 @@ use crate::schedule::Schedule;
 use crate::verify::Problem;
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let k = problem.topology.nodes();
+pub fn build(problem: &Problem<'_>, _params: &Params, k: u32) -> Result<Box<dyn Schedule>, Error> {
     let (m, c) = (problem.len, problem.collective);
     let Collective::Broadcast { root } = c else {
         return Err(plan::unfit("bus", "a broadcast"));
@@ -26,7 +25,7 @@ pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule
     let mut p = Plan::new(k);
     plan::own_copies(&mut p, c, k, m);
     p.send(0, root, (0..k).filter(|&r| r != root).collect(), vec![0]);
-    Ok(plan::boxed(p.build(plan::packet_layout(root, None, m, 1))))
+    Ok(plan::boxed(p.build(plan::packet_layout(root, None, m, 1))?))
 }
 
 /// β + mτ, exact.

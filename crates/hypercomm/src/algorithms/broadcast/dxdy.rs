@@ -147,10 +147,13 @@ impl Shape {
     }
 }
 
-fn shape(problem: &Problem<'_>, params: &Params, remedy: Remedy) -> Result<Shape, Error> {
+fn shape(
+    problem: &Problem<'_>,
+    params: &Params,
+    remedy: Remedy,
+    (a, b): (u32, u32),
+) -> Result<Shape, Error> {
     let name = remedy.name();
-    let (a, b) =
-        plan::torus_dims(problem.topology).ok_or_else(|| plan::unfit(name, "torus:AxB"))?;
     let Collective::Broadcast { root } = problem.collective else {
         return Err(plan::unfit(name, "a broadcast"));
     };
@@ -188,8 +191,9 @@ fn make(
     problem: &Problem<'_>,
     params: &Params,
     remedy: Remedy,
+    ab: (u32, u32),
 ) -> Result<Box<dyn Schedule>, Error> {
-    let s = shape(problem, params, remedy)?;
+    let s = shape(problem, params, remedy, ab)?;
     let k = s.a * s.b;
     let (m, c) = (problem.len, problem.collective);
     if m == 0 {
@@ -216,20 +220,27 @@ fn make(
         };
         Region::new(if r == root { Buf::In } else { Buf::Out }, off, len)
     };
-    Ok(plan::boxed(p.build(layout)))
+    Ok(plan::boxed(p.build(layout)?))
 }
 
 /// Build the schedule with the neighbours' remedy.
 pub fn build_neighbours(
     problem: &Problem<'_>,
     params: &Params,
+    a: u32,
+    b: u32,
 ) -> Result<Box<dyn Schedule>, Error> {
-    make(problem, params, Remedy::Neighbours)
+    make(problem, params, Remedy::Neighbours, (a, b))
 }
 
 /// Build the schedule with the axes' restricted broadcasts.
-pub fn build_axes(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    make(problem, params, Remedy::Axes)
+pub fn build_axes(
+    problem: &Problem<'_>,
+    params: &Params,
+    a: u32,
+    b: u32,
+) -> Result<Box<dyn Schedule>, Error> {
+    make(problem, params, Remedy::Axes, (a, b))
 }
 
 fn forms(problem: &Problem<'_>, params: &Params, remedy: Remedy) -> Vec<Formula> {
@@ -241,7 +252,10 @@ fn forms(problem: &Problem<'_>, params: &Params, remedy: Remedy) -> Vec<Formula>
     if model.ports != Ports::All || !duplex_ok {
         return vec![];
     }
-    let Ok(s) = shape(problem, params, remedy) else {
+    let Ok(ab) = crate::algorithms::fit::torus(problem.topology) else {
+        return vec![];
+    };
+    let Ok(s) = shape(problem, params, remedy, ab) else {
         return vec![];
     };
     let eq = "Saad & Schultz 1986 (seed 004), §3.2 (D), eq. (3.19)";

@@ -28,8 +28,12 @@ fn s_of(problem: &Problem<'_>) -> u32 {
 }
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let k = problem.topology.nodes();
+pub fn build(
+    problem: &Problem<'_>,
+    _params: &Params,
+    k: u32,
+    s: u32,
+) -> Result<Box<dyn Schedule>, Error> {
     let (m, c) = (problem.len, problem.collective);
     let Collective::Broadcast { root } = c else {
         return Err(plan::unfit("shm", "a broadcast"));
@@ -37,14 +41,14 @@ pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule
     if m == 0 {
         return Ok(plan::boxed(plan::empty(k)));
     }
-    let s = s_of(problem) as usize;
+    let s = s as usize;
     let mut p = Plan::new(k);
     plan::own_copies(&mut p, c, k, m);
     let readers: Vec<u32> = (0..k).filter(|&r| r != root).collect();
     for (t, chunk) in readers.chunks(s).enumerate() {
         p.send(t, root, chunk.to_vec(), vec![0]);
     }
-    Ok(plan::boxed(p.build(plan::packet_layout(root, None, m, 1))))
+    Ok(plan::boxed(p.build(plan::packet_layout(root, None, m, 1))?))
 }
 
 /// 2⌈(k − 1)/S⌉(β + mτ), exact.

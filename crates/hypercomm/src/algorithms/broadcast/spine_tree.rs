@@ -39,9 +39,12 @@ pub(crate) fn parents(a: u32, b: u32, root: Rank) -> Vec<Option<Rank>> {
 }
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let (a, b) =
-        plan::torus_dims(problem.topology).ok_or_else(|| plan::unfit("spine-tree", "torus:AxB"))?;
+pub fn build(
+    problem: &Problem<'_>,
+    params: &Params,
+    a: u32,
+    b: u32,
+) -> Result<Box<dyn Schedule>, Error> {
     let k = a * b;
     let (m, c) = (problem.len, problem.collective);
     let Collective::Broadcast { root } = c else {
@@ -55,7 +58,9 @@ pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>
     let mut p = Plan::new(k);
     plan::own_copies(&mut p, c, k, m);
     plan::tree_pipeline(&mut p, &parent, nu);
-    Ok(plan::boxed(p.build(plan::packet_layout(root, None, m, nu))))
+    Ok(plan::boxed(
+        p.build(plan::packet_layout(root, None, m, nu))?,
+    ))
 }
 
 /// The exact pipeline time, and (3.18) as a lower estimate.

@@ -25,9 +25,12 @@ use crate::verify::Problem;
 const NAME: &str = "two-phase";
 
 /// Sides, root and ν.
-fn shape(problem: &Problem<'_>, params: &Params) -> Result<(u32, u32, Rank, u64), Error> {
-    let (a, b) =
-        plan::torus_dims(problem.topology).ok_or_else(|| plan::unfit(NAME, "torus:AxB"))?;
+fn shape(
+    problem: &Problem<'_>,
+    params: &Params,
+    a: u32,
+    b: u32,
+) -> Result<(u32, u32, Rank, u64), Error> {
     let Collective::Broadcast { root } = problem.collective else {
         return Err(plan::unfit(NAME, "a broadcast"));
     };
@@ -58,8 +61,13 @@ fn time(m: u64, a: u32, b: u32, nu: u64, beta: f64, tau: f64) -> f64 {
 }
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let (a, b, root, nu) = shape(problem, params)?;
+pub fn build(
+    problem: &Problem<'_>,
+    params: &Params,
+    a: u32,
+    b: u32,
+) -> Result<Box<dyn Schedule>, Error> {
+    let (a, b, root, nu) = shape(problem, params, a, b)?;
     let k = a * b;
     let (m, c) = (problem.len, problem.collective);
     if m == 0 {
@@ -81,7 +89,9 @@ pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>
     let d = plan::tree_pipeline_at(&mut p, 0, &column, &items);
     let t0 = if d == 0 { 0 } else { d + nu as usize - 1 };
     plan::tree_pipeline_at(&mut p, t0, &rows, &items);
-    Ok(plan::boxed(p.build(plan::packet_layout(root, None, m, nu))))
+    Ok(plan::boxed(
+        p.build(plan::packet_layout(root, None, m, nu))?,
+    ))
 }
 
 /// P(⌊A/2⌋) + P(⌊B/2⌋), exact; (3.20) as a lower estimate with `--packets opt`.
@@ -90,7 +100,10 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
     if model.ports != Ports::All || !plan::overlaps(model, true) {
         return vec![];
     }
-    let Ok((a, b, _, nu)) = shape(problem, params) else {
+    let Ok((a, b)) = crate::algorithms::fit::torus(problem.topology) else {
+        return vec![];
+    };
+    let Ok((a, b, _, nu)) = shape(problem, params, a, b) else {
         return vec![];
     };
     let (m, beta, tau) = (problem.len, model.beta(), model.tau());

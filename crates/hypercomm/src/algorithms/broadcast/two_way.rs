@@ -43,14 +43,12 @@ fn ring_nodes(t: &crate::topology::Topology, two_way: bool) -> Option<u32> {
     }
 }
 
-fn make(problem: &Problem<'_>, params: &Params, two_way: bool) -> Result<Box<dyn Schedule>, Error> {
-    let k = ring_nodes(problem.topology, two_way).ok_or_else(|| {
-        if two_way {
-            plan::unfit("two-way", "ring:K")
-        } else {
-            plan::unfit("one-way", "ring:K or switch:K")
-        }
-    })?;
+fn make(
+    problem: &Problem<'_>,
+    params: &Params,
+    two_way: bool,
+    k: u32,
+) -> Result<Box<dyn Schedule>, Error> {
     let (m, c) = (problem.len, problem.collective);
     let Collective::Broadcast { root } = c else {
         return Err(plan::unfit("two-way", "a broadcast"));
@@ -71,17 +69,24 @@ fn make(problem: &Problem<'_>, params: &Params, two_way: bool) -> Result<Box<dyn
     let mut p = Plan::new(k);
     plan::own_copies(&mut p, c, k, m);
     plan::tree_pipeline(&mut p, &parent, nu);
-    Ok(plan::boxed(p.build(plan::packet_layout(root, None, m, nu))))
+    Ok(plan::boxed(
+        p.build(plan::packet_layout(root, None, m, nu))?,
+    ))
 }
 
 /// Build the two-way schedule (3.17).
-pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    make(problem, params, true)
+pub fn build(problem: &Problem<'_>, params: &Params, k: u32) -> Result<Box<dyn Schedule>, Error> {
+    make(problem, params, true, k)
 }
 
 /// Build the one-way schedule (3.16).
-pub fn build_one_way(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    make(problem, params, false)
+pub fn build_one_way(
+    problem: &Problem<'_>,
+    params: &Params,
+    k: u32,
+    _switch: bool,
+) -> Result<Box<dyn Schedule>, Error> {
+    make(problem, params, false, k)
 }
 
 fn forms(problem: &Problem<'_>, params: &Params, two_way: bool) -> Vec<Formula> {

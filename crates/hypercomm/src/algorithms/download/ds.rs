@@ -17,7 +17,9 @@
 //!
 //! Constraints: `hypercube:N+host`.
 
-use crate::algorithms::download::plan::{async_formula, rounds_time, setup, Piece, Plan};
+use crate::algorithms::download::plan::{
+    async_formula, is_download, rounds_time, setup, Piece, Plan,
+};
 use crate::algorithms::{Formula, Params};
 use crate::cost::model::Timing;
 use crate::error::Error;
@@ -30,8 +32,8 @@ pub fn pieces(n: u32) -> Vec<Piece> {
 }
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let n = setup(problem, "ds")?;
+pub fn build(problem: &Problem<'_>, _params: &Params, n: u32) -> Result<Box<dyn Schedule>, Error> {
+    is_download(problem, "ds")?;
     Ok(Box::new(Plan::new(n, problem.len, pieces(n))))
 }
 

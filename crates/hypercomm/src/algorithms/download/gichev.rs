@@ -26,7 +26,7 @@
 //! Constraints: `hypercube:N+host`.
 
 use crate::algorithms::download::plan::{
-    async_formula, dims_of, equal_links, rounds_time, setup, Piece, Plan,
+    async_formula, dims_of, equal_links, is_download, rounds_time, setup, Piece, Plan,
 };
 use crate::algorithms::{Formula, Params};
 use crate::cost::model::{Model, Timing};
@@ -51,8 +51,8 @@ pub fn pieces(n: u32) -> Vec<Piece> {
 }
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let n = setup(problem, "gichev")?;
+pub fn build(problem: &Problem<'_>, _params: &Params, n: u32) -> Result<Box<dyn Schedule>, Error> {
+    is_download(problem, "gichev")?;
     Ok(Box::new(Plan::new(n, problem.len, pieces(n))))
 }
 

@@ -56,7 +56,9 @@
 //! Constraints: `hypercube:N+host` (the host linked to every PE); `--host-ports` one,
 //! `1,R` or all.
 
-use crate::algorithms::download::plan::{async_formula, dims_of, rounds_time, setup, Piece, Plan};
+use crate::algorithms::download::plan::{
+    async_formula, dims_of, is_download, rounds_time, setup, Piece, Plan,
+};
 use crate::algorithms::{Formula, Params};
 use crate::cost::model::{Model, Timing};
 use crate::error::Error;
@@ -181,8 +183,8 @@ fn at_once(n: u32, m: u64) -> Plan {
 }
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let n = setup(problem, "optimal")?;
+pub fn build(problem: &Problem<'_>, params: &Params, n: u32) -> Result<Box<dyn Schedule>, Error> {
+    is_download(problem, "optimal")?;
     if all_at_once(n, &params.model)? {
         return Ok(Box::new(at_once(n, problem.len)));
     }
@@ -325,7 +327,7 @@ mod tests {
                                 model,
                                 ..Params::default()
                             };
-                            let s = build(&problem, &params).unwrap();
+                            let s = build(&problem, &params, n).unwrap();
                             // One message per link a step: the host sends to every
                             // PE at once, each PE receives once.
                             let strict = Strictness {
@@ -362,7 +364,7 @@ mod tests {
                         },
                         ..Params::default()
                     };
-                    let e = build(&problem, &params).err().unwrap().to_string();
+                    let e = build(&problem, &params, n).err().unwrap().to_string();
                     assert!(
                         e.contains("--host-ports") && e.contains("valid: one"),
                         "{e}"

@@ -62,16 +62,29 @@ pub struct Plan {
 /// The cube's dimension n when `problem` is a download on `hypercube:N+host` (the
 /// host is rank 2^n); an error naming `algo` otherwise.
 pub fn setup(problem: &Problem<'_>, algo: &str) -> Result<u32, Error> {
+    is_download(problem, algo)?;
+    hosted_cube(problem.topology).map_err(|why| Error::InvalidParameter {
+        what: "--topology",
+        reason: format!("{algo} does not fit {}: {why}", problem.topology),
+    })
+}
+
+/// `Ok` when `problem` is a download of equal blocks; an error naming `algo`
+/// otherwise (unequal portions, `--counts`, are RP's alone: [`super::rp`]).
+pub fn is_download(problem: &Problem<'_>, algo: &str) -> Result<(), Error> {
     if problem.collective != Collective::Download {
         return Err(Error::InvalidParameter {
             what: "--op",
             reason: format!("{algo} performs download, not {}", problem.collective),
         });
     }
-    hosted_cube(problem.topology).map_err(|why| Error::InvalidParameter {
-        what: "--topology",
-        reason: format!("{algo} does not fit {}: {why}", problem.topology),
-    })
+    if problem.counts.is_some() && algo != "rp" {
+        return Err(Error::BadCounts(format!(
+            "{algo} downloads equal blocks of --len; unequal portions (--counts) are rp's \
+             (Ratioed Partitioning, Gichev 1992, §3.2)"
+        )));
+    }
+    Ok(())
 }
 
 /// The cube's dimension n of seed 003's machine, `hypercube:N+host`, or why `t` is not

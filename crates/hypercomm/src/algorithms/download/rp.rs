@@ -20,26 +20,26 @@
 //! F = β_h + s_0(τ_h + c) ([`finish_time`]), against SL's kβ_h + Nτ_h + (N/k)c: the
 //! gain is in T_l, as the paper says (docs/errata.md, E58, with numbers).
 //!
-//! **Why the registry's `rp` sends equal blocks.** Unequal portions cannot be a
-//! `download` schedule: the collective gives every PE an `out` of m elements
-//! (`Collective::out_len`) and its post-condition, which the verifier proves, is
-//! "PE j's `out[0..m]` holds the host's `in[jm..(j + 1)m]`". A schedule sending s_j
-//! elements to PE j would be correct only for a download with a count per PE, which no
-//! collective of the IR has: per-rank counts are issue 24's variable-count collectives
-//! ("the schedule IR carries per-rank lengths, so the verifier proves them"). Until
-//! then the registry's `rp` is SL's schedule (k pieces of dimension 0), whose time is
-//! eq. (3.2), kβ_h + Nτ_h, exactly; [`portions`], [`integer_portions`],
-//! [`download_time`] and [`finish_time`] give RP proper to a caller that owns the
-//! partition of its work.
+//! **The registry's `rp`** takes the portions as the download's counts (`--counts`, one
+//! per rank: the PEs' s_j, then the host's 0; [`integer_portions`] computes them for an
+//! application of c per element): the host sends PE j its s_j elements, one PE a step in
+//! rank order, skipping the PEs with none, and the verifier proves that PE j's `out`
+//! holds its s_j elements from offset Σ_{i<j} s_i of the host's `in`. Its time is then
+//! Σ_{s_j > 0}(β_h + s_jτ_h) = k'β_h + Nτ_h exactly, rounds or async (the host sends one
+//! message at a time, back to back; no PE does anything else), k' the PEs with a
+//! portion. Without counts the portions are equal, SL's schedule, and (3.2) reads
+//! kβ_h + Nτ_h, its time exactly.
 //!
 //! Constraints: `hypercube:N+host`.
 
-use crate::algorithms::download::plan::{setup, Plan};
+use crate::algorithms::download::plan::{is_download, setup, Plan};
 use crate::algorithms::download::sl;
 use crate::algorithms::{Formula, Params};
 use crate::cost::model::Timing;
+use crate::counts::{prefix, Counts};
 use crate::error::Error;
 use crate::schedule::Schedule;
+use crate::schedule::{Buf, Op, Program, Rank, Region};
 use crate::verify::Problem;
 
 /// RP's portions of an array of `total` elements over at most `k` PEs loaded in turn
@@ -125,16 +125,87 @@ pub fn finish_time(portions: &[f64], beta_h: f64, tau_h: f64, c: f64) -> f64 {
         .fold(0.0, f64::max)
 }
 
-/// Build the schedule: SL's (the collective's blocks are equal).
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let n = setup(problem, "rp")?;
-    Ok(Box::new(Plan::new(n, problem.len, sl::pieces(n))))
+/// The host's loads in turn with unequal portions: PE j gets `counts[j]` elements from
+/// offset Σ_{i<j} counts\[i\] of the host's `in`, in the step of its rank among the
+/// PEs with a portion.
+#[derive(Clone, Debug)]
+pub struct Portions {
+    /// One count per PE (the host's 0 left off).
+    counts: Vec<u64>,
 }
 
-/// kβ_h + Nτ_h (eq. 3.2), exact with rounds timing.
+impl Portions {
+    /// The portions `counts` (one per PE) on the 2^n PEs of `hypercube:N+host`.
+    pub fn new(counts: Vec<u64>) -> Self {
+        Portions { counts }
+    }
+    /// The step in which PE `pe` is loaded, if it has a portion.
+    fn step_of(&self, pe: usize) -> Option<usize> {
+        (self.counts[pe] > 0).then(|| self.counts[..pe].iter().filter(|&&c| c > 0).count())
+    }
+}
+
+impl Schedule for Portions {
+    fn nodes(&self) -> u32 {
+        self.counts.len() as u32 + 1
+    }
+    fn steps(&self) -> usize {
+        self.counts.iter().filter(|&&c| c > 0).count()
+    }
+    fn program(&self, rank: Rank) -> Program {
+        let host = self.counts.len() as Rank;
+        let mut prog = Program::new(rank, self.steps());
+        if rank == host {
+            let at = prefix(&self.counts);
+            for (pe, &c) in self.counts.iter().enumerate() {
+                if let Some(s) = self.step_of(pe) {
+                    prog.push(s, Op::send(pe as Rank, Region::new(Buf::In, at[pe], c)));
+                }
+            }
+        } else if let Some(s) = self.step_of(rank as usize) {
+            let c = self.counts[rank as usize];
+            prog.push(s, Op::recv(host, Region::new(Buf::Out, 0, c)));
+        }
+        prog
+    }
+}
+
+/// The PEs' portions of `problem`'s counts (the host's 0 left off), if it has any.
+fn portions_of(problem: &Problem<'_>) -> Option<Vec<u64>> {
+    match problem.counts {
+        Some(Counts::PerRank(c)) => Some(c[..c.len().saturating_sub(1)].to_vec()),
+        _ => None,
+    }
+}
+
+/// Build the schedule: the host loads the PEs in turn with the portions of
+/// `--counts` ([`Portions`]), or with equal blocks, SL's schedule, without.
+pub fn build(problem: &Problem<'_>, _params: &Params, n: u32) -> Result<Box<dyn Schedule>, Error> {
+    is_download(problem, "rp")?;
+    match portions_of(problem) {
+        Some(c) => Ok(Box::new(Portions::new(c))),
+        None => Ok(Box::new(Plan::new(n, problem.len, sl::pieces(n)))),
+    }
+}
+
+/// kβ_h + Nτ_h (eq. 3.2), exact with rounds timing; with portions, k'β_h + Nτ_h over
+/// the k' PEs that get one, exact with either timing.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
     if setup(problem, "rp").is_err() {
         return vec![];
+    }
+    if let Some(c) = portions_of(problem) {
+        let host = params.model.host;
+        let value: f64 = c
+            .iter()
+            .filter(|&&s| s > 0)
+            .map(|&s| host.beta + s as f64 * host.tau)
+            .sum();
+        return vec![Formula::exact(
+            "k'β_h + Nτ_h = Σ_{s_j > 0}(β_h + s_jτ_h), N = Σ s_j",
+            "Gichev 1992, §3.2, eq. (3.2) with RP's portions s_j",
+            value,
+        )];
     }
     let mut v = sl::formulas(problem, params);
     if params.model.timing == Timing::Async {
@@ -199,5 +270,98 @@ mod tests {
         // With (2.3)'s numbers and no computation (c = 0) the rule gives s_{j+1} < 0
         // at once: one PE takes everything.
         assert_eq!(integer_portions(100, 8, 6500.0, 8.0, 0.0), [100]);
+    }
+
+    /// RP with its portions as the download's counts (zeros included: small N leaves
+    /// PEs out) verifies strictly, and its time is k'β_h + Nτ_h, the formula, under
+    /// both timings and every port rule; the other download algorithms refuse counts,
+    /// and counts that give the host a portion or miss a rank are refused.
+    #[test]
+    fn rp_with_portions_verifies_and_takes_k_prime_beta_h_plus_n_tau_h() {
+        use crate::algorithms::download::plan::tests::{hosted, models};
+        use crate::algorithms::{find, Params};
+        use crate::collective::{Collective, OpKind};
+        use crate::cost::model::{Duplex, Ports};
+        use crate::verify::{verify, Strictness};
+        let rp = find(OpKind::Download, "rp").unwrap();
+        for n in 0..=4u32 {
+            let topo = hosted(n);
+            let k = 1usize << n;
+            for (total, c) in [
+                (0u64, 1.0),
+                (5, 100.0),
+                (1000, 5.0),
+                (65536, 100.0),
+                (7, 0.0),
+            ] {
+                for model in models() {
+                    let (bh, th) = (model.host.beta, model.host.tau);
+                    let mut counts = integer_portions(total, k, bh, th, c);
+                    counts.resize(k + 1, 0);
+                    let counts = Counts::PerRank(counts);
+                    let problem = Problem {
+                        topology: &topo,
+                        collective: Collective::Download,
+                        len: counts.mean(),
+                        commutative: true,
+                        counts: Some(&counts),
+                    };
+                    let params = Params {
+                        model,
+                        ..Params::default()
+                    };
+                    let s = rp.build(&problem, &params).unwrap();
+                    let strict = Strictness {
+                        ports: Some(Ports::One),
+                        duplex: Some(Duplex::Half),
+                        host_ports: Some(Ports::One),
+                    };
+                    verify(problem, s.as_ref(), strict)
+                        .unwrap_or_else(|v| panic!("n = {n}, N = {total}: {v}"));
+                    let Counts::PerRank(cs) = &counts else {
+                        unreachable!()
+                    };
+                    let used = cs.iter().filter(|&&x| x > 0).count() as f64;
+                    let want = used * bh + total as f64 * th;
+                    let f = rp.formulas(&problem, &params);
+                    assert_eq!(f.len(), 1);
+                    assert!((f[0].value - want).abs() <= 1e-9 * want.max(1.0));
+                    for timing in [Timing::Rounds, Timing::Async] {
+                        for ports in [Ports::One, Ports::All] {
+                            let md = crate::cost::model::Model {
+                                timing,
+                                ports,
+                                ..model
+                            };
+                            let t = crate::cost::simulate(&topo, s.as_ref(), &md).time;
+                            assert!(
+                                (t - want).abs() <= 1e-9 * want.max(1.0),
+                                "n = {n}, N = {total}, {timing:?}/{ports}: {t} ≠ {want}"
+                            );
+                        }
+                    }
+                    // Everyone else downloads equal blocks only.
+                    for other in ["sl", "ds", "gichev", "optimal", "ssa-repaired"] {
+                        let e = find(OpKind::Download, other)
+                            .unwrap()
+                            .build(&problem, &params)
+                            .err()
+                            .unwrap_or_else(|| panic!("{other} took counts"));
+                        assert!(e.to_string().contains("rp"), "{other}: {e}");
+                    }
+                }
+            }
+            let bad = [vec![1u64; k + 1], vec![1u64; k]];
+            for b in bad {
+                let e = Counts::PerRank(b.clone())
+                    .check(OpKind::Download, k as u32 + 1)
+                    .unwrap_err()
+                    .to_string();
+                assert!(
+                    e.contains("host") || e.contains("one count per rank"),
+                    "{b:?}: {e}"
+                );
+            }
+        }
     }
 }

@@ -12,7 +12,9 @@
 //!
 //! Constraints: `hypercube:N+host`.
 
-use crate::algorithms::download::plan::{async_formula, dims_of, rounds_time, setup, Piece, Plan};
+use crate::algorithms::download::plan::{
+    async_formula, dims_of, is_download, rounds_time, setup, Piece, Plan,
+};
 use crate::algorithms::{Formula, Params};
 use crate::cost::model::Timing;
 use crate::error::Error;
@@ -25,8 +27,8 @@ pub fn pieces(n: u32) -> Vec<Piece> {
 }
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let n = setup(problem, "sl")?;
+pub fn build(problem: &Problem<'_>, _params: &Params, n: u32) -> Result<Box<dyn Schedule>, Error> {
+    is_download(problem, "sl")?;
     Ok(Box::new(Plan::new(n, problem.len, pieces(n))))
 }
 

@@ -23,17 +23,18 @@
 //!
 //! Constraints: `hypercube:N+host` with n ≥ 2 (x and n − x at least 1).
 
-use crate::algorithms::download::plan::{async_formula, dims_of, rounds_time, setup, Piece, Plan};
+use crate::algorithms::download::plan::{
+    async_formula, dims_of, is_download, rounds_time, setup, Piece, Plan,
+};
 use crate::algorithms::{Formula, Params};
 use crate::cost::model::{Model, Timing};
 use crate::error::Error;
 use crate::schedule::Schedule;
-use crate::topology::Topology;
 use crate::verify::Problem;
 
-/// Fits `hypercube:N+host` for n ≥ 2.
-pub fn fits(t: &Topology) -> Result<(), String> {
-    match crate::algorithms::download::plan::hosted_cube(t)? {
+/// Whether SSA runs on `hypercube:N+host` of this n: n ≥ 2.
+pub fn check(n: u32) -> Result<(), String> {
+    match n {
         n if n >= 2 => Ok(()),
         n => Err(format!(
             "SSA splits the n-cube into an x- and an (n − x)-dimensional subcube with 1 ≤ x ≤ n − 1, so n ≥ 2, not {n}"
@@ -62,12 +63,14 @@ pub fn left_out(n: u32) -> std::ops::Range<u32> {
 }
 
 /// Build the schedule (which does not download every block for n ≥ 3).
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let n = setup(problem, "ssa")?;
-    fits(problem.topology).map_err(|reason| Error::InvalidParameter {
-        what: "--topology",
-        reason,
-    })?;
+pub fn build(problem: &Problem<'_>, _params: &Params, n: u32) -> Result<Box<dyn Schedule>, Error> {
+    is_download(problem, "ssa")?;
+    crate::algorithms::fit::hosted(problem.topology)
+        .and_then(check)
+        .map_err(|reason| Error::InvalidParameter {
+            what: "--topology",
+            reason,
+        })?;
     Ok(Box::new(Plan::new(n, problem.len, pieces(n))))
 }
 
@@ -90,7 +93,10 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
     let Ok(n) = setup(problem, "ssa") else {
         return vec![];
     };
-    if fits(problem.topology).is_err() {
+    if crate::algorithms::fit::hosted(problem.topology)
+        .and_then(check)
+        .is_err()
+    {
         return vec![];
     }
     if params.model.timing == Timing::Async {
@@ -141,7 +147,7 @@ mod tests {
                     commutative: true,
                     counts: None,
                 };
-                let s = build(&problem, &Params::default()).unwrap();
+                let s = build(&problem, &Params::default(), n).unwrap();
                 let res = verify(problem, s.as_ref(), Strictness::default());
                 let out = left_out(n);
                 if n == 2 {
@@ -187,8 +193,14 @@ mod tests {
     #[test]
     fn refuses_cubes_below_dimension_2() {
         for n in 0..2 {
-            assert!(fits(&hosted(n)).is_err());
+            assert!(crate::algorithms::fit::hosted(&hosted(n))
+                .and_then(check)
+                .is_err());
         }
-        assert!(fits(&"hypercube:3".parse().unwrap()).is_err());
+        assert!(
+            crate::algorithms::fit::hosted(&"hypercube:3".parse().unwrap())
+                .and_then(check)
+                .is_err()
+        );
     }
 }

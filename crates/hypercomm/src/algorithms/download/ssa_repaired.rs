@@ -15,7 +15,9 @@
 //!
 //! Constraints: `hypercube:N+host`.
 
-use crate::algorithms::download::plan::{async_formula, dims_of, rounds_time, setup, Piece, Plan};
+use crate::algorithms::download::plan::{
+    async_formula, dims_of, is_download, rounds_time, setup, Piece, Plan,
+};
 use crate::algorithms::{Formula, Params};
 use crate::cost::model::{Model, Timing};
 use crate::error::Error;
@@ -60,8 +62,8 @@ pub fn best_x(n: u32, m: u64, model: &Model) -> u32 {
 }
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let n = setup(problem, "ssa-repaired")?;
+pub fn build(problem: &Problem<'_>, params: &Params, n: u32) -> Result<Box<dyn Schedule>, Error> {
+    is_download(problem, "ssa-repaired")?;
     let x = best_x(n, problem.len, &params.model);
     Ok(Box::new(Plan::new(n, problem.len, pieces_with(n, x))))
 }

@@ -4,7 +4,6 @@
 //!
 //! Constraints: `torus:AxB`.
 
-use crate::algorithms::plan;
 use crate::algorithms::scatter::{bus, row_column};
 use crate::algorithms::{Formula, Params};
 use crate::error::Error;
@@ -12,9 +11,12 @@ use crate::schedule::Schedule;
 use crate::verify::Problem;
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let (a, b) =
-        plan::torus_dims(problem.topology).ok_or_else(|| plan::unfit("row-column", "torus:AxB"))?;
+pub fn build(
+    problem: &Problem<'_>,
+    _params: &Params,
+    a: u32,
+    b: u32,
+) -> Result<Box<dyn Schedule>, Error> {
     bus::finish(problem, |_, root| row_column::moves(a, b, root))
 }
 

@@ -15,8 +15,7 @@ use crate::schedule::Schedule;
 use crate::verify::Problem;
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let k = problem.topology.nodes();
+pub fn build(problem: &Problem<'_>, _params: &Params, k: u32) -> Result<Box<dyn Schedule>, Error> {
     let (m, c) = (problem.len, problem.collective);
     let Collective::P2p { src, dst } = c else {
         return Err(plan::unfit("bus", "a point-to-point problem"));
@@ -34,7 +33,7 @@ pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule
         Some(dst),
         m,
         1,
-    ))))
+    ))?))
 }
 
 /// β + mτ, exact; (3.1) N/b_B + τ_B is the same.

@@ -169,7 +169,6 @@ fn share(t: &Topology, m: u64) -> u64 {
 }
 
 fn endpoints(problem: &Problem<'_>) -> Result<(Rank, Rank), Error> {
-    plan::torus_dims(problem.topology).ok_or_else(|| plan::unfit(NAME, "torus:AxB"))?;
     match problem.collective {
         Collective::P2p { src, dst } => Ok((src, dst)),
         _ => Err(plan::unfit(NAME, "a point-to-point problem")),
@@ -197,7 +196,12 @@ fn routes(problem: &Problem<'_>, params: &Params) -> Result<Routes, Error> {
 }
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>, Error> {
+pub fn build(
+    problem: &Problem<'_>,
+    params: &Params,
+    _a: u32,
+    _b: u32,
+) -> Result<Box<dyn Schedule>, Error> {
     let r = routes(problem, params)?;
     let k = problem.topology.nodes();
     let (m, c) = (problem.len, problem.collective);
@@ -240,7 +244,7 @@ pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>
         };
         Region::new(buf, off, len)
     };
-    Ok(plan::boxed(p.build(layout)))
+    Ok(plan::boxed(p.build(layout)?))
 }
 
 /// Σ_t (β + s_t τ), exact under all ports, full or half-link duplex; (3.11) for the
@@ -248,6 +252,9 @@ pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
     let model = &params.model;
     if model.ports != Ports::All || !plan::overlaps(model, true) {
+        return vec![];
+    }
+    if crate::algorithms::fit::torus(problem.topology).is_err() {
         return vec![];
     }
     let Ok(r) = routes(problem, params) else {

@@ -16,8 +16,13 @@ use crate::schedule::Schedule;
 use crate::verify::Problem;
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    super::bus::build(problem, params)
+pub fn build(
+    problem: &Problem<'_>,
+    params: &Params,
+    _k: u32,
+    _s: u32,
+) -> Result<Box<dyn Schedule>, Error> {
+    super::bus::build(problem, params, _k)
 }
 
 /// 2(β + mτ), exact; (3.2) is the same.

@@ -67,8 +67,7 @@ fn nu_of(
 }
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let k = plan::ring_len(problem.topology).ok_or_else(|| plan::unfit("two-path", "ring:K"))?;
+pub fn build(problem: &Problem<'_>, params: &Params, k: u32) -> Result<Box<dyn Schedule>, Error> {
     let (m, c) = (problem.len, problem.collective);
     let Collective::P2p { src, dst } = c else {
         return Err(plan::unfit("two-path", "a point-to-point problem"));
@@ -116,7 +115,7 @@ pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>
         };
         Region::new(buf, off, len)
     };
-    Ok(plan::boxed(p.build(layout)))
+    Ok(plan::boxed(p.build(layout)?))
 }
 
 /// Σ_t (β + s_t τ) under all ports, full or half-link duplex.

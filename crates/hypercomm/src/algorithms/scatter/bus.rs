@@ -47,11 +47,11 @@ pub(crate) fn finish(
         p = p.reversed();
     }
     plan::own_copies(&mut p, c, k, m);
-    Ok(plan::boxed(p.build(plan::block_layout(c, k, m))))
+    Ok(plan::boxed(p.build(plan::block_layout(c, k, m))?))
 }
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
+pub fn build(problem: &Problem<'_>, _params: &Params, _k: u32) -> Result<Box<dyn Schedule>, Error> {
     finish(problem, moves)
 }
 

@@ -37,9 +37,12 @@ pub(crate) fn moves(a: u32, b: u32, root: Rank) -> Plan {
 }
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let (a, b) =
-        plan::torus_dims(problem.topology).ok_or_else(|| plan::unfit("row-column", "torus:AxB"))?;
+pub fn build(
+    problem: &Problem<'_>,
+    _params: &Params,
+    a: u32,
+    b: u32,
+) -> Result<Box<dyn Schedule>, Error> {
     bus::finish(problem, |_, root| moves(a, b, root))
 }
 

@@ -18,7 +18,12 @@ use crate::schedule::Schedule;
 use crate::verify::Problem;
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
+pub fn build(
+    problem: &Problem<'_>,
+    _params: &Params,
+    _k: u32,
+    _s: u32,
+) -> Result<Box<dyn Schedule>, Error> {
     bus::finish(problem, bus::moves)
 }
 

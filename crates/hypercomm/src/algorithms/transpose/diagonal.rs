@@ -30,9 +30,7 @@ pub(crate) fn side(t: &Topology) -> Option<u32> {
 }
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let q = side(problem.topology)
-        .ok_or_else(|| plan::unfit("diagonal", "a square torus (torus:QxQ)"))?;
+pub fn build(problem: &Problem<'_>, _params: &Params, q: u32) -> Result<Box<dyn Schedule>, Error> {
     let k = q * q;
     let (m, c) = (problem.len, problem.collective);
     if c != Collective::Transpose {
@@ -59,7 +57,7 @@ pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule
             vec![(x * q + (x + pos as u32) % q) as u64]
         });
     }
-    Ok(plan::boxed(p.build(plan::block_layout(c, k, m))))
+    Ok(plan::boxed(p.build(plan::block_layout(c, k, m))?))
 }
 
 /// 2⌊Q/2⌋(β + mτ), exact; (3.44), an upper bound.
