@@ -37,10 +37,24 @@ struct Move {
 /// the row-column all-to-all, 32.6 M items in 63 K moves, 2.95 GB (90 B an item, its
 /// regions at the sender and the receiver); the grid daisy chain, 2.1 M items in 1 M
 /// moves, 470 MB; the sequential-broadcast all-gather, 1,024 programs of 32,768 steps
-/// (24 B a step, idle ones included), about 1 GB. Seed 004's algorithms on the machines
-/// it studies stay far below (the row-column all-to-all on torus:16x16 moves 0.5 M
-/// items).
+/// (24 B a step, idle ones included), about 1 GB; the bus all-to-all on bus:2048, whose
+/// 2,048 moves each carry 2,048 items to 2,047 receivers, 2.3 GB and 24 s. Seed 004's
+/// algorithms on the machines it studies stay far below (the row-column all-to-all on
+/// torus:16x16 moves 0.5 M items).
 pub const MAX_PLAN_BYTES: u64 = 1 << 30;
+
+/// The most placements of items (an item at its sender or at one receiver of its move)
+/// one plan may ask [`Plan::build`] to make, 2^29, a second or two: the bus all-to-all on
+/// bus:2048 asks 8.6 G (2,048 moves of 2,048 items to 2,047 receivers) and took 15 s
+/// before its regions, merged at the receivers, reached [`MAX_PLAN_BYTES`]; on bus:512,
+/// 134 M in 0.5 s.
+pub const MAX_PLAN_PLACEMENTS: u64 = 1 << 29;
+
+/// Bytes a region of a built program takes ([`Plan::build`]'s count).
+const REGION_BYTES: u64 = 48;
+
+/// Bytes an operation of a built program takes besides its regions.
+const OP_BYTES: u64 = 96;
 
 /// A list of moves and local copies.
 #[derive(Clone, Debug, Default)]
@@ -53,6 +67,9 @@ pub struct Plan {
     items: u64,
     /// Moves so far, dropped or not.
     moves_made: u64,
+    /// Items times their endpoints (sender and receivers) so far
+    /// ([`MAX_PLAN_PLACEMENTS`]).
+    placements: u64,
     /// Whether the plan passed [`MAX_PLAN_BYTES`] (its moves are then dropped).
     over: bool,
 }
@@ -72,6 +89,14 @@ impl Plan {
         }
         self.steps = self.steps.max(step + 1);
         self.count(items.len() as u64 + to.len() as u64, 1);
+        // Building places every item at its sender and at each receiver.
+        self.placements = self
+            .placements
+            .saturating_add((items.len() as u64).saturating_mul(1 + to.len() as u64));
+        if self.placements > MAX_PLAN_PLACEMENTS && !self.over {
+            self.over = true;
+            self.moves = Vec::new();
+        }
         if self.over {
             return;
         }
@@ -88,12 +113,13 @@ impl Plan {
         self.count(0, 0);
         self.locals.push((step, rank, from, into));
     }
-    /// The memory building this plan takes, estimated from above: 96 B per item or
-    /// receiver of a move, 256 B per move, 24 B per step of every program
-    /// ([`MAX_PLAN_BYTES`]).
+    /// The memory this plan holds and that its programs' steps take, estimated from
+    /// above: 16 B per item or receiver of a move, 256 B per move, 24 B per step of
+    /// every program ([`MAX_PLAN_BYTES`]); [`Plan::build`] adds its operations' regions
+    /// as it makes them ([`REGION_BYTES`], [`OP_BYTES`]).
     pub fn bytes(&self) -> u64 {
         self.items
-            .saturating_mul(96)
+            .saturating_mul(16)
             .saturating_add(self.moves_made.saturating_mul(256))
             .saturating_add(
                 u64::from(self.k)
@@ -117,7 +143,8 @@ impl Plan {
             self.steps = self.steps.max(other.steps + t0);
         }
         self.count(other.items, other.moves_made);
-        self.over |= other.over;
+        self.placements = self.placements.saturating_add(other.placements);
+        self.over |= other.over || self.placements > MAX_PLAN_PLACEMENTS;
         if self.over {
             self.moves = Vec::new();
         }
@@ -154,21 +181,27 @@ impl Plan {
         out
     }
     /// The programs, each item at `layout(item, rank)`, or [`Error::TooLarge`] if the
-    /// plan passed [`MAX_PLAN_BYTES`].
+    /// plan or the programs pass [`MAX_PLAN_BYTES`], or the plan [`MAX_PLAN_PLACEMENTS`] (the programs' regions are counted
+    /// as they are made: an item is a region at its sender and at each receiver, merged
+    /// where adjacent).
     pub fn build(self, layout: impl Fn(Item, Rank) -> Region) -> Result<Materialized, Error> {
-        if self.over {
-            return Err(Error::TooLarge(format!(
-                "the schedule on {} nodes passed {} items (blocks or packets, counted \
-                 per move and receiver) in {} moves over {} steps, and with them the {} MiB \
-                 that a schedule planned item by item (seed 004's algorithms) may take to \
-                 build; use fewer nodes, an explicit --packets, or another algorithm",
+        let too_large = || {
+            Error::TooLarge(format!(
+                "the schedule on {} nodes moves {} items (blocks or packets, counted per \
+                 move and receiver) in {} moves over {} steps, more than a schedule planned \
+                 item by item (seed 004's algorithms) may take to build, {} MiB; use fewer \
+                 nodes, an explicit --packets, or another algorithm",
                 self.k,
                 self.items,
                 self.moves_made,
                 self.steps,
                 MAX_PLAN_BYTES >> 20
-            )));
+            ))
+        };
+        if self.over {
+            return Err(too_large());
         }
+        let mut bytes = self.bytes();
         let steps = self.steps;
         let mut progs: Vec<Program> = (0..self.k).map(|r| Program::new(r, steps)).collect();
         let regions = |items: &[Item], r: Rank| {
@@ -182,29 +215,35 @@ impl Plan {
                     _ => v.push(g),
                 }
             }
-            v.into_iter().collect()
+            v
         };
-        for (s, r, from, into) in self.locals {
-            progs[r as usize].push(s, Op::copy(from, into));
+        for (s, r, from, into) in &self.locals {
+            progs[*r as usize].push(*s, Op::copy(*from, *into));
         }
-        for mv in self.moves {
+        for mv in &self.moves {
             let from = regions(&mv.items, mv.from);
+            bytes = bytes.saturating_add(OP_BYTES + REGION_BYTES * from.len() as u64);
             progs[mv.from as usize].push(
                 mv.step,
                 Op::Send {
                     to: mv.to.iter().copied().collect(),
-                    from,
+                    from: from.into_iter().collect(),
                 },
             );
             for &t in &mv.to {
+                let into = regions(&mv.items, t);
+                bytes = bytes.saturating_add(OP_BYTES + REGION_BYTES * into.len() as u64);
                 progs[t as usize].push(
                     mv.step,
                     Op::Recv {
                         from: mv.from,
-                        into: regions(&mv.items, t),
+                        into: into.into_iter().collect(),
                         action: Default::default(),
                     },
                 );
+            }
+            if bytes > MAX_PLAN_BYTES {
+                return Err(too_large());
             }
         }
         for p in &mut progs {
