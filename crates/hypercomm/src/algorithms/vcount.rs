@@ -14,7 +14,7 @@ use crate::collective::OpKind;
 use crate::cost::model::{Duplex, Model, Ports};
 use crate::counts::{prefix, Counts, Layout};
 use crate::error::Error;
-use crate::schedule::{Buf, Op, Program, Rank, Region, Schedule};
+use crate::schedule::{Action, Buf, Op, Program, Rank, Region, Regions, Schedule};
 use crate::verify::Problem;
 
 /// The counts of `problem` (uniform `len` when it gives none), checked.
@@ -158,6 +158,58 @@ pub fn stepped_formula(
     };
     let value = (0..steps).map(step).sum();
     vec![Formula::exact(exprs[usize::from(half)], reference, value)]
+}
+
+/// Append `r` to `regions` unless empty, merging it into the last one when contiguous:
+/// the message of several variable blocks, zero-length blocks dropped (both ends know
+/// every count, so both drop the same).
+pub(crate) fn push_block(regions: &mut Regions, r: Region) {
+    if r.len == 0 {
+        return;
+    }
+    if let Some(last) = regions.last_mut() {
+        if last.buf == r.buf && last.end() == r.off && !last.is_strided() && !r.is_strided() {
+            last.len += r.len;
+            return;
+        }
+    }
+    regions.push(r);
+}
+
+/// Push one step's send of `from` to `to` and receive into `into` from `peer`, each
+/// only when it carries an element.
+pub(crate) fn push_exchange(
+    prog: &mut Program,
+    step: usize,
+    (to, from): (Rank, Regions),
+    (peer, into): (Rank, Regions),
+) {
+    if !from.is_empty() {
+        prog.push(
+            step,
+            Op::Send {
+                to: smallvec::smallvec![to],
+                from,
+            },
+        );
+    }
+    if !into.is_empty() {
+        prog.push(
+            step,
+            Op::Recv {
+                from: peer,
+                into,
+                action: Action::Place,
+            },
+        );
+    }
+}
+
+/// Whether the alltoallv algorithm `name`'s program on a rank reads only that rank's
+/// row and column of the counts (the direct ones); the store-and-forward ones (`bruck`,
+/// `dimension-exchange`) carry other ranks' blocks and need the whole matrix.
+pub fn alltoallv_reads_own_counts_only(name: &str) -> bool {
+    matches!(name, "linear" | "pairwise")
 }
 
 /// How a [`Direct`] schedule orders its messages.
