@@ -23,7 +23,7 @@
 //! Constraints: hypercube (any labelling the topology's `cube()` finds: hypercube:N,
 //! complete:2^N, …), any counts.
 
-use crate::algorithms::vcount::{stepped_formula, Blocks};
+use crate::algorithms::vcount::{cube_of, stepped_formula, Blocks};
 use crate::algorithms::{Formula, Params};
 use crate::collective::OpKind;
 use crate::error::Error;
@@ -39,22 +39,7 @@ pub struct DimensionExchangeAllgatherv {
 }
 
 fn cube_and_blocks(problem: &Problem<'_>) -> Result<(Hypercube, Blocks), Error> {
-    let cube = problem
-        .topology
-        .cube()
-        .ok_or_else(|| Error::InvalidParameter {
-            what: "--topology",
-            reason: "dimension-exchange needs a hypercube".into(),
-        })?;
-    if problem.collective.kind() != OpKind::Allgatherv {
-        return Err(Error::InvalidParameter {
-            what: "--op",
-            reason: format!(
-                "dimension-exchange performs allgatherv, not {}",
-                problem.collective
-            ),
-        });
-    }
+    let cube = cube_of(problem, "dimension-exchange", OpKind::Allgatherv)?;
     Ok((cube, Blocks::counted(problem)?))
 }
 

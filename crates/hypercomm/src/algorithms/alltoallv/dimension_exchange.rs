@@ -29,7 +29,7 @@
 //! Constraints: hypercube (any labelling the topology's `cube()` finds: hypercube:N,
 //! complete:2^N, …), any k × k counts (zeros allowed).
 
-use crate::algorithms::vcount::{counts_of, push_block, push_exchange, stepped_formula};
+use crate::algorithms::vcount::{counts_of, cube_of, push_block, push_exchange, stepped_formula};
 use crate::algorithms::{Formula, Params};
 use crate::collective::OpKind;
 use crate::counts::{prefix, Layout};
@@ -46,25 +46,14 @@ pub struct DimensionExchangeAlltoallv {
 }
 
 fn cube_and_layout(problem: &Problem<'_>) -> Result<(Hypercube, Layout), Error> {
-    let cube = problem
-        .topology
-        .cube()
-        .ok_or_else(|| Error::InvalidParameter {
-            what: "--topology",
-            reason: "dimension-exchange needs a hypercube".into(),
+    let cube = cube_of(problem, "dimension-exchange", OpKind::Alltoallv)?;
+    let layout =
+        Layout::new(OpKind::Alltoallv, 0, cube.nodes(), &counts_of(problem)?).ok_or_else(|| {
+            Error::InvalidParameter {
+                what: "--counts",
+                reason: "alltoallv needs a count matrix".into(),
+            }
         })?;
-    let wrong_op = || Error::InvalidParameter {
-        what: "--op",
-        reason: format!(
-            "dimension-exchange performs alltoallv, not {}",
-            problem.collective
-        ),
-    };
-    if problem.collective.kind() != OpKind::Alltoallv {
-        return Err(wrong_op());
-    }
-    let layout = Layout::new(OpKind::Alltoallv, 0, cube.nodes(), &counts_of(problem)?)
-        .ok_or_else(wrong_op)?;
     Ok((cube, layout))
 }
 
