@@ -468,6 +468,49 @@ pub(crate) mod test_support {
         }
     }
 
+    /// With every count `m`, the v-algorithm `name` of `collective` takes the time of
+    /// the fixed-count algorithm of the same name, by the simulator and by its closed
+    /// form, under all four port × duplex rules.
+    pub fn same_as_fixed(topo: &Topology, name: &str, collective: Collective, m: u64) {
+        let (op, k) = (collective.kind(), topo.nodes());
+        let counts = Counts::uniform(op, k, m);
+        let p = Problem {
+            topology: topo,
+            collective,
+            len: m,
+            commutative: true,
+            counts: Some(&counts),
+        };
+        let fixed = Problem {
+            collective: collective.fixed(),
+            counts: None,
+            ..p
+        };
+        let (v, f) = (
+            find(op, name).unwrap(),
+            find(collective.fixed().kind(), name).unwrap(),
+        );
+        for (ports, duplex) in crate::algorithms::broadcast::binomial::test_support::MODELS {
+            let params = Params {
+                model: Model {
+                    ports,
+                    duplex,
+                    ..Model::new(0.7, 0.13).unwrap()
+                },
+                ..Params::default()
+            };
+            let time = |a: &crate::algorithms::Algorithm, p: &Problem<'_>| {
+                simulate(topo, a.build(p, &params).unwrap().as_ref(), &params.model).time
+            };
+            let (got, want) = (time(v, &p), time(f, &fixed));
+            let form = v.formulas(&p, &params)[0].value;
+            assert!(
+                (got - want).abs() < 1e-9 && (form - want).abs() < 1e-9,
+                "{op}/{name} on {k} nodes, m {m}, {ports}/{duplex}: simulated {got}, form {form}, fixed-count {want}"
+            );
+        }
+    }
+
     /// Verify `name` on one problem and check its forms against the simulator.
     pub fn check_one(topo: &Topology, name: &str, collective: Collective, counts: &Counts) {
         let op = collective.kind();

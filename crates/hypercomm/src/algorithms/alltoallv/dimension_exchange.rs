@@ -193,10 +193,8 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algorithms::find;
-    use crate::algorithms::vcount::test_support::{check_one, random_counts, Rng};
+    use crate::algorithms::vcount::test_support::{check_one, random_counts, same_as_fixed, Rng};
     use crate::collective::Collective;
-    use crate::cost::simulate;
     use crate::counts::Counts;
     use crate::topology::Topology;
 
@@ -225,38 +223,14 @@ mod tests {
     }
 
     /// Equal counts m: the same time as the fixed-count dimension exchange, n(β +
-    /// 2^{n−1}mτ), by the closed form and by the simulator.
+    /// 2^{n−1}mτ) under full duplex, by the closed form and by the simulator.
     #[test]
     fn equal_counts_cost_the_fixed_count_exchange() {
-        let params = Params::default();
         for n in 0..=4 {
             let topo = Topology::hypercube(Hypercube::new(n).unwrap());
-            let m = 5;
-            let counts = Counts::uniform(OpKind::Alltoallv, 1 << n, m);
-            let p = problem(&topo, &counts);
-            let fixed = Problem {
-                collective: Collective::Alltoall,
-                len: m,
-                counts: None,
-                ..p
-            };
-            let want = simulate(
-                &topo,
-                find(OpKind::Alltoall, "dimension-exchange")
-                    .unwrap()
-                    .build(&fixed, &params)
-                    .unwrap()
-                    .as_ref(),
-                &params.model,
-            )
-            .time;
-            let s = build(&p, &params).unwrap();
-            let got = simulate(&topo, s.as_ref(), &params.model).time;
-            let f = formulas(&p, &params)[0].value;
-            assert!(
-                (got - want).abs() < 1e-9 && (f - want).abs() < 1e-9,
-                "n {n}: {got} {f} {want}"
-            );
+            for m in [0, 1, 5] {
+                same_as_fixed(&topo, "dimension-exchange", Collective::Alltoallv, m);
+            }
         }
     }
 
