@@ -19,12 +19,13 @@
 //!   (`linear`, `pairwise`) skips that exchange (this rank's program reads only its row
 //!   and column; a mismatch is then a length mismatch at the receiver), and so does
 //!   `Algo::Named("native")`: MPI's `MPI_Alltoallv` takes the row and column as they
-//!   are. The store-and-forward ones (`bruck`, `dimension-exchange`) forward other
-//!   ranks' blocks, so their programs need the whole matrix: they exchange it.
+//!   are. The store-and-forward ones (`bruck`, `dimension-exchange`, `mtadea`)
+//!   forward other ranks' blocks, so their programs need the whole matrix: they
+//!   exchange it.
 //!
 //! **Algorithms.** The registry's (`hypercomm algorithms --op alltoallv`): `linear`,
-//! `pairwise`, `bruck` and `dimension-exchange` (on 2^n ranks) for alltoallv, and
-//! `ring` for allgatherv and reduce-scatter. `Algo::Auto` simulates every
+//! `pairwise`, `bruck`, and on 2^n ranks `dimension-exchange` and `mtadea` for
+//! alltoallv, and `ring` for allgatherv and reduce-scatter. `Algo::Auto` simulates every
 //! one that fits under the calibration's model with the actual counts and takes the
 //! fastest (the first in registry order on a tie), the same on every rank. There are
 //! no in-place forms yet.
@@ -264,7 +265,8 @@ impl<X: Transport> Comm<X> {
             // A direct schedule's program on this rank reads only its row and column:
             // no exchange (a count that disagrees with its peer's is a length mismatch
             // at the receiver). The store-and-forward ones (`bruck`,
-            // `dimension-exchange`) carry other ranks' blocks: they need the whole matrix.
+            // `dimension-exchange`, `mtadea`) carry other ranks' blocks: they need the
+            // whole matrix.
             Algo::Named(n) if algorithms::vcount::alltoallv_reads_own_counts_only(n) => {
                 self.local_matrix(send_counts, recv_counts)?
             }

@@ -163,6 +163,7 @@ pub mod alltoallv {
     pub mod bruck;
     pub mod dimension_exchange;
     pub mod linear;
+    pub mod mtadea;
     pub mod pairwise;
 }
 pub mod reduce_scatterv {
@@ -1857,6 +1858,16 @@ pub static ALGORITHMS: &[Algorithm] = &[
         pipelined: false,
         need: Need::Cube(alltoallv::dimension_exchange::build),
         formulas: alltoallv::dimension_exchange::formulas,
+    },
+    Algorithm {
+        name: "mtadea",
+        op: OpKind::Alltoallv,
+        summary: "the dimension exchange of variable blocks, highest dimension first; each step waits for its largest message",
+        reference: "Saad & Schultz 1985, §6, ALGORITHM MTADEA; MPI-3.1 §5.8 (beyond the paper: variable blocks)",
+        topologies: "hypercube",
+        pipelined: false,
+        need: Need::Cube(alltoallv::mtadea::build),
+        formulas: alltoallv::mtadea::formulas,
     },
     Algorithm {
         name: "linear",

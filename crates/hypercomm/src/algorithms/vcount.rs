@@ -227,7 +227,7 @@ pub(crate) fn push_exchange(
 
 /// Whether the alltoallv algorithm `name`'s program on a rank reads only that rank's
 /// row and column of the counts (the direct ones); the store-and-forward ones (`bruck`,
-/// `dimension-exchange`) carry other ranks' blocks and need the whole matrix.
+/// `dimension-exchange`, `mtadea`) carry other ranks' blocks and need the whole matrix.
 pub fn alltoallv_reads_own_counts_only(name: &str) -> bool {
     matches!(name, "linear" | "pairwise")
 }

@@ -5,7 +5,7 @@
 //! Reference: seed 001 (*Hypercube (communication pattern)*), "All-to-all": in every
 //! step exchange with i XOR 2^d all messages for the partner's sub cube; Saad & Schultz
 //! 1985 (seed 000), §6 (the same exchange, MTADEA, crossing the dimensions from the
-//! highest down); with a k × k count matrix (`MPI_Alltoallv`, MPI-3.1 §5.8), beyond the
+//! highest down: [`super::mtadea`], this schedule in that order); with a k × k count matrix (`MPI_Alltoallv`, MPI-3.1 §5.8), beyond the
 //! papers. The fixed-count form is [`crate::algorithms::alltoall::dimension_exchange`].
 //!
 //! Bookkeeping as there: before step t (dimensions 0..t crossed, S = 2^t − 1) column C
@@ -35,7 +35,7 @@ use crate::collective::OpKind;
 use crate::counts::{prefix, Layout};
 use crate::error::Error;
 use crate::schedule::{Buf, Op, Program, Rank, Region, Regions, Schedule};
-use crate::topology::Hypercube;
+use crate::topology::{DimOrder, Hypercube};
 use crate::verify::Problem;
 
 /// The dimension-exchange alltoallv schedule.
@@ -43,10 +43,11 @@ use crate::verify::Problem;
 pub struct DimensionExchangeAlltoallv {
     cube: Hypercube,
     layout: Layout,
+    order: DimOrder,
 }
 
-fn cube_and_layout(problem: &Problem<'_>) -> Result<(Hypercube, Layout), Error> {
-    let cube = cube_of(problem, "dimension-exchange", OpKind::Alltoallv)?;
+fn cube_and_layout(problem: &Problem<'_>, algo: &str) -> Result<(Hypercube, Layout), Error> {
+    let cube = cube_of(problem, algo, OpKind::Alltoallv)?;
     let layout =
         Layout::new(OpKind::Alltoallv, 0, cube.nodes(), &counts_of(problem)?).ok_or_else(|| {
             Error::InvalidParameter {
@@ -59,21 +60,44 @@ fn cube_and_layout(problem: &Problem<'_>) -> Result<(Hypercube, Layout), Error> 
 
 /// Build the schedule.
 pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let (cube, layout) = cube_and_layout(problem)?;
-    Ok(Box::new(DimensionExchangeAlltoallv { cube, layout }))
+    build_in(problem, "dimension-exchange", DimOrder::Ascending)
 }
 
-/// Elements of column `c` of node `x` before step `t`.
-fn held(layout: &Layout, x: Rank, t: u32, c: Rank) -> u64 {
-    let s = (1u32 << t) - 1;
+/// The exchange `algo` crossing the dimensions in `order` (`mtadea`: descending).
+pub(crate) fn build_in(
+    problem: &Problem<'_>,
+    algo: &str,
+    order: DimOrder,
+) -> Result<Box<dyn Schedule>, Error> {
+    let (cube, layout) = cube_and_layout(problem, algo)?;
+    Ok(Box::new(DimensionExchangeAlltoallv {
+        cube,
+        layout,
+        order,
+    }))
+}
+
+/// The dimension an n-cube crosses in step `t`, and the mask S of those crossed before.
+fn dim_and_crossed(n: u32, order: DimOrder, t: u32) -> (u32, u32) {
+    let below = |d: u32| (1u32 << d) - 1;
+    match order {
+        DimOrder::Ascending => (t, below(t)),
+        DimOrder::Descending => (n - 1 - t, below(n) & !below(n - t)),
+    }
+}
+
+/// Elements of column `c` of node `x` when the dimensions of `s` are crossed.
+fn held(layout: &Layout, x: Rank, s: u32, c: Rank) -> u64 {
     layout.len((x & !s) | (c & s), (c & !s) | (x & s))
 }
 
-/// V_{x,t}: what node `x` sends in step `t`, its columns whose bit t differs from x's.
-fn sent(layout: &Layout, x: Rank, t: u32) -> u64 {
+/// V_{x,t}: what node `x` sends in step `t`, its columns whose bit d (the step's
+/// dimension) differs from x's.
+fn sent(layout: &Layout, n: u32, order: DimOrder, x: Rank, t: u32) -> u64 {
+    let (d, s) = dim_and_crossed(n, order, t);
     (0..layout.nodes())
-        .filter(|c| (c ^ x) >> t & 1 == 1)
-        .map(|c| held(layout, x, t, c))
+        .filter(|c| (c ^ x) >> d & 1 == 1)
+        .map(|c| held(layout, x, s, c))
         .sum()
 }
 
@@ -93,10 +117,16 @@ impl Row {
 }
 
 impl DimensionExchangeAlltoallv {
-    /// The prefix sums of node `x`'s row before step `t`.
+    /// The prefix sums of node `x`'s row before step `t` (t = n: all crossed).
     fn prefix(&self, x: Rank, t: u32) -> Vec<u64> {
+        let n = self.cube.dim();
+        let s = if t == n {
+            (1u32 << n) - 1
+        } else {
+            dim_and_crossed(n, self.order, t).1
+        };
         let c: Vec<u64> = (0..self.nodes())
-            .map(|c| held(&self.layout, x, t, c))
+            .map(|c| held(&self.layout, x, s, c))
             .collect();
         prefix(&c)
     }
@@ -154,8 +184,9 @@ impl Schedule for DimensionExchangeAlltoallv {
         };
         for t in 0..n {
             let (cur, next) = (row(t), row(t + 1));
-            let peer = self.cube.neighbor(rank, t);
-            let run = 1u32 << t;
+            let d = dim_and_crossed(n, self.order, t).0;
+            let peer = self.cube.neighbor(rank, d);
+            let run = 1u32 << d;
             let (mut away, mut into) = (Regions::new(), Regions::new());
             for c0 in (0..k).step_by(run as usize) {
                 let (from, to) = (cur.span(c0, c0 + run), next.span(c0, c0 + run));
@@ -175,18 +206,39 @@ impl Schedule for DimensionExchangeAlltoallv {
 /// Σ_t of step t's largest exchange (full duplex) or largest send plus receive (half
 /// duplex), from the counts: V_{X,t} the blocks X holds bound across dimension t.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
-    let Ok((cube, layout)) = cube_and_layout(problem) else {
+    formulas_in(
+        problem,
+        params,
+        ("dimension-exchange", DimOrder::Ascending),
+        "seed 001, All-to-all, with a count matrix (MPI-3.1 §5.8)",
+    )
+}
+
+/// The exact form of `algo` crossing the dimensions in `order`: Σ_t of step t's
+/// largest exchange, t crossing dimension d_t.
+pub(crate) fn formulas_in(
+    problem: &Problem<'_>,
+    params: &Params,
+    (algo, order): (&str, DimOrder),
+    reference: &'static str,
+) -> Vec<Formula> {
+    let Ok((cube, layout)) = cube_and_layout(problem, algo) else {
         return vec![];
     };
+    let n = cube.dim();
+    let sends = |x: Rank, t: u32| sent(&layout, n, order, x, t);
     stepped_formula(
         params,
         (cube.nodes(), cube.dim()),
         [
-            "Σ_t max_X t(max(V_{X,t}, V_{X⊕2^t,t})), V_{X,t} the counts X holds bound across dimension t",
-            "Σ_t max_X (t(V_{X,t}) + t(V_{X⊕2^t,t})), V_{X,t} the counts X holds bound across dimension t",
+            "Σ_t max_X t(max(V_{X,t}, V_{X⊕2^d,t})), V_{X,t} the counts X holds bound across step t's dimension d",
+            "Σ_t max_X (t(V_{X,t}) + t(V_{X⊕2^d,t})), V_{X,t} the counts X holds bound across step t's dimension d",
         ],
-        "seed 001, All-to-all, with a count matrix (MPI-3.1 §5.8)",
-        |t, x| (sent(&layout, x, t), sent(&layout, x ^ (1 << t), t)),
+        reference,
+        |t, x| {
+            let d = dim_and_crossed(n, order, t).0;
+            (sends(x, t), sends(x ^ (1 << d), t))
+        },
     )
 }
 
