@@ -602,6 +602,12 @@ pub struct BenchArgs {
     /// allgather, allreduce, scan, exclusive-scan; broadcast is always in place.
     #[arg(long)]
     pub in_place: bool,
+    /// Also time the persistent form of each algorithm (`plan_*` once, then its
+    /// `run` per call: MPI-4's `MPI_Allreduce_init` and `MPI_Start`), in the same run
+    /// beside the plain call, with the ratio persistent / plain. The fixed-count
+    /// collectives but p2p and download; not with --in-place or `native`.
+    #[arg(long)]
+    pub persistent: bool,
     /// The barrier between two timed calls (each rank times its call from its own exit
     /// from the barrier, so which ranks leave it first shapes the latency measured):
     /// recursive-doubling or tree, as Open MPI's `coll_tuned_barrier_algorithm` 3 and 6.

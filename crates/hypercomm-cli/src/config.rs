@@ -1122,6 +1122,9 @@ pub fn rt_bench_in(
             ),
         });
     }
+    if args.persistent {
+        check_persistent(kind, args.in_place, &algos)?;
+    }
     check_len_as(&topology, kind, args.max_size, "--max-size")?;
     let sizes = bench_sizes(args.min_size, args.max_size)?;
     let largest = *sizes.last().expect("at least one size") as u64;
@@ -1142,9 +1145,52 @@ pub fn rt_bench_in(
         warmup: args.warmup,
         reduce: p.reduce,
         in_place: args.in_place,
+        persistent: args.persistent,
         barrier: args.barrier.into(),
         skew: p.skew,
     })
+}
+
+/// `bench --persistent` times what `plan_*` plans: refused, naming the valid choices,
+/// for a collective without a persistent form, with `--in-place` (a plan runs on
+/// separate `in` and `out`) and with `native` (the MPI library's collective is no
+/// schedule to plan).
+fn check_persistent(
+    kind: OpKind,
+    in_place: bool,
+    algos: &[crate::runtime::AlgoChoice],
+) -> Result<(), Error> {
+    if !crate::runtime::has_persistent(kind) {
+        let valid: Vec<&str> = OpKind::ALL
+            .into_iter()
+            .filter(|&k| crate::runtime::has_persistent(k))
+            .map(OpKind::name)
+            .collect();
+        return Err(Error::InvalidParameter {
+            what: "--persistent",
+            reason: format!(
+                "{kind} has no persistent form (plan_*); valid: {}",
+                valid.join(", ")
+            ),
+        });
+    }
+    if in_place {
+        return Err(Error::InvalidParameter {
+            what: "--persistent",
+            reason: "not with --in-place: a persistent call runs on separate send and \
+                     receive buffers"
+                .into(),
+        });
+    }
+    if algos.contains(&crate::runtime::AlgoChoice::Native) {
+        return Err(Error::InvalidParameter {
+            what: "--persistent",
+            reason: "not with --algo native: the MPI library's own collective is no \
+                     schedule to plan; valid: auto or registry names"
+                .into(),
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]

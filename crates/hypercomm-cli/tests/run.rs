@@ -1214,6 +1214,7 @@ fn gather_run_and_gather_bench_bring_every_rank_result_to_every_rank() {
         warmup: Some(0),
         reduce: ReduceOp::Sum,
         in_place: false,
+        persistent: false,
         barrier: hypercomm_rt::Barrier::Tree,
         skew: 0.0,
     };
@@ -1682,4 +1683,126 @@ fn skew_bounds_the_drawn_counts() {
         Some(half)
     );
     assert_eq!(draw_counts(Collective::Allgather, 4, 10, 0.5, 3), None);
+}
+
+/// `bench --persistent` times each algorithm's persistent form right after its plain
+/// call at every size: rows alternate plain, persistent, the same algorithm (auto's
+/// choice planned once), and the persistent row's ratio is its avg over the plain
+/// row's; the text table and the CSV carry the two extra columns.
+#[test]
+fn bench_persistent_puts_the_planned_call_beside_the_plain_one() {
+    let base = [
+        "--ranks",
+        "3",
+        "--min-size",
+        "8",
+        "--max-size",
+        "32",
+        "--iters",
+        "3",
+        "--warmup",
+        "1",
+        "--persistent",
+    ];
+    for (op, algos) in [
+        ("allreduce", "auto,ring"),
+        ("broadcast", "binomial,auto"),
+        ("gather", "auto"),
+        ("reduce-scatter", "auto"),
+    ] {
+        let mut a = base.to_vec();
+        a.extend(["--op", op, "--algo", algos, "--format", "json"]);
+        let j: Value = serde_json::from_str(&bench(&a)).unwrap();
+        assert_eq!(j["persistent"], true, "{op}");
+        let rows = j["rows"].as_array().unwrap();
+        let n_algos = algos.split(',').count();
+        assert_eq!(rows.len(), 3 * n_algos * 2, "{op}: {rows:?}");
+        for pair in rows.chunks(2) {
+            let (plain, pers) = (&pair[0], &pair[1]);
+            assert!(plain.get("persistent").is_none(), "{plain}");
+            assert!(plain.get("persistent_over_plain").is_none(), "{plain}");
+            assert_eq!(pers["persistent"], true, "{pers}");
+            assert_eq!(pers["algo"], plain["algo"], "{op}");
+            assert_eq!(pers["size"], plain["size"], "{op}");
+            assert_eq!(pers["auto"], plain["auto"], "{op}");
+            let ratio = pers["persistent_over_plain"].as_f64().unwrap();
+            let want = pers["avg_us"].as_f64().unwrap() / plain["avg_us"].as_f64().unwrap();
+            assert!((ratio - want).abs() <= 1e-9 * want, "{ratio} vs {want}");
+        }
+    }
+    let mut a = base.to_vec();
+    a.extend(["--op", "allreduce", "--algo", "ring"]);
+    let text = bench(&a);
+    let header = text.lines().find(|l| l.starts_with("size")).unwrap();
+    let cols: Vec<&str> = header.split_whitespace().collect();
+    assert_eq!(cols[..3], ["size", "algo", "call"], "{header}");
+    assert_eq!(cols.last(), Some(&"pers/plain"), "{header}");
+    let calls: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains(" B "))
+        .filter_map(|l| l.split_whitespace().nth(3))
+        .collect();
+    assert_eq!(calls, ["plain", "persistent"].repeat(3), "{text}");
+    a.extend(["--format", "csv"]);
+    let csv = bench(&a);
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some(&*format!("{CSV_HEADER},persistent,persistent_over_plain"))
+    );
+    for (i, line) in lines.enumerate() {
+        let cells: Vec<&str> = line.split(',').collect();
+        assert_eq!(cells.len(), 16, "{line}");
+        assert_eq!(
+            cells[14],
+            if i % 2 == 1 { "true" } else { "false" },
+            "{line}"
+        );
+        assert_eq!(cells[15].is_empty(), i % 2 == 0, "{line}");
+    }
+    // Without the flag nothing changes: no extra column, field or row.
+    let plain = bench(&[
+        "--ranks",
+        "2",
+        "--op",
+        "allreduce",
+        "--max-size",
+        "8",
+        "--iters",
+        "1",
+    ]);
+    assert!(!plain.contains("pers/plain"), "{plain}");
+}
+
+/// `bench --persistent` refuses, exit 2 naming the problem, what has no persistent
+/// form: a collective without `plan_*`, the in-place form, the native collective.
+#[test]
+fn bench_persistent_refuses_what_has_no_plan() {
+    let base = ["bench", "--ranks", "3", "--max-size", "8", "--persistent"];
+    let with = |extra: &[&'static str]| {
+        let mut a = base.to_vec();
+        a.extend(extra);
+        a
+    };
+    bad(
+        &with(&["--op", "alltoallv"]),
+        &[
+            "--persistent",
+            "alltoallv has no persistent form",
+            "allreduce",
+            "broadcast",
+        ],
+    );
+    bad(
+        &with(&["--op", "p2p", "--src", "0", "--dst", "2"]),
+        &["--persistent", "p2p has no persistent form"],
+    );
+    bad(
+        &with(&["--op", "allreduce", "--in-place"]),
+        &["--persistent", "--in-place"],
+    );
+    bad(
+        &with(&["--op", "allreduce", "--algo", "native"]),
+        &["--persistent", "native"],
+    );
 }

@@ -1326,3 +1326,187 @@ fn memory_check_agrees_on_each_ranks_limit() {
     let job = limited("1000");
     assert_eq!(job.code, Some(0), "{}\n{}", job.stdout, job.stderr);
 }
+
+/// The rows of an `osu` table (after its `size` header, whose columns are checked
+/// against `columns`), split on whitespace, sizes rejoined with their unit.
+fn osu_rows(stdout: &str, columns: &[&str]) -> Vec<Vec<String>> {
+    let mut lines = stdout.lines().skip_while(|l| !l.starts_with("size"));
+    let header: Vec<&str> = lines.next().expect("a header").split_whitespace().collect();
+    assert_eq!(header, columns, "{stdout}");
+    lines
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            let mut row = vec![format!("{} {}", w[0], w[1])];
+            row.extend(w[2..].iter().map(|s| s.to_string()));
+            row
+        })
+        .collect()
+}
+
+/// `osu alltoallv|allgatherv|iallreduce` (issue 24): per size a native row, then one per
+/// form of ours asked for, in that order; every result equals native MPI's (`ok`), the
+/// ratio is a number for ours and absent for native, iallreduce's overlap is a
+/// percentage. Tiny sizes, few calls: shapes and correctness, no timing.
+#[test]
+fn osu_benchmarks_put_ours_beside_native_mpi() {
+    let latency = [
+        "size",
+        "impl",
+        "algorithm",
+        "iters",
+        "avg_us",
+        "min_us",
+        "max_us",
+        "ours/native",
+        "ok",
+    ];
+    for (bench, algos, ranks) in [
+        ("alltoallv", "auto,linear,pairwise", 3),
+        ("allgatherv", "auto,ring", 3),
+    ] {
+        let job = mpirun(
+            ranks,
+            &[
+                "osu",
+                bench,
+                "--algo",
+                algos,
+                "--min-size",
+                "1",
+                "--max-size",
+                "8",
+                "--iters",
+                "3",
+                "--warmup",
+                "1",
+            ],
+            Duration::from_secs(60),
+        );
+        assert_eq!(job.code, Some(0), "{}\n{}", job.stdout, job.stderr);
+        assert!(job
+            .stdout
+            .starts_with(&format!("# osu_{bench} conventions, {ranks} ranks")));
+        let rows = osu_rows(&job.stdout, &latency);
+        let forms: Vec<&str> = std::iter::once("native").chain(algos.split(',')).collect();
+        assert_eq!(rows.len(), 4 * forms.len(), "{}", job.stdout);
+        for (i, row) in rows.iter().enumerate() {
+            let size = 1 << (i / forms.len());
+            assert_eq!(row[0], format!("{size} B"), "{row:?}");
+            assert_eq!(row[1], forms[i % forms.len()], "{row:?}");
+            if row[1] != "auto" {
+                assert_eq!(row[2], row[1], "{row:?}");
+            }
+            assert_eq!(row[3], "3");
+            let [avg, min, max]: [f64; 3] = [4, 5, 6].map(|c| row[c].parse().unwrap());
+            assert!(min <= avg && avg <= max, "{row:?}");
+            assert_eq!(row[7] == "-", row[1] == "native", "{row:?}");
+            assert_eq!(row[8], "yes", "{row:?}");
+        }
+    }
+    let job = mpirun(
+        2,
+        &[
+            "osu",
+            "iallreduce",
+            "--algo",
+            "auto,recursive-doubling",
+            "--max-size",
+            "16",
+            "--iters",
+            "3",
+            "--warmup",
+            "1",
+        ],
+        Duration::from_secs(60),
+    );
+    assert_eq!(job.code, Some(0), "{}\n{}", job.stdout, job.stderr);
+    let rows = osu_rows(
+        &job.stdout,
+        &[
+            "size",
+            "impl",
+            "algorithm",
+            "iters",
+            "pure_us",
+            "compute_us",
+            "overall_us",
+            "overlap_%",
+            "ours/native",
+            "ok",
+        ],
+    );
+    assert_eq!(rows.len(), 3 * 3, "{}", job.stdout);
+    for row in &rows {
+        let overlap: f64 = row[7].parse().unwrap();
+        assert!((0.0..=100.0).contains(&overlap), "{row:?}");
+        assert_eq!(row[9], "yes", "{row:?}");
+    }
+    assert_eq!(rows[2][2], "recursive-doubling");
+}
+
+/// `osu` refuses, exit 2 with one message from rank 0, `native` in `--algo` (it is the
+/// reference), an algorithm of another collective, and iallreduce below 4 B.
+#[test]
+fn osu_bad_input_exits_2() {
+    for (args, needle) in [
+        (
+            &["osu", "alltoallv", "--algo", "native"][..],
+            "native is the reference",
+        ),
+        (&["osu", "allgatherv", "--algo", "esbt"], "esbt"),
+        (&["osu", "iallreduce", "--min-size", "2"], "--min-size"),
+        (&["osu", "iallreduce", "--iters", "0"], "--iters"),
+    ] {
+        let job = mpirun(2, args, Duration::from_secs(60));
+        assert_eq!(
+            job.code,
+            Some(2),
+            "{args:?}\n{}\n{}",
+            job.stdout,
+            job.stderr
+        );
+        assert_eq!(job.stderr.matches("error:").count(), 1, "{}", job.stderr);
+        assert!(job.stderr.contains(needle), "{args:?}: {}", job.stderr);
+    }
+}
+
+/// `bench --persistent` on MPI: each plain row followed by its persistent one, the
+/// same algorithm, with the ratio.
+#[test]
+fn bench_persistent_on_mpi() {
+    let job = mpirun(
+        2,
+        &[
+            "bench",
+            "--op",
+            "allreduce",
+            "--algo",
+            "ring,auto",
+            "--max-size",
+            "16",
+            "--iters",
+            "3",
+            "--warmup",
+            "1",
+            "--persistent",
+            "--format",
+            "csv",
+        ],
+        Duration::from_secs(60),
+    );
+    assert_eq!(job.code, Some(0), "{}\n{}", job.stdout, job.stderr);
+    let mut lines = job.stdout.lines();
+    assert!(lines
+        .next()
+        .unwrap()
+        .ends_with(",persistent,persistent_over_plain"));
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 5 * 2 * 2, "{}", job.stdout);
+    for pair in rows.chunks(2) {
+        assert_eq!((pair[0][14], pair[1][14]), ("false", "true"), "{pair:?}");
+        assert!(pair[1][15].parse::<f64>().unwrap() > 0.0, "{pair:?}");
+        if pair[0][0] != "native" {
+            assert_eq!(pair[0][0], pair[1][0], "{pair:?}");
+        }
+    }
+}

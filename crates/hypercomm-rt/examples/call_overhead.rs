@@ -6,8 +6,11 @@
 //! plan that every call makes.
 //!
 //! ```text
-//! cargo run --release -p hypercomm-rt --example call_overhead -- [algo] [bytes] [calls] [reps] [ranks]
+//! cargo run --release -p hypercomm-rt --example call_overhead -- [algo] [bytes] [calls] [reps] [ranks] [plain|persistent]
 //! ```
+//!
+//! With `persistent` each call is the `run` of a broadcast planned once
+//! (`plan_broadcast`): no choice of algorithm, no plan look-up.
 //!
 //! Defaults: `linear`, 8 B, 1,000,000 calls, 5 repetitions, 2 ranks; prints each
 //! repetition's ns per call on the root and on the receiver, then the medians. With
@@ -25,24 +28,44 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let calls: u32 = a.get(2).map_or(Ok(1_000_000), |s| s.parse())?;
     let reps: usize = a.get(3).map_or(Ok(5), |s| s.parse())?;
     let ranks: u32 = a.get(4).map_or(Ok(2), |s| s.parse())?;
+    let persistent = match a.get(5).map_or("plain", String::as_str) {
+        "plain" => false,
+        "persistent" => true,
+        other => return Err(format!("`{other}`: valid: plain, persistent").into()),
+    };
     if !(1..=2).contains(&ranks) {
         return Err(format!("ranks must be 1 or 2, not {ranks}").into());
     }
+    let form = if persistent { "persistent" } else { "plain" };
     println!(
-        "broadcast of {bytes} B by {algo} on {ranks} ranks, {calls} calls back to back: ns per call"
+        "{form} broadcast of {bytes} B by {algo} on {ranks} ranks, {calls} calls back to back: ns per call"
     );
     let (mut root, mut leaf) = (Vec::new(), Vec::new());
     for rep in 0..reps {
         let ns = threads::run(ranks, |comm| -> Result<f64, Error> {
             let mut buf = vec![1u8; bytes];
             let algo = Algo::Named(&algo);
+            let plan = comm.plan_broadcast::<u8>(0, bytes, algo)?;
+            // The root sends `data` (and gets a copy in `buf`); the others only receive.
+            let data = if comm.rank() == 0 {
+                vec![1u8; bytes]
+            } else {
+                Vec::new()
+            };
+            let mut call = |comm: &mut hypercomm_rt::Comm<_>| {
+                if persistent {
+                    plan.run(comm, &data, &mut buf)
+                } else {
+                    comm.broadcast_into(0, &mut buf, algo)
+                }
+            };
             for _ in 0..1000 {
-                comm.broadcast_into(0, &mut buf, algo)?;
+                call(comm)?;
             }
             comm.barrier()?;
             let start = Instant::now();
             for _ in 0..calls {
-                comm.broadcast_into(0, &mut buf, algo)?;
+                call(comm)?;
             }
             Ok(start.elapsed().as_secs_f64() * 1e9 / calls as f64)
         })?;

@@ -484,6 +484,8 @@ pub(crate) struct Selector {
     /// call that followed it last time is, so that a loop of calls (a benchmark's timed
     /// call and barrier, an iteration's few collectives) finds each with one comparison.
     last: Option<usize>,
+    /// The plans of the last variable-count calls ([`crate::vcount`]).
+    pub vplans: crate::vcount::VPlans,
 }
 
 impl Selector {
@@ -503,6 +505,7 @@ impl Selector {
             plans: FxHashMap::default(),
             recent: Vec::with_capacity(RECENT),
             last: None,
+            vplans: Default::default(),
         }
     }
 

@@ -31,6 +31,7 @@
 //! no in-place forms yet.
 
 use std::mem::size_of;
+use std::sync::Arc;
 
 use bytemuck::Pod;
 use hypercomm::algorithms::{self, Params};
@@ -376,18 +377,42 @@ impl<X: Transport> Comm<X> {
         if matches!(algo, Algo::Named(n) if n.eq_ignore_ascii_case(NATIVE)) {
             return self.varcount_native(call);
         }
+        if let Algo::Shaped { name, .. } = algo {
+            return Err(Error::Library(LibError::InvalidParameter {
+                what: "--algo",
+                reason: format!("`{name}` takes a shape; no variable-count algorithm does"),
+            }));
+        }
         call.counts.check(kind, k)?;
         let topology = self.topology();
         let commutative = call.op.map_or(true, |o| o.is_commutative());
+        let key = VKey {
+            collective: call.collective,
+            counts: call.counts,
+            algo: match algo {
+                Algo::Named(name) => name.into(),
+                _ => "".into(),
+            },
+            elem_bytes: size_of::<T>(),
+            commutative,
+        };
         let problem = Problem {
             topology: &topology,
             collective: call.collective,
-            len: call.counts.mean(),
+            len: key.counts.mean(),
             commutative,
-            counts: Some(&call.counts),
+            counts: Some(&key.counts),
         };
         check_len("the send buffer", call.input.len(), problem.in_len(me))?;
         check_len("the receive buffer", call.output.len(), problem.out_len(me))?;
+        // A call made before (same collective, counts, algorithm, element size) runs
+        // the plan built then: no choice, no schedule, no plan built per call.
+        if let Some((ran, plan)) = self.selector.vplans.get(&key) {
+            let (ran, plan) = (*ran, Arc::clone(plan));
+            self.execute(&plan, Buffers::new(call.input, call.output), call.op)?;
+            self.last = Some(ran);
+            return Ok(ran);
+        }
         let (name, auto, schedule) = match algo {
             Algo::Named(name) => {
                 let a = algorithms::lookup(&topology, kind, name)?;
@@ -418,12 +443,7 @@ impl<X: Transport> Comm<X> {
                 let (name, s) = self.choose(&problem, size_of::<T>())?;
                 (name, true, s)
             }
-            Algo::Shaped { name, .. } => {
-                return Err(Error::Library(LibError::InvalidParameter {
-                    what: "--algo",
-                    reason: format!("`{name}` takes a shape; no variable-count algorithm does"),
-                }))
-            }
+            Algo::Shaped { .. } => unreachable!("refused above"),
         };
         let plan = Plan::new(schedule.program(me), k, call.input.len(), call.output.len())?;
         self.execute(&plan, Buffers::new(call.input, call.output), call.op)?;
@@ -434,6 +454,7 @@ impl<X: Transport> Comm<X> {
             steps: schedule.steps(),
             in_place: false,
         };
+        self.selector.vplans.put(key, ran, Arc::new(plan));
         self.last = Some(ran);
         Ok(ran)
     }
@@ -515,5 +536,45 @@ impl<X: Transport> Comm<X> {
             recv_counts,
         };
         self.run_native(native, false)
+    }
+}
+
+/// A variable-count call as the plan cache knows it: what decides its plan.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct VKey {
+    collective: Collective,
+    counts: Counts,
+    /// The algorithm's name as given, or empty for `Algo::Auto`.
+    algo: Box<str>,
+    elem_bytes: usize,
+    commutative: bool,
+}
+
+/// The plans of the last few variable-count calls ([`VPlans::CAPACITY`]), newest
+/// last: a call repeated with the same counts (a solver's iterations, a benchmark's
+/// timed calls) finds its plan by comparison, where building it takes a choice among
+/// the fitting algorithms (`Algo::Auto` simulates each), a schedule and a [`Plan`].
+#[derive(Default)]
+pub(crate) struct VPlans(Vec<(VKey, (Ran, Arc<Plan>))>);
+
+impl VPlans {
+    /// Calls kept.
+    pub const CAPACITY: usize = 8;
+
+    /// The plan of `key`, if cached (moved to the newest place).
+    fn get(&mut self, key: &VKey) -> Option<&(Ran, Arc<Plan>)> {
+        let at = self.0.iter().rposition(|(k, _)| k == key)?;
+        if at + 1 != self.0.len() {
+            let hit = self.0.remove(at);
+            self.0.push(hit);
+        }
+        self.0.last().map(|(_, hit)| hit)
+    }
+
+    fn put(&mut self, key: VKey, ran: Ran, plan: Arc<Plan>) {
+        if self.0.len() == Self::CAPACITY {
+            self.0.remove(0);
+        }
+        self.0.push((key, (ran, plan)));
     }
 }

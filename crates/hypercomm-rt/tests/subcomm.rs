@@ -189,7 +189,17 @@ fn a_failure_on_a_sub_communicator_is_an_error_for_its_peers() {
         let got = threads::run_each(&cfg, |comm| {
             let r = comm.rank();
             let mut sub = comm.split(Some(r % 2), 0)?.unwrap();
+            // Rank 3 fails only once the even ranks are past the split (its all-gather
+            // on the run's communicator, which any failure ends at once): each tells it
+            // so, eagerly, before its group's call.
+            if r % 2 == 0 {
+                comm.send(3, &[r])?;
+            }
             if r == 3 {
+                for q in [0, 2, 4] {
+                    let mut past = [0u32];
+                    comm.receive_into(q, &mut past)?;
+                }
                 if fail_in_call {
                     let mut buf = [0u8; 64];
                     // Rank 3 (sub-rank 1 of the odd ranks) reduces to a root that does

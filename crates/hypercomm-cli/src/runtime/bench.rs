@@ -61,6 +61,8 @@ pub struct BenchConfig {
     pub reduce: ReduceOp,
     /// Whether to time the in-place form ([`super::invoke_in_place`]).
     pub in_place: bool,
+    /// Whether to time each algorithm's persistent form beside it ([`super::plan`]).
+    pub persistent: bool,
     /// The barrier between two timed calls.
     pub barrier: Barrier,
     /// `--skew` of a variable-count collective's counts ([`super::draw_counts`]).
@@ -74,7 +76,7 @@ impl BenchConfig {
         (self.iters.unwrap_or(iters), self.warmup.unwrap_or(warmup))
     }
 
-    /// Number of (size, algorithm) points.
+    /// Number of (size, algorithm) points (the persistent call is part of its point).
     pub fn points(&self) -> usize {
         self.sizes.len() * self.algos.len()
     }
@@ -89,6 +91,8 @@ pub struct RankPoint {
     pub algo: usize,
     /// The algorithm that ran (auto's choice).
     pub algorithm: &'static str,
+    /// Whether the call was the persistent one (planned once, run per call).
+    pub persistent: bool,
     /// Timed iterations.
     pub iters: u64,
     /// This rank's mean latency, seconds.
@@ -161,7 +165,7 @@ pub fn bench_rank<X: Transport>(
 ) -> hypercomm_rt::Result<Vec<RankPoint>> {
     let (k, r, c) = (comm.size(), comm.rank(), cfg.collective);
     let op = cfg.reduce.op::<u8>();
-    let mut points = Vec::with_capacity(cfg.points());
+    let mut points = Vec::with_capacity(cfg.points() * (1 + usize::from(cfg.persistent)));
     for &size in &cfg.sizes {
         // A variable-count collective's counts at this size: `size` elements (bytes)
         // on average, skewed by --skew, drawn from the size.
@@ -179,58 +183,97 @@ pub fn bench_rank<X: Transport>(
             output[at..at + input.len()].copy_from_slice(&input);
         }
         let (iters, warmup) = cfg.iterations(size);
+        let first = points.len();
         for (index, choice) in cfg.algos.iter().enumerate() {
-            let mut total = Duration::ZERO;
-            let mut algorithm = choice.name();
-            for i in 0..warmup + iters {
-                let start = Instant::now();
-                let ran = if cfg.in_place {
-                    invoke_in_place(
-                        comm,
-                        c,
-                        &mut output,
-                        &op,
-                        choice.algo_in(cfg.shape.as_ref()),
-                    )?
+            let algo = choice.algo_in(cfg.shape.as_ref());
+            let plain = |comm: &mut Comm<X>, output: &mut [u8]| {
+                if cfg.in_place {
+                    invoke_in_place(comm, c, output, &op, algo)
                 } else {
-                    invoke(
-                        comm,
-                        c,
-                        size,
-                        counts.as_ref(),
-                        &input,
-                        &mut output,
-                        &op,
-                        choice.algo_in(cfg.shape.as_ref()),
-                    )?
-                };
-                let t = start.elapsed();
-                if i >= warmup {
-                    total += t;
+                    invoke(comm, c, size, counts.as_ref(), &input, output, &op, algo)
                 }
-                algorithm = ran.algorithm;
+            };
+            // The persistent form of what the plain call runs (auto's choice, so both
+            // run the same schedule), planned once; auto's measured pick may be the
+            // backend's own collective, which has no plan: then the model's choice.
+            let plan = if cfg.persistent && *choice != AlgoChoice::Native {
+                let ran = plain(comm, &mut output)?;
+                let planned = match choice {
+                    AlgoChoice::Auto if ran.algorithm != hypercomm_rt::NATIVE => {
+                        hypercomm_rt::Algo::Named(ran.algorithm)
+                    }
+                    _ => algo,
+                };
                 comm.barrier_with(cfg.barrier)?;
+                Some(super::plan(comm, c, size, cfg.reduce.op::<u8>(), planned)?)
+            } else {
+                None
+            };
+            // The two calls alternate, so that a load that comes and goes weighs on
+            // both alike.
+            let forms = 1 + usize::from(plan.is_some());
+            let timed = time_calls(comm, cfg.barrier, warmup, iters, forms, |comm, form| {
+                let ran = match &plan {
+                    Some(plan) if form == 1 => super::run_planned(comm, plan, &input, &mut output),
+                    _ => plain(comm, &mut output),
+                };
+                ran.map(|r| r.algorithm)
+            })?;
+            for (form, (latency, algorithm)) in timed.into_iter().enumerate() {
+                points.push(RankPoint {
+                    size,
+                    algo: index,
+                    algorithm: algorithm.unwrap_or(choice.name()),
+                    persistent: form == 1,
+                    iters,
+                    latency,
+                    memcpy: None,
+                });
             }
-            points.push(RankPoint {
-                size,
-                algo: index,
-                algorithm,
-                iters,
-                latency: total.as_secs_f64() / iters.max(1) as f64,
-                memcpy: None,
-            });
             progress();
         }
         // The reference, measured while the other ranks wait.
         if r == 0 {
             let (bytes, _) = nccl(c.kind(), k, size);
-            let bw = memcpy_bandwidth(bytes, Duration::from_millis(10));
-            let first = points.len() - cfg.algos.len();
-            points[first].memcpy = bw;
+            points[first].memcpy = memcpy_bandwidth(bytes, Duration::from_millis(10));
         }
         comm.barrier_with(cfg.barrier)?;
     }
     Ok(points)
+}
+
+/// This rank's mean latency (seconds) over `iters` timed calls of each of `forms`
+/// forms of a call (`call(comm, form)`, the forms in turn, so that a load that comes
+/// and goes weighs on all alike), after `warmup` untimed rounds, each call followed by
+/// `barrier` (outside the timing), as the OSU micro-benchmarks time a call; per form,
+/// with the algorithm its last call ran (`None` without calls).
+pub fn time_calls<X: Transport>(
+    comm: &mut Comm<X>,
+    barrier: Barrier,
+    warmup: u64,
+    iters: u64,
+    forms: usize,
+    mut call: impl FnMut(&mut Comm<X>, usize) -> hypercomm_rt::Result<&'static str>,
+) -> hypercomm_rt::Result<Vec<(f64, Option<&'static str>)>> {
+    let mut total = vec![Duration::ZERO; forms];
+    let mut algorithm = vec![None; forms];
+    for i in 0..warmup + iters {
+        for form in 0..forms {
+            let start = Instant::now();
+            let ran = call(comm, form)?;
+            let t = start.elapsed();
+            if i >= warmup {
+                total[form] += t;
+            }
+            algorithm[form] = Some(ran);
+            comm.barrier_with(barrier)?;
+        }
+    }
+    Ok(total
+        .into_iter()
+        .zip(algorithm)
+        .map(|(t, a)| (t.as_secs_f64() / iters.max(1) as f64, a))
+        .collect())
 }
 
 /// Every rank's points on every rank, in rank order, by an all-gather over `comm` (for
@@ -274,6 +317,9 @@ pub struct BenchRow {
     pub size: usize,
     /// Bytes algbw counts (nccl-tests' S).
     pub bytes: usize,
+    /// The persistent call (`bench --persistent`): planned once, run per call.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub persistent: bool,
     /// Timed iterations.
     pub iters: u64,
     /// Average over ranks of the mean latency, µs.
@@ -294,6 +340,10 @@ pub struct BenchRow {
     pub memcpy_gbps: Option<f64>,
     /// busbw / memcpy.
     pub busbw_over_memcpy: Option<f64>,
+    /// A persistent row's avg / the avg of the plain call of the same algorithm and
+    /// size, measured just before it in the same run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub persistent_over_plain: Option<f64>,
 }
 
 /// What `hypercomm bench` prints.
@@ -320,6 +370,9 @@ pub struct BenchReport {
     pub calibration: CalibrationInfo,
     /// The barrier between two timed calls (`recursive-doubling` or `tree`).
     pub barrier: String,
+    /// Whether each plain row is followed by its persistent one (`--persistent`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub persistent: bool,
     /// One row per size and algorithm, sizes ascending.
     pub rows: Vec<BenchRow>,
 }
@@ -337,12 +390,19 @@ impl BenchReport {
         let (c, k) = (cfg.collective, cfg.ranks);
         let kind = c.kind();
         let mut memcpy = None;
+        let avg_of =
+            |i: usize| ranks.iter().map(|pts| pts[i].latency).sum::<f64>() / ranks.len() as f64;
         let rows = ranks[0]
             .iter()
             .enumerate()
             .map(|(i, p)| {
                 let lat: Vec<f64> = ranks.iter().map(|pts| pts[i].latency).collect();
-                let avg = lat.iter().sum::<f64>() / lat.len() as f64;
+                let avg = avg_of(i);
+                // The plain call of a persistent one is the point before it.
+                let persistent_over_plain = (p.persistent && i > 0)
+                    .then(|| avg_of(i - 1))
+                    .filter(|&plain| plain > 0.0)
+                    .map(|plain| avg / plain);
                 let min = lat.iter().copied().fold(f64::INFINITY, f64::min);
                 let max = lat.iter().copied().fold(0.0, f64::max);
                 let (bytes, factor) = nccl(kind, k, p.size);
@@ -352,7 +412,7 @@ impl BenchReport {
                     0.0
                 };
                 let busbw = algbw * factor;
-                if p.algo == 0 {
+                if p.algo == 0 && !p.persistent {
                     memcpy = p.memcpy.map(|b| b / 1e9);
                 }
                 let predicted = super::registry_entry(kind, p.algorithm).and_then(|a| {
@@ -373,6 +433,7 @@ impl BenchReport {
                     auto: cfg.algos[p.algo] == AlgoChoice::Auto,
                     size: p.size,
                     bytes,
+                    persistent: p.persistent,
                     iters: p.iters,
                     avg_us: avg * 1e6,
                     min_us: min * 1e6,
@@ -383,6 +444,7 @@ impl BenchReport {
                     measured_over_predicted: predicted.filter(|&t| t > 0.0).map(|t| avg / t),
                     memcpy_gbps: memcpy,
                     busbw_over_memcpy: memcpy.filter(|&m| m > 0.0).map(|m| busbw / m),
+                    persistent_over_plain,
                 }
             })
             .collect();
@@ -396,6 +458,7 @@ impl BenchReport {
             busbw_factor: nccl(kind, k, 1).1,
             calibration: calibration.clone(),
             barrier: cfg.barrier.to_string(),
+            persistent: cfg.persistent,
             rows,
         }
     }

@@ -46,6 +46,7 @@
 pub mod bench;
 pub mod calibrate;
 pub mod data;
+pub mod osu;
 pub mod output;
 pub mod run;
 
@@ -63,7 +64,7 @@ use hypercomm::topology::Topology;
 use hypercomm::verify::Problem;
 use hypercomm_rt::op::{Arith, Bits};
 use hypercomm_rt::threads::block;
-use hypercomm_rt::{Algo, Calibration, Comm, Op, Ran, Transport};
+use hypercomm_rt::{Algo, Calibration, Comm, Op, Persistent, Ran, Transport};
 use serde::Serialize;
 
 pub use bench::{bench_rank, gather_bench, BenchConfig, BenchReport, BenchRow, RankPoint};
@@ -405,6 +406,52 @@ pub fn invoke<T: Pod, X: Transport>(
             why: " (transpose runs on torus:QxQ; the runtime has no transposition yet)",
         }),
     }
+}
+
+/// Whether the runtime has a persistent form (`plan_*`, [`hypercomm_rt::persistent`])
+/// of `kind`: the fixed-count collectives but p2p, download and transpose.
+pub fn has_persistent(kind: OpKind) -> bool {
+    !kind.is_varcount() && !matches!(kind, OpKind::P2p | OpKind::Download | OpKind::Transpose)
+}
+
+/// Plan `c` with `m` elements per block once ([`has_persistent`]; `plan_*` of
+/// [`hypercomm_rt::persistent`]), to run with [`run_planned`].
+pub fn plan<'f, T: Pod, X: Transport>(
+    comm: &mut Comm<X>,
+    c: Collective,
+    m: usize,
+    op: Op<'f, T>,
+    algo: Algo<'_>,
+) -> hypercomm_rt::Result<Persistent<'f, T>> {
+    match c {
+        Collective::Broadcast { root } => comm.plan_broadcast(root, m, algo),
+        Collective::Scatter { root } => comm.plan_scatter(root, m, algo),
+        Collective::Gather { root } => comm.plan_gather(root, m, algo),
+        Collective::Allgather => comm.plan_all_gather(m, algo),
+        Collective::Alltoall => comm.plan_all_to_all(m, algo),
+        Collective::Reduce { root } => comm.plan_reduce(root, m, op, algo),
+        Collective::Allreduce => comm.plan_all_reduce(m, op, algo),
+        Collective::Scan => comm.plan_scan(m, op, algo),
+        Collective::ExclusiveScan => comm.plan_exclusive_scan(m, op, algo),
+        Collective::ReduceScatter => comm.plan_reduce_scatter_block(m, op, algo),
+        other => Err(hypercomm_rt::Error::Library(Error::InvalidParameter {
+            what: "--persistent",
+            reason: format!("{} has no persistent form", other.kind()),
+        })),
+    }
+}
+
+/// Run `plan` once on rank `comm.rank()`'s `in` and `out` buffers (of [`buffer_lens`],
+/// cut to [`Persistent::lens`]: a rooted collective's ranks without a buffer pass an
+/// empty one).
+pub fn run_planned<T: Pod, X: Transport>(
+    comm: &mut Comm<X>,
+    plan: &Persistent<'_, T>,
+    input: &[T],
+    output: &mut [T],
+) -> hypercomm_rt::Result<Ran> {
+    let (i, o) = plan.lens();
+    plan.run(comm, &input[..i], &mut output[..o])
 }
 
 /// Whether the collective API has an in-place form of `kind` (broadcast is in place).

@@ -26,7 +26,7 @@ pub fn secs(t: f64) -> String {
 }
 
 /// `x` with `digits` significant digits, or `-`.
-fn sig(x: Option<f64>, digits: usize) -> String {
+pub fn sig(x: Option<f64>, digits: usize) -> String {
     match x {
         None => "-".into(),
         Some(v) if v == 0.0 || !v.is_finite() => num(v),
@@ -139,6 +139,9 @@ pub fn run(r: &RunReport, as_json: bool) -> String {
 pub const BENCH_CSV_HEADER: &str = "algo,auto,size,bytes,iters,avg_us,min_us,max_us,\
 algbw_gbps,busbw_gbps,predicted_us,measured_over_predicted,memcpy_gbps,busbw_over_memcpy";
 
+/// The columns `bench --persistent` adds to its CSV.
+pub const BENCH_CSV_PERSISTENT: &str = ",persistent,persistent_over_plain";
+
 fn csv_opt(x: Option<f64>) -> String {
     x.map_or_else(String::new, |v| format!("{v}"))
 }
@@ -146,9 +149,12 @@ fn csv_opt(x: Option<f64>) -> String {
 /// `hypercomm bench`'s rows as CSV.
 pub fn bench_csv(r: &BenchReport) -> String {
     let mut s = String::from(BENCH_CSV_HEADER);
+    if r.persistent {
+        s.push_str(BENCH_CSV_PERSISTENT);
+    }
     s.push('\n');
     for row in &r.rows {
-        let _ = writeln!(
+        let _ = write!(
             s,
             "{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             row.algo,
@@ -166,6 +172,15 @@ pub fn bench_csv(r: &BenchReport) -> String {
             csv_opt(row.memcpy_gbps),
             csv_opt(row.busbw_over_memcpy),
         );
+        if r.persistent {
+            let _ = write!(
+                s,
+                ",{},{}",
+                row.persistent,
+                csv_opt(row.persistent_over_plain)
+            );
+        }
+        s.push('\n');
     }
     s
 }
@@ -180,8 +195,8 @@ pub fn size(b: usize) -> String {
     format!("{b} B")
 }
 
-fn text_row(row: &BenchRow) -> Vec<String> {
-    vec![
+fn text_row(row: &BenchRow, persistent: bool) -> Vec<String> {
+    let mut cells = vec![
         size(row.size),
         if row.auto {
             format!("{} (auto)", row.algo)
@@ -198,7 +213,17 @@ fn text_row(row: &BenchRow) -> Vec<String> {
         sig(row.measured_over_predicted, 3),
         sig(row.memcpy_gbps, 3),
         sig(row.busbw_over_memcpy, 3),
-    ]
+    ];
+    if persistent {
+        let call = if row.persistent {
+            "persistent"
+        } else {
+            "plain"
+        };
+        cells.insert(2, call.to_string());
+        cells.push(sig(row.persistent_over_plain, 3));
+    }
+    cells
 }
 
 /// `hypercomm bench`'s report as a text table with a header naming the conventions.
@@ -234,7 +259,14 @@ pub fn bench_text(r: &BenchReport) -> String {
         s,
         "# memcpy: one thread copying `bytes` bytes (best of 5 trials), same run"
     );
-    let header = [
+    if r.persistent {
+        let _ = writeln!(
+            s,
+            "# call: plain (algorithm chosen, plan looked up per call) or persistent (plan_* \
+             once, run per call); pers/plain = the persistent avg / the plain avg above it"
+        );
+    }
+    let mut header = vec![
         "size",
         "algo",
         "iters",
@@ -248,7 +280,15 @@ pub fn bench_text(r: &BenchReport) -> String {
         "memcpy",
         "busbw/memcpy",
     ];
-    let rows: Vec<Vec<String>> = r.rows.iter().map(text_row).collect();
+    if r.persistent {
+        header.insert(2, "call");
+        header.push("pers/plain");
+    }
+    let rows: Vec<Vec<String>> = r
+        .rows
+        .iter()
+        .map(|row| text_row(row, r.persistent))
+        .collect();
     s.push_str(&table(&header, &rows));
     s
 }

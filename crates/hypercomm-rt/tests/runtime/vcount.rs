@@ -314,3 +314,51 @@ fn auto_chooses_by_the_actual_counts() {
         ("dimension-exchange", true)
     );
 }
+
+/// A repeated variable-count call runs the plan cached for its counts: calls that cycle
+/// through more sets of counts than the cache keeps (so plans are evicted and rebuilt),
+/// with each algorithm and `auto`, every result against the serial reference; and the
+/// same counts with another algorithm or element type never take another's plan.
+#[test]
+fn cached_plans_follow_the_counts_algorithm_and_type() {
+    let k = 3u32;
+    let n = k as usize;
+    let mut rng = Rng::new(24);
+    // 11 matrices: more than the cache's 8, run in turn twice.
+    let sets: Vec<Vec<usize>> = (0..11).map(|_| counts(&mut rng, n * n)).collect();
+    let got = threads::run(k, |comm| {
+        let r = comm.rank() as usize;
+        let mut bad = Vec::new();
+        for round in 0..2 {
+            for (s, m) in sets.iter().enumerate() {
+                let row: Vec<usize> = m[r * n..][..n].to_vec();
+                let col: Vec<usize> = (0..n).map(|j| m[j * n + r]).collect();
+                let send: Vec<u64> = (0..row.iter().sum()).map(|i| el(r as u32, i)).collect();
+                // What rank j sends rank r: its block r, at the sum of its row before r.
+                let want: Vec<u64> = (0..n)
+                    .flat_map(|j| {
+                        let off: usize = m[j * n..j * n + r].iter().sum();
+                        (off..off + m[j * n + r]).map(move |i| el(j as u32, i))
+                    })
+                    .collect();
+                for algo in ["pairwise", "linear", "auto"] {
+                    let mut recv = vec![0u64; col.iter().sum()];
+                    comm.all_to_allv_into(&send, &row, &mut recv, &col, Algo::from(algo))?;
+                    if recv != want {
+                        bad.push((round, s, algo));
+                    }
+                    // The same counts in u32: a plan of other element lengths.
+                    let send32: Vec<u32> = send.iter().map(|&x| x as u32).collect();
+                    let mut recv32 = vec![0u32; recv.len()];
+                    comm.all_to_allv_into(&send32, &row, &mut recv32, &col, Algo::from(algo))?;
+                    if recv32.iter().zip(&want).any(|(&a, &b)| a != b as u32) {
+                        bad.push((round, s, "u32"));
+                    }
+                }
+            }
+        }
+        Ok::<_, hypercomm_rt::Error>(bad)
+    })
+    .unwrap();
+    assert!(got.iter().all(Vec::is_empty), "{got:?}");
+}

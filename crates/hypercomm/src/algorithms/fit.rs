@@ -20,6 +20,20 @@ use crate::verify::Problem;
 /// What a constructor returns.
 pub type Built = Result<Box<dyn Schedule>, Error>;
 
+/// A hypercube constructor ([`Need::Cube`]): it receives the cube.
+pub type CubeBuild = fn(&Problem<'_>, &Params, &Hypercube) -> Built;
+
+/// Run a hypercube constructor on `problem` with the cube found first, as
+/// [`Need::build`] does (for the unit tests, which call constructors directly).
+#[cfg(test)]
+pub(crate) fn on_cube(build: CubeBuild, problem: &Problem<'_>, params: &Params) -> Built {
+    let c = cube(problem.topology).map_err(|reason| Error::InvalidParameter {
+        what: "--topology",
+        reason,
+    })?;
+    build(problem, params, &c)
+}
+
 /// The typed view of a topology that an algorithm fits ([`super::Algorithm::fits`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -78,10 +92,8 @@ pub enum Fit {
 pub enum Need {
     /// Any topology.
     Any(fn(&Problem<'_>, &Params) -> Built),
-    /// A binary cube's links ([`Fit::Cube`]). The hypercube constructors still take
-    /// the cube from the topology (their closed forms share the lookup): the one
-    /// group whose constructors do not receive their view yet.
-    Cube(fn(&Problem<'_>, &Params) -> Built),
+    /// A binary cube's links ([`Fit::Cube`]): the constructor receives the cube.
+    Cube(CubeBuild),
     /// Single-hop ranks ([`Fit::Ranks`]); the constructor takes K from the problem
     /// (which [`super::Algorithm::build`] checks against the topology).
     Ranks(fn(&Problem<'_>, &Params) -> Built),
@@ -165,10 +177,11 @@ impl Need {
     pub fn build(&self, problem: &Problem<'_>, params: &Params) -> Result<Built, String> {
         let t = problem.topology;
         Ok(match *self {
-            Need::Any(b) | Need::Ranks(b) | Need::Cube(b) => {
+            Need::Any(b) | Need::Ranks(b) => {
                 self.fit(t)?;
                 b(problem, params)
             }
+            Need::Cube(b) => b(problem, params, &cube(t)?),
             Need::Ring(b) => b(problem, params, ring(t)?),
             Need::RingOrSwitch(b) => {
                 let (k, switch) = ring_or_switch(t)?;
@@ -223,6 +236,13 @@ pub fn cube(t: &Topology) -> Result<Hypercube, String> {
          or a bus, shared memory or switch of 2^N processors)"
             .into(),
     )
+}
+
+/// The cube of a problem's topology, for the hypercube algorithms' closed forms:
+/// they keep the registry's one signature ([`super::FormulaFn`]), so they look the
+/// view up here rather than receive it (their constructors receive it).
+pub fn cube_of(problem: &Problem<'_>) -> Option<Hypercube> {
+    cube(problem.topology).ok()
 }
 
 /// K of a topology on which any two ranks talk directly (`complete:K`, `bus:K`,

@@ -622,7 +622,7 @@ impl Algorithm {
     /// How many times a typical one (about 16 ns rounds-timed, 125 ns async) a unit of
     /// this algorithm's simulation work ([`crate::schedule::work`]) costs: 1 for most
     /// (5 to 24 ns a unit rounds-timed), more for those measured slower
-    /// ([`SIMULATE_COST`]).
+    /// (`SIMULATE_COST`).
     pub fn simulate_weight(&self) -> u64 {
         SIMULATE_COST
             .iter()
@@ -788,11 +788,14 @@ pub static ALGORITHMS: &[Algorithm] = &[
     Algorithm {
         name: "multipath",
         op: OpKind::P2p,
-        summary: "data split over the n node-disjoint paths, each pipelined",
-        reference: "Saad & Schultz 1985, §3, Prop. 3.1 and 3.2",
-        topologies: "hypercube",
+        summary: "data split over node-disjoint paths, each pipelined: the cube's n paths evenly; a product's disjoint paths, longer paths fewer packets",
+        reference: "Saad & Schultz 1985, §3, Prop. 3.1 and 3.2; on products Topology::disjoint_paths with the split that minimises the rounds (beyond the paper)",
+        topologies: "hypercube, product",
         pipelined: true,
-        need: Need::Cube(p2p::multipath::build),
+        need: Need::Product {
+            fits: p2p::multipath::fits,
+            build: p2p::multipath::build,
+        },
         formulas: p2p::multipath::formulas,
     },
     Algorithm {

@@ -187,20 +187,31 @@ mod tests {
 }
 
 /// A point-to-point transfer along node-disjoint paths, each carrying its share of the
-/// message in ν pipelined packets: the schedule of both `ecube` (one path) and
-/// `multipath` (n paths). Packet p crosses hop h of its path in step p + h.
+/// message in pipelined packets: the schedule of `ecube` (one path), `multipath` (n
+/// paths of the cube, or a product's disjoint paths) and `direct`. Packet p crosses
+/// hop h of its path in step p + h.
 #[derive(Clone, Debug)]
 pub struct PathPipeline {
     src: Rank,
     dst: Rank,
     nodes: u32,
     m: u64,
+    /// The ν reported ([`Schedule::packets`]).
     nu: u64,
-    /// Each path (src ..= dst) with the offset and length of its share.
-    paths: Vec<(Vec<Rank>, u64, u64)>,
+    /// Each path (src ..= dst) with the offset, length and packet count of its share.
+    paths: Vec<Share>,
     /// Interior node → (path, hop index).
     interior: HashMap<Rank, (usize, usize)>,
     steps: usize,
+}
+
+/// One path's share of a [`PathPipeline`].
+#[derive(Clone, Debug)]
+struct Share {
+    path: Vec<Rank>,
+    off: u64,
+    len: u64,
+    nu: u64,
 }
 
 impl PathPipeline {
@@ -208,28 +219,63 @@ impl PathPipeline {
     /// pipeline each in `nu` packets. Paths must be node-disjoint but for their ends.
     pub fn new(nodes: u32, src: Rank, dst: Rank, m: u64, nu: u64, paths: Vec<Vec<Rank>>) -> Self {
         let count = paths.len().max(1) as u64;
-        let paths: Vec<(Vec<Rank>, u64, u64)> = paths
+        let shares = paths
             .into_iter()
             .enumerate()
-            .map(|(j, p)| {
-                let (off, len) = packet(m, count, j as u64);
-                (p, off, len)
-            })
-            .filter(|(_, _, len)| *len > 0)
+            .map(|(j, p)| (p, packet(m, count, j as u64).1, nu))
             .collect();
+        let mut pp = Self::split(nodes, src, dst, m, nu, shares);
+        // Every path is counted as ν packets long, even one whose share has fewer
+        // elements (as before the split was generalised).
+        pp.steps = if m == 0 {
+            0
+        } else if src == dst {
+            1
+        } else {
+            (nu + pp.depth() - 1) as usize
+        };
+        pp
+    }
+
+    /// Pipeline path j's `len_j` elements in `nu_j` packets ([`packet`]), the shares
+    /// laid out one after another in path order; paths without elements are dropped.
+    /// `nu` is the count reported as the schedule's ν. Paths must be node-disjoint but
+    /// for their ends, and the lengths must sum to `m` (unless src = dst: then the
+    /// schedule is one local copy, whatever the shares).
+    pub fn split(
+        nodes: u32,
+        src: Rank,
+        dst: Rank,
+        m: u64,
+        nu: u64,
+        shares: Vec<(Vec<Rank>, u64, u64)>,
+    ) -> Self {
+        let mut off = 0;
+        let mut paths = Vec::with_capacity(shares.len());
+        for (path, len, nu) in shares {
+            if len > 0 && nu > 0 {
+                paths.push(Share { path, off, len, nu });
+            }
+            off += len;
+        }
+        debug_assert!(src == dst || off == m, "the shares cover the message");
         let mut interior = HashMap::new();
-        for (j, (p, _, _)) in paths.iter().enumerate() {
+        for (j, s) in paths.iter().enumerate() {
+            let p = &s.path;
             for (h, &x) in p.iter().enumerate().take(p.len().saturating_sub(1)).skip(1) {
                 interior.insert(x, (j, h));
             }
         }
-        let depth = paths.iter().map(|(p, _, _)| p.len() - 1).max().unwrap_or(0) as u64;
         let steps = if m == 0 {
             0
         } else if src == dst {
             1
         } else {
-            (nu + depth - 1) as usize
+            paths
+                .iter()
+                .map(|s| s.nu.min(s.len) + s.path.len() as u64 - 2)
+                .max()
+                .unwrap_or(0) as usize
         };
         PathPipeline {
             src,
@@ -247,14 +293,16 @@ impl PathPipeline {
     pub fn depth(&self) -> u64 {
         self.paths
             .iter()
-            .map(|(p, _, _)| p.len() as u64 - 1)
+            .map(|s| s.path.len() as u64 - 1)
             .max()
             .unwrap_or(0)
     }
 
     /// Emit the ops of hop `h` of path `j` that involve `rank` (sender or receiver).
     fn hop(&self, prog: &mut Program, j: usize, h: usize) {
-        let (path, off, len) = &self.paths[j];
+        let Share {
+            path, off, len, nu, ..
+        } = &self.paths[j];
         let buf = |i: usize| {
             if i == 0 {
                 Buf::In
@@ -264,8 +312,8 @@ impl PathPipeline {
                 Buf::Tmp
             }
         };
-        for p in 0..self.nu {
-            let (po, pl) = packet(*len, self.nu, p);
+        for p in 0..*nu {
+            let (po, pl) = packet(*len, *nu, p);
             if pl == 0 {
                 continue;
             }
@@ -308,8 +356,12 @@ impl Schedule for PathPipeline {
             return prog;
         }
         if rank == self.src || rank == self.dst {
-            for (j, (path, _, _)) in self.paths.iter().enumerate() {
-                let h = if rank == self.src { 0 } else { path.len() - 2 };
+            for (j, s) in self.paths.iter().enumerate() {
+                let h = if rank == self.src {
+                    0
+                } else {
+                    s.path.len() - 2
+                };
                 self.hop(&mut prog, j, h);
             }
         } else if let Some(&(j, h)) = self.interior.get(&rank) {

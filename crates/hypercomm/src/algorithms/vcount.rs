@@ -15,7 +15,6 @@ use crate::cost::model::{Duplex, Model, Ports};
 use crate::counts::{prefix, Counts, Layout};
 use crate::error::Error;
 use crate::schedule::{Action, Buf, Op, Program, Rank, Region, Regions, Schedule};
-use crate::topology::Hypercube;
 use crate::verify::Problem;
 
 /// The counts of `problem` (uniform `len` when it gives none), checked.
@@ -38,25 +37,6 @@ pub fn layout(problem: &Problem<'_>, algo: &str, kind: OpKind) -> Result<Layout,
         what: "--op",
         reason: format!("{algo} moves blocks; {kind} has none"),
     })
-}
-
-/// The hypercube of a v-collective `problem` run by the hypercube algorithm `algo`
-/// performing `kind` (any labelling the topology's `cube()` finds).
-pub fn cube_of(problem: &Problem<'_>, algo: &str, kind: OpKind) -> Result<Hypercube, Error> {
-    let cube = problem
-        .topology
-        .cube()
-        .ok_or_else(|| Error::InvalidParameter {
-            what: "--topology",
-            reason: format!("{algo} needs a hypercube"),
-        })?;
-    if problem.collective.kind() != kind {
-        return Err(Error::InvalidParameter {
-            what: "--op",
-            reason: format!("{algo} performs {kind}, not {}", problem.collective),
-        });
-    }
-    Ok(cube)
 }
 
 /// The blocks of a reduce-scatter: block b of every `in` is `len(b)` elements from

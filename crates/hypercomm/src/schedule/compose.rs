@@ -14,7 +14,7 @@
 
 use super::{Buf, Op, Program, Rank, Region, Schedule, Step};
 use crate::error::Error;
-use crate::topology::Topology;
+use crate::topology::{Hypercube, Topology};
 
 /// Schedules run one after another: the steps of the first, then those of the second,
 /// … (every part has the same nodes; `tmp` is shared, its length the largest part's).
@@ -200,24 +200,18 @@ impl Embed {
         })
     }
 
-    /// Run `inner` (a schedule on two nodes) across dimension `k` of the binary cube
-    /// that `topology` is (`hypercube:N`, or any topology whose links contain the cube
-    /// on the same ranks: [`Topology::cube`]): the copy of K2 at rank r joins r and
+    /// Run `inner` (a schedule on two nodes) across dimension `k` of `cube` (the
+    /// binary cube among a topology's links, [`Topology::cube`], as the registry's
+    /// view hands it to a hypercube algorithm): the copy of K2 at rank r joins r and
     /// r XOR 2^k, and r runs `inner`'s program of its bit k.
     pub fn cube_dimension(
         inner: Box<dyn Schedule>,
-        topology: &Topology,
+        cube: &Hypercube,
         k: u32,
         map: RegionMap,
     ) -> Result<Self, Error> {
-        let cube = topology
-            .cube()
-            .ok_or_else(|| bad(format!("{topology} is not a binary cube")))?;
         if k >= cube.dim() {
-            return Err(bad(format!(
-                "{topology} has {} cube dimensions; no dimension {k}",
-                cube.dim()
-            )));
+            return Err(bad(format!("the {}-cube has no dimension {k}", cube.dim())));
         }
         if inner.nodes() != 2 {
             return Err(bad(format!(
@@ -227,7 +221,7 @@ impl Embed {
         }
         Ok(Embed {
             inner,
-            nodes: topology.nodes(),
+            nodes: cube.nodes(),
             axis: 2,
             stride: 1 << k,
             map,
@@ -364,11 +358,11 @@ mod tests {
     }
 
     /// A pair's step across cube dimension k joins r and r XOR 2^k, side = bit k; the
-    /// embedding refuses what is not a cube, a dimension past it and a schedule that
-    /// is not on two nodes.
+    /// embedding refuses a dimension past the cube and a schedule that is not on two
+    /// nodes.
     #[test]
     fn cube_dimension_pairs_the_ranks_of_one_bit() {
-        let t: Topology = "hypercube:3".parse().unwrap();
+        let t = Hypercube::new(3).unwrap();
         let r = Region::new(Buf::In, 0, 1);
         let pair = || Box::new(Pair::new([vec![Op::send(1, r)], vec![Op::send(0, r)]], 0));
         for k in 0..3 {
@@ -384,8 +378,6 @@ mod tests {
         }
         let id = || Box::new(|_, r| r) as RegionMap;
         assert!(Embed::cube_dimension(pair(), &t, 3, id()).is_err());
-        let ring: Topology = "ring:6".parse().unwrap();
-        assert!(Embed::cube_dimension(pair(), &ring, 0, id()).is_err());
         let three = crate::algorithms::plan::empty(3);
         assert!(Embed::cube_dimension(Box::new(three), &t, 0, id()).is_err());
     }

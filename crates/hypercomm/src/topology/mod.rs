@@ -582,7 +582,7 @@ impl Topology {
     /// path's one, a complete graph K_k's k − 1, the n of the cube of Saad & Schultz
     /// 1985, Prop. 3.1). With D the coordinates in which `a` and `b` differ:
     /// - inside the copy of Π_{i∈D} G_i through `a`, Σ_{i∈D} κ_i paths
-    ///   ([`cross_paths`], one factor added at a time);
+    ///   (`cross_paths`, one factor added at a time);
     /// - for every other factor j and every neighbour y of a_j in G_j, a detour: step
     ///   to y, follow a shortest path in the copy whose coordinate j is y, step back.
     ///   Each keeps coordinate j at its own y, so the detours miss each other and the
@@ -591,13 +591,16 @@ impl Topology {
     /// So there are Σ_{i∈D} κ_i + Σ_{j∉D} deg_j(a_j) of them: the degree of the node
     /// when every factor is a cycle, a complete graph or a cube (vertex-transitive
     /// factors whose connectivity is their degree), which by Menger's theorem is the
-    /// most there can be. This is the constructive side of the classic bound that a
-    /// Cartesian product's connectivity is at least the sum of its factors'
-    /// (κ(G × H) ≥ κ(G) + κ(H): Sabidussi 1957; W.-S. Chiue and B.-S. Shieh, "On
-    /// connectivity of the Cartesian product of two graphs", Applied Mathematics and
-    /// Computation 102 (1999) 129–137; K. Day and A.-E. Al-Ayyoub, "The cross product of
-    /// interconnection networks", IEEE TPDS 8(2) (1997) 109–118, who build such paths
-    /// for product networks). `None` for media and topologies with a host.
+    /// most there can be. This is the constructive side of the standard bound that a
+    /// Cartesian product's connectivity is at least the sum of its factors',
+    /// κ(G □ H) ≥ κ(G) + κ(H), which is Sabidussi's (as cited, e.g., by H. Li, X. Li
+    /// and Y. Sun, "The generalized 3-connectivity of Cartesian product graphs",
+    /// arXiv:1103.6095; we have not checked Sabidussi's own paper, so we give no title
+    /// or year for it). K. Day and A.-E. Al-Ayyoub, "The cross product of
+    /// interconnection networks", IEEE TPDS 8(2) (1997) 109–118, study node-disjoint
+    /// paths in product networks (checked: title, volume, issue and pages, and that the
+    /// abstract names node-disjoint paths; not their construction, so ours is not
+    /// claimed to be theirs). `None` for media and topologies with a host.
     pub fn disjoint_paths(&self, a: Rank, b: Rank) -> Option<Vec<Vec<Rank>>> {
         let (Base::Product(fs), None) = (&self.0.base, &self.0.host) else {
             return None;

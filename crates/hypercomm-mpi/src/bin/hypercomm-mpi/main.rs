@@ -22,8 +22,13 @@
 //!   exists, else the defaults); the header says which. `HYPERCOMM_PER_RANK=1` also
 //!   prints each rank's own mean to stderr (which rank is the slowest, on each side).
 //! - `calibrate`: β and τ of the MPI backend, saved where `bench` and `vs-native` read.
+//! - `osu alltoallv|allgatherv|iallreduce`: the OSU micro-benchmarks of those names
+//!   (latency avg/min/max over ranks; iallreduce's overlap %), ours (`auto` and the
+//!   algorithms named) against native MPI in one run, with the ratio and whether each
+//!   result equals native's (exit 1 if one does not).
 
 mod cli;
+mod osu;
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -138,6 +143,37 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         output: Option<std::path::PathBuf>,
     },
+    /// OSU micro-benchmarks (osu_alltoallv, osu_allgatherv, osu_iallreduce): ours against
+    /// native MPI in one run.
+    ///
+    /// Rows per size: native, then each of ours (`--algo`), with latency avg/min/max
+    /// over ranks (iallreduce: pure, compute, overall µs and the overlap %), ours/native,
+    /// and `ok`: the result equals native MPI's on every rank (exit 1 if not).
+    Osu {
+        #[command(flatten)]
+        common: Common,
+        /// The benchmark.
+        #[arg(value_enum)]
+        benchmark: osu::Benchmark,
+        /// Ours, comma-separated: `auto` and registry names of the collective
+        /// (alltoallv, allgatherv, allreduce).
+        #[arg(long, value_name = "A,B,..", default_value = "auto")]
+        algo: String,
+        /// Smallest size in bytes [default: 1; iallreduce 4].
+        #[arg(long, value_name = "B")]
+        min_size: Option<u64>,
+        /// Largest size in bytes; sizes double from --min-size.
+        #[arg(long, value_name = "B", default_value_t = 1 << 20)]
+        max_size: u64,
+        /// Timed calls per size, 1 to 10,000 [default: OSU's, 1000 up to 8 KiB, 100
+        /// above].
+        #[arg(long, value_name = "N")]
+        iters: Option<u64>,
+        /// Warm-up calls per size, 0 to 10,000 [default: OSU's, 200 up to 8 KiB, 10
+        /// above].
+        #[arg(long, value_name = "N")]
+        warmup: Option<u64>,
+    },
     /// Time ours against native MPI over OSU-style sizes, and the model's prediction.
     ///
     /// Columns: native µs, ours µs, ratio (ours/native), pred µs (the cost model's time
@@ -176,9 +212,13 @@ fn arguments(size: i32) -> Vec<String> {
 }
 
 fn main() -> ExitCode {
-    // Requests progress on threads of their own, which need MPI_THREAD_MULTIPLE; the
-    // other commands keep the default level (no locking inside the MPI library).
-    let requests = std::env::args().any(|a| a == "--immediate");
+    // Requests progress on threads of their own, which need MPI_THREAD_MULTIPLE
+    // (`fault --immediate`, `osu iallreduce`); the other commands keep the default level
+    // (no locking inside the MPI library).
+    let argv: Vec<String> = std::env::args().collect();
+    let requests = argv.iter().any(|a| a == "--immediate")
+        || (argv.get(1).map(String::as_str) == Some("osu")
+            && argv.iter().any(|a| a == "iallreduce"));
     let universe = if requests {
         mpi::initialize_with_threading(mpi::Threading::Multiple).map(|(u, _)| u)
     } else {
@@ -263,6 +303,36 @@ fn main() -> ExitCode {
             *reps,
             output.clone(),
         ),
+        Command::Osu {
+            common,
+            benchmark,
+            algo,
+            min_size,
+            max_size,
+            iters,
+            warmup,
+        } => {
+            let least = if *benchmark == osu::Benchmark::Iallreduce {
+                4
+            } else {
+                1
+            };
+            let sizes = (min_size.unwrap_or(least), *max_size);
+            let k = world.size() as u32;
+            match cli::prepare(me, || {
+                osu::OsuConfig::new(*benchmark, k, algo, sizes, *iters, *warmup)
+            }) {
+                Ok((cfg, cal)) => report(
+                    me,
+                    hypercomm_mpi::run(
+                        &world,
+                        &config(common).calibration(cal.calibration()),
+                        |comm| osu::osu(comm, &world, &cfg),
+                    ),
+                ),
+                Err(code) => code,
+            }
+        }
         Command::VsNative {
             common,
             ops,

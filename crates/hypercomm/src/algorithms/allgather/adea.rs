@@ -23,16 +23,16 @@
 use crate::algorithms::allgather::dimension_exchange::{
     allgather_cube, exchange_time, DimensionExchange,
 };
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::{Formula, Params};
 use crate::cost::model::Duplex;
-use crate::error::Error;
-use crate::schedule::Schedule;
 use crate::topology::DimOrder;
+use crate::topology::Hypercube;
 use crate::verify::Problem;
 
 /// Build the schedule: the dimension exchange, leading bit first.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let cube = allgather_cube(problem, "adea")?;
+pub fn build(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
+    let cube = allgather_cube(problem, *cube, "adea")?;
     Ok(Box::new(DimensionExchange::new(
         cube,
         problem.len,
@@ -43,7 +43,7 @@ pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule
 /// 2nβ + (2^{n+1} − 2)mτ (eq. 4.3) under half duplex, nβ + (2^n − 1)mτ under full
 /// duplex; both under either port rule.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
-    let Ok(cube) = allgather_cube(problem, "adea") else {
+    let Some(Ok(cube)) = fit::cube_of(problem).map(|c| allgather_cube(problem, c, "adea")) else {
         return vec![];
     };
     let value = exchange_time(cube.dim(), problem.len, &params.model);
@@ -64,6 +64,10 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    /// `build` with the cube found first, as the registry hands it.
+    fn build(problem: &Problem<'_>, params: &Params) -> crate::algorithms::fit::Built {
+        crate::algorithms::fit::on_cube(super::build, problem, params)
+    }
     use crate::algorithms::allgather::dimension_exchange::test_support::{
         check, cube, exact, verify_time,
     };

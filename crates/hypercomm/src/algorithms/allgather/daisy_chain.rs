@@ -17,9 +17,9 @@
 //! Constraints: hypercube.
 
 use crate::algorithms::allgather::dimension_exchange::allgather_cube;
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::{Formula, Params};
 use crate::cost::model::Duplex;
-use crate::error::Error;
 use crate::schedule::{Buf, Op, Program, Rank, Region, Schedule, Step, StepStream};
 use crate::topology::Hypercube;
 use crate::verify::Problem;
@@ -32,8 +32,8 @@ pub struct DaisyChain {
 }
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let cube = allgather_cube(problem, "daisy-chain")?;
+pub fn build(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
+    let cube = allgather_cube(problem, *cube, "daisy-chain")?;
     Ok(Box::new(DaisyChain {
         cube,
         m: problem.len,
@@ -93,7 +93,8 @@ impl DaisyChain {
 /// (2^n − 1)(β + mτ) (eq. 4.2) under full duplex, 2(2^n − 1)(β + mτ) under half duplex;
 /// both under either port rule.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
-    let Ok(cube) = allgather_cube(problem, "daisy-chain") else {
+    let Some(Ok(cube)) = fit::cube_of(problem).map(|c| allgather_cube(problem, c, "daisy-chain"))
+    else {
         return vec![];
     };
     let m = problem.len;
@@ -122,6 +123,10 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    /// `build` with the cube found first, as the registry hands it.
+    fn build(problem: &Problem<'_>, params: &Params) -> crate::algorithms::fit::Built {
+        crate::algorithms::fit::on_cube(super::build, problem, params)
+    }
     use crate::algorithms::allgather::dimension_exchange::test_support::{check, exact};
     use crate::algorithms::Packets;
 

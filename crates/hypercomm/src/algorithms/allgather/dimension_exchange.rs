@@ -21,6 +21,7 @@
 
 use smallvec::smallvec;
 
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::{Formula, Params};
 use crate::collective::Collective;
 use crate::cost::model::{Duplex, Model};
@@ -43,13 +44,11 @@ pub struct DimensionExchange {
 
 /// The hypercube of an all-gather problem (shared by the all-gather files); `algo`
 /// names the algorithm in errors.
-pub(crate) fn allgather_cube(problem: &Problem<'_>, algo: &str) -> Result<Hypercube, Error> {
-    let Some(cube) = problem.topology.cube() else {
-        return Err(Error::InvalidParameter {
-            what: "--topology",
-            reason: format!("{algo} needs a plain hypercube"),
-        });
-    };
+pub(crate) fn allgather_cube(
+    problem: &Problem<'_>,
+    cube: Hypercube,
+    algo: &str,
+) -> Result<Hypercube, Error> {
     match problem.collective {
         Collective::Allgather => Ok(cube),
         other => Err(Error::InvalidParameter {
@@ -60,8 +59,8 @@ pub(crate) fn allgather_cube(problem: &Problem<'_>, algo: &str) -> Result<Hyperc
 }
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let cube = allgather_cube(problem, "dimension-exchange")?;
+pub fn build(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
+    let cube = allgather_cube(problem, *cube, "dimension-exchange")?;
     Ok(Box::new(DimensionExchange::new(
         cube,
         problem.len,
@@ -201,7 +200,9 @@ pub(crate) fn exchange_time(n: u32, m: u64, model: &Model) -> f64 {
 /// nβ + (2^n − 1)mτ under full duplex (seed 001), 2nβ + (2^{n+1} − 2)mτ under half
 /// duplex; both under either port rule.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
-    let Ok(cube) = allgather_cube(problem, "dimension-exchange") else {
+    let Some(Ok(cube)) =
+        fit::cube_of(problem).map(|c| allgather_cube(problem, c, "dimension-exchange"))
+    else {
         return vec![];
     };
     let value = exchange_time(cube.dim(), problem.len, &params.model);
@@ -348,6 +349,10 @@ pub(crate) mod test_support {
 mod tests {
     use super::test_support::{check, exact, verify_time};
     use super::*;
+    /// `build` with the cube found first, as the registry hands it.
+    fn build(problem: &Problem<'_>, params: &Params) -> crate::algorithms::fit::Built {
+        crate::algorithms::fit::on_cube(super::build, problem, params)
+    }
     use crate::algorithms::Packets;
 
     #[test]

@@ -45,8 +45,15 @@ fn topo_dims(topo: &Topology) -> Result<Vec<(u32, u32)>, String> {
     let Some(fs) = topo.factors() else {
         return Err("it needs a product network, not a shared medium".into());
     };
+    factor_dims(fs)
+}
+
+/// (n_i, stride_i) of the dimensions of the product of `fs` (row-major, the last
+/// factor fastest), first factor first, a cube as its edges, highest bit first.
+fn factor_dims(fs: &[Factor]) -> Result<Vec<(u32, u32)>, String> {
     let mut dims = Vec::new();
     for (i, f) in fs.iter().enumerate() {
+        let stride: u32 = fs[i + 1..].iter().map(|g| g.nodes()).product();
         match *f {
             Factor::Path(k) if k >= 3 => {
                 return Err(format!(
@@ -55,10 +62,10 @@ fn topo_dims(topo: &Topology) -> Result<Vec<(u32, u32)>, String> {
             }
             Factor::Cube(h) => {
                 for b in (0..h.dim()).rev() {
-                    dims.push((2, topo.stride(i) << b));
+                    dims.push((2, stride << b));
                 }
             }
-            _ if f.nodes() >= 2 => dims.push((f.nodes(), topo.stride(i))),
+            _ if f.nodes() >= 2 => dims.push((f.nodes(), stride)),
             _ => {}
         }
     }
@@ -111,24 +118,32 @@ pub struct ProductAllgather {
     starts: Vec<u64>,
 }
 
-fn dims_of(problem: &Problem<'_>, params: &Params) -> Result<Vec<(u32, u32)>, Error> {
+fn dims_of(problem: &Problem<'_>, params: &Params, fit: &Fit) -> Result<Vec<(u32, u32)>, Error> {
     if problem.collective.kind() != OpKind::Allgather {
         return Err(Error::InvalidParameter {
             what: "--op",
             reason: format!("product performs allgather, not {}", problem.collective),
         });
     }
-    let topo = problem.topology;
-    if let Some(k) = topo.as_complete() {
-        let (m, model) = (problem.len, params.model);
-        let shape =
-            best_shape_by(k, &|s: &[u32]| shape_time(s, m, &model)).unwrap_or_else(|| vec![k]);
-        return Ok(shape_dims(k, &shape)?
-            .iter()
-            .map(|d| (d.n, d.stride))
-            .collect());
-    }
-    topo_dims(topo).map_err(|reason| Error::InvalidParameter {
+    let fs = match fit {
+        Fit::Ranks { k } => {
+            let (k, m, model) = (*k, problem.len, params.model);
+            let shape =
+                best_shape_by(k, &|s: &[u32]| shape_time(s, m, &model)).unwrap_or_else(|| vec![k]);
+            return Ok(shape_dims(k, &shape)?
+                .iter()
+                .map(|d| (d.n, d.stride))
+                .collect());
+        }
+        Fit::Product { factors } => factors,
+        other => {
+            return Err(Error::InvalidParameter {
+                what: "--topology",
+                reason: format!("product needs a product's factors, not {other:?}"),
+            })
+        }
+    };
+    factor_dims(fs).map_err(|reason| Error::InvalidParameter {
         what: "--topology",
         reason,
     })
@@ -204,9 +219,9 @@ impl Schedule for ProductAllgather {
 pub fn build(
     problem: &Problem<'_>,
     params: &Params,
-    _fit: &Fit,
+    fit: &Fit,
 ) -> Result<Box<dyn Schedule>, Error> {
-    let dims = dims_of(problem, params)?;
+    let dims = dims_of(problem, params, fit)?;
     Ok(Box::new(ProductAllgather::new(
         problem.topology.nodes(),
         problem.len,
@@ -240,7 +255,10 @@ pub fn build_shaped(
 
 /// Σ_i (n_i − 1)(β + S_i m τ), twice under half duplex.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
-    let Ok(dims) = dims_of(problem, params) else {
+    let Some(Ok(dims)) = fits(problem.topology)
+        .ok()
+        .map(|f| dims_of(problem, params, &f))
+    else {
         return vec![];
     };
     let shape: Vec<u32> = dims.iter().map(|d| d.0).collect();

@@ -36,10 +36,10 @@
 //! Constraints: hypercube.
 
 use crate::algorithms::allgather::dimension_exchange::allgather_cube;
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::pipeline;
 use crate::algorithms::{Formula, Params};
 use crate::cost::model::{Duplex, Model, Ports};
-use crate::error::Error;
 use crate::schedule::{Buf, Op, Program, Rank, Region, Schedule};
 use crate::topology::Hypercube;
 use crate::verify::Problem;
@@ -61,8 +61,8 @@ pub(crate) fn rotr(c: u64, j: u32, n: u32) -> u64 {
 }
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let cube = allgather_cube(problem, "rotated-exchange")?;
+pub fn build(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
+    let cube = allgather_cube(problem, *cube, "rotated-exchange")?;
     Ok(Box::new(RotatedAllgather {
         cube,
         m: problem.len,
@@ -205,7 +205,9 @@ pub(crate) fn symmetric_form(
 
 /// The exact time under every port and duplex rule.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
-    let Ok(cube) = allgather_cube(problem, "rotated-exchange") else {
+    let Some(Ok(cube)) =
+        fit::cube_of(problem).map(|c| allgather_cube(problem, c, "rotated-exchange"))
+    else {
         return vec![];
     };
     symmetric_form(
@@ -221,6 +223,10 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    /// `build` with the cube found first, as the registry hands it.
+    fn build(problem: &Problem<'_>, params: &Params) -> crate::algorithms::fit::Built {
+        crate::algorithms::fit::on_cube(super::build, problem, params)
+    }
     use crate::algorithms::alltoall::dimension_exchange::test_support::exact_forms_hold;
     use crate::collective::Collective;
     use crate::topology::Topology;

@@ -23,10 +23,10 @@
 
 use crate::algorithms::allgather::dimension_exchange::allgather_cube;
 use crate::algorithms::broadcast::sbt::SbtBroadcast;
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::pipeline;
 use crate::algorithms::{Formula, Packets, Params};
 use crate::cost::model::{Duplex, Ports};
-use crate::error::Error;
 use crate::schedule::{Buf, Op, Program, Rank, Region, Schedule, Step, StepStream};
 use crate::topology::Hypercube;
 use crate::verify::Problem;
@@ -40,8 +40,8 @@ pub struct Sba {
 }
 
 /// Build the schedule; ν is resolved for a pipeline of depth n.
-pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let cube = allgather_cube(problem, "sba")?;
+pub fn build(problem: &Problem<'_>, params: &Params, cube: &Hypercube) -> Built {
+    let cube = allgather_cube(problem, *cube, "sba")?;
     let nu = pipeline::resolve(params, problem.len, cube.dim() as u64)?;
     Ok(Box::new(Sba {
         cube,
@@ -147,7 +147,7 @@ impl Sba {
 /// ν > 1 under all ports, full or half-link duplex; eq. (4.1) as a lower estimate
 /// with `--packets opt` there.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
-    let Ok(cube) = allgather_cube(problem, "sba") else {
+    let Some(Ok(cube)) = fit::cube_of(problem).map(|c| allgather_cube(problem, c, "sba")) else {
         return vec![];
     };
     let (n, m) = (cube.dim() as u64, problem.len);
@@ -191,6 +191,10 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    /// `build` with the cube found first, as the registry hands it.
+    fn build(problem: &Problem<'_>, params: &Params) -> crate::algorithms::fit::Built {
+        crate::algorithms::fit::on_cube(super::build, problem, params)
+    }
     use crate::algorithms::allgather::dimension_exchange::test_support::{check, exact};
     use crate::algorithms::FormulaKind;
 

@@ -37,9 +37,9 @@
 use smallvec::smallvec;
 
 use crate::algorithms::allgather::dimension_exchange::allgather_cube;
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::{Formula, Params};
 use crate::cost::model::{Duplex, Model, Ports};
-use crate::error::Error;
 use crate::schedule::{
     Action, Buf, Op, Program, Rank, Region, Regions, Schedule, Step, StepStream,
 };
@@ -54,8 +54,8 @@ pub struct Tea1 {
 }
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let cube = allgather_cube(problem, "tea1")?;
+pub fn build(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
+    let cube = allgather_cube(problem, *cube, "tea1")?;
     Ok(Box::new(Tea1 {
         cube,
         m: problem.len,
@@ -255,7 +255,7 @@ fn time(n: u32, m: u64, model: &Model) -> f64 {
 /// The exact time under each port and duplex rule; under `--ports all --duplex half` it
 /// is the paper's eq. (4.4), 2nβ + 2^n mτ.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
-    let Ok(cube) = allgather_cube(problem, "tea1") else {
+    let Some(Ok(cube)) = fit::cube_of(problem).map(|c| allgather_cube(problem, c, "tea1")) else {
         return vec![];
     };
     // Every link a step uses carries the same load both ways.
@@ -289,6 +289,10 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    /// `build` with the cube found first, as the registry hands it.
+    fn build(problem: &Problem<'_>, params: &Params) -> crate::algorithms::fit::Built {
+        crate::algorithms::fit::on_cube(super::build, problem, params)
+    }
     use crate::algorithms::{FormulaKind, Params};
     use crate::collective::Collective;
     use crate::cost::model::Model;

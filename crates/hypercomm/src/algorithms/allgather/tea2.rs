@@ -89,6 +89,7 @@ use smallvec::smallvec;
 
 use crate::algorithms::allgather::dimension_exchange::allgather_cube;
 use crate::algorithms::allgather::tea1::{binomial, token_regions};
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::{Formula, Params};
 use crate::cost::model::{Duplex, Model, Ports};
 use crate::error::Error;
@@ -201,11 +202,12 @@ pub struct Tea2 {
 
 fn build_variant(
     problem: &Problem<'_>,
+    cube: &Hypercube,
     name: &str,
     balanced: bool,
     grouped: bool,
 ) -> Result<Box<dyn Schedule>, Error> {
-    let cube = allgather_cube(problem, name)?;
+    let cube = allgather_cube(problem, *cube, name)?;
     Ok(Box::new(Tea2 {
         cube,
         m: problem.len,
@@ -215,26 +217,23 @@ fn build_variant(
 }
 
 /// Build `tea2`, the paper's algorithm (each periodic class sent once).
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    build_variant(problem, "tea2", false, false)
+pub fn build(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
+    build_variant(problem, cube, "tea2", false, false)
 }
 
 /// Build `tea2-balanced`: at most ⌈C(n, i)/n⌉ tokens per link in step i.
-pub fn build_balanced(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    build_variant(problem, "tea2-balanced", true, false)
+pub fn build_balanced(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
+    build_variant(problem, cube, "tea2-balanced", true, false)
 }
 
 /// Build `tea2-grouped`: Eisenstat's n + 1 half steps with the paper's classes.
-pub fn build_grouped(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    build_variant(problem, "tea2-grouped", false, true)
+pub fn build_grouped(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
+    build_variant(problem, cube, "tea2-grouped", false, true)
 }
 
 /// Build `tea2-grouped-balanced`: Eisenstat's n + 1 half steps with balanced classes.
-pub fn build_grouped_balanced(
-    problem: &Problem<'_>,
-    _params: &Params,
-) -> Result<Box<dyn Schedule>, Error> {
-    build_variant(problem, "tea2-grouped-balanced", true, true)
+pub fn build_grouped_balanced(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
+    build_variant(problem, cube, "tea2-grouped-balanced", true, true)
 }
 
 impl Schedule for Tea2 {
@@ -434,7 +433,7 @@ fn variant_formulas(
     balanced: bool,
     grouped: bool,
 ) -> Vec<Formula> {
-    let Ok(cube) = allgather_cube(problem, name) else {
+    let Some(Ok(cube)) = fit::cube_of(problem).map(|c| allgather_cube(problem, c, name)) else {
         return vec![];
     };
     let (n, m) = (cube.dim(), problem.len);
@@ -513,6 +512,25 @@ pub fn formulas_grouped_balanced(problem: &Problem<'_>, params: &Params) -> Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
+    /// `build` with the cube found first, as the registry hands it.
+    fn build(problem: &Problem<'_>, params: &Params) -> crate::algorithms::fit::Built {
+        crate::algorithms::fit::on_cube(super::build, problem, params)
+    }
+    /// `build_balanced` with the cube found first, as the registry hands it.
+    fn build_balanced(problem: &Problem<'_>, params: &Params) -> crate::algorithms::fit::Built {
+        crate::algorithms::fit::on_cube(super::build_balanced, problem, params)
+    }
+    /// `build_grouped` with the cube found first, as the registry hands it.
+    fn build_grouped(problem: &Problem<'_>, params: &Params) -> crate::algorithms::fit::Built {
+        crate::algorithms::fit::on_cube(super::build_grouped, problem, params)
+    }
+    /// `build_grouped_balanced` with the cube found first, as the registry hands it.
+    fn build_grouped_balanced(
+        problem: &Problem<'_>,
+        params: &Params,
+    ) -> Result<Box<dyn Schedule>, Error> {
+        crate::algorithms::fit::on_cube(super::build_grouped_balanced, problem, params)
+    }
     use crate::algorithms::{BuildFn, FormulaFn, FormulaKind};
     use crate::collective::Collective;
     use crate::cost::simulate;

@@ -23,7 +23,8 @@
 //! Constraints: hypercube (any labelling the topology's `cube()` finds: hypercube:N,
 //! complete:2^N, …), any counts.
 
-use crate::algorithms::vcount::{cube_of, stepped_formula, Blocks};
+use crate::algorithms::fit::{self, Built};
+use crate::algorithms::vcount::{stepped_formula, Blocks};
 use crate::algorithms::{Formula, Params};
 use crate::collective::OpKind;
 use crate::error::Error;
@@ -38,14 +39,22 @@ pub struct DimensionExchangeAllgatherv {
     blocks: Blocks,
 }
 
-fn cube_and_blocks(problem: &Problem<'_>) -> Result<(Hypercube, Blocks), Error> {
-    let cube = cube_of(problem, "dimension-exchange", OpKind::Allgatherv)?;
+fn cube_and_blocks(problem: &Problem<'_>, cube: Hypercube) -> Result<(Hypercube, Blocks), Error> {
+    if problem.collective.kind() != OpKind::Allgatherv {
+        return Err(Error::InvalidParameter {
+            what: "--op",
+            reason: format!(
+                "dimension-exchange performs allgatherv, not {}",
+                problem.collective
+            ),
+        });
+    }
     Ok((cube, Blocks::counted(problem)?))
 }
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let (cube, blocks) = cube_and_blocks(problem)?;
+pub fn build(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
+    let (cube, blocks) = cube_and_blocks(problem, *cube)?;
     Ok(Box::new(DimensionExchangeAllgatherv { cube, blocks }))
 }
 
@@ -96,7 +105,8 @@ impl Schedule for DimensionExchangeAllgatherv {
 /// Σ_t of step t's largest exchange (full duplex) or largest send plus receive (half
 /// duplex): S_t(x) the count sum of x's aligned 2^t-subcube.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
-    let Ok((cube, blocks)) = cube_and_blocks(problem) else {
+    let Some(Ok((cube, blocks))) = fit::cube_of(problem).map(|c| cube_and_blocks(problem, c))
+    else {
         return vec![];
     };
     let sum = |x: Rank, t: u32| {

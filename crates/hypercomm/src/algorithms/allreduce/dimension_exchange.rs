@@ -25,6 +25,7 @@
 //!
 //! Constraints: hypercube; any associative operator.
 
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::{Formula, Params};
 use crate::collective::OpKind;
 use crate::cost::model::{Duplex, Model};
@@ -38,15 +39,10 @@ use crate::verify::Problem;
 /// reduction files); `algo` names the algorithm in errors.
 pub(crate) fn reduction_cube(
     problem: &Problem<'_>,
+    cube: Hypercube,
     algo: &str,
     kind: OpKind,
 ) -> Result<Hypercube, Error> {
-    let Some(cube) = problem.topology.cube() else {
-        return Err(Error::InvalidParameter {
-            what: "--topology",
-            reason: format!("{algo} needs a plain hypercube"),
-        });
-    };
     if problem.collective.kind() != kind {
         return Err(Error::InvalidParameter {
             what: "--op",
@@ -73,8 +69,8 @@ pub(crate) fn own_side(rank: Rank, peer: Rank) -> Action {
 }
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let cube = reduction_cube(problem, "dimension-exchange", OpKind::Allreduce)?;
+pub fn build(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
+    let cube = reduction_cube(problem, *cube, "dimension-exchange", OpKind::Allreduce)?;
     let m = problem.len;
     let (input, out, tmp) = (
         Region::new(Buf::In, 0, m),
@@ -82,7 +78,7 @@ pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule
         Region::new(Buf::Tmp, 0, m),
     );
     let tmp_len = if cube.dim() > 1 { m } else { 0 };
-    exchange(problem.topology, &cube, m, input, out, tmp_len, |t, c| {
+    exchange(&cube, m, input, out, tmp_len, |t, c| {
         let peer = 1 - c;
         if t == 0 {
             // Exchange the inputs; out = (received, in) in rank order.
@@ -115,7 +111,6 @@ pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule
 /// cube dimension t ([`Embed::cube_dimension`]), one after another ([`Sequence`]).
 /// With m = 0 no step; on the 0-cube one step copying `input` to `out`.
 pub(crate) fn exchange(
-    topology: &crate::topology::Topology,
     cube: &Hypercube,
     m: u64,
     input: Region,
@@ -123,7 +118,7 @@ pub(crate) fn exchange(
     tmp_len: u64,
     step: impl Fn(u32, Rank) -> Vec<Op>,
 ) -> Result<Box<dyn Schedule>, Error> {
-    exchange_mapped(topology, cube, m, input, out, |t| {
+    exchange_mapped(cube, m, input, out, |t| {
         (
             Pair::new([step(t, 0), step(t, 1)], tmp_len),
             Box::new(|_, r| r),
@@ -134,7 +129,6 @@ pub(crate) fn exchange(
 /// [`exchange`] with each step's pair and the map that places its regions for each
 /// rank (where a step's buffers depend on the rank's other bits).
 pub(crate) fn exchange_mapped(
-    topology: &crate::topology::Topology,
     cube: &Hypercube,
     m: u64,
     input: Region,
@@ -156,7 +150,7 @@ pub(crate) fn exchange_mapped(
     let steps = (0..cube.dim())
         .map(|t| {
             let (pair, map) = step(t);
-            Embed::cube_dimension(Box::new(pair), topology, t, map)
+            Embed::cube_dimension(Box::new(pair), cube, t, map)
                 .map(|e| Box::new(e) as Box<dyn Schedule>)
         })
         .collect::<Result<Vec<_>, _>>()?;
@@ -195,7 +189,9 @@ pub(crate) fn exchange_formula(
 /// n(β + mτ) under full duplex (seed 001), 2n(β + mτ) under half duplex; both under
 /// either port rule.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
-    let Ok(cube) = reduction_cube(problem, "dimension-exchange", OpKind::Allreduce) else {
+    let Some(Ok(cube)) = fit::cube_of(problem)
+        .map(|c| reduction_cube(problem, c, "dimension-exchange", OpKind::Allreduce))
+    else {
         return vec![];
     };
     vec![exchange_formula(
@@ -298,6 +294,10 @@ pub(crate) mod test_support {
 mod tests {
     use super::test_support::*;
     use super::*;
+    /// `build` with the cube found first, as the registry hands it.
+    fn build(problem: &Problem<'_>, params: &Params) -> crate::algorithms::fit::Built {
+        crate::algorithms::fit::on_cube(super::build, problem, params)
+    }
     use crate::collective::Collective;
 
     #[test]
@@ -317,10 +317,11 @@ mod tests {
 
     #[test]
     fn reductions_run_on_a_complete_graph_of_2_to_the_n_nodes_only() {
-        use crate::algorithms::{exclusive_scan, reduce, reduce_scatter, scan, BuildFn};
+        use crate::algorithms::fit::CubeBuild;
+        use crate::algorithms::{exclusive_scan, reduce, reduce_scatter, scan};
         use crate::verify::{verify, Strictness};
-        let cases: [(BuildFn, Collective); 5] = [
-            (build, Collective::Allreduce),
+        let cases: [(CubeBuild, Collective); 5] = [
+            (super::build, Collective::Allreduce),
             (reduce::sbt::build, Collective::Reduce { root: 3 }),
             (scan::dimension_exchange::build, Collective::Scan),
             (
@@ -334,7 +335,8 @@ mod tests {
         ];
         for (topo, fits) in [("complete:8", true), ("complete:12", false)] {
             let topo: crate::topology::Topology = topo.parse().unwrap();
-            for (build, collective) in cases {
+            for (cube_build, collective) in cases {
+                let build = |p: &Problem<'_>, q: &Params| fit::on_cube(cube_build, p, q);
                 let problem = Problem {
                     topology: &topo,
                     collective,

@@ -40,10 +40,10 @@
 
 use crate::algorithms::allreduce::dimension_exchange::reduction_cube;
 use crate::algorithms::allreduce::ring::needs_commutative;
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::{Formula, Params};
 use crate::collective::OpKind;
 use crate::cost::model::{Duplex, Ports};
-use crate::error::Error;
 use crate::schedule::{Action, Buf, Op, Program, Rank, Region, Schedule};
 use crate::topology::Hypercube;
 use crate::verify::Problem;
@@ -58,8 +58,8 @@ pub struct RotatedAllreduce {
 }
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let cube = reduction_cube(problem, "rotated-exchange", OpKind::Allreduce)?;
+pub fn build(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
+    let cube = reduction_cube(problem, *cube, "rotated-exchange", OpKind::Allreduce)?;
     needs_commutative(problem, "rotated-exchange")?;
     Ok(Box::new(RotatedAllreduce {
         cube,
@@ -165,7 +165,9 @@ pub(crate) fn time(n: u32, m: u64, beta: f64, tau: f64) -> f64 {
 
 /// The exact time under all ports, full duplex.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
-    let Ok(cube) = reduction_cube(problem, "rotated-exchange", OpKind::Allreduce) else {
+    let Some(Ok(cube)) = fit::cube_of(problem)
+        .map(|c| reduction_cube(problem, c, "rotated-exchange", OpKind::Allreduce))
+    else {
         return vec![];
     };
     if params.model.ports != Ports::All || params.model.duplex != Duplex::Full {
@@ -181,6 +183,10 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    /// `build` with the cube found first, as the registry hands it.
+    fn build(problem: &Problem<'_>, params: &Params) -> crate::algorithms::fit::Built {
+        crate::algorithms::fit::on_cube(super::build, problem, params)
+    }
     use crate::collective::Collective;
     use crate::cost::model::Model;
     use crate::cost::simulate;
@@ -230,7 +236,7 @@ mod tests {
         };
         assert!(matches!(
             build(&problem, &Params::default()),
-            Err(Error::InvalidParameter { what: "--op", .. })
+            Err(crate::error::Error::InvalidParameter { what: "--op", .. })
         ));
     }
 }

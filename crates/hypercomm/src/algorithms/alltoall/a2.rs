@@ -53,7 +53,7 @@ use crate::collective::OpKind;
 use crate::cost::model::Duplex;
 use crate::error::Error;
 use crate::schedule::{Buf, Op, Program, Rank, Region, Schedule, Step, StepStream};
-use crate::topology::Topology;
+use crate::topology::{Factor, Topology};
 use crate::verify::Problem;
 
 /// One dimension crossed by the decomposition.
@@ -80,21 +80,40 @@ pub(crate) fn product_dims(topo: &Topology) -> Result<Vec<Dim>, String> {
                 .into(),
         );
     };
+    factor_dims(fs)
+}
+
+/// The dimensions of the product of `fs` (row-major, the last factor fastest), first
+/// factor first, a cube as its edges, highest bit first.
+pub(crate) fn factor_dims(fs: &[Factor]) -> Result<Vec<Dim>, String> {
     let mut dims = Vec::new();
     for (i, f) in fs.iter().enumerate() {
         let exs = FactorExchange::of(f)?;
         let count = exs.len() as u32;
+        let stride: u32 = fs[i + 1..].iter().map(|g| g.nodes()).product();
         for (j, ex) in exs.into_iter().enumerate() {
             // A cube's edges: dimension j of the list is bit count − 1 − j.
-            let stride = topo.stride(i) << (count - 1 - j as u32);
             dims.push(Dim {
                 n: ex.nodes(),
-                stride,
+                stride: stride << (count - 1 - j as u32),
                 ex,
             });
         }
     }
     Ok(dims)
+}
+
+/// The factors a decomposition's view names: a product's own, `complete:K` as its one
+/// factor K_K.
+pub(crate) fn view_factors(fit: &Fit) -> Result<Vec<Factor>, Error> {
+    match fit {
+        Fit::Product { factors } => Ok(factors.clone()),
+        Fit::Ranks { k } => Ok(vec![Factor::Complete(*k)]),
+        other => Err(Error::InvalidParameter {
+            what: "--topology",
+            reason: format!("a decomposition needs a product's factors, not {other:?}"),
+        }),
+    }
 }
 
 /// The topologies A2 fits: product networks without host, paths of at most 64 nodes.
@@ -309,26 +328,26 @@ impl Schedule for Decomposed {
     }
 }
 
-fn dims_of(problem: &Problem<'_>) -> Result<Vec<Dim>, Error> {
+fn dims_of(problem: &Problem<'_>, fit: &Fit) -> Result<Vec<Dim>, Error> {
     if problem.collective.kind() != OpKind::Alltoall {
         return Err(Error::InvalidParameter {
             what: "--op",
             reason: format!("a2 performs alltoall, not {}", problem.collective),
         });
     }
-    product_dims(problem.topology).map_err(|reason| Error::InvalidParameter {
+    factor_dims(&view_factors(fit)?).map_err(|reason| Error::InvalidParameter {
         what: "--topology",
         reason,
     })
 }
 
-/// Build A2.
+/// Build A2 on the product's factors.
 pub fn build(
     problem: &Problem<'_>,
     _params: &Params,
-    _fit: &Fit,
+    fit: &Fit,
 ) -> Result<Box<dyn Schedule>, Error> {
-    let dims = dims_of(problem)?;
+    let dims = dims_of(problem, fit)?;
     Ok(Box::new(Decomposed::new(
         problem.topology.nodes(),
         problem.len,
@@ -339,7 +358,7 @@ pub fn build(
 
 /// N Σ_i T_i/n_i·(β + mτ) (Corollary 2), and its half-duplex form.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
-    let Ok(dims) = dims_of(problem) else {
+    let Some(Ok(dims)) = fits(problem.topology).ok().map(|f| dims_of(problem, &f)) else {
         return vec![];
     };
     let s = Decomposed::new(problem.topology.nodes(), problem.len, dims, false);

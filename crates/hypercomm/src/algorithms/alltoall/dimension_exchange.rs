@@ -37,6 +37,7 @@
 //!
 //! Constraints: hypercube.
 
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::{Formula, Params};
 use crate::collective::Collective;
 use crate::cost::model::{Duplex, Model};
@@ -56,13 +57,11 @@ pub struct DimensionExchange {
 
 /// The hypercube of an all-to-all problem (shared by the all-to-all files); `algo`
 /// names the algorithm in errors.
-pub(crate) fn alltoall_cube(problem: &Problem<'_>, algo: &str) -> Result<Hypercube, Error> {
-    let Some(cube) = problem.topology.cube() else {
-        return Err(Error::InvalidParameter {
-            what: "--topology",
-            reason: format!("{algo} needs a plain hypercube"),
-        });
-    };
+pub(crate) fn alltoall_cube(
+    problem: &Problem<'_>,
+    cube: Hypercube,
+    algo: &str,
+) -> Result<Hypercube, Error> {
     match problem.collective {
         Collective::Alltoall => Ok(cube),
         other => Err(Error::InvalidParameter {
@@ -73,8 +72,8 @@ pub(crate) fn alltoall_cube(problem: &Problem<'_>, algo: &str) -> Result<Hypercu
 }
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let cube = alltoall_cube(problem, "dimension-exchange")?;
+pub fn build(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
+    let cube = alltoall_cube(problem, *cube, "dimension-exchange")?;
     Ok(Box::new(DimensionExchange::new(
         cube,
         problem.len,
@@ -192,7 +191,9 @@ pub(crate) fn exchange_time(n: u32, m: u64, model: &Model) -> f64 {
 /// n(β + 2^{n−1}mτ) under full duplex (seed 001), n(2β + 2^n mτ) under half duplex;
 /// both under either port rule.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
-    let Ok(cube) = alltoall_cube(problem, "dimension-exchange") else {
+    let Some(Ok(cube)) =
+        fit::cube_of(problem).map(|c| alltoall_cube(problem, c, "dimension-exchange"))
+    else {
         return vec![];
     };
     let value = exchange_time(cube.dim(), problem.len, &params.model);
@@ -361,6 +362,10 @@ pub(crate) mod test_support {
 mod tests {
     use super::test_support::{has_exact, timed, verified};
     use super::*;
+    /// `build` with the cube found first, as the registry hands it.
+    fn build(problem: &Problem<'_>, params: &Params) -> crate::algorithms::fit::Built {
+        crate::algorithms::fit::on_cube(super::build, problem, params)
+    }
     use crate::topology::Topology;
 
     #[test]
@@ -434,8 +439,12 @@ mod tests {
                 commutative: false,
                 counts: None,
             };
-            for build in [build, super::super::mtadea::build, super::super::smg::build] {
-                match build(&problem, &Params::default()) {
+            for build in [
+                super::build,
+                super::super::mtadea::build,
+                super::super::smg::build,
+            ] {
+                match fit::on_cube(build, &problem, &Params::default()) {
                     Ok(s) => {
                         assert!(fits, "{topo}");
                         verify(problem, s.as_ref(), Strictness::default()).unwrap();

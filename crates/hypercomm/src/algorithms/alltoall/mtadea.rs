@@ -35,16 +35,16 @@
 use crate::algorithms::alltoall::dimension_exchange::{
     alltoall_cube, exchange_time, DimensionExchange,
 };
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::{Formula, Params};
 use crate::cost::model::Duplex;
-use crate::error::Error;
-use crate::schedule::Schedule;
 use crate::topology::DimOrder;
+use crate::topology::Hypercube;
 use crate::verify::Problem;
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let cube = alltoall_cube(problem, "mtadea")?;
+pub fn build(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
+    let cube = alltoall_cube(problem, *cube, "mtadea")?;
     Ok(Box::new(DimensionExchange::new(
         cube,
         problem.len,
@@ -55,7 +55,7 @@ pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule
 /// n(2β + 2^n mτ) under half duplex (§6, t_MTADEA), n(β + 2^{n−1}mτ) under full
 /// duplex; both under either port rule.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
-    let Ok(cube) = alltoall_cube(problem, "mtadea") else {
+    let Some(Ok(cube)) = fit::cube_of(problem).map(|c| alltoall_cube(problem, c, "mtadea")) else {
         return vec![];
     };
     let value = exchange_time(cube.dim(), problem.len, &params.model);
@@ -76,6 +76,10 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    /// `build` with the cube found first, as the registry hands it.
+    fn build(problem: &Problem<'_>, params: &Params) -> crate::algorithms::fit::Built {
+        crate::algorithms::fit::on_cube(super::build, problem, params)
+    }
     use crate::algorithms::alltoall::dimension_exchange::test_support::{
         cube, has_exact, timed, verified,
     };

@@ -28,7 +28,7 @@
 //! Constraints: a product network without host (paths of at most 64 nodes);
 //! `complete:K` for composite K.
 
-use super::a2::{product_dims, Decomposed, Dim};
+use super::a2::{factor_dims, product_dims, view_factors, Decomposed, Dim};
 use super::factor_exchange::FactorExchange;
 use crate::algorithms::fit::{self, Fit};
 use crate::algorithms::{Formula, Params};
@@ -161,8 +161,8 @@ pub(crate) fn best_shape_by(k: u32, score: &dyn Fn(&[u32]) -> f64) -> Option<Vec
     best.map(|(_, s)| s)
 }
 
-fn dims_of(problem: &Problem<'_>, params: &Params) -> Result<Vec<Dim>, Error> {
-    alltoall_dims("product", problem, params)
+fn dims_of(problem: &Problem<'_>, params: &Params, fit: &Fit) -> Result<Vec<Dim>, Error> {
+    alltoall_dims("product", problem, params, fit)
 }
 
 /// `Err` naming `name` unless `problem` is an all-to-all.
@@ -176,20 +176,20 @@ fn check_alltoall(name: &str, problem: &Problem<'_>) -> Result<(), Error> {
     Ok(())
 }
 
-/// The dimensions the all-to-all `name` crosses on `problem`: the topology's factors,
-/// or on `complete:K` the shape [`best_shape`] prices least.
+/// The dimensions the all-to-all `name` crosses on the view `fit`: a product's
+/// factors, or on `complete:K` (K ranks) the shape [`best_shape`] prices least.
 pub(crate) fn alltoall_dims(
     name: &str,
     problem: &Problem<'_>,
     params: &Params,
+    fit: &Fit,
 ) -> Result<Vec<Dim>, Error> {
     check_alltoall(name, problem)?;
-    let topo = problem.topology;
-    if let Some(k) = topo.as_complete() {
+    if let Fit::Ranks { k } = *fit {
         let shape = best_shape(k, problem.len, &params.model).unwrap_or_else(|| vec![k]);
         return shape_dims(k, &shape);
     }
-    product_dims(topo).map_err(|reason| Error::InvalidParameter {
+    factor_dims(&view_factors(fit)?).map_err(|reason| Error::InvalidParameter {
         what: "--topology",
         reason,
     })
@@ -199,9 +199,9 @@ pub(crate) fn alltoall_dims(
 pub fn build(
     problem: &Problem<'_>,
     params: &Params,
-    _fit: &Fit,
+    fit: &Fit,
 ) -> Result<Box<dyn Schedule>, Error> {
-    let dims = dims_of(problem, params)?;
+    let dims = dims_of(problem, params, fit)?;
     Ok(Box::new(Decomposed::new(
         problem.topology.nodes(),
         problem.len,
@@ -255,7 +255,10 @@ pub(crate) fn shaped_dims(problem: &Problem<'_>, shape: &[u32]) -> Result<Vec<Di
 
 /// Σ_i T_i (β + (N/n_i) m τ), and its half-duplex form.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
-    let Ok(dims) = dims_of(problem, params) else {
+    let Some(Ok(dims)) = fits(problem.topology)
+        .ok()
+        .map(|f| dims_of(problem, params, &f))
+    else {
         return vec![];
     };
     let s = Decomposed::new(problem.topology.nodes(), problem.len, dims, true);

@@ -271,17 +271,17 @@ impl Schedule for AllPortProduct {
     }
 }
 
-fn dims_of(problem: &Problem<'_>, params: &Params) -> Result<Vec<Dim>, Error> {
-    alltoall_dims("product-allport", problem, params)
+fn dims_of(problem: &Problem<'_>, params: &Params, fit: &Fit) -> Result<Vec<Dim>, Error> {
+    alltoall_dims("product-allport", problem, params, fit)
 }
 
 /// Build with the topology's factors (on `complete:K`, `product`'s shape).
 pub fn build(
     problem: &Problem<'_>,
     params: &Params,
-    _fit: &Fit,
+    fit: &Fit,
 ) -> Result<Box<dyn Schedule>, Error> {
-    let dims = dims_of(problem, params)?;
+    let dims = dims_of(problem, params, fit)?;
     Ok(Box::new(AllPortProduct::new(
         problem.topology.nodes(),
         problem.len,
@@ -308,7 +308,10 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
     if params.model.ports != Ports::All || params.model.duplex != Duplex::Full {
         return vec![];
     }
-    let Ok(dims) = dims_of(problem, params) else {
+    let Some(Ok(dims)) = fits(problem.topology)
+        .ok()
+        .map(|f| dims_of(problem, params, &f))
+    else {
         return vec![];
     };
     let s = AllPortProduct::new(problem.topology.nodes(), problem.len, dims);

@@ -40,10 +40,10 @@
 
 use crate::algorithms::allgather::rotated_exchange::symmetric_form;
 use crate::algorithms::alltoall::dimension_exchange::alltoall_cube;
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::pipeline;
 use crate::algorithms::{Formula, Params};
 use crate::cost::model::{Duplex, Model, Ports};
-use crate::error::Error;
 use crate::schedule::{Buf, Op, Program, Rank, Region, Schedule};
 use crate::topology::Hypercube;
 use crate::verify::Problem;
@@ -56,8 +56,8 @@ pub struct RotatedExchange {
 }
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let cube = alltoall_cube(problem, "rotated-exchange")?;
+pub fn build(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
+    let cube = alltoall_cube(problem, *cube, "rotated-exchange")?;
     Ok(Box::new(RotatedExchange {
         cube,
         m: problem.len,
@@ -166,7 +166,9 @@ pub(crate) fn time(n: u32, m: u64, model: &Model) -> f64 {
 
 /// The exact time under every port and duplex rule.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
-    let Ok(cube) = alltoall_cube(problem, "rotated-exchange") else {
+    let Some(Ok(cube)) =
+        fit::cube_of(problem).map(|c| alltoall_cube(problem, c, "rotated-exchange"))
+    else {
         return vec![];
     };
     symmetric_form(
@@ -187,6 +189,10 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    /// `build` with the cube found first, as the registry hands it.
+    fn build(problem: &Problem<'_>, params: &Params) -> crate::algorithms::fit::Built {
+        crate::algorithms::fit::on_cube(super::build, problem, params)
+    }
     use crate::algorithms::alltoall::dimension_exchange::test_support::exact_forms_hold;
     use crate::collective::Collective;
     use crate::topology::Topology;

@@ -23,10 +23,10 @@
 //! Constraints: hypercube.
 
 use crate::algorithms::alltoall::dimension_exchange::alltoall_cube;
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::gather::sbt::{push_gather, tmp_len as gather_tmp_len};
 use crate::algorithms::scatter::sbt::steps;
 use crate::algorithms::{Formula, Params};
-use crate::error::Error;
 use crate::schedule::{Program, Rank, Schedule, StepStream};
 use crate::topology::Hypercube;
 use crate::verify::Problem;
@@ -39,8 +39,8 @@ pub struct Smg {
 }
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let cube = alltoall_cube(problem, "smg")?;
+pub fn build(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
+    let cube = alltoall_cube(problem, *cube, "smg")?;
     Ok(Box::new(Smg {
         cube,
         m: problem.len,
@@ -76,7 +76,7 @@ impl Schedule for Smg {
 /// k[nβ + (k − 1)mτ] (§6, t_SMG) exactly, and N²τ + n2^nβ with N² = k²m as an upper
 /// bound; both under every port and duplex rule.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
-    let Ok(cube) = alltoall_cube(problem, "smg") else {
+    let Some(Ok(cube)) = fit::cube_of(problem).map(|c| alltoall_cube(problem, c, "smg")) else {
         return vec![];
     };
     let (n, m) = (cube.dim() as f64, problem.len as f64);
@@ -107,6 +107,10 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    /// `build` with the cube found first, as the registry hands it.
+    fn build(problem: &Problem<'_>, params: &Params) -> crate::algorithms::fit::Built {
+        crate::algorithms::fit::on_cube(super::build, problem, params)
+    }
     use crate::algorithms::alltoall::dimension_exchange::test_support::{
         has_exact, timed, verified,
     };

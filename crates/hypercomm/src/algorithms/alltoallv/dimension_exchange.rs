@@ -29,7 +29,8 @@
 //! Constraints: hypercube (any labelling the topology's `cube()` finds: hypercube:N,
 //! complete:2^N, …), any k × k counts (zeros allowed).
 
-use crate::algorithms::vcount::{counts_of, cube_of, push_block, push_exchange, stepped_formula};
+use crate::algorithms::fit::{self, Built};
+use crate::algorithms::vcount::{counts_of, push_block, push_exchange, stepped_formula};
 use crate::algorithms::{Formula, Params};
 use crate::collective::OpKind;
 use crate::counts::{prefix, Layout};
@@ -46,30 +47,30 @@ pub struct DimensionExchangeAlltoallv {
     order: DimOrder,
 }
 
-fn cube_and_layout(problem: &Problem<'_>, algo: &str) -> Result<(Hypercube, Layout), Error> {
-    let cube = cube_of(problem, algo, OpKind::Alltoallv)?;
-    let layout =
-        Layout::new(OpKind::Alltoallv, 0, cube.nodes(), &counts_of(problem)?).ok_or_else(|| {
-            Error::InvalidParameter {
-                what: "--counts",
-                reason: "alltoallv needs a count matrix".into(),
-            }
-        })?;
-    Ok((cube, layout))
+/// The block table of the alltoallv `problem` run by `algo`.
+fn layout_of(problem: &Problem<'_>, algo: &str, cube: Hypercube) -> Result<Layout, Error> {
+    let wrong_op = || Error::InvalidParameter {
+        what: "--op",
+        reason: format!("{algo} performs alltoallv, not {}", problem.collective),
+    };
+    if problem.collective.kind() != OpKind::Alltoallv {
+        return Err(wrong_op());
+    }
+    Layout::new(OpKind::Alltoallv, 0, cube.nodes(), &counts_of(problem)?).ok_or_else(wrong_op)
 }
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    build_in(problem, "dimension-exchange", DimOrder::Ascending)
+pub fn build(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
+    build_in(problem, ("dimension-exchange", DimOrder::Ascending), *cube)
 }
 
 /// The exchange `algo` crossing the dimensions in `order` (`mtadea`: descending).
 pub(crate) fn build_in(
     problem: &Problem<'_>,
-    algo: &str,
-    order: DimOrder,
-) -> Result<Box<dyn Schedule>, Error> {
-    let (cube, layout) = cube_and_layout(problem, algo)?;
+    (algo, order): (&str, DimOrder),
+    cube: Hypercube,
+) -> Built {
+    let layout = layout_of(problem, algo, cube)?;
     Ok(Box::new(DimensionExchangeAlltoallv {
         cube,
         layout,
@@ -222,7 +223,9 @@ pub(crate) fn formulas_in(
     (algo, order): (&str, DimOrder),
     reference: &'static str,
 ) -> Vec<Formula> {
-    let Ok((cube, layout)) = cube_and_layout(problem, algo) else {
+    let Some(Ok((cube, layout))) =
+        fit::cube_of(problem).map(|c| layout_of(problem, algo, c).map(|l| (c, l)))
+    else {
         return vec![];
     };
     let n = cube.dim();

@@ -22,15 +22,14 @@
 //! Constraints: hypercube, any k × k counts (zeros allowed).
 
 use crate::algorithms::alltoallv::dimension_exchange::{build_in, formulas_in};
+use crate::algorithms::fit::Built;
 use crate::algorithms::{Formula, Params};
-use crate::error::Error;
-use crate::schedule::Schedule;
-use crate::topology::DimOrder;
+use crate::topology::{DimOrder, Hypercube};
 use crate::verify::Problem;
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    build_in(problem, "mtadea", DimOrder::Descending)
+pub fn build(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
+    build_in(problem, ("mtadea", DimOrder::Descending), *cube)
 }
 
 /// Σ_t of step t's largest exchange, step t crossing dimension n − 1 − t.

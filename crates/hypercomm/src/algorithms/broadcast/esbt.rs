@@ -20,6 +20,7 @@
 //!
 //! Constraints: hypercube; 1 ≤ ν ≤ max(m, 1); for n = 1 it is a plain pipeline.
 
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::pipeline;
 use crate::algorithms::{Formula, Packets, Params};
 use crate::collective::Collective;
@@ -39,14 +40,7 @@ pub struct EsbtBroadcast {
     nu: u64,
 }
 
-fn root_of(problem: &Problem<'_>) -> Result<(Hypercube, Rank), Error> {
-    let cube = problem
-        .topology
-        .cube()
-        .ok_or_else(|| Error::InvalidParameter {
-            what: "--topology",
-            reason: "esbt needs a hypercube".into(),
-        })?;
+fn root_of(problem: &Problem<'_>, cube: Hypercube) -> Result<(Hypercube, Rank), Error> {
     match problem.collective {
         Collective::Broadcast { root } => Ok((cube, root)),
         other => Err(Error::InvalidParameter {
@@ -66,8 +60,8 @@ fn depth(n: u64) -> u64 {
 }
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let (cube, root) = root_of(problem)?;
+pub fn build(problem: &Problem<'_>, params: &Params, cube: &Hypercube) -> Built {
+    let (cube, root) = root_of(problem, *cube)?;
     let nu = pipeline::resolve(params, problem.len, depth(cube.dim() as u64))?;
     Ok(Box::new(EsbtBroadcast {
         cube,
@@ -159,7 +153,7 @@ impl EsbtBroadcast {
 /// (ν + n)(β + ⌈m/ν⌉τ) under all ports, full duplex (seed 001, "Runtime"), and the
 /// corrected optimum (√(mτ) + √(nβ))² with `--packets opt`.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
-    let Ok((cube, _)) = root_of(problem) else {
+    let Some(Ok((cube, _))) = fit::cube_of(problem).map(|c| root_of(problem, c)) else {
         return vec![];
     };
     if params.model.ports != Ports::All || params.model.duplex != Duplex::Full {

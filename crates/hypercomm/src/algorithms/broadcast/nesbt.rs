@@ -39,6 +39,7 @@
 //! Constraints: hypercube; 1 ≤ ν ≤ max(⌈m/n⌉, 1) (every packet of the largest part
 //! non-empty).
 
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::pipeline;
 use crate::algorithms::{Formula, Packets, Params};
 use crate::collective::Collective;
@@ -58,14 +59,7 @@ pub struct NesbtBroadcast {
     nu: u64,
 }
 
-fn root_of(problem: &Problem<'_>) -> Result<(Hypercube, Rank), Error> {
-    let cube = problem
-        .topology
-        .cube()
-        .ok_or_else(|| Error::InvalidParameter {
-            what: "--topology",
-            reason: "nesbt needs a hypercube".into(),
-        })?;
+fn root_of(problem: &Problem<'_>, cube: Hypercube) -> Result<(Hypercube, Rank), Error> {
     match problem.collective {
         Collective::Broadcast { root } => Ok((cube, root)),
         other => Err(Error::InvalidParameter {
@@ -107,8 +101,8 @@ pub(crate) fn resolve(params: &Params, n: u64, m: u64) -> Result<u64, Error> {
 }
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let (cube, root) = root_of(problem)?;
+pub fn build(problem: &Problem<'_>, params: &Params, cube: &Hypercube) -> Built {
+    let (cube, root) = root_of(problem, *cube)?;
     let nu = resolve(params, cube.dim() as u64, problem.len)?;
     Ok(Box::new(NesbtBroadcast {
         cube,
@@ -200,7 +194,7 @@ impl NesbtBroadcast {
 /// The exact time under all ports, full duplex, and with `--packets opt` the
 /// continuous optimum (√(Lτ) + √(nβ))² as a lower estimate.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
-    let Ok((cube, _)) = root_of(problem) else {
+    let Some(Ok((cube, _))) = fit::cube_of(problem).map(|c| root_of(problem, c)) else {
         return vec![];
     };
     if params.model.ports != Ports::All || params.model.duplex != Duplex::Full {
@@ -232,6 +226,10 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    /// `build` with the cube found first, as the registry hands it.
+    fn build(problem: &Problem<'_>, params: &Params) -> crate::algorithms::fit::Built {
+        crate::algorithms::fit::on_cube(super::build, problem, params)
+    }
     use crate::cost::model::Model;
     use crate::cost::simulate;
     use crate::topology::Topology;

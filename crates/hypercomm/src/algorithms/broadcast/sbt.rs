@@ -16,6 +16,7 @@
 //!
 //! Constraints: hypercube; 1 ≤ ν ≤ max(m, 1).
 
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::pipeline;
 use crate::algorithms::{Formula, Packets, Params};
 use crate::collective::Collective;
@@ -34,14 +35,7 @@ pub struct SbtBroadcast {
     nu: u64,
 }
 
-fn root_of(problem: &Problem<'_>) -> Result<(Hypercube, Rank), Error> {
-    let cube = problem
-        .topology
-        .cube()
-        .ok_or_else(|| Error::InvalidParameter {
-            what: "--topology",
-            reason: "sbt needs a hypercube".into(),
-        })?;
+fn root_of(problem: &Problem<'_>, cube: Hypercube) -> Result<(Hypercube, Rank), Error> {
     match problem.collective {
         Collective::Broadcast { root } => Ok((cube, root)),
         other => Err(Error::InvalidParameter {
@@ -52,8 +46,8 @@ fn root_of(problem: &Problem<'_>) -> Result<(Hypercube, Rank), Error> {
 }
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let (cube, root) = root_of(problem)?;
+pub fn build(problem: &Problem<'_>, params: &Params, cube: &Hypercube) -> Built {
+    let (cube, root) = root_of(problem, *cube)?;
     let nu = pipeline::resolve(params, problem.len, cube.dim() as u64)?;
     Ok(Box::new(SbtBroadcast {
         cube,
@@ -153,7 +147,7 @@ impl SbtBroadcast {
 /// n(β + mτ) (eq. 2.1) for ν = 1 under every model; (ν + n − 1)(β + ⌈m/ν⌉τ) for ν > 1
 /// under all ports, full or half-link duplex, and eq. (2.2) with `--packets opt`.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
-    let Ok((cube, _)) = root_of(problem) else {
+    let Some(Ok((cube, _))) = fit::cube_of(problem).map(|c| root_of(problem, c)) else {
         return vec![];
     };
     let (n, m) = (cube.dim() as u64, problem.len);

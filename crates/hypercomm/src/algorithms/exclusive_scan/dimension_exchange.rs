@@ -24,9 +24,9 @@
 use crate::algorithms::allreduce::dimension_exchange::{
     exchange_formula, own_side, reduction_cube, side,
 };
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::{Formula, Params};
 use crate::collective::OpKind;
-use crate::error::Error;
 use crate::schedule::{Action, Buf, Op, Program, Rank, Region, Schedule};
 use crate::topology::Hypercube;
 use crate::verify::Problem;
@@ -39,8 +39,8 @@ pub struct DimensionExchange {
 }
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let cube = reduction_cube(problem, "dimension-exchange", OpKind::ExclusiveScan)?;
+pub fn build(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
+    let cube = reduction_cube(problem, *cube, "dimension-exchange", OpKind::ExclusiveScan)?;
     Ok(Box::new(DimensionExchange {
         cube,
         m: problem.len,
@@ -108,7 +108,9 @@ impl Schedule for DimensionExchange {
 /// n(β + mτ) under full duplex (seed 001's prefix sum), 2n(β + mτ) under half duplex;
 /// both under either port rule.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
-    let Ok(cube) = reduction_cube(problem, "dimension-exchange", OpKind::ExclusiveScan) else {
+    let Some(Ok(cube)) = fit::cube_of(problem)
+        .map(|c| reduction_cube(problem, c, "dimension-exchange", OpKind::ExclusiveScan))
+    else {
         return vec![];
     };
     vec![exchange_formula(
@@ -123,6 +125,10 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    /// `build` with the cube found first, as the registry hands it.
+    fn build(problem: &Problem<'_>, params: &Params) -> crate::algorithms::fit::Built {
+        crate::algorithms::fit::on_cube(super::build, problem, params)
+    }
     use crate::algorithms::allreduce::dimension_exchange::test_support::*;
     use crate::collective::Collective;
     use crate::cost::model::Duplex;

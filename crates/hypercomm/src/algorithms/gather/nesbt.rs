@@ -22,15 +22,15 @@
 //!
 //! Constraints: hypercube.
 
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::scatter::nesbt::{formula, root_of, NesbtPersonalized};
 use crate::algorithms::{Formula, Params};
-use crate::error::Error;
-use crate::schedule::Schedule;
+use crate::topology::Hypercube;
 use crate::verify::Problem;
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let (cube, root) = root_of(problem, true)?;
+pub fn build(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
+    let (cube, root) = root_of(problem, *cube, true)?;
     Ok(Box::new(NesbtPersonalized::new(
         cube,
         root,
@@ -41,7 +41,7 @@ pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule
 
 /// (2^n − 1)(β + ⌈m/n⌉τ) under all ports, full duplex (m > 0, n ≥ 1).
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
-    let Ok((cube, _)) = root_of(problem, true) else {
+    let Some(Ok((cube, _))) = fit::cube_of(problem).map(|c| root_of(problem, c, true)) else {
         return vec![];
     };
     formula(&cube, problem.len, params).into_iter().collect()

@@ -13,6 +13,7 @@
 //!
 //! Constraints: hypercube.
 
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::scatter::sbt::{formula, steps, subtree, ORDER};
 use crate::algorithms::{Formula, Params};
 use crate::collective::Collective;
@@ -29,14 +30,7 @@ pub struct SbtGather {
     m: u64,
 }
 
-fn params(problem: &Problem<'_>) -> Result<(Hypercube, Rank), Error> {
-    let cube = problem
-        .topology
-        .cube()
-        .ok_or_else(|| Error::InvalidParameter {
-            what: "--topology",
-            reason: "sbt needs a hypercube".into(),
-        })?;
+fn params(problem: &Problem<'_>, cube: Hypercube) -> Result<(Hypercube, Rank), Error> {
     match problem.collective {
         Collective::Gather { root } => Ok((cube, root)),
         other => Err(Error::InvalidParameter {
@@ -47,8 +41,8 @@ fn params(problem: &Problem<'_>) -> Result<(Hypercube, Rank), Error> {
 }
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let (cube, root) = params(problem)?;
+pub fn build(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
+    let (cube, root) = params(problem, *cube)?;
     Ok(Box::new(SbtGather {
         cube,
         root,
@@ -142,7 +136,7 @@ pub(crate) fn tmp_len(c: &Hypercube, rank: Rank, root: Rank, m: u64) -> u64 {
 
 /// nβ + (2^n − 1)mτ (§5, eq. 5.1), under every port and duplex rule.
 pub fn formulas(problem: &Problem<'_>, params_: &Params) -> Vec<Formula> {
-    let Ok((cube, _)) = params(problem) else {
+    let Some(Ok((cube, _))) = fit::cube_of(problem).map(|c| params(problem, c)) else {
         return vec![];
     };
     let mut f = formula(&cube, problem.len, params_);

@@ -13,25 +13,18 @@
 //!
 //! Constraints: hypercube; 1 ≤ ν ≤ max(m, 1).
 
+use crate::algorithms::fit::Built;
 use crate::algorithms::pipeline::{self, PathPipeline};
-use crate::algorithms::{Formula, Packets, Params};
+use crate::algorithms::{fit, Formula, Packets, Params};
 use crate::collective::Collective;
 use crate::cost::model::{Duplex, Ports};
 use crate::error::Error;
-use crate::schedule::Schedule;
 use crate::topology::Hypercube;
 use crate::verify::Problem;
 
-fn endpoints(problem: &Problem<'_>) -> Result<(Hypercube, u32, u32), Error> {
-    let cube = problem
-        .topology
-        .cube()
-        .ok_or_else(|| Error::InvalidParameter {
-            what: "--topology",
-            reason: "ecube needs a hypercube".into(),
-        })?;
+fn endpoints(problem: &Problem<'_>) -> Result<(u32, u32), Error> {
     match problem.collective {
-        Collective::P2p { src, dst } => Ok((cube, src, dst)),
+        Collective::P2p { src, dst } => Ok((src, dst)),
         other => Err(Error::InvalidParameter {
             what: "--op",
             reason: format!("ecube performs p2p, not {other}"),
@@ -40,8 +33,8 @@ fn endpoints(problem: &Problem<'_>) -> Result<(Hypercube, u32, u32), Error> {
 }
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let (ref cube, src, dst) = endpoints(problem)?;
+pub fn build(problem: &Problem<'_>, params: &Params, cube: &Hypercube) -> Built {
+    let (src, dst) = endpoints(problem)?;
     let path = cube.ecube_path(src, dst);
     let nu = pipeline::resolve(params, problem.len, path.len() as u64 - 1)?;
     Ok(Box::new(PathPipeline::new(
@@ -58,7 +51,7 @@ pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>
 /// or half-link duplex; the continuous optimum (3.1) with
 /// `--packets opt`.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
-    let Ok((_, src, dst)) = endpoints(problem) else {
+    let (Some(_), Ok((src, dst))) = (fit::cube_of(problem), endpoints(problem)) else {
         return vec![];
     };
     let h = Hypercube::hamming(src, dst) as u64;

@@ -34,6 +34,7 @@
 
 use crate::algorithms::allreduce::ring::needs_commutative;
 use crate::algorithms::broadcast::nesbt::{depth, largest_part, resolve};
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::pipeline;
 use crate::algorithms::{Formula, Params};
 use crate::collective::Collective;
@@ -53,14 +54,7 @@ pub struct NesbtReduce {
     nu: u64,
 }
 
-fn root_of(problem: &Problem<'_>) -> Result<(Hypercube, Rank), Error> {
-    let cube = problem
-        .topology
-        .cube()
-        .ok_or_else(|| Error::InvalidParameter {
-            what: "--topology",
-            reason: "nesbt needs a hypercube".into(),
-        })?;
+fn root_of(problem: &Problem<'_>, cube: Hypercube) -> Result<(Hypercube, Rank), Error> {
     match problem.collective {
         Collective::Reduce { root } => Ok((cube, root)),
         other => Err(Error::InvalidParameter {
@@ -71,8 +65,8 @@ fn root_of(problem: &Problem<'_>) -> Result<(Hypercube, Rank), Error> {
 }
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let (cube, root) = root_of(problem)?;
+pub fn build(problem: &Problem<'_>, params: &Params, cube: &Hypercube) -> Built {
+    let (cube, root) = root_of(problem, *cube)?;
     needs_commutative(problem, "nesbt")?;
     let nu = resolve(params, cube.dim() as u64, problem.len)?;
     Ok(Box::new(NesbtReduce {
@@ -184,7 +178,7 @@ impl NesbtReduce {
 
 /// The broadcast's exact time under all ports, full duplex.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
-    let Ok((cube, _)) = root_of(problem) else {
+    let Some(Ok((cube, _))) = fit::cube_of(problem).map(|c| root_of(problem, c)) else {
         return vec![];
     };
     if params.model.ports != Ports::All || params.model.duplex != Duplex::Full {
@@ -207,6 +201,10 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    /// `build` with the cube found first, as the registry hands it.
+    fn build(problem: &Problem<'_>, params: &Params) -> crate::algorithms::fit::Built {
+        crate::algorithms::fit::on_cube(super::build, problem, params)
+    }
     use crate::algorithms::Packets;
     use crate::cost::model::Model;
     use crate::cost::simulate;

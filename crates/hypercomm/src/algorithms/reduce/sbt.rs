@@ -28,6 +28,7 @@
 //! Constraints: hypercube; any associative operator.
 
 use crate::algorithms::allreduce::dimension_exchange::{own_side, reduction_cube, side};
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::scatter::sbt::{steps, ORDER};
 use crate::algorithms::{Formula, Params};
 use crate::collective::{Collective, OpKind};
@@ -44,8 +45,8 @@ pub struct SbtReduce {
     m: u64,
 }
 
-fn params(problem: &Problem<'_>) -> Result<(Hypercube, Rank), Error> {
-    let cube = reduction_cube(problem, "sbt", OpKind::Reduce)?;
+fn params(problem: &Problem<'_>, cube: Hypercube) -> Result<(Hypercube, Rank), Error> {
+    let cube = reduction_cube(problem, cube, "sbt", OpKind::Reduce)?;
     match problem.collective {
         Collective::Reduce { root } => Ok((cube, root)),
         _ => unreachable!("reduction_cube checked the kind"),
@@ -53,8 +54,8 @@ fn params(problem: &Problem<'_>) -> Result<(Hypercube, Rank), Error> {
 }
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let (cube, root) = params(problem)?;
+pub fn build(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
+    let (cube, root) = params(problem, *cube)?;
     Ok(Box::new(SbtReduce {
         cube,
         root,
@@ -126,7 +127,7 @@ impl Schedule for SbtReduce {
 
 /// n(β + mτ), under every port and duplex rule.
 pub fn formulas(problem: &Problem<'_>, params_: &Params) -> Vec<Formula> {
-    let Ok((cube, _)) = params(problem) else {
+    let Some(Ok((cube, _))) = fit::cube_of(problem).map(|c| params(problem, c)) else {
         return vec![];
     };
     let (n, m) = (cube.dim() as f64, problem.len as f64);
@@ -145,6 +146,10 @@ pub fn formulas(problem: &Problem<'_>, params_: &Params) -> Vec<Formula> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    /// `build` with the cube found first, as the registry hands it.
+    fn build(problem: &Problem<'_>, params: &Params) -> crate::algorithms::fit::Built {
+        crate::algorithms::fit::on_cube(super::build, problem, params)
+    }
     use crate::algorithms::allreduce::dimension_exchange::test_support::*;
 
     fn roots(n: u32) -> Vec<Collective> {

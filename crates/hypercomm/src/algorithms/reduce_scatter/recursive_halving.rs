@@ -39,91 +39,85 @@ use smallvec::smallvec;
 use crate::algorithms::allreduce::dimension_exchange::{
     exchange_mapped, own_side, reduction_cube, side,
 };
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::{Formula, Params};
 use crate::collective::OpKind;
 use crate::cost::model::Duplex;
-use crate::error::Error;
 use crate::schedule::compose::{Pair, RegionMap};
-use crate::schedule::{Buf, Op, Rank, Region, Regions, Schedule};
+use crate::schedule::{Buf, Op, Rank, Region, Regions};
+use crate::topology::Hypercube;
 use crate::verify::Problem;
 
 /// Build the schedule: n exchange steps, each a two-node step embedded across one cube
 /// dimension, step t's `tmp` placed by the rank's bits below t
 /// (`allreduce::dimension_exchange::exchange_mapped`).
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let cube = reduction_cube(problem, "recursive-halving", OpKind::ReduceScatter)?;
+pub fn build(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
+    let cube = reduction_cube(problem, *cube, "recursive-halving", OpKind::ReduceScatter)?;
     let (n, m) = (cube.dim(), problem.len);
     let out = Region::new(Buf::Out, 0, m);
     let half = 1u64 << n.saturating_sub(1);
     let blocks = move |buf: Buf, first: u64, count: u64| Region::new(buf, first * m, count * m);
     // Block b (bit 0 of b = `bit`) of the position p of `tmp`.
     let block_at = move |p: u64, bit: u64| (rev(p, n - 1) << 1) | bit;
-    exchange_mapped(
-        problem.topology,
-        &cube,
-        m,
-        Region::new(Buf::In, 0, m),
-        out,
-        |t| {
-            let last = t + 1 == n;
-            if t == 0 {
-                // Step 0: the partner's blocks straight from `in`, in its position order.
-                let side_ops = |c: Rank| {
-                    let (peer, x) = (1 - c, c as u64);
-                    let from: Regions = (0..half)
-                        .map(|p| blocks(Buf::In, block_at(p, 1 - x), 1))
-                        .collect();
-                    let mut ops = vec![
-                        Op::Send {
-                            to: smallvec![peer],
-                            from,
-                        },
-                        Op::recv(peer, blocks(Buf::Tmp, 0, half)),
-                    ];
-                    ops.extend((0..half).map(|p| Op::Local {
-                        from: blocks(Buf::In, block_at(p, x), 1),
-                        into: blocks(Buf::Tmp, p, 1),
-                        action: own_side(c, peer),
-                    }));
-                    if last {
-                        ops.push(Op::copy(blocks(Buf::Tmp, 0, half), out));
-                    }
-                    ops
-                };
-                let pair = Pair::new([side_ops(0), side_ops(1)], half * m);
-                return (pair, Box::new(|_, r| r) as RegionMap);
-            }
-            // Steps 1.. : halve the held range [lo, lo + size) of positions, lo from the
-            // rank's bits 1..t (the map), the halves from bit t (the side).
-            let size = 1u64 << (n - t);
+    exchange_mapped(&cube, m, Region::new(Buf::In, 0, m), out, |t| {
+        let last = t + 1 == n;
+        if t == 0 {
+            // Step 0: the partner's blocks straight from `in`, in its position order.
             let side_ops = |c: Rank| {
-                let (peer, mine) = (1 - c, c as u64);
-                let kept = blocks(Buf::Tmp, mine * size / 2, size / 2);
-                let other = blocks(Buf::Tmp, (1 - mine) * size / 2, size / 2);
+                let (peer, x) = (1 - c, c as u64);
+                let from: Regions = (0..half)
+                    .map(|p| blocks(Buf::In, block_at(p, 1 - x), 1))
+                    .collect();
                 let mut ops = vec![
-                    Op::send(peer, other),
-                    Op::Recv {
-                        from: peer,
-                        into: smallvec![kept],
-                        action: side(c, peer),
+                    Op::Send {
+                        to: smallvec![peer],
+                        from,
                     },
+                    Op::recv(peer, blocks(Buf::Tmp, 0, half)),
                 ];
+                ops.extend((0..half).map(|p| Op::Local {
+                    from: blocks(Buf::In, block_at(p, x), 1),
+                    into: blocks(Buf::Tmp, p, 1),
+                    action: own_side(c, peer),
+                }));
                 if last {
-                    ops.push(Op::copy(kept, out));
+                    ops.push(Op::copy(blocks(Buf::Tmp, 0, half), out));
                 }
                 ops
             };
-            let map: RegionMap = Box::new(move |rank, r| {
-                let x = rank as u64;
-                let lo = rev((x >> 1) & ((1 << (t - 1)) - 1), n - 1);
-                match r.buf {
-                    Buf::Tmp => Region::new(Buf::Tmp, r.off + lo * m, r.len),
-                    _ => r,
-                }
-            });
-            (Pair::new([side_ops(0), side_ops(1)], 0), map)
-        },
-    )
+            let pair = Pair::new([side_ops(0), side_ops(1)], half * m);
+            return (pair, Box::new(|_, r| r) as RegionMap);
+        }
+        // Steps 1.. : halve the held range [lo, lo + size) of positions, lo from the
+        // rank's bits 1..t (the map), the halves from bit t (the side).
+        let size = 1u64 << (n - t);
+        let side_ops = |c: Rank| {
+            let (peer, mine) = (1 - c, c as u64);
+            let kept = blocks(Buf::Tmp, mine * size / 2, size / 2);
+            let other = blocks(Buf::Tmp, (1 - mine) * size / 2, size / 2);
+            let mut ops = vec![
+                Op::send(peer, other),
+                Op::Recv {
+                    from: peer,
+                    into: smallvec![kept],
+                    action: side(c, peer),
+                },
+            ];
+            if last {
+                ops.push(Op::copy(kept, out));
+            }
+            ops
+        };
+        let map: RegionMap = Box::new(move |rank, r| {
+            let x = rank as u64;
+            let lo = rev((x >> 1) & ((1 << (t - 1)) - 1), n - 1);
+            match r.buf {
+                Buf::Tmp => Region::new(Buf::Tmp, r.off + lo * m, r.len),
+                _ => r,
+            }
+        });
+        (Pair::new([side_ops(0), side_ops(1)], 0), map)
+    })
 }
 
 /// The low `bits` bits of `x` in reverse order.
@@ -138,7 +132,9 @@ fn rev(x: u64, bits: u32) -> u64 {
 /// nβ + (2^n − 1)mτ under full duplex, twice that under half duplex; both under either
 /// port rule.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
-    let Ok(cube) = reduction_cube(problem, "recursive-halving", OpKind::ReduceScatter) else {
+    let Some(Ok(cube)) = fit::cube_of(problem)
+        .map(|c| reduction_cube(problem, c, "recursive-halving", OpKind::ReduceScatter))
+    else {
         return vec![];
     };
     let (n, m) = (cube.dim() as f64, problem.len as f64);
@@ -166,6 +162,10 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    /// `build` with the cube found first, as the registry hands it.
+    fn build(problem: &Problem<'_>, params: &Params) -> crate::algorithms::fit::Built {
+        crate::algorithms::fit::on_cube(super::build, problem, params)
+    }
     use crate::algorithms::allreduce::dimension_exchange::test_support::*;
     use crate::collective::Collective;
 

@@ -37,10 +37,10 @@
 use crate::algorithms::allgather::rotated_exchange::{rotr, symmetric_form, time, FORMS};
 use crate::algorithms::allreduce::dimension_exchange::reduction_cube;
 use crate::algorithms::allreduce::ring::needs_commutative;
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::pipeline;
 use crate::algorithms::{Formula, Params};
 use crate::collective::OpKind;
-use crate::error::Error;
 use crate::schedule::{Action, Buf, Op, Program, Rank, Region, Schedule};
 use crate::topology::Hypercube;
 use crate::verify::Problem;
@@ -53,8 +53,8 @@ pub struct RotatedReduceScatter {
 }
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let cube = reduction_cube(problem, "rotated-exchange", OpKind::ReduceScatter)?;
+pub fn build(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
+    let cube = reduction_cube(problem, *cube, "rotated-exchange", OpKind::ReduceScatter)?;
     needs_commutative(problem, "rotated-exchange")?;
     Ok(Box::new(RotatedReduceScatter {
         cube,
@@ -147,7 +147,9 @@ impl RotatedReduceScatter {
 
 /// The exact time under every port and duplex rule (the all-gather's).
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
-    let Ok(cube) = reduction_cube(problem, "rotated-exchange", OpKind::ReduceScatter) else {
+    let Some(Ok(cube)) = fit::cube_of(problem)
+        .map(|c| reduction_cube(problem, c, "rotated-exchange", OpKind::ReduceScatter))
+    else {
         return vec![];
     };
     symmetric_form(
@@ -163,6 +165,10 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    /// `build` with the cube found first, as the registry hands it.
+    fn build(problem: &Problem<'_>, params: &Params) -> crate::algorithms::fit::Built {
+        crate::algorithms::fit::on_cube(super::build, problem, params)
+    }
     use crate::algorithms::alltoall::dimension_exchange::test_support::exact_forms_hold;
     use crate::collective::Collective;
 

@@ -30,16 +30,17 @@
 use crate::algorithms::allreduce::dimension_exchange::{
     exchange, exchange_formula, own_side, reduction_cube, side,
 };
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::{Formula, Params};
 use crate::collective::OpKind;
-use crate::error::Error;
-use crate::schedule::{Action, Buf, Op, Region, Schedule};
+use crate::schedule::{Action, Buf, Op, Region};
+use crate::topology::Hypercube;
 use crate::verify::Problem;
 
 /// Build the schedule: n exchange steps, each a two-node step embedded across one
 /// cube dimension (`allreduce::dimension_exchange::exchange`).
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let cube = reduction_cube(problem, "dimension-exchange", OpKind::Scan)?;
+pub fn build(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
+    let cube = reduction_cube(problem, *cube, "dimension-exchange", OpKind::Scan)?;
     let (n, m) = (cube.dim(), problem.len);
     let input = Region::new(Buf::In, 0, m);
     let x = Region::new(Buf::Out, 0, m);
@@ -47,7 +48,7 @@ pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule
     let got = Region::new(Buf::Tmp, m, m);
     let tmp_len = if n > 1 { 2 * m } else { m };
     let local = |from, into, action| Op::Local { from, into, action };
-    exchange(problem.topology, &cube, m, input, x, tmp_len, |k, c| {
+    exchange(&cube, m, input, x, tmp_len, |k, c| {
         let peer = 1 - c;
         let lower = c == 1;
         let last = k == n - 1;
@@ -82,7 +83,9 @@ pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule
 /// n(β + mτ) under full duplex (seed 001), 2n(β + mτ) under half duplex; both under
 /// either port rule.
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
-    let Ok(cube) = reduction_cube(problem, "dimension-exchange", OpKind::Scan) else {
+    let Some(Ok(cube)) = fit::cube_of(problem)
+        .map(|c| reduction_cube(problem, c, "dimension-exchange", OpKind::Scan))
+    else {
         return vec![];
     };
     vec![exchange_formula(
@@ -97,6 +100,10 @@ pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    /// `build` with the cube found first, as the registry hands it.
+    fn build(problem: &Problem<'_>, params: &Params) -> crate::algorithms::fit::Built {
+        crate::algorithms::fit::on_cube(super::build, problem, params)
+    }
     use crate::algorithms::allreduce::dimension_exchange::test_support::*;
     use crate::collective::Collective;
     use crate::cost::model::Duplex;

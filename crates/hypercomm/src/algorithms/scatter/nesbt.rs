@@ -42,6 +42,7 @@
 //!
 //! Constraints: hypercube.
 
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::pipeline;
 use crate::algorithms::{Formula, Params};
 use crate::collective::Collective;
@@ -92,14 +93,11 @@ fn positions(n: u32) -> Vec<u32> {
 }
 
 /// The cube and root of a scatter (`gather = false`) or gather problem.
-pub(crate) fn root_of(problem: &Problem<'_>, gather: bool) -> Result<(Hypercube, Rank), Error> {
-    let cube = problem
-        .topology
-        .cube()
-        .ok_or_else(|| Error::InvalidParameter {
-            what: "--topology",
-            reason: "nesbt needs a hypercube".into(),
-        })?;
+pub(crate) fn root_of(
+    problem: &Problem<'_>,
+    cube: Hypercube,
+    gather: bool,
+) -> Result<(Hypercube, Rank), Error> {
     match (problem.collective, gather) {
         (Collective::Scatter { root }, false) | (Collective::Gather { root }, true) => {
             Ok((cube, root))
@@ -139,8 +137,8 @@ impl NesbtPersonalized {
 }
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let (cube, root) = root_of(problem, false)?;
+pub fn build(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
+    let (cube, root) = root_of(problem, *cube, false)?;
     Ok(Box::new(NesbtPersonalized::new(
         cube,
         root,
@@ -271,7 +269,7 @@ impl NesbtPersonalized {
 
 /// (2^n − 1)(β + ⌈m/n⌉τ) under all ports, full duplex (m > 0, n ≥ 1).
 pub fn formulas(problem: &Problem<'_>, params: &Params) -> Vec<Formula> {
-    let Ok((cube, _)) = root_of(problem, false) else {
+    let Some(Ok((cube, _))) = fit::cube_of(problem).map(|c| root_of(problem, c, false)) else {
         return vec![];
     };
     formula(&cube, problem.len, params).into_iter().collect()

@@ -16,6 +16,7 @@
 //!
 //! Constraints: hypercube.
 
+use crate::algorithms::fit::{self, Built};
 use crate::algorithms::{Formula, Params};
 use crate::collective::Collective;
 use crate::error::Error;
@@ -42,14 +43,7 @@ pub(crate) fn subtree(cube: &Hypercube, node: Rank, root: Rank) -> (u64, u64) {
     ((node as u64) & !(size - 1), size)
 }
 
-fn params(problem: &Problem<'_>) -> Result<(Hypercube, Rank), Error> {
-    let cube = problem
-        .topology
-        .cube()
-        .ok_or_else(|| Error::InvalidParameter {
-            what: "--topology",
-            reason: "sbt needs a hypercube".into(),
-        })?;
+fn params(problem: &Problem<'_>, cube: Hypercube) -> Result<(Hypercube, Rank), Error> {
     match problem.collective {
         Collective::Scatter { root } | Collective::Gather { root } => Ok((cube, root)),
         other => Err(Error::InvalidParameter {
@@ -60,8 +54,8 @@ fn params(problem: &Problem<'_>) -> Result<(Hypercube, Rank), Error> {
 }
 
 /// Build the schedule.
-pub fn build(problem: &Problem<'_>, _params: &Params) -> Result<Box<dyn Schedule>, Error> {
-    let (cube, root) = params(problem)?;
+pub fn build(problem: &Problem<'_>, _params: &Params, cube: &Hypercube) -> Built {
+    let (cube, root) = params(problem, *cube)?;
     Ok(Box::new(SbtScatter {
         cube,
         root,
@@ -140,7 +134,7 @@ impl SbtScatter {
 
 /// nβ + (2^n − 1)mτ (Prop. 5.1, eq. 5.1), under every port and duplex rule.
 pub fn formulas(problem: &Problem<'_>, params_: &Params) -> Vec<Formula> {
-    let Ok((cube, _)) = params(problem) else {
+    let Some(Ok((cube, _))) = fit::cube_of(problem).map(|c| params(problem, c)) else {
         return vec![];
     };
     vec![formula(&cube, problem.len, params_)]
