@@ -15,13 +15,17 @@
 //!   `recv_counts` (column). The whole k × k matrix, which the schedules and `Auto`
 //!   need, is first all-gathered (2k counts a rank), and every rank checks that each
 //!   send count matches its receive count, so a mismatch is an error on every rank,
-//!   not a hang ([`hypercomm::error::Error::BadCounts`]). A named algorithm skips that
-//!   exchange (this rank's program reads only its row and column; a mismatch is then a
-//!   length mismatch at the receiver), and so does `Algo::Named("native")`: MPI's
-//!   `MPI_Alltoallv` takes the row and column as they are.
+//!   not a hang ([`hypercomm::error::Error::BadCounts`]). A named direct algorithm
+//!   (`linear`, `pairwise`) skips that exchange (this rank's program reads only its row
+//!   and column; a mismatch is then a length mismatch at the receiver), and so does
+//!   `Algo::Named("native")`: MPI's `MPI_Alltoallv` takes the row and column as they
+//!   are. The store-and-forward ones (`bruck`, `dimension-exchange`, `mtadea`)
+//!   forward other ranks' blocks, so their programs need the whole matrix: they
+//!   exchange it.
 //!
 //! **Algorithms.** The registry's (`hypercomm algorithms --op alltoallv`): `linear`,
-//! `pairwise`, and `ring` for allgatherv and reduce-scatter. `Algo::Auto` simulates every
+//! `pairwise`, `bruck`, and on 2^n ranks `dimension-exchange` and `mtadea` for
+//! alltoallv, and `ring` for allgatherv and reduce-scatter. `Algo::Auto` simulates every
 //! one that fits under the calibration's model with the actual counts and takes the
 //! fastest (the first in registry order on a tie), the same on every rank. There are
 //! no in-place forms yet.
@@ -259,10 +263,14 @@ impl<X: Transport> Comm<X> {
         let matrix = match algo {
             // MPI takes this rank's row and column as they are.
             Algo::Named(n) if n.eq_ignore_ascii_case(NATIVE) => Counts::Matrix(vec![]),
-            // A named schedule's program on this rank reads only its row and column:
+            // A direct schedule's program on this rank reads only its row and column:
             // no exchange (a count that disagrees with its peer's is a length mismatch
-            // at the receiver).
-            Algo::Named(_) => self.local_matrix(send_counts, recv_counts)?,
+            // at the receiver). The store-and-forward ones (`bruck`,
+            // `dimension-exchange`, `mtadea`) carry other ranks' blocks: they need the
+            // whole matrix.
+            Algo::Named(n) if algorithms::vcount::alltoallv_reads_own_counts_only(n) => {
+                self.local_matrix(send_counts, recv_counts)?
+            }
             _ => self.count_matrix(send_counts, recv_counts)?,
         };
         let call = VCall {

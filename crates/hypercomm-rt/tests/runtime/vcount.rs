@@ -7,7 +7,7 @@
 use hypercomm::algorithms::fitting;
 use hypercomm::collective::OpKind;
 use hypercomm::topology::Topology;
-use hypercomm_rt::{threads, Algo, Op};
+use hypercomm_rt::{threads, Algo, Calibration, Op, Ran};
 
 use crate::reference::{Mat2, Rng};
 
@@ -125,36 +125,67 @@ fn allgatherv_matches_the_reference() {
     }
 }
 
+/// Run alltoallv with the k × k counts `m` (row-major, C\[i\]\[j\] elements i sends j)
+/// by `algo` under `calibration`, check every rank's output against the reference, and
+/// return what each rank ran.
+fn alltoallv(m: &[usize], algo: Algo<'_>, calibration: Calibration) -> Vec<Ran> {
+    let n = (m.len() as f64).sqrt() as usize;
+    let row = |i: usize| m[i * n..][..n].to_vec();
+    let col = |j: usize| (0..n).map(|i| m[i * n + j]).collect::<Vec<_>>();
+    let config = threads::Config::new(n as u32).calibration(calibration);
+    let got = threads::run_with(&config, |comm| {
+        let i = comm.rank() as usize;
+        let (sc, rc) = (row(i), col(i));
+        // Block j: element e of the block i sends j is el(i, 1000j + e).
+        let send: Vec<u64> = (0..n)
+            .flat_map(|j| (0..sc[j]).map(move |e| el(i as u32, 1000 * j + e)))
+            .collect();
+        let mut recv = vec![0u64; rc.iter().sum()];
+        let ran = comm.all_to_allv_into(&send, &sc, &mut recv, &rc, algo)?;
+        Ok::<_, hypercomm_rt::Error>((ran, recv))
+    })
+    .unwrap();
+    for (j, (_, recv)) in got.iter().enumerate() {
+        let want: Vec<u64> = (0..n)
+            .flat_map(|i| (0..m[i * n + j]).map(move |e| el(i as u32, 1000 * j + e)))
+            .collect();
+        assert_eq!(recv, &want, "alltoallv/{algo:?} counts {m:?} rank {j}");
+    }
+    got.into_iter().map(|(ran, _)| ran).collect()
+}
+
 #[test]
 fn alltoallv_matches_the_reference() {
     let mut rng = Rng::new(2400);
     for k in RANKS {
         let n = k as usize;
         for _ in 0..3 {
-            // C[i][j]: elements i sends j.
             let m = counts(&mut rng, n * n);
-            let row = |i: usize| m[i * n..][..n].to_vec();
-            let col = |j: usize| (0..n).map(|i| m[i * n + j]).collect::<Vec<_>>();
             for name in algos(OpKind::Alltoallv, k) {
-                let got = threads::run(k, |comm| {
-                    let i = comm.rank() as usize;
-                    let (sc, rc) = (row(i), col(i));
-                    // Block j: element e of the block i sends j is el(i, 1000j + e).
-                    let send: Vec<u64> = (0..n)
-                        .flat_map(|j| (0..sc[j]).map(move |e| el(i as u32, 1000 * j + e)))
-                        .collect();
-                    let mut recv = vec![0u64; rc.iter().sum()];
-                    comm.all_to_allv_into(&send, &sc, &mut recv, &rc, Algo::from(name))?;
-                    Ok::<_, hypercomm_rt::Error>(recv)
-                })
-                .unwrap();
-                for j in 0..n {
-                    let want: Vec<u64> = (0..n)
-                        .flat_map(|i| (0..m[i * n + j]).map(move |e| el(i as u32, 1000 * j + e)))
-                        .collect();
-                    assert_eq!(got[j], want, "alltoallv/{name} k {k} counts {m:?} rank {j}");
-                }
+                alltoallv(&m, Algo::from(name), Calibration::default());
             }
+        }
+    }
+}
+
+/// `Auto` picks the store-and-forward alltoallvs where they are fastest (β only, one
+/// port): on 5 ranks with every count 1, Bruck's 3 steps beat the 4 messages of linear
+/// and pairwise; on 8 ranks where each rank sends only within its aligned 4-subcube
+/// (to i ⊕ 1, i ⊕ 2, i ⊕ 3), the dimension exchange's 2 non-empty steps beat linear's 3
+/// messages, Bruck's 3 steps (rank 1's block for 0 is position 7) and pairwise's 6.
+#[test]
+fn auto_picks_bruck_and_dimension_exchange_where_fastest() {
+    let beta_only = Calibration {
+        beta: 1.0,
+        tau: 0.0,
+    };
+    let subcube: Vec<usize> = (0..64)
+        .map(|x| usize::from(matches!((x / 8) ^ (x % 8), 1..=3)))
+        .collect();
+    for (m, want) in [(vec![1; 25], "bruck"), (subcube, "dimension-exchange")] {
+        for ran in alltoallv(&m, Algo::Auto, beta_only) {
+            assert!(ran.auto, "{ran:?}");
+            assert_eq!(ran.algorithm, want, "counts {m:?}");
         }
     }
 }

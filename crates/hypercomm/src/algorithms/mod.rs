@@ -160,7 +160,10 @@ pub mod allgatherv {
 }
 pub mod alltoallv {
     //! `MPI_Alltoallv`: C\[i\]\[j\] elements from every rank i to every rank j.
+    pub mod bruck;
+    pub mod dimension_exchange;
     pub mod linear;
+    pub mod mtadea;
     pub mod pairwise;
 }
 pub mod reduce_scatterv {
@@ -1838,6 +1841,36 @@ pub static ALGORITHMS: &[Algorithm] = &[
         pipelined: false,
         need: Need::Ranks(alltoallv::pairwise::build),
         formulas: alltoallv::pairwise::formulas,
+    },
+    Algorithm {
+        name: "bruck",
+        op: OpKind::Alltoallv,
+        summary: "⌈log₂k⌉ steps of Bruck's index algorithm, each block its own size: step s sends the positions with bit s set; each step waits for its heaviest message",
+        reference: "Bruck et al. 1997, index algorithm; MPI-3.1 §5.8 (beyond the papers: variable blocks)",
+        topologies: "complete",
+        pipelined: false,
+        need: Need::Ranks(alltoallv::bruck::build),
+        formulas: alltoallv::bruck::formulas,
+    },
+    Algorithm {
+        name: "dimension-exchange",
+        op: OpKind::Alltoallv,
+        summary: "n steps on a hypercube: send i XOR 2^d every held block bound across dimension d, each its own size; each step waits for its largest message",
+        reference: "seed 001, All-to-all; Saad & Schultz 1985, §6 (MTADEA); MPI-3.1 §5.8 (beyond the papers: variable blocks)",
+        topologies: "hypercube",
+        pipelined: false,
+        need: Need::Cube(alltoallv::dimension_exchange::build),
+        formulas: alltoallv::dimension_exchange::formulas,
+    },
+    Algorithm {
+        name: "mtadea",
+        op: OpKind::Alltoallv,
+        summary: "the dimension exchange of variable blocks, highest dimension first; each step waits for its largest message",
+        reference: "Saad & Schultz 1985, §6, ALGORITHM MTADEA; MPI-3.1 §5.8 (beyond the paper: variable blocks)",
+        topologies: "hypercube",
+        pipelined: false,
+        need: Need::Cube(alltoallv::mtadea::build),
+        formulas: alltoallv::mtadea::formulas,
     },
     Algorithm {
         name: "linear",

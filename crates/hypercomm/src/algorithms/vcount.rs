@@ -14,7 +14,7 @@ use crate::collective::OpKind;
 use crate::cost::model::{Duplex, Model, Ports};
 use crate::counts::{prefix, Counts, Layout};
 use crate::error::Error;
-use crate::schedule::{Buf, Op, Program, Rank, Region, Schedule};
+use crate::schedule::{Action, Buf, Op, Program, Rank, Region, Regions, Schedule};
 use crate::verify::Problem;
 
 /// The counts of `problem` (uniform `len` when it gives none), checked.
@@ -158,6 +158,58 @@ pub fn stepped_formula(
     };
     let value = (0..steps).map(step).sum();
     vec![Formula::exact(exprs[usize::from(half)], reference, value)]
+}
+
+/// Append `r` to `regions` unless empty, merging it into the last one when contiguous:
+/// the message of several variable blocks, zero-length blocks dropped (both ends know
+/// every count, so both drop the same).
+pub(crate) fn push_block(regions: &mut Regions, r: Region) {
+    if r.len == 0 {
+        return;
+    }
+    if let Some(last) = regions.last_mut() {
+        if last.buf == r.buf && last.end() == r.off && !last.is_strided() && !r.is_strided() {
+            last.len += r.len;
+            return;
+        }
+    }
+    regions.push(r);
+}
+
+/// Push one step's send of `from` to `to` and receive into `into` from `peer`, each
+/// only when it carries an element.
+pub(crate) fn push_exchange(
+    prog: &mut Program,
+    step: usize,
+    (to, from): (Rank, Regions),
+    (peer, into): (Rank, Regions),
+) {
+    if !from.is_empty() {
+        prog.push(
+            step,
+            Op::Send {
+                to: smallvec::smallvec![to],
+                from,
+            },
+        );
+    }
+    if !into.is_empty() {
+        prog.push(
+            step,
+            Op::Recv {
+                from: peer,
+                into,
+                action: Action::Place,
+            },
+        );
+    }
+}
+
+/// Whether the alltoallv algorithm `name`'s program on a rank reads only that rank's
+/// row and column of the counts (the direct ones); the store-and-forward ones (`bruck`,
+/// `dimension-exchange`, `mtadea`) carry other ranks' blocks and need the whole matrix.
+pub fn alltoallv_reads_own_counts_only(name: &str) -> bool {
+    matches!(name, "linear" | "pairwise")
 }
 
 /// How a [`Direct`] schedule orders its messages.
@@ -393,6 +445,49 @@ pub(crate) mod test_support {
                     }
                 }
             }
+        }
+    }
+
+    /// With every count `m`, the v-algorithm `name` of `collective` takes the time of
+    /// the fixed-count algorithm of the same name, by the simulator and by its closed
+    /// form, under all four port × duplex rules.
+    pub fn same_as_fixed(topo: &Topology, name: &str, collective: Collective, m: u64) {
+        let (op, k) = (collective.kind(), topo.nodes());
+        let counts = Counts::uniform(op, k, m);
+        let p = Problem {
+            topology: topo,
+            collective,
+            len: m,
+            commutative: true,
+            counts: Some(&counts),
+        };
+        let fixed = Problem {
+            collective: collective.fixed(),
+            counts: None,
+            ..p
+        };
+        let (v, f) = (
+            find(op, name).unwrap(),
+            find(collective.fixed().kind(), name).unwrap(),
+        );
+        for (ports, duplex) in crate::algorithms::broadcast::binomial::test_support::MODELS {
+            let params = Params {
+                model: Model {
+                    ports,
+                    duplex,
+                    ..Model::new(0.7, 0.13).unwrap()
+                },
+                ..Params::default()
+            };
+            let time = |a: &crate::algorithms::Algorithm, p: &Problem<'_>| {
+                simulate(topo, a.build(p, &params).unwrap().as_ref(), &params.model).time
+            };
+            let (got, want) = (time(v, &p), time(f, &fixed));
+            let form = v.formulas(&p, &params)[0].value;
+            assert!(
+                (got - want).abs() < 1e-9 && (form - want).abs() < 1e-9,
+                "{op}/{name} on {k} nodes, m {m}, {ports}/{duplex}: simulated {got}, form {form}, fixed-count {want}"
+            );
         }
     }
 
