@@ -190,3 +190,14 @@ fn every_rust_name_architecture_md_gives_exists() {
         "ARCHITECTURE.md names what the code does not: {missing:?}"
     );
 }
+
+/// BENCHMARKS.md is a short page of today's figures (issue 21: under 30 KB); full tables
+/// and history go to docs/perf-log/.
+#[test]
+fn benchmarks_md_stays_a_short_page() {
+    let len = std::fs::metadata(repo().join("BENCHMARKS.md")).unwrap().len();
+    assert!(
+        len < 30_000,
+        "BENCHMARKS.md is {len} bytes: move full tables to docs/perf-log/"
+    );
+}
