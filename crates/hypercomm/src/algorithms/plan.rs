@@ -116,7 +116,7 @@ impl Plan {
     /// The memory this plan holds and that its programs' steps take, estimated from
     /// above: 16 B per item or receiver of a move, 256 B per move, 24 B per step of
     /// every program ([`MAX_PLAN_BYTES`]); [`Plan::build`] adds its operations' regions
-    /// as it makes them ([`REGION_BYTES`], [`OP_BYTES`]).
+    /// as it makes them (48 B a region, 96 B an operation).
     pub fn bytes(&self) -> u64 {
         self.items
             .saturating_mul(16)
