@@ -1148,6 +1148,35 @@ fn readme_expectation(command: &str) -> Option<fn(&str, &Job, &Path)> {
                 job.stdout
             );
         }
+    } else if has("bench") && has("--persistent") {
+        // Each algorithm's plain call beside its persistent form, up to --max-size.
+        |c, job, _| {
+            exits_0(c, job);
+            assert!(
+                job.stdout.contains("persistent") && job.stdout.contains("1 KiB"),
+                "README: `{c}`:\n{}",
+                job.stdout
+            );
+        }
+    } else if has("osu") {
+        // OSU's conventions, ours beside native: every row's result equals native's.
+        |c, job, _| {
+            exits_0(c, job);
+            assert!(
+                job.stdout.starts_with("# osu_"),
+                "README: `{c}`:\n{}",
+                job.stdout
+            );
+            let rows: Vec<&str> = job
+                .stdout
+                .lines()
+                .filter(|l| !l.starts_with('#') && l.contains(" B "))
+                .collect();
+            assert!(!rows.is_empty(), "README: `{c}`:\n{}", job.stdout);
+            for row in rows {
+                assert!(row.trim_end().ends_with("yes"), "README: `{c}`: {row}");
+            }
+        }
     } else if has("bench") {
         |c, job, _| {
             exits_0(c, job);
