@@ -1112,6 +1112,25 @@ fn readme_mpi_commands() -> Vec<String> {
         let command = t.split("  #").next().unwrap_or(t).trim_end();
         commands.push(command.to_string());
     }
+    // The MPI commands the other sections show (sub-communicators: an example run
+    // under mpirun), run as well.
+    let mut in_sh = false;
+    for (i, part) in text.split("\n## ").enumerate() {
+        if i == 0 || part.starts_with("MPI\n") {
+            continue;
+        }
+        for line in part.lines() {
+            let t = line.trim();
+            if t.starts_with("```") {
+                in_sh = !in_sh && t == "```sh";
+                continue;
+            }
+            if in_sh && t.starts_with("mpirun ") {
+                let command = t.split("  #").next().unwrap_or(t).trim_end();
+                commands.push(command.to_string());
+            }
+        }
+    }
     commands
 }
 
@@ -1228,6 +1247,16 @@ fn readme_expectation(command: &str) -> Option<fn(&str, &Job, &Path)> {
                 let line = format!("rank {r}: rank 1 failed or left the communicator");
                 assert!(job.stderr.contains(&line), "README: `{c}`:\n{}", job.stderr);
             }
+        }
+    } else if command.contains("examples/subcomm") {
+        |c, job, _| {
+            exits_0(c, job);
+            assert!(
+                job.stdout
+                    .contains("subcomm: every rank matched native MPI"),
+                "README: `{c}`:\n{}",
+                job.stdout
+            );
         }
     } else if command.contains("$E/") {
         |c, job, _| {

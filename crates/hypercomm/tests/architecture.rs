@@ -195,7 +195,9 @@ fn every_rust_name_architecture_md_gives_exists() {
 /// and history go to docs/perf-log/.
 #[test]
 fn benchmarks_md_stays_a_short_page() {
-    let len = std::fs::metadata(repo().join("BENCHMARKS.md")).unwrap().len();
+    let len = std::fs::metadata(repo().join("BENCHMARKS.md"))
+        .unwrap()
+        .len();
     assert!(
         len < 30_000,
         "BENCHMARKS.md is {len} bytes: move full tables to docs/perf-log/"
