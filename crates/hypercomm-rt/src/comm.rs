@@ -906,7 +906,9 @@ impl<X: Transport> Comm<X> {
     ///     // Every rank calls it; only rank 1 sends and only rank 2 receives.
     ///     let (s, d) = ((r == 1).then_some(&send[..]), (r == 2).then_some(&mut recv[..]));
     ///     let ran = comm.p2p_into(1, 2, 5, s, d, Algo::Auto)?;
-    ///     assert_eq!(ran.algorithm, "direct");
+    ///     // One hop: `direct`, or `multipath` on its shortest path alone (a tie under
+    ///     // the cost model, the same single message).
+    ///     assert!(["direct", "multipath"].contains(&ran.algorithm));
     ///     Ok::<_, hypercomm_rt::Error>(recv)
     /// }).unwrap();
     /// assert_eq!(got[2].to_vec(), (100..105).collect::<Vec<u16>>());
