@@ -1093,42 +1093,28 @@ fn calibrate_writes_an_mpi_calibration() {
 fn readme_mpi_commands() -> Vec<String> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md");
     let text = std::fs::read_to_string(&path).expect("read README.md");
-    let section = text
-        .split("\n## ")
-        .find(|s| s.starts_with("MPI\n"))
-        .expect("README.md has a `## MPI` section");
+    assert!(
+        text.contains("\n## MPI\n"),
+        "README.md has a `## MPI` section"
+    );
+    // Every command of the `## MPI` section, and the mpirun commands the other sections
+    // show (sub-communicators: an example run under mpirun).
     let mut commands = vec![];
-    let mut in_sh = false;
-    for line in section.lines() {
-        let t = line.trim();
-        if t.starts_with("```") {
-            in_sh = !in_sh && t == "```sh";
-            continue;
-        }
-        if !in_sh || t.is_empty() || t.starts_with('#') {
-            continue;
-        }
-        // A trailing comment: the README's start with "  #".
-        let command = t.split("  #").next().unwrap_or(t).trim_end();
-        commands.push(command.to_string());
-    }
-    // The MPI commands the other sections show (sub-communicators: an example run
-    // under mpirun), run as well.
-    let mut in_sh = false;
-    for (i, part) in text.split("\n## ").enumerate() {
-        if i == 0 || part.starts_with("MPI\n") {
-            continue;
-        }
+    for part in text.split("\n## ").skip(1) {
+        let mpi = part.starts_with("MPI\n");
+        let mut in_sh = false;
         for line in part.lines() {
             let t = line.trim();
             if t.starts_with("```") {
                 in_sh = !in_sh && t == "```sh";
                 continue;
             }
-            if in_sh && t.starts_with("mpirun ") {
-                let command = t.split("  #").next().unwrap_or(t).trim_end();
-                commands.push(command.to_string());
+            if !in_sh || t.is_empty() || t.starts_with('#') || !(mpi || t.starts_with("mpirun ")) {
+                continue;
             }
+            // A trailing comment: the README's start with "  #".
+            let command = t.split("  #").next().unwrap_or(t).trim_end();
+            commands.push(command.to_string());
         }
     }
     commands
