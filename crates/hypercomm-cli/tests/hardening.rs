@@ -606,4 +606,22 @@ fn planned_schedules_past_their_memory_are_refused() {
             &["4096 nodes", "1024 MiB", "planned item by item"],
         );
     }
+    // The bus all-to-all on bus:2048 places 8.6 G items (2,048 moves of 2,048 items to
+    // 2,047 receivers) and took 15 s to build before its memory passed the limit.
+    let args = [
+        "simulate",
+        "--topology",
+        "bus:2048",
+        "--op",
+        "alltoall",
+        "--algo",
+        "bus",
+        "--len",
+        "1",
+        "--no-verify",
+        "--timing",
+        "rounds",
+    ];
+    let r = hc_guarded(&args);
+    check_refused(&args, &r, &["2048 nodes", "planned item by item"]);
 }

@@ -88,15 +88,9 @@ impl Plan {
             return;
         }
         self.steps = self.steps.max(step + 1);
-        self.count(items.len() as u64 + to.len() as u64, 1);
         // Building places every item at its sender and at each receiver.
-        self.placements = self
-            .placements
-            .saturating_add((items.len() as u64).saturating_mul(1 + to.len() as u64));
-        if self.placements > MAX_PLAN_PLACEMENTS && !self.over {
-            self.over = true;
-            self.moves = Vec::new();
-        }
+        let placements = (items.len() as u64).saturating_mul(1 + to.len() as u64);
+        self.count(items.len() as u64 + to.len() as u64, 1, placements);
         if self.over {
             return;
         }
@@ -110,7 +104,7 @@ impl Plan {
     /// A local copy at `rank` in `step`.
     pub fn local(&mut self, step: usize, rank: Rank, from: Region, into: Region) {
         self.steps = self.steps.max(step + 1);
-        self.count(0, 0);
+        self.count(0, 0, 0);
         self.locals.push((step, rank, from, into));
     }
     /// The memory this plan holds and that its programs' steps take, estimated from
@@ -127,12 +121,14 @@ impl Plan {
                     .saturating_mul(24),
             )
     }
-    /// Count `items` more items and receivers in `moves` more moves; past
-    /// [`MAX_PLAN_BYTES`], drop every move.
-    fn count(&mut self, items: u64, moves: u64) {
+    /// Count `items` more items and receivers in `moves` more moves placing items
+    /// `placements` times; past [`MAX_PLAN_BYTES`] or [`MAX_PLAN_PLACEMENTS`], drop every
+    /// move.
+    fn count(&mut self, items: u64, moves: u64, placements: u64) {
         self.items = self.items.saturating_add(items);
         self.moves_made = self.moves_made.saturating_add(moves);
-        if !self.over && self.bytes() > MAX_PLAN_BYTES {
+        self.placements = self.placements.saturating_add(placements);
+        if !self.over && (self.bytes() > MAX_PLAN_BYTES || self.placements > MAX_PLAN_PLACEMENTS) {
             self.over = true;
             self.moves = Vec::new();
         }
@@ -142,17 +138,15 @@ impl Plan {
         if other.steps > 0 {
             self.steps = self.steps.max(other.steps + t0);
         }
-        self.count(other.items, other.moves_made);
-        self.placements = self.placements.saturating_add(other.placements);
-        self.over |= other.over || self.placements > MAX_PLAN_PLACEMENTS;
+        self.count(other.items, other.moves_made, other.placements);
+        self.over |= other.over;
         if self.over {
             self.moves = Vec::new();
-        }
-        for mut mv in other.moves {
-            mv.step += t0;
-            if !self.over {
-                self.moves.push(mv);
-            }
+        } else {
+            self.moves.extend(other.moves.into_iter().map(|mut mv| {
+                mv.step += t0;
+                mv
+            }));
         }
         for (s, r, from, into) in other.locals {
             self.locals.push((s + t0, r, from, into));
