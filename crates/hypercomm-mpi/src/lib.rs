@@ -92,6 +92,7 @@
 
 mod leave;
 mod native;
+mod persist;
 mod split;
 
 use std::ffi::{c_int, c_void};
@@ -102,7 +103,7 @@ use std::sync::Weak;
 use std::time::{Duration, Instant};
 
 use hypercomm::schedule::Rank;
-use hypercomm_rt::transport::{Incoming, Part, PartMut, Tag};
+use hypercomm_rt::transport::{Channel, Channels, Incoming, Part, PartMut, Tag};
 use hypercomm_rt::{Calibration, Comm, Error, Result, Transport, Tuning};
 use mpi::ffi;
 use mpi::raw::AsRaw;
@@ -1286,6 +1287,22 @@ impl Mpi {
 impl Transport for Mpi {
     fn rank(&self) -> Rank {
         self.rank
+    }
+
+    fn persist(&mut self, channels: &[Channel]) -> Option<Result<Box<dyn Channels>>> {
+        self.persist_channels(channels)
+    }
+
+    fn owns_channels(&self, channels: &mut dyn Channels) -> bool {
+        self.owns(channels)
+    }
+
+    fn run_channels(
+        &mut self,
+        channels: &mut dyn Channels,
+        range: std::ops::Range<usize>,
+    ) -> Result<()> {
+        self.run_staged(channels, range)
     }
 
     fn size(&self) -> u32 {

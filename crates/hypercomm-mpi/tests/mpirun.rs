@@ -259,6 +259,41 @@ fn a_request_fails_at_wait_naming_the_failed_peer() {
     expect_peer_failed(4, 2, &["--leave", "--immediate"]);
 }
 
+/// A persistent plan (`plan_all_reduce` once, `run` per iteration, on MPI's persistent
+/// requests) whose peer fails, panics or leaves ends its run with the peer named; a peer
+/// that stalls makes it time out. Never a hang.
+#[test]
+fn a_persistent_plan_fails_naming_the_failed_peer() {
+    expect_peer_failed(2, 1, &["--persistent", "--algo", "recursive-doubling"]);
+    expect_peer_failed(3, 1, &["--persistent", "--panic"]);
+    expect_peer_failed(4, 2, &["--persistent", "--leave"]);
+    let job = mpirun(
+        2,
+        &[
+            "fault",
+            "--timeout",
+            "2",
+            "--rank",
+            "1",
+            "--stall",
+            "6",
+            "--persistent",
+        ],
+        Duration::from_secs(60),
+    );
+    assert!(job.code.is_some_and(|c| c != 0), "{}", job.stderr);
+    assert!(
+        job.stderr.contains("timed out waiting for rank"),
+        "{}",
+        job.stderr
+    );
+    assert!(
+        job.elapsed < Duration::from_secs(30),
+        "took {:?}",
+        job.elapsed
+    );
+}
+
 #[test]
 fn a_rank_that_leaves_early_is_named_by_its_peers() {
     // The rank returns successfully (exit 0) while the others still wait for its part

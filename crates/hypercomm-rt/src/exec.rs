@@ -20,13 +20,15 @@
 
 use std::marker::PhantomData;
 use std::mem::size_of;
+use std::ops::Range;
+use std::sync::Mutex;
 
 use bytemuck::{Pod, Zeroable};
 use hypercomm::schedule::{Action, Buf, Op as IrOp, Program, Rank, Region};
 
 use crate::error::{Error, Result};
 use crate::op::Op;
-use crate::transport::{Incoming, Part, PartMut, Tag, Transport};
+use crate::transport::{Channel, Channels, Incoming, Part, PartMut, Tag, Transport};
 
 /// A program checked for execution.
 #[derive(Clone, Debug)]
@@ -671,4 +673,160 @@ impl<'a, T: Pod> PieceElems<'a, T> {
         }
         self.bytes = &self.bytes[std::mem::size_of_val(dst)..];
     }
+}
+
+/// A persistent plan's messages on a backend's persistent requests
+/// ([`Transport::persist`]): the channels, and the range of each step's.
+pub struct Staged {
+    channels: Mutex<Box<dyn Channels>>,
+    steps: Vec<Range<usize>>,
+}
+
+impl Plan {
+    /// This rank's messages, step by step (a step's sends, then its receives, in the
+    /// program's order; a send to several peers is a channel per peer), for elements
+    /// of `elem_bytes` bytes; and the range of each step's.
+    pub fn channels(&self, elem_bytes: usize) -> (Vec<Channel>, Vec<Range<usize>>) {
+        let mut channels = Vec::new();
+        let mut steps = Vec::with_capacity(self.program.steps.len());
+        for (s, step) in self.program.steps.iter().enumerate() {
+            let start = channels.len();
+            let step_no = s as u32;
+            for op in &step.ops {
+                if let IrOp::Send { to, .. } = op {
+                    let len = op.message_len() as usize * elem_bytes;
+                    channels.extend(to.iter().map(|&peer| Channel {
+                        step: step_no,
+                        peer,
+                        send: true,
+                        len,
+                    }));
+                }
+            }
+            for op in &step.ops {
+                if let IrOp::Recv { from, .. } = op {
+                    channels.push(Channel {
+                        step: step_no,
+                        peer: *from,
+                        send: false,
+                        len: op.message_len() as usize * elem_bytes,
+                    });
+                }
+            }
+            steps.push(start..channels.len());
+        }
+        (channels, steps)
+    }
+}
+
+/// Ask `transport` for persistent requests of `plan`'s messages (collective: see
+/// [`Transport::persist`]); `None` when the backend has none.
+pub fn stage<X: Transport + ?Sized>(
+    transport: &mut X,
+    plan: &Plan,
+    elem_bytes: usize,
+) -> Result<Option<Staged>> {
+    let (list, steps) = plan.channels(elem_bytes);
+    match transport.persist(&list) {
+        None => Ok(None),
+        Some(made) => Ok(Some(Staged {
+            channels: Mutex::new(made?),
+            steps,
+        })),
+    }
+}
+
+/// [`execute_with`] through `staged`'s persistent requests: per step, the sends'
+/// regions are copied into their channels' buffers, the step's channels started and
+/// waited for ([`Transport::run_channels`]), then the receives' buffers placed or
+/// combined into their regions, then the local ops. `Ok(false)`, having done nothing,
+/// when the channels cannot serve this call (not `transport`'s, or in use by another
+/// run); the caller then runs the plain path.
+pub fn execute_staged<T: Pod, X: Transport + ?Sized>(
+    transport: &mut X,
+    plan: &Plan,
+    staged: &Staged,
+    bufs: Buffers<'_, T>,
+    op: Option<&Op<'_, T>>,
+    scratch: &mut Scratch,
+) -> Result<bool> {
+    let Ok(mut channels) = staged.channels.try_lock() else {
+        return Ok(false);
+    };
+    if !transport.owns_channels(channels.as_mut()) {
+        return Ok(false);
+    }
+    check_call(transport, plan, &bufs, op)?;
+    let tmp_len = plan.lens[Buf::Tmp.index()];
+    let mut own = Vec::new();
+    let tmp = match Scratch::get::<T>(&mut scratch.lines, tmp_len) {
+        Some(tmp) => tmp,
+        None => {
+            own.resize(tmp_len, T::zeroed());
+            &mut own[..]
+        }
+    };
+    let bases = Bases {
+        ptr: [bufs.input as *mut T, bufs.output, tmp.as_mut_ptr()],
+    };
+    for (s, (step, range)) in plan.program.steps.iter().zip(&staged.steps).enumerate() {
+        let ctx = StepCtx {
+            bases: &bases,
+            tag: Tag {
+                epoch: 0,
+                step: s as u32,
+            },
+            op,
+        };
+        let mut at = range.start;
+        for op in &step.ops {
+            if let IrOp::Send { to, from } = op {
+                for _ in to {
+                    let buf = channels.buffer(at);
+                    let mut off = 0;
+                    for r in from {
+                        let p = bases.part(r);
+                        // SAFETY: the region is in bounds (plan-checked) and not written
+                        // during this copy; the channel's buffer holds the message.
+                        let src = unsafe { std::slice::from_raw_parts(p.ptr(), p.len()) };
+                        buf[off..off + p.len()].copy_from_slice(src);
+                        off += p.len();
+                    }
+                    at += 1;
+                }
+            }
+        }
+        if !range.is_empty() {
+            transport.run_channels(channels.as_mut(), range.clone())?;
+        }
+        for op in &step.ops {
+            let IrOp::Recv { into, action, .. } = op else {
+                continue;
+            };
+            let buf = channels.buffer(at);
+            at += 1;
+            if *action == Action::Place {
+                let mut off = 0;
+                for r in into {
+                    let p = bases.part_mut(r);
+                    // SAFETY: the region is in bounds (plan-checked), disjoint from the
+                    // channel's buffer, and no one else touches it during the step.
+                    let dst = unsafe { std::slice::from_raw_parts_mut(p.ptr(), p.len()) };
+                    dst.copy_from_slice(&buf[off..off + p.len()]);
+                    off += p.len();
+                }
+            } else {
+                let part = [Part::new(buf)];
+                // SAFETY: the channel's buffer is ours and not written until its next run.
+                let msg = unsafe { Incoming::new(&part) };
+                ctx.combine_message(msg, into, *action == Action::CombineLeft);
+            }
+        }
+        for op in &step.ops {
+            if let IrOp::Local { from, into, action } = op {
+                ctx.local(from, into, *action);
+            }
+        }
+    }
+    Ok(true)
 }

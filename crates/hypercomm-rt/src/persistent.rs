@@ -59,6 +59,8 @@ pub struct Persistent<'f, T> {
     ran: Ran,
     /// The message the first step waits for, as `(peer, bytes)`.
     expect: Option<(Rank, usize)>,
+    /// The backend's persistent requests for the plan's messages, if it made them.
+    staged: Option<exec::Staged>,
     _elem: PhantomData<fn() -> T>,
 }
 
@@ -81,9 +83,17 @@ impl<'f, T: Pod> Persistent<'f, T> {
         if let Some((from, bytes)) = self.expect {
             comm.transport.expect(from, bytes);
         }
-        let bufs = Buffers::new(send, recv);
         let (t, scratch) = (&mut comm.transport, &mut comm.scratch);
-        exec::execute_with(t, &self.plan, epoch, bufs, self.op.as_ref(), scratch)?;
+        let op = self.op.as_ref();
+        let staged = match &self.staged {
+            Some(st) => {
+                exec::execute_staged(t, &self.plan, st, Buffers::new(send, recv), op, scratch)?
+            }
+            None => false,
+        };
+        if !staged {
+            exec::execute_with(t, &self.plan, epoch, Buffers::new(send, recv), op, scratch)?;
+        }
         comm.last = Some(self.ran);
         Ok(self.ran)
     }
@@ -159,11 +169,13 @@ impl<X: Transport> Comm<X> {
         let expect = plan
             .first_receive()
             .map(|(from, elems)| (from, elems as usize * size_of::<T>()));
+        let staged = exec::stage(&mut self.transport, &plan, size_of::<T>())?;
         Ok(Persistent {
             plan,
             op,
             ran,
             expect,
+            staged,
             _elem: PhantomData,
         })
     }

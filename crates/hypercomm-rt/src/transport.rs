@@ -17,8 +17,10 @@
 //! written) by the transport, possibly from another thread, until `wait_all` or
 //! `cancel_all` returns; the caller must keep it alive and untouched until then.
 
+use std::any::Any;
 use std::fmt;
 use std::marker::PhantomData;
+use std::ops::Range;
 
 use hypercomm::collective::Collective;
 use hypercomm::schedule::Rank;
@@ -265,12 +267,71 @@ pub trait Transport {
         None
     }
 
+    /// Make persistent requests for the messages of a persistent plan
+    /// ([`crate::persistent`]), `channels` listing them step by step (a step's sends,
+    /// then its receives, each in the program's order). `Some(Ok(_))` when the backend
+    /// made them: each run of the plan then stages its messages through the channels'
+    /// buffers ([`Channels::buffer`]) and runs a step's with [`Transport::run_channels`].
+    /// `None` (the default) runs the plan as a plain call. Called once per plan,
+    /// collectively: every rank of the communicator makes its plans in the same order,
+    /// and the backend answers the same on every rank.
+    fn persist(&mut self, channels: &[Channel]) -> Option<Result<Box<dyn Channels>>> {
+        let _ = channels;
+        None
+    }
+
+    /// Whether `channels` were made by [`Transport::persist`] of this transport (a plan
+    /// run on another communicator, e.g. a request's progress duplicate, runs as a
+    /// plain call). The default: never.
+    fn owns_channels(&self, channels: &mut dyn Channels) -> bool {
+        let _ = channels;
+        false
+    }
+
+    /// Start the channels `range` of `channels` (one step's, of channels this transport
+    /// owns, their send buffers filled) and wait until all completed, with the
+    /// guarantees of [`Transport::wait_all`]: a failed or departed peer, or the
+    /// timeout, ends the wait with an error, after which the channels are not run
+    /// again. The default (never called: [`Transport::owns_channels`] is false) fails.
+    fn run_channels(&mut self, channels: &mut dyn Channels, range: Range<usize>) -> Result<()> {
+        let _ = (channels, range);
+        Err(crate::Error::InvalidProgram {
+            rank: self.rank(),
+            step: 0,
+            reason: "this backend has no persistent requests".into(),
+        })
+    }
+
     /// A name for the backend and the machine it runs on (as rank 0 sees them), under
     /// which [`crate::Tuning::Measure`] keeps its measured picks; `None` keeps them in
     /// the process only (the default).
     fn machine_key(&self) -> Option<String> {
         None
     }
+}
+
+/// One message of a persistent plan, for [`Transport::persist`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Channel {
+    /// The schedule's step.
+    pub step: u32,
+    /// The peer it goes to or comes from.
+    pub peer: Rank,
+    /// A send (else a receive).
+    pub send: bool,
+    /// Bytes of the message.
+    pub len: usize,
+}
+
+/// A backend's persistent requests for one plan ([`Transport::persist`]): one per
+/// [`Channel`], each on a buffer of the channel's length that the backend keeps (the
+/// caller fills a send's before running its step, and reads a receive's after). The
+/// backend frees them when this is dropped.
+pub trait Channels: Send {
+    /// The buffer of channel `i`, of its length.
+    fn buffer(&mut self, i: usize) -> &mut [u8];
+    /// For the backend that made them, to find its own type.
+    fn as_any(&mut self) -> &mut dyn Any;
 }
 
 /// One collective call for a backend's own implementation ([`Transport::native`]):

@@ -120,6 +120,10 @@ enum Command {
         /// it: the failure must surface at `wait`.
         #[arg(long)]
         immediate: bool,
+        /// Plan one all-reduce of 64 elements (`plan_all_reduce`, on MPI's persistent
+        /// requests) and run the plan each iteration: the failure must end its wait.
+        #[arg(long, conflicts_with_all = ["immediate", "mismatch", "harmless"])]
+        persistent: bool,
     },
     /// β and τ of the MPI backend, saved for `run`, `bench` and `vs-native`.
     ///
@@ -271,6 +275,7 @@ fn main() -> ExitCode {
             leave,
             harmless,
             immediate,
+            persistent,
             algo,
         } => {
             let mut config = config(common);
@@ -283,7 +288,7 @@ fn main() -> ExitCode {
                     if *harmless {
                         leave_harmlessly(comm, *rank)
                     } else {
-                        let how = (*stall, *mismatch, *leave, *immediate);
+                        let how = (*stall, *mismatch, *leave, *immediate, *persistent);
                         fault(comm, *rank, *panic, *at, how, algo)
                     }
                 }),
@@ -900,7 +905,7 @@ fn fault(
     culprit: Rank,
     panic: bool,
     at: u32,
-    (stall, mismatch, leave, immediate): (Option<f64>, bool, bool, bool),
+    (stall, mismatch, leave, immediate, persistent): (Option<f64>, bool, bool, bool, bool),
     algo: Algo,
 ) -> Result<(), Stop> {
     let (me, k) = (comm.rank(), comm.size());
@@ -911,6 +916,11 @@ fn fault(
     }
     let data = vec![me as u64; 1000];
     let mut out = vec![0u64; 1000];
+    let plan = if persistent {
+        Some(comm.plan_all_reduce::<u64>(64, Op::sum(), algo)?)
+    } else {
+        None
+    };
     for i in 0..1000 {
         if me == culprit && i == at {
             if let Some(secs) = stall {
@@ -928,7 +938,9 @@ fn fault(
                 return Err(Stop::Injected);
             }
         }
-        if immediate {
+        if let Some(plan) = &plan {
+            plan.run(comm, &data[..64], &mut out[..64])?;
+        } else if immediate {
             let sum = Op::sum();
             std::thread::scope(|scope| {
                 let request = comm.immediate_all_reduce_into(scope, &data, &mut out, &sum, algo)?;
