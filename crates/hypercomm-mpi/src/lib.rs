@@ -184,9 +184,14 @@ impl Default for Config {
 impl Config {
     /// A 60 s timeout, a 1 s cancel grace, the calibration from the environment, and
     /// spinning only if the node has a core for each of its ranks (Open MPI's
-    /// `OMPI_COMM_WORLD_LOCAL_SIZE`; no spinning when unknown).
+    /// `OMPI_COMM_WORLD_LOCAL_SIZE` against the node's online CPUs; no spinning when
+    /// unknown).
     pub fn new() -> Self {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        // The node's cores, not this process's affinity: mpirun binds each rank to a
+        // core of its own, where `available_parallelism` then says 1.
+        let cores = online_cpus()
+            .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
+            .unwrap_or(1);
         let local = std::env::var("OMPI_COMM_WORLD_LOCAL_SIZE")
             .or_else(|_| std::env::var("MPI_LOCALNRANKS"))
             .ok()
@@ -396,6 +401,19 @@ pub struct Mpi {
     home: Option<Weak<split::Slot>>,
     /// Whether no peer that left said it sent failure notices.
     peers_clean: bool,
+}
+
+/// CPUs online on this node (Linux: `/sys/devices/system/cpu/online`, e.g. `0-3,6`),
+/// whatever this process's affinity.
+fn online_cpus() -> Option<usize> {
+    let list = std::fs::read_to_string("/sys/devices/system/cpu/online").ok()?;
+    let mut n = 0;
+    for range in list.trim().split(',') {
+        let (a, b) = range.split_once('-').unwrap_or((range, range));
+        let (a, b): (usize, usize) = (a.parse().ok()?, b.parse().ok()?);
+        n += b.checked_sub(a)? + 1;
+    }
+    (n > 0).then_some(n)
 }
 
 fn success() -> c_int {

@@ -1,13 +1,16 @@
-//! Persistent point-to-point requests for persistent plans ([`Transport::persist`]).
+//! Persistent plans on MPI: requests made for a plan once ([`Transport::persist`]).
 //!
-//! When a `plan_*` is made on this backend, every message of the plan's schedule gets
-//! an MPI persistent request (`MPI_Send_init` / `MPI_Recv_init`) on a staging buffer of
-//! its own, made once; each run copies a step's outgoing data into the send buffers,
-//! starts the step's requests (`MPI_Startall`), waits for them all (`MPI_Testall`,
-//! polled with the failure notices and the deadline, as every wait of the backend), and
-//! copies or combines the receive buffers into place. A run thus skips the per-message
-//! protocol of a plain call: no request allocated, no probe, no tag decoding, no list of
-//! pending requests.
+//! When a `plan_*` is made on this backend, every message of the plan's schedule gets a
+//! channel: a staging buffer of its own, a peer and a fixed MPI tag, made once (with an
+//! MPI persistent request, `MPI_Send_init` / `MPI_Recv_init`, under
+//! `HYPERCOMM_MPI_STAGED=init`). Each run copies a step's outgoing data into the send
+//! buffers, posts the step's receives, then its sends (fresh `MPI_Irecv`/`MPI_Isend` on
+//! the fixed buffers and tags by default, `MPI_Start` of the persistent requests under
+//! `init`), waits for them all at once (`MPI_Testall`, polled with the failure notices and
+//! the deadline, as every wait of the backend), and copies or combines the receive
+//! buffers into place. A run thus skips the per-message protocol of a plain call: no
+//! probe (`MPI_Improbe`/`MPI_Imrecv`), no tag decoding, no datatype, no list of pending
+//! requests, one wait per step.
 //!
 //! What keeps a run as safe as a plain call:
 //! - The tags are outside every plain call's (above the departure tag), one per step and
@@ -27,8 +30,8 @@
 //!   cancelled where MPI can, the plan never runs them again (its next runs go the plain
 //!   way), and its buffers are leaked rather than freed under a request MPI may still
 //!   complete.
-//! - Dropping the plan frees its requests (`MPI_Request_free`), unless MPI was finalized
-//!   already (then nothing is freed).
+//! - Dropping the plan frees its persistent requests (`MPI_Request_free`), unless MPI was
+//!   finalized already (then nothing is freed).
 
 use std::any::Any;
 use std::ffi::c_int;
@@ -46,6 +49,17 @@ use crate::{bytes_type, mpi_finalized, request_null, success, Mpi, YIELD_FOR};
 /// eager limit (`btl_vader_eager_limit`, 4 KiB by default).
 pub const MAX_STAGED: usize = 4096;
 
+/// How a plan's channels run: by default each run posts fresh non-blocking requests
+/// (`MPI_Irecv`, then `MPI_Isend`) on the channels' fixed buffers and tags;
+/// `HYPERCOMM_MPI_STAGED=init` starts persistent requests (`MPI_Send_init` /
+/// `MPI_Recv_init`, made once) instead. On Open MPI 4.1 (ob1, shared memory) starting a
+/// persistent request costs more than posting a fresh one, which takes the inline send
+/// path: 0.59 against 0.37 µs per 8-byte exchange on 2 ranks
+/// (docs/perf-log/2026-11-27-mpi-persistent-requests.md).
+fn post_mode() -> bool {
+    std::env::var("HYPERCOMM_MPI_STAGED").map_or(true, |v| v != "init")
+}
+
 /// Messages between two ranks in one step of one plan with tags of their own.
 const PER_STEP: u64 = 64;
 
@@ -62,6 +76,11 @@ pub(crate) struct MpiChannels {
     mem: Vec<u8>,
     /// A run failed: requests may still be active; never start them again.
     broken: bool,
+    /// Each channel's MPI tag.
+    tags: Vec<c_int>,
+    /// Post fresh requests per run (`MPI_Irecv`/`MPI_Isend` on the channels' buffers and
+    /// tags) instead of starting persistent ones.
+    post: bool,
 }
 
 // SAFETY: the handles are plain values that MPI lets any thread use (MPI is used from
@@ -138,6 +157,8 @@ impl Mpi {
             offs,
             mem: vec![0; words * 8],
             broken: false,
+            tags: Vec::with_capacity(channels.len()),
+            post: post_mode(),
         };
         // Tags above the departure tag (`leave_tag = 2^b`, every tag below `2^(b+1)` is
         // within MPI_TAG_UB).
@@ -145,6 +166,10 @@ impl Mpi {
         for (i, c) in channels.iter().enumerate() {
             let tag =
                 (self.leave_tag as u64 + 1 + (c.step as u64 * PER_STEP + k[i]) % span) as c_int;
+            made.tags.push(tag);
+            if made.post {
+                continue;
+            }
             let ptr = made.buffer(i).as_mut_ptr().cast();
             let req = &mut made.reqs[i];
             // SAFETY: the buffer lives in `made.mem`, whose heap memory never moves
@@ -247,12 +272,48 @@ impl Mpi {
 
     fn start_and_wait(&mut self, ch: &mut MpiChannels, range: Range<usize>) -> Result<()> {
         let n = range.len() as c_int;
-        let reqs = ch.reqs[range.clone()].as_mut_ptr();
-        // SAFETY: inactive persistent requests of ours; their send buffers were filled.
-        let rc = unsafe { ffi::MPI_Startall(n, reqs) };
-        if rc != success() {
-            return Err(self.mpi_error(ch.channels[range.start].peer, rc));
+        // Receives first, so that the peer's message finds its receive posted.
+        for pass_send in [false, true] {
+            for i in range.clone().filter(|&i| ch.channels[i].send == pass_send) {
+                let c = ch.channels[i];
+                let ptr = ch.offs[i];
+                let rc = if ch.post {
+                    let buf = ch.mem[ptr..].as_mut_ptr().cast();
+                    let (len, peer, tag) = (c.len as c_int, c.peer as c_int, ch.tags[i]);
+                    // SAFETY: the channel's buffer outlives the request (see `Drop`).
+                    unsafe {
+                        if c.send {
+                            ffi::MPI_Isend(
+                                buf,
+                                len,
+                                bytes_type(),
+                                peer,
+                                tag,
+                                ch.comm,
+                                &mut ch.reqs[i],
+                            )
+                        } else {
+                            ffi::MPI_Irecv(
+                                buf,
+                                len,
+                                bytes_type(),
+                                peer,
+                                tag,
+                                ch.comm,
+                                &mut ch.reqs[i],
+                            )
+                        }
+                    }
+                } else {
+                    // SAFETY: an inactive persistent request of ours, its buffer filled.
+                    unsafe { ffi::MPI_Start(&mut ch.reqs[i]) }
+                };
+                if rc != success() {
+                    return Err(self.mpi_error(c.peer, rc));
+                }
+            }
         }
+        let reqs = ch.reqs[range.clone()].as_mut_ptr();
         let start = Instant::now();
         let mut polls: u32 = 0;
         let mut nap = Duration::from_micros(20);
