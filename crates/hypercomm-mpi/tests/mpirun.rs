@@ -1016,6 +1016,31 @@ fn example_subcomm_matches_native_mpi_on_1_2_3_5_8_ranks() {
     }
 }
 
+/// Persistent plans run on the requests made for them (`src/persist.rs`) give what the
+/// same plans give run as plain calls: every fixed-count collective, several algorithms
+/// and sizes, on 1, 2, 3 and 5 ranks; every plan staged on 2 ranks or more
+/// (`examples/persistent_check.rs`).
+#[test]
+fn persistent_plans_on_staged_requests_match_plain_runs() {
+    for ranks in [1, 2, 3, 5] {
+        let job = run_example("persistent_check", ranks, &[]);
+        assert_eq!(
+            job.code,
+            Some(0),
+            "{ranks} ranks:\n{}\n{}",
+            job.stdout,
+            job.stderr
+        );
+        let staged = if ranks > 1 {
+            "all staged"
+        } else {
+            "none staged"
+        };
+        let verdict = format!("plans matched, {staged} ({ranks} ranks)");
+        assert!(job.stdout.contains(&verdict), "{}", job.stdout);
+    }
+}
+
 #[test]
 fn examples_name_an_algorithm_and_a_size() {
     // The main collective's algorithm and n from the command line; 5 ranks.

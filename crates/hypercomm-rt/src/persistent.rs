@@ -71,6 +71,13 @@ impl<'f, T: Pod> Persistent<'f, T> {
         (i, o)
     }
 
+    /// Whether the backend made requests for this plan's messages, which its runs on
+    /// the communicator that planned it use ([`crate::Transport::persist`]: MPI's, for
+    /// plans whose messages are small); otherwise each run posts as a plain call does.
+    pub fn staged(&self) -> bool {
+        self.staged.is_some()
+    }
+
     /// What each run runs (the algorithm, whether `Algo::Auto` chose it, its steps).
     pub fn ran(&self) -> Ran {
         self.ran
