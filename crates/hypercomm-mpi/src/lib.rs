@@ -185,7 +185,7 @@ impl Config {
     /// A 60 s timeout, a 1 s cancel grace, the calibration from the environment, and
     /// spinning only if the node has a core for each of its ranks (Open MPI's
     /// `OMPI_COMM_WORLD_LOCAL_SIZE` against the node's online CPUs; no spinning when
-    /// unknown).
+    /// unknown). `HYPERCOMM_MPI_SPIN` sets the polls instead.
     pub fn new() -> Self {
         // The node's cores, not this process's affinity: mpirun binds each rank to a
         // core of its own, where `available_parallelism` then says 1.
@@ -199,10 +199,13 @@ impl Config {
         Config {
             timeout: Duration::from_secs(60),
             cancel_grace: Duration::from_secs(1),
-            spin: match local {
-                Some(n) if n <= cores => 2000,
-                _ => 0,
-            },
+            spin: std::env::var("HYPERCOMM_MPI_SPIN")
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(match local {
+                    Some(n) if n <= cores => 2000,
+                    _ => 0,
+                }),
             calibration: None,
             tuning: Tuning::from_env_or(Tuning::measure()),
             native_wait: NativeWait::from_env(),

@@ -60,6 +60,12 @@ fn post_mode() -> bool {
     std::env::var("HYPERCOMM_MPI_STAGED").map_or(true, |v| v != "init")
 }
 
+/// `HYPERCOMM_MPI_STAGED=off`: no plan is staged; persistent runs post as plain calls do
+/// (the path before staging, for comparison). Read on every rank alike (`mpirun -x`).
+fn staging_off() -> bool {
+    std::env::var("HYPERCOMM_MPI_STAGED").is_ok_and(|v| v == "off")
+}
+
 /// Messages between two ranks in one step of one plan with tags of their own.
 const PER_STEP: u64 = 64;
 
@@ -122,7 +128,7 @@ impl Mpi {
         &mut self,
         channels: &[Channel],
     ) -> Option<Result<Box<dyn Channels>>> {
-        if self.size <= 1 {
+        if self.size <= 1 || staging_off() {
             return None;
         }
         let mut k = vec![0u64; channels.len()];
