@@ -45,6 +45,14 @@
 //!   part of one region is sent as bytes directly.
 //! - Combining receives ([`Transport::recv_with`]) land in a scratch buffer kept by the
 //!   transport, which is then handed to the executor's sink.
+//! - A persistent plan (`plan_*`, [`hypercomm_rt::persistent`]) whose messages are at
+//!   most 4 KiB gets, once, a buffer and a fixed tag per message (above the tags of
+//!   plain calls; `MPI_Send_init`/`MPI_Recv_init` requests under
+//!   `HYPERCOMM_MPI_STAGED=init`); each run copies a step's data into the send buffers,
+//!   posts the step's receives and sends, waits for them all at once with the failure
+//!   notices and the deadline, and copies or combines the received data into place: no
+//!   probe. The ranks agree on it when the plan is made, so on MPI `plan_*` is
+//!   collective. `HYPERCOMM_MPI_STAGED=off` runs plans as plain calls.
 //! - `Algo::Named(hypercomm_rt::NATIVE)` ([`Transport::native`]) runs no schedule: the
 //!   MPI library's own blocking collective (`MPI_Allreduce`, …) on the data duplicate;
 //!   reductions for primitive element types with the built-in operators only. It has

@@ -7,6 +7,13 @@
 //! (posting, waiting, copying, combining) and a check of the buffers' lengths.
 //! [`Persistent::start`] runs it without blocking ([`crate::immediate`]).
 //!
+//! A backend may also make requests for the plan's messages once
+//! ([`Transport::persist`]; [`Persistent::staged`] tells): MPI does for plans of small
+//! messages (each message gets a buffer and a fixed tag, and a run posts a step's
+//! requests and waits once, with no probe), so that on MPI `plan_*` is collective, like
+//! `MPI_Allreduce_init`. Runs on that communicator use them; elsewhere (`start`'s
+//! progress duplicate) a run posts as a plain call does. The threads backend makes none.
+//!
 //! Buffers are passed as the library's `in` and `out` of this rank:
 //! [`Persistent::lens`] says how long each must be. For the rooted collectives the
 //! ranks without a buffer pass an empty slice (a broadcast's and a scatter's non-roots
