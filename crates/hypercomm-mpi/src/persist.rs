@@ -3,10 +3,11 @@
 //! When a `plan_*` is made on this backend, every message of the plan's schedule gets a
 //! channel: a staging buffer of its own, a peer and a fixed MPI tag, made once (with an
 //! MPI persistent request, `MPI_Send_init` / `MPI_Recv_init`, under
-//! `HYPERCOMM_MPI_STAGED=init`). Each run copies a step's outgoing data into the send
-//! buffers, posts the step's receives, then its sends (fresh `MPI_Irecv`/`MPI_Isend` on
-//! the fixed buffers and tags by default, `MPI_Start` of the persistent requests under
-//! `init`), waits for them all at once (`MPI_Testall`, polled with the failure notices and
+//! `HYPERCOMM_MPI_STAGED=init`). Each run posts the step's sends, then its receives
+//! (fresh `MPI_Isend`/`MPI_Irecv` with the fixed tags by default, from and into the
+//! caller's memory where a message is one region and the channels' buffers otherwise,
+//! the data copied in and out; `MPI_Start` of the persistent requests, on the buffers,
+//! under `init`), waits for them all at once (`MPI_Testall`, polled with the failure notices and
 //! the deadline, as every wait of the backend), and copies or combines the receive
 //! buffers into place. A run thus skips the per-message protocol of a plain call: no
 //! probe (`MPI_Improbe`/`MPI_Imrecv`), no tag decoding, no datatype, no list of pending
@@ -84,6 +85,9 @@ pub(crate) struct MpiChannels {
     broken: bool,
     /// Each channel's MPI tag.
     tags: Vec<c_int>,
+    /// Per channel: the caller's memory its next run uses instead of its buffer
+    /// ([`Channels::direct`], post mode only), null otherwise.
+    direct: Vec<*mut u8>,
     /// Post fresh requests per run (`MPI_Irecv`/`MPI_Isend` on the channels' buffers and
     /// tags) instead of starting persistent ones.
     post: bool,
@@ -100,6 +104,12 @@ impl Channels for MpiChannels {
     }
     fn as_any(&mut self) -> &mut dyn Any {
         self
+    }
+    unsafe fn direct(&mut self, i: usize, ptr: *mut u8) -> bool {
+        if self.post && !self.broken {
+            self.direct[i] = ptr;
+        }
+        self.post && !self.broken
     }
 }
 
@@ -164,6 +174,7 @@ impl Mpi {
             mem: vec![0; words * 8],
             broken: false,
             tags: Vec::with_capacity(channels.len()),
+            direct: vec![std::ptr::null_mut(); channels.len()],
             post: post_mode(),
         };
         // Tags above the departure tag (`leave_tag = 2^b`, every tag below `2^(b+1)` is
@@ -268,23 +279,37 @@ impl Mpi {
         let result = self.start_and_wait(ch, range.clone());
         if result.is_err() {
             ch.broken = true;
-            for i in range.filter(|&i| !ch.channels[i].send) {
-                // SAFETY: cancelling our own receive (a no-op when it completed).
-                unsafe { ffi::MPI_Cancel(&mut ch.reqs[i]) };
+            for i in range.clone().filter(|&i| !ch.channels[i].send) {
+                if ch.reqs[i] != request_null() {
+                    // SAFETY: cancelling our own receive (a no-op when it completed).
+                    unsafe { ffi::MPI_Cancel(&mut ch.reqs[i]) };
+                }
             }
+            if ch.post {
+                // Fresh requests may name the caller's memory: complete (or, after the
+                // grace, release) them before returning, as `cancel_all` does.
+                Self::drain(&mut ch.reqs[range.clone()], self.grace);
+            }
+        }
+        for d in &mut ch.direct[range] {
+            *d = std::ptr::null_mut();
         }
         result
     }
 
     fn start_and_wait(&mut self, ch: &mut MpiChannels, range: Range<usize>) -> Result<()> {
         let n = range.len() as c_int;
-        // Receives first, so that the peer's message finds its receive posted.
-        for pass_send in [false, true] {
+        // Sends first, then receives, as a plain call posts (receives first measured
+        // 20 ns slower at 8 B on 2 ranks).
+        for pass_send in [true, false] {
             for i in range.clone().filter(|&i| ch.channels[i].send == pass_send) {
                 let c = ch.channels[i];
                 let ptr = ch.offs[i];
                 let rc = if ch.post {
-                    let buf = ch.mem[ptr..].as_mut_ptr().cast();
+                    let buf = match ch.direct[i] {
+                        d if d.is_null() => ch.mem[ptr..].as_mut_ptr().cast(),
+                        d => d.cast(),
+                    };
                     let (len, peer, tag) = (c.len as c_int, c.peer as c_int, ch.tags[i]);
                     // SAFETY: the channel's buffer outlives the request (see `Drop`).
                     unsafe {

@@ -782,6 +782,15 @@ pub fn execute_staged<T: Pod, X: Transport + ?Sized>(
         for op in &step.ops {
             if let IrOp::Send { to, from } = op {
                 for _ in to {
+                    if let [r] = from.as_slice() {
+                        // SAFETY: the region is not written during the step (the plan
+                        // has no receive overlapping a send of the step, and local ops
+                        // run after the wait).
+                        if unsafe { channels.direct(at, bases.part(r).ptr() as *mut u8) } {
+                            at += 1;
+                            continue;
+                        }
+                    }
                     let buf = channels.buffer(at);
                     let mut off = 0;
                     for r in from {
@@ -796,15 +805,45 @@ pub fn execute_staged<T: Pod, X: Transport + ?Sized>(
                 }
             }
         }
+        // Receives landing in one region land there directly if the backend can.
+        let mut landed = 0u64;
+        for (j, op) in step
+            .ops
+            .iter()
+            .filter(|op| matches!(op, IrOp::Recv { .. }))
+            .enumerate()
+        {
+            if let (
+                IrOp::Recv {
+                    into,
+                    action: Action::Place,
+                    ..
+                },
+                true,
+            ) = (op, j < 64)
+            {
+                if let [r] = into.as_slice() {
+                    // SAFETY: no other receive or send of the step overlaps the region
+                    // (plan-checked), and no one else names it during the step.
+                    if unsafe { channels.direct(at + j, bases.part_mut(r).ptr()) } {
+                        landed |= 1 << j;
+                    }
+                }
+            }
+        }
         if !range.is_empty() {
             transport.run_channels(channels.as_mut(), range.clone())?;
         }
-        for op in &step.ops {
+        let recvs = step.ops.iter().filter(|op| matches!(op, IrOp::Recv { .. }));
+        for (j, op) in recvs.enumerate() {
             let IrOp::Recv { into, action, .. } = op else {
                 continue;
             };
             let buf = channels.buffer(at);
             at += 1;
+            if j < 64 && landed & (1 << j) != 0 {
+                continue;
+            }
             if *action == Action::Place {
                 let mut off = 0;
                 for r in into {

@@ -332,6 +332,17 @@ pub trait Channels: Send {
     fn buffer(&mut self, i: usize) -> &mut [u8];
     /// For the backend that made them, to find its own type.
     fn as_any(&mut self) -> &mut dyn Any;
+    /// Let channel `i`'s next run read (a send) or write (a receive) `len` bytes at
+    /// `ptr` instead of its buffer, if the backend can (the default: it cannot). The
+    /// memory stays valid, and untouched by anyone else, until that run returns.
+    ///
+    /// # Safety
+    /// As for [`Transport::post_send`] and [`Transport::post_recv`], until the run of
+    /// the channel's step returns.
+    unsafe fn direct(&mut self, i: usize, ptr: *mut u8) -> bool {
+        let _ = (i, ptr);
+        false
+    }
 }
 
 /// One collective call for a backend's own implementation ([`Transport::native`]):
