@@ -1109,16 +1109,23 @@ impl Mpi {
             if self.pending[i - 1].recv.is_some() {
                 continue;
             }
-            while self.gone[peer as usize].is_none() {
-                let Some((_, message)) = self.probe_departure(peer as c_int) else {
-                    break;
-                };
-                self.take_departure(peer, message);
-            }
-            if let Some((when, _)) = self.gone[peer as usize] {
-                if when.elapsed() >= self.grace {
-                    return Err(self.departed(peer));
-                }
+            self.check_departed(peer)?;
+        }
+        Ok(())
+    }
+
+    /// [`Error::PeerFailed`] if `peer` left (its departure notice, probed now if not
+    /// seen yet) at least the grace period ago.
+    fn check_departed(&mut self, peer: Rank) -> Result<()> {
+        while self.gone[peer as usize].is_none() {
+            let Some((_, message)) = self.probe_departure(peer as c_int) else {
+                break;
+            };
+            self.take_departure(peer, message);
+        }
+        if let Some((when, _)) = self.gone[peer as usize] {
+            if when.elapsed() >= self.grace {
+                return Err(self.departed(peer));
             }
         }
         Ok(())
@@ -1262,17 +1269,7 @@ impl Mpi {
             // it fails the wait only if the collective is still pending a grace later.
             let (me, k) = (self.rank, self.size);
             for peer in (0..k).filter(|&p| p != me) {
-                while self.gone[peer as usize].is_none() {
-                    let Some((_, message)) = self.probe_departure(peer as c_int) else {
-                        break;
-                    };
-                    self.take_departure(peer, message);
-                }
-                if let Some((when, _)) = self.gone[peer as usize] {
-                    if when.elapsed() >= self.grace {
-                        return Err(self.departed(peer));
-                    }
-                }
+                self.check_departed(peer)?;
             }
             std::thread::sleep(nap);
             nap = (nap * 2).min(Duration::from_micros(500));

@@ -39,7 +39,6 @@ use std::ffi::c_int;
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
-use hypercomm::schedule::Rank;
 use hypercomm_rt::transport::{Channel, Channels};
 use hypercomm_rt::{Error, Result};
 use mpi::ffi;
@@ -378,30 +377,15 @@ impl Mpi {
                 std::thread::yield_now();
                 continue;
             }
-            self.check_departed(ch.channels[range.clone()].iter().map(|c| c.peer))?;
+            // A peer of the step that left: an error once it has been gone for the grace
+            // period (it leaves after its own sends and receives completed, so one that
+            // it took completes by then).
+            for c in range.clone() {
+                self.check_departed(ch.channels[c].peer)?;
+            }
             std::thread::sleep(nap);
             nap = (nap * 2).min(Duration::from_micros(500));
         }
-    }
-
-    /// A peer of the step that left: an error once it has been gone for the grace
-    /// period (it leaves after its own sends and receives completed, so one that it
-    /// took completes by then).
-    fn check_departed(&mut self, peers: impl Iterator<Item = Rank>) -> Result<()> {
-        for peer in peers {
-            while self.gone[peer as usize].is_none() {
-                let Some((_, message)) = self.probe_departure(peer as c_int) else {
-                    break;
-                };
-                self.take_departure(peer, message);
-            }
-            if let Some((when, _)) = self.gone[peer as usize] {
-                if when.elapsed() >= self.grace {
-                    return Err(self.departed(peer));
-                }
-            }
-        }
-        Ok(())
     }
 
     /// Every receive of the step got a message of its length.

@@ -326,15 +326,8 @@ pub fn execute_with<T: Pod, X: Transport + ?Sized>(
     scratch: &mut Scratch,
 ) -> Result<()> {
     check_call(transport, plan, &bufs, op)?;
-    let tmp_len = plan.lens[Buf::Tmp.index()];
     let mut own = Vec::new();
-    let tmp = match Scratch::get::<T>(&mut scratch.lines, tmp_len) {
-        Some(tmp) => tmp,
-        None => {
-            own.resize(tmp_len, T::zeroed());
-            &mut own[..]
-        }
-    };
+    let tmp = tmp_of(plan, &mut scratch.lines, &mut own);
     let bases = Bases {
         ptr: [bufs.input as *mut T, bufs.output, tmp.as_mut_ptr()],
     };
@@ -359,6 +352,18 @@ pub fn execute_with<T: Pod, X: Transport + ?Sized>(
     sends.clear();
     recvs.clear();
     Ok(())
+}
+
+/// The plan's `tmp`, from `lines` (or from `own`, for types aligned beyond a line).
+fn tmp_of<'a, T: Pod>(plan: &Plan, lines: &'a mut Vec<Line>, own: &'a mut Vec<T>) -> &'a mut [T] {
+    let tmp_len = plan.lens[Buf::Tmp.index()];
+    match Scratch::get::<T>(lines, tmp_len) {
+        Some(tmp) => tmp,
+        None => {
+            own.resize(tmp_len, T::zeroed());
+            &mut own[..]
+        }
+    }
 }
 
 /// A cache line of scratch memory: aligned for any element type of alignment ≤ 64.
@@ -757,15 +762,8 @@ pub fn execute_staged<T: Pod, X: Transport + ?Sized>(
         return Ok(false);
     }
     check_call(transport, plan, &bufs, op)?;
-    let tmp_len = plan.lens[Buf::Tmp.index()];
     let mut own = Vec::new();
-    let tmp = match Scratch::get::<T>(&mut scratch.lines, tmp_len) {
-        Some(tmp) => tmp,
-        None => {
-            own.resize(tmp_len, T::zeroed());
-            &mut own[..]
-        }
-    };
+    let tmp = tmp_of(plan, &mut scratch.lines, &mut own);
     let bases = Bases {
         ptr: [bufs.input as *mut T, bufs.output, tmp.as_mut_ptr()],
     };
