@@ -63,6 +63,21 @@ pub struct Persistent<'f, T> {
 }
 
 impl<'f, T: Pod> Persistent<'f, T> {
+    /// The persistent call of this rank's `plan`, which runs as `ran` says (a
+    /// fixed-count `plan_*` or a variable-count one, `plan_gatherv`, …).
+    pub(crate) fn new(plan: Arc<Plan>, op: Option<Op<'f, T>>, ran: Ran) -> Self {
+        let expect = plan
+            .first_receive()
+            .map(|(from, elems)| (from, elems as usize * size_of::<T>()));
+        Persistent {
+            plan,
+            op,
+            ran,
+            expect,
+            _elem: PhantomData,
+        }
+    }
+
     /// Elements of this rank's `send` and `recv`.
     pub fn lens(&self) -> (usize, usize) {
         let (i, o) = self.plan.lens();
@@ -106,6 +121,19 @@ impl<'f, T: Pod> Persistent<'f, T> {
     }
 }
 
+/// A persistent call runs a schedule of the registry: `native` is refused.
+pub(crate) fn refuse_native(collective: Collective, algo: Algo<'_>) -> Result<()> {
+    if matches!(algo, Algo::Named(name) if name.eq_ignore_ascii_case(NATIVE)) {
+        return Err(Error::Native {
+            op: collective.kind().to_string(),
+            reason: "a persistent call runs a schedule of the registry; the backend's \
+                     own collective runs through the blocking call"
+                .into(),
+        });
+    }
+    Ok(())
+}
+
 impl<X: Transport> Comm<X> {
     /// Plan one collective of `len` elements ([`crate::persistent`]).
     fn plan_call<'f, T: Pod>(
@@ -118,14 +146,7 @@ impl<X: Transport> Comm<X> {
         if size_of::<T>() == 0 {
             return Err(Error::ZeroSized);
         }
-        if matches!(algo, Algo::Named(name) if name.eq_ignore_ascii_case(NATIVE)) {
-            return Err(Error::Native {
-                op: collective.kind().to_string(),
-                reason: "a persistent call runs a schedule of the registry; the backend's \
-                         own collective runs through the blocking call"
-                    .into(),
-            });
-        }
+        refuse_native(collective, algo)?;
         if let Collective::Broadcast { root }
         | Collective::Scatter { root }
         | Collective::Gather { root }
@@ -156,16 +177,7 @@ impl<X: Transport> Comm<X> {
             steps: plan.program().steps.len(),
             in_place: false,
         };
-        let expect = plan
-            .first_receive()
-            .map(|(from, elems)| (from, elems as usize * size_of::<T>()));
-        Ok(Persistent {
-            plan,
-            op,
-            ran,
-            expect,
-            _elem: PhantomData,
-        })
+        Ok(Persistent::new(plan, op, ran))
     }
 
     /// A persistent [`Comm::broadcast_into`] of `len` elements from `root`.

@@ -45,6 +45,7 @@ use crate::comm::Comm;
 use crate::error::{Error, Result};
 use crate::exec::{Buffers, Plan};
 use crate::op::Op;
+use crate::persistent::{refuse_native, Persistent};
 use crate::select::{Algo, Ran, NATIVE};
 use crate::transport::{Elem, NativeCall, Transport};
 
@@ -546,6 +547,107 @@ impl<X: Transport> Comm<X> {
             recv_counts,
         };
         self.run_native(native, false)
+    }
+}
+
+/// The persistent forms (MPI-4's `MPI_Gatherv_init`, `MPI_Alltoallv_init`, …): the
+/// counts are fixed when the call is planned, and [`Persistent::run`] (or
+/// [`Persistent::start`]) runs it as many times as needed with new data, as the
+/// fixed-count plans do ([`crate::persistent`]). Each takes the blocking call's counts
+/// and algorithm; `native` is refused ([`Error::Native`]). A run takes this rank's
+/// `send` and `recv` of [`Persistent::lens`] elements (the ranks without a buffer of a
+/// rooted call pass an empty slice); any other length is
+/// [`Error::BufferLength`], naming the expected one.
+///
+/// ```
+/// use hypercomm_rt::{threads, Algo};
+/// // Rank i sends j + 1 copies of its data to rank j, every run with new data.
+/// let got = threads::run(3, |comm| {
+///     let i = comm.rank() as usize;
+///     let send_counts: Vec<usize> = (0..3).map(|j| j + 1).collect();
+///     let recv_counts = vec![i + 1; 3];
+///     let plan = comm.plan_all_to_allv::<u32>(&send_counts, &recv_counts, Algo::Auto)?;
+///     assert_eq!(plan.lens(), (6, 3 * (i + 1)));
+///     let mut recv = vec![0u32; 3 * (i + 1)];
+///     for run in 0..4 {
+///         let send: Vec<u32> = (0..3).flat_map(|j| vec![(10 * run + i) as u32; j + 1]).collect();
+///         plan.run(comm, &send, &mut recv)?; // no counts exchanged, no schedule built
+///     }
+///     Ok::<_, hypercomm_rt::Error>(recv)
+/// }).unwrap();
+/// assert_eq!(got[1], [30, 30, 31, 31, 32, 32]); // the last run's, from ranks 0, 1, 2
+/// ```
+impl<X: Transport> Comm<X> {
+    /// A persistent [`Comm::gatherv_into`] of `counts` (the same on every rank) to
+    /// `root`.
+    pub fn plan_gatherv<T: Pod>(
+        &mut self,
+        root: Rank,
+        counts: &[usize],
+        algo: Algo,
+    ) -> Result<Persistent<'static, T>> {
+        let spec = self.spec(Collective::Gatherv { root }, counts, true)?;
+        self.plan_v(spec, None, algo)
+    }
+
+    /// A persistent [`Comm::scatterv_into`] of `counts` (the same on every rank) from
+    /// `root`.
+    pub fn plan_scatterv<T: Pod>(
+        &mut self,
+        root: Rank,
+        counts: &[usize],
+        algo: Algo,
+    ) -> Result<Persistent<'static, T>> {
+        let spec = self.spec(Collective::Scatterv { root }, counts, true)?;
+        self.plan_v(spec, None, algo)
+    }
+
+    /// A persistent [`Comm::all_gatherv_into`] of `counts` (the same on every rank).
+    pub fn plan_all_gatherv<T: Pod>(
+        &mut self,
+        counts: &[usize],
+        algo: Algo,
+    ) -> Result<Persistent<'static, T>> {
+        let spec = self.spec(Collective::Allgatherv, counts, true)?;
+        self.plan_v(spec, None, algo)
+    }
+
+    /// A persistent [`Comm::all_to_allv_into`] of this rank's `send_counts` and
+    /// `recv_counts`: collective; the count matrix, when the algorithm needs it, is
+    /// exchanged and checked once, here (a mismatch is
+    /// [`hypercomm::error::Error::BadCounts`] on every rank), never by a run.
+    pub fn plan_all_to_allv<T: Pod>(
+        &mut self,
+        send_counts: &[usize],
+        recv_counts: &[usize],
+        algo: Algo,
+    ) -> Result<Persistent<'static, T>> {
+        refuse_native(Collective::Alltoallv, algo)?;
+        let spec = self.alltoallv_spec(send_counts, recv_counts, algo)?;
+        self.plan_v(spec, None, algo)
+    }
+
+    /// A persistent [`Comm::reduce_scatter_into`] of `counts` (the same on every rank),
+    /// with `op`.
+    pub fn plan_reduce_scatter<'f, T: Pod>(
+        &mut self,
+        counts: &[usize],
+        op: Op<'f, T>,
+        algo: Algo,
+    ) -> Result<Persistent<'f, T>> {
+        let spec = self.spec(Collective::ReduceScatterv, counts, op.is_commutative())?;
+        self.plan_v(spec, Some(op), algo)
+    }
+
+    fn plan_v<'f, T: Pod>(
+        &mut self,
+        spec: VSpec<'_>,
+        op: Option<Op<'f, T>>,
+        algo: Algo,
+    ) -> Result<Persistent<'f, T>> {
+        refuse_native(spec.collective, algo)?;
+        let (ran, plan) = self.vplan::<T>(spec, algo)?;
+        Ok(Persistent::new(plan, op, ran))
     }
 }
 
