@@ -11,10 +11,10 @@ use hypercomm_rt::{threads, Algo, Calibration, Op, Ran};
 
 use crate::reference::{Mat2, Rng};
 
-const RANKS: [u32; 5] = [1, 2, 3, 5, 8];
+pub(crate) const RANKS: [u32; 5] = [1, 2, 3, 5, 8];
 
 /// Random counts with zeros: k per rank (or k × k), each 0 with probability 3/8.
-fn counts(rng: &mut Rng, n: usize) -> Vec<usize> {
+pub(crate) fn counts(rng: &mut Rng, n: usize) -> Vec<usize> {
     (0..n)
         .map(|_| match rng.next() % 8 {
             0..=2 => 0,
@@ -24,13 +24,13 @@ fn counts(rng: &mut Rng, n: usize) -> Vec<usize> {
 }
 
 /// Element `i` of rank `r`'s input.
-fn el(r: u32, i: usize) -> u64 {
+pub(crate) fn el(r: u32, i: usize) -> u64 {
     ((r as u64) << 32) | i as u64
 }
 
 /// The algorithms to run for `op` on k ranks: every registered one that fits
 /// `complete:k` (the hypercube ones on 2^n ranks), and `auto`.
-fn algos(op: OpKind, k: u32) -> Vec<&'static str> {
+pub(crate) fn algos(op: OpKind, k: u32) -> Vec<&'static str> {
     let mut v: Vec<&'static str> = fitting(&Topology::complete(k), op)
         .into_iter()
         .map(|a| a.name)
@@ -40,7 +40,7 @@ fn algos(op: OpKind, k: u32) -> Vec<&'static str> {
     v
 }
 
-fn prefix(c: &[usize]) -> Vec<usize> {
+pub(crate) fn prefix(c: &[usize]) -> Vec<usize> {
     let mut p = vec![0];
     for &x in c {
         p.push(p.last().unwrap() + x);
