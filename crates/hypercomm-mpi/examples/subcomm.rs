@@ -10,8 +10,9 @@
 //! variable-count calls (gatherv, scatterv, allgatherv, alltoallv, reduce-scatter with
 //! counts), on the parent and on the rows, with random counts (zeros among them) and
 //! each of their registry algorithms in turn: the five started as requests at once and
-//! completed in another order than started, and the five planned once (counts fixed)
-//! and run ten times with new data (every other time started as requests), each result
+//! completed in another order than started, and the five planned once by each
+//! algorithm (counts fixed) and run ten times with new data (every other time started
+//! as requests), each result
 //! against MPI's `MPI_Gatherv`, `MPI_Scatterv`, `MPI_Allgatherv`, `MPI_Alltoallv` and
 //! `MPI_Reduce_scatter` on the same group and data. Prints
 //! `subcomm: every rank matched native MPI (k ranks)` on rank 0; exit 1 on a mismatch.
@@ -112,8 +113,8 @@ fn check(world: &mpi::topology::SimpleCommunicator) -> Result<(), String> {
         .expect("a color");
     let world_case = VCase::new(1, k, r);
     let row_case = VCase::new(2, row.size(), row.rank());
-    let world_plans = world_case.plans(&mut comm, 0).map_err(err)?;
-    let row_plans = row_case.plans(&mut row, 1).map_err(err)?;
+    let world_plans = world_case.all_plans(&mut comm).map_err(err)?;
+    let row_plans = row_case.all_plans(&mut row).map_err(err)?;
     let sum = Op::sum();
     let plan = comm
         .plan_all_reduce(2, Op::<u64>::sum(), Algo::Auto)
@@ -266,6 +267,21 @@ impl VCase {
         })
     }
 
+    /// The five calls planned on `comm` by each of their algorithms (`i` from 0 until
+    /// every call's have been used, `auto` among them).
+    fn all_plans<X: Transport>(
+        &self,
+        comm: &mut Comm<X>,
+    ) -> hypercomm_rt::Result<Vec<[Persistent<'static, u64>; 5]>> {
+        let topology = Topology::complete(self.k as u32);
+        let most = VCALLS
+            .iter()
+            .map(|&op| hypercomm::algorithms::fitting(&topology, op).len() + 1)
+            .max()
+            .unwrap_or(1);
+        (0..most).map(|i| self.plans(comm, i)).collect()
+    }
+
     /// The five calls planned on `comm`, each by its algorithm `i`.
     fn plans<X: Transport>(
         &self,
@@ -390,7 +406,7 @@ fn varcount<X: Detach>(
     what: &str,
     ours: &mut Comm<X>,
     native: &SimpleCommunicator,
-    (planned, plans): (&VCase, &[Persistent<'static, u64>]),
+    (planned, plan_sets): (&VCase, &[[Persistent<'static, u64>; 5]]),
     round: u64,
 ) -> Result<(), String> {
     let err = |e: hypercomm_rt::Error| format!("{what} round {round}: {e}");
@@ -401,31 +417,46 @@ fn varcount<X: Detach>(
     let order = [0, 1, 2, 3, 4].map(|n| (i + 5 - n) % 5);
     let started = case.immediate(ours, &sends, i, order).map_err(err)?;
     let theirs = case.native(native, &sends);
-    let sends = planned.sends(round);
-    let mut ran = planned.recvs();
-    if round % 2 == 0 {
-        for ((plan, send), recv) in plans.iter().zip(&sends).zip(&mut ran) {
-            plan.run(ours, send, recv).map_err(err)?;
-        }
-    } else {
-        std::thread::scope(|s| {
-            let mut reqs = Vec::new();
-            for ((plan, send), recv) in plans.iter().zip(&sends).zip(&mut ran) {
-                reqs.push(plan.start(ours, s, send, recv)?);
-            }
-            // The last started first.
-            reqs.into_iter().rev().try_for_each(|r| r.wait().map(drop))
-        })
-        .map_err(err)?;
-    }
-    let planned_theirs = planned.native(native, &sends);
     for (n, op) in VCALLS.iter().enumerate() {
-        if started[n] != theirs[n] || ran[n] != planned_theirs[n] {
+        if started[n] != theirs[n] {
             return Err(format!(
                 "{what} round {round}: {op} counts {:?} matrix {:?}: immediate {:?}, MPI's \
-                 {:?}; persistent {:?}, MPI's {:?}",
-                case.c, case.m, started[n], theirs[n], ran[n], planned_theirs[n]
+                 {:?}",
+                case.c, case.m, started[n], theirs[n]
             ));
+        }
+    }
+    let sends = planned.sends(round);
+    let planned_theirs = planned.native(native, &sends);
+    for (i, plans) in plan_sets.iter().enumerate() {
+        let mut ran = planned.recvs();
+        if (round as usize + i) % 2 == 0 {
+            for ((plan, send), recv) in plans.iter().zip(&sends).zip(&mut ran) {
+                plan.run(ours, send, recv).map_err(err)?;
+            }
+        } else {
+            std::thread::scope(|s| {
+                let mut reqs = Vec::new();
+                for ((plan, send), recv) in plans.iter().zip(&sends).zip(&mut ran) {
+                    reqs.push(plan.start(ours, s, send, recv)?);
+                }
+                // The last started first.
+                reqs.into_iter().rev().try_for_each(|r| r.wait().map(drop))
+            })
+            .map_err(err)?;
+        }
+        for (n, op) in VCALLS.iter().enumerate() {
+            if ran[n] != planned_theirs[n] {
+                return Err(format!(
+                    "{what} round {round}: persistent {op} by {} counts {:?} matrix {:?}: \
+                     {:?}, MPI's {:?}",
+                    plans[n].ran().algorithm,
+                    planned.c,
+                    planned.m,
+                    ran[n],
+                    planned_theirs[n]
+                ));
+            }
         }
     }
     Ok(())
