@@ -3,6 +3,9 @@
 //! collective and returns a [`Request`] at once; [`Request::wait`] returns what the
 //! blocking call would have returned ([`Ran`], or its error: a failed peer, a timeout),
 //! and [`Request::test`] says whether it is done without waiting.
+//! The variable-count calls have theirs: [`Comm::immediate_gatherv_into`],
+//! [`Comm::immediate_scatterv_into`], [`Comm::immediate_all_gatherv_into`],
+//! [`Comm::immediate_all_to_allv_into`] and [`Comm::immediate_reduce_scatter_into`].
 //!
 //! # How they progress
 //!

@@ -6,6 +6,10 @@
 //! no look-up and no schedule building: what is left per call is the executor's
 //! (posting, waiting, copying, combining) and a check of the buffers' lengths.
 //! [`Persistent::start`] runs it without blocking ([`crate::immediate`]).
+//! The variable-count collectives have persistent forms too, with their counts fixed
+//! when planned (MPI-4's `MPI_Alltoallv_init`): [`Comm::plan_gatherv`],
+//! [`Comm::plan_scatterv`], [`Comm::plan_all_gatherv`], [`Comm::plan_all_to_allv`] and
+//! [`Comm::plan_reduce_scatter`], each a [`Persistent`] as the others.
 //!
 //! Buffers are passed as the library's `in` and `out` of this rank:
 //! [`Persistent::lens`] says how long each must be. For the rooted collectives the
