@@ -115,6 +115,27 @@ impl Case {
                 .collect(),
         ]
     }
+
+    /// Rank r's results of run `run` by `form` (and by the blocking calls) against the
+    /// reference.
+    fn check(
+        &self,
+        names: [&str; 5],
+        (run, r): (u64, usize),
+        (form, got): (&str, &Outs),
+        blocked: &Outs,
+        context: &str,
+    ) {
+        let want = self.want(run, r);
+        for (n, op) in OPS.iter().enumerate() {
+            let what = format!(
+                "{op}/{} k {} rank {r} run {run} counts {:?} matrix {:?} root {}{context}",
+                names[n], self.k, self.c, self.m, self.root
+            );
+            assert_eq!(blocked[n], want[n], "blocking {what}");
+            assert_eq!(got[n], want[n], "{form} {what}");
+        }
+    }
 }
 
 const OPS: [OpKind; 5] = [
@@ -254,15 +275,14 @@ fn immediate_varcount_calls_match_the_blocking_ones_in_any_order() {
             })
             .unwrap();
             for (r, (started, blocked)) in got.iter().enumerate() {
-                let want = case.want(i as u64, r);
-                for (n, op) in OPS.iter().enumerate() {
-                    let what = format!(
-                        "{op}/{} k {k} rank {r} counts {:?} matrix {:?} root {} order {order:?}",
-                        names[n], case.c, case.m, case.root
-                    );
-                    assert_eq!(blocked[n], want[n], "blocking {what}");
-                    assert_eq!(started[n], want[n], "immediate {what}");
-                }
+                let order = format!(" order {order:?}");
+                case.check(
+                    names,
+                    (i as u64, r),
+                    ("immediate", started),
+                    blocked,
+                    &order,
+                );
             }
         }
     }
@@ -346,15 +366,8 @@ fn persistent_varcount_plans_run_many_times_with_new_data() {
             .unwrap();
             for (r, runs) in got.iter().enumerate() {
                 for (run, (planned, blocked)) in runs.iter().enumerate() {
-                    let want = case.want(run as u64, r);
-                    for (n, op) in OPS.iter().enumerate() {
-                        let what = format!(
-                            "{op}/{} k {k} rank {r} run {run} counts {:?} matrix {:?} root {}",
-                            names[n], case.c, case.m, case.root
-                        );
-                        assert_eq!(blocked[n], want[n], "blocking {what}");
-                        assert_eq!(planned[n], want[n], "persistent {what}");
-                    }
+                    let at = (run as u64, r);
+                    case.check(names, at, ("persistent", planned), blocked, "");
                 }
             }
         }
