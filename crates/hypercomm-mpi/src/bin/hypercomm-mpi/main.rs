@@ -40,7 +40,7 @@ use hypercomm::schedule::Rank;
 use hypercomm::topology::Topology;
 use hypercomm_cli::args::{BenchArgs, Pattern, RtRunArgs};
 use hypercomm_mpi::{exit_watchdog, Config, Failure, Mpi};
-use hypercomm_rt::{Algo, Comm, Error, Op};
+use hypercomm_rt::{Algo, Comm, Error, Op, Persistent};
 use mpi::collective::SystemOperation;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
@@ -527,8 +527,9 @@ const CHECKED: [OpKind; 10] = [
     OpKind::ReduceScatter,
 ];
 
-/// The variable-count collectives `check` compares with MPI's `MPI_Gatherv`, …,
-/// with random counts (zeros among them) of mean m.
+/// The variable-count collectives `check` compares with MPI's `MPI_Gatherv`, …, with
+/// random counts (zeros among them) of mean m: the blocking calls and their persistent
+/// forms (`plan_gatherv`, …).
 const CHECKED_V: [OpKind; 5] = [
     OpKind::Gatherv,
     OpKind::Scatterv,
@@ -790,9 +791,10 @@ fn partition(c: &[usize]) -> (Vec<mpi::Count>, Vec<mpi::Count>) {
     (c.iter().map(|&x| x as mpi::Count).collect(), displs)
 }
 
-/// One variable-count case, ours then MPI's through rsmpi's `*_varcount` calls (and
-/// `MPI_Reduce_scatter` directly: rsmpi has no varcount reduce-scatter); whether this
-/// rank's results agree. `counts_rng` is the same on every rank.
+/// One variable-count case, ours (the blocking call, then its persistent form planned
+/// with the same counts and algorithm) then MPI's through rsmpi's `*_varcount` calls
+/// (and `MPI_Reduce_scatter` directly: rsmpi has no varcount reduce-scatter); whether
+/// this rank's results agree. `counts_rng` is the same on every rank.
 #[allow(clippy::too_many_arguments)]
 fn one_case_v(
     comm: &mut Comm<Mpi>,
@@ -822,6 +824,9 @@ fn one_case_v(
             let data = rng.vec(mine(&counts));
             let mut ours = vec![0; total];
             comm.gatherv_into(root, &data, is_root.then_some(&mut ours[..]), &counts, algo)?;
+            let at_root = if is_root { total } else { 0 };
+            let plan = |c: &mut Comm<Mpi>, a| c.plan_gatherv(root, &counts, a);
+            let planned = planned(comm, name, plan, &data, at_root)?;
             let mut theirs = vec![0u64; total];
             let (c, d) = partition(&counts);
             if is_root {
@@ -830,12 +835,15 @@ fn one_case_v(
             } else {
                 proc_root.gather_varcount_into(&data[..]);
             }
-            !is_root || ours == theirs
+            !is_root || (ours == theirs && planned.map_or(true, |p| p == theirs))
         }
         OpKind::Scatterv => {
             let data = rng.vec(total);
             let mut ours = vec![0; mine(&counts)];
             comm.scatterv_into(root, is_root.then_some(&data[..]), &mut ours, &counts, algo)?;
+            let root_data = if is_root { &data[..] } else { &[] };
+            let plan = |c: &mut Comm<Mpi>, a| c.plan_scatterv(root, &counts, a);
+            let planned = planned(comm, name, plan, root_data, ours.len())?;
             let mut theirs = vec![0u64; mine(&counts)];
             let (c, d) = partition(&counts);
             if is_root {
@@ -844,17 +852,19 @@ fn one_case_v(
             } else {
                 proc_root.scatter_varcount_into(&mut theirs[..]);
             }
-            ours == theirs
+            ours == theirs && planned.map_or(true, |p| p == theirs)
         }
         OpKind::Allgatherv => {
             let data = rng.vec(mine(&counts));
             let mut ours = vec![0; total];
             comm.all_gatherv_into(&data, &mut ours, &counts, algo)?;
+            let plan = |c: &mut Comm<Mpi>, a| c.plan_all_gatherv(&counts, a);
+            let planned = planned(comm, name, plan, &data, total)?;
             let mut theirs = vec![0u64; total];
             let (c, d) = partition(&counts);
             world
                 .all_gather_varcount_into(&data[..], &mut PartitionMut::new(&mut theirs[..], c, d));
-            ours == theirs
+            ours == theirs && planned.map_or(true, |p| p == theirs)
         }
         OpKind::Alltoallv => {
             let i = me as usize;
@@ -863,18 +873,22 @@ fn one_case_v(
             let data = rng.vec(row.iter().sum());
             let mut ours = vec![0; col.iter().sum()];
             comm.all_to_allv_into(&data, &row, &mut ours, &col, algo)?;
+            let plan = |c: &mut Comm<Mpi>, a| c.plan_all_to_allv(&row, &col, a);
+            let planned = planned(comm, name, plan, &data, ours.len())?;
             let mut theirs = vec![0u64; ours.len()];
             let ((sc, sd), (rc, rd)) = (partition(&row), partition(&col));
             world.all_to_all_varcount_into(
                 &Partition::new(&data[..], sc, sd),
                 &mut PartitionMut::new(&mut theirs[..], rc, rd),
             );
-            ours == theirs
+            ours == theirs && planned.map_or(true, |p| p == theirs)
         }
         OpKind::ReduceScatterv => {
             let data = rng.vec(total);
             let mut ours = vec![0; mine(&counts)];
             comm.reduce_scatter_into(&data, &mut ours, &counts, &Op::<u64>::sum(), algo)?;
+            let plan = |c: &mut Comm<Mpi>, a| c.plan_reduce_scatter(&counts, Op::sum(), a);
+            let planned = planned(comm, name, plan, &data, ours.len())?;
             let mut theirs = vec![0u64; mine(&counts)];
             let (c, _) = partition(&counts);
             // SAFETY: `data` holds Σ counts elements, `theirs` this rank's count, `c`
@@ -889,10 +903,29 @@ fn one_case_v(
                     world.as_raw(),
                 );
             }
-            ours == theirs
+            ours == theirs && planned.map_or(true, |p| p == theirs)
         }
         _ => true,
     })
+}
+
+/// The persistent form of a variable-count case (planned by `plan` with the case's
+/// counts and algorithm, run once on `send` into `out_len` elements), or `None` for
+/// `native`, which has none.
+fn planned<'a>(
+    comm: &mut Comm<Mpi>,
+    name: &'a str,
+    plan: impl FnOnce(&mut Comm<Mpi>, Algo<'a>) -> Result<Persistent<'static, u64>, Error>,
+    send: &[u64],
+    out_len: usize,
+) -> Result<Option<Vec<u64>>, Error> {
+    if name.eq_ignore_ascii_case(hypercomm_rt::NATIVE) {
+        return Ok(None);
+    }
+    let plan = plan(comm, Algo::Named(name))?;
+    let mut out = vec![0; out_len];
+    plan.run(comm, send, &mut out)?;
+    Ok(Some(out))
 }
 
 fn fault(
