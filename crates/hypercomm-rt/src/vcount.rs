@@ -1,6 +1,8 @@
 //! The variable-count collectives (MPI's `*v` forms): [`Comm::gatherv_into`],
 //! [`Comm::scatterv_into`], [`Comm::all_gatherv_into`], [`Comm::all_to_allv_into`] and
-//! [`Comm::reduce_scatter_into`].
+//! [`Comm::reduce_scatter_into`]; their persistent forms, counts fixed when planned
+//! ([`Comm::plan_gatherv`], …, [`Comm::plan_reduce_scatter`]), here too, and their
+//! non-blocking ones in [`crate::immediate`] ([`Comm::immediate_gatherv_into`], …).
 //!
 //! **Counts and displacements.** Counts are `&[usize]`, one per rank, in elements;
 //! displacements are implied contiguous: rank r's block starts where rank r − 1's ends
