@@ -409,20 +409,35 @@ pub fn invoke<T: Pod, X: Transport>(
 }
 
 /// Whether the runtime has a persistent form (`plan_*`, [`hypercomm_rt::persistent`])
-/// of `kind`: the fixed-count collectives but p2p, download and transpose.
+/// of `kind`: every collective but p2p, download and transpose (a variable-count one
+/// with its counts fixed when planned).
 pub fn has_persistent(kind: OpKind) -> bool {
-    !kind.is_varcount() && !matches!(kind, OpKind::P2p | OpKind::Download | OpKind::Transpose)
+    !matches!(kind, OpKind::P2p | OpKind::Download | OpKind::Transpose)
 }
 
-/// Plan `c` with `m` elements per block once ([`has_persistent`]; `plan_*` of
+/// Plan `c` with `m` elements per block, or for a variable-count collective with
+/// `counts` (every count m without), once ([`has_persistent`]; `plan_*` of
 /// [`hypercomm_rt::persistent`]), to run with [`run_planned`].
 pub fn plan<'f, T: Pod, X: Transport>(
     comm: &mut Comm<X>,
     c: Collective,
     m: usize,
+    counts: Option<&Counts>,
     op: Op<'f, T>,
     algo: Algo<'_>,
 ) -> hypercomm_rt::Result<Persistent<'f, T>> {
+    if c.kind().is_varcount() {
+        // Without counts: every count m, as `invoke`.
+        let uniform = Counts::uniform(c.kind(), comm.size(), m as u64);
+        let (send, recv) = usize_counts(counts.unwrap_or(&uniform), comm.rank());
+        return match c {
+            Collective::Gatherv { root } => comm.plan_gatherv(root, &recv, algo),
+            Collective::Scatterv { root } => comm.plan_scatterv(root, &send, algo),
+            Collective::Allgatherv => comm.plan_all_gatherv(&recv, algo),
+            Collective::Alltoallv => comm.plan_all_to_allv(&send, &recv, algo),
+            _ => comm.plan_reduce_scatter(&recv, op, algo),
+        };
+    }
     match c {
         Collective::Broadcast { root } => comm.plan_broadcast(root, m, algo),
         Collective::Scatter { root } => comm.plan_scatter(root, m, algo),
