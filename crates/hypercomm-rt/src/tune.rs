@@ -8,9 +8,10 @@
 //! a collective (per element size and operator commutativity) times, at every power of
 //! two from 8 B to 4 MiB, native (when the backend has it) and the model's
 //! [`CANDIDATES`] best schedules, the way `hypercomm-mpi vs-native` and OSU do: a barrier,
-//! then one timed call; the mean over the iterations (what a loop of calls costs: a
-//! schedule that is fast in most calls but stalls in some loses to a steady one), the
-//! slowest rank's mean. Every rank
+//! then one timed call, the candidates taking turns call by call; the mean over the
+//! iterations without the slowest [`TRIM`] of them (what a loop of calls costs, short of
+//! the calls that lost a time slice to another process: a schedule that is fast in most
+//! calls but stalls in many loses to a steady one), the slowest rank's. Every rank
 //! takes the same pick from the agreed times (an all-reduce of their maximum), so every
 //! rank runs the same algorithm without further talk. A schedule is picked over native
 //! only when it measured at most [`MARGIN`] of native's time: noise then cannot make
@@ -57,6 +58,20 @@ pub const CANDIDATES: usize = 3;
 
 /// A schedule is picked over native only at or below this fraction of native's time.
 pub const MARGIN: f64 = 0.95;
+
+/// The share of the slowest timed calls each measurement leaves out (rounded down):
+/// 1 of 20 and more.
+pub const TRIM: f64 = 0.05;
+
+/// The mean of `xs` without its slowest [`TRIM`] share (sorts `xs`); infinity for none.
+fn trimmed_mean(xs: &mut [f64]) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    let keep = xs.len() - (xs.len() as f64 * TRIM) as usize;
+    if keep == 0 {
+        return f64::INFINITY;
+    }
+    xs[..keep].iter().sum::<f64>() / keep as f64
+}
 
 /// Pick codes broadcast by rank 0: an index into the registry's fitting algorithms, or
 /// one of these.
@@ -396,17 +411,16 @@ impl<X: Transport> Comm<X> {
             let input = vec![T::zeroed(); in_len as usize];
             let mut output = vec![T::zeroed(); out_len as usize];
             // Fewer iterations for larger messages: about 256 KiB moved per candidate,
-            // at least 3 and at most 100 timed calls (their mean), one untimed first:
+            // at least 3 and at most 100 timed calls (their trimmed mean), one untimed first:
             // sub-µs calls need many to rise above a preempted one (with at most 30,
             // 2-rank all-reduce of 128 B picked recursive doubling in some runs and
             // native in others).
             let iters = (262_144 / bytes).clamp(3, 100) as u32;
-            let slots = std::iter::once(Algo::Named(NATIVE))
-                .chain(best.iter().map(|a| Algo::Named(a.name)));
-            for (s, algo) in slots.enumerate() {
-                times[b * SLOTS + s] =
-                    self.time_calls(collective, &input, &mut output, op, algo, iters)?;
-            }
+            let slots: Vec<Algo<'_>> = std::iter::once(Algo::Named(NATIVE))
+                .chain(best.iter().map(|a| Algo::Named(a.name)))
+                .collect();
+            let got = self.time_calls(collective, &input, &mut output, op, &slots, iters)?;
+            times[b * SLOTS..b * SLOTS + got.len()].copy_from_slice(&got);
             ranked.push(best);
         }
         let mut agreed = vec![0.0f64; times.len()];
@@ -449,32 +463,50 @@ impl<X: Transport> Comm<X> {
         Ok(picks)
     }
 
-    /// This rank's mean time of one call of `algo` (a barrier before each), or
-    /// infinity when `algo` refuses the call here (native without a native collective,
-    /// or for this type or operator); the same refusal happens on every rank.
+    /// This rank's time of one call of each of `algos`, in order: the mean over `iters`
+    /// timed calls with the slowest [`TRIM`] of them left out, or infinity for an
+    /// algorithm that refuses the call here (native without a native collective, or for
+    /// this type or operator; the same refusal happens on every rank). The algorithms
+    /// take turns call by call (a barrier before each, one untimed round first), so a
+    /// change of load during the measurement weighs on all of them alike; leaving out
+    /// the slowest few calls drops the ones that lost a time slice to another process,
+    /// while a schedule that stalls often still pays for it.
     fn time_calls<T: Pod>(
         &mut self,
         collective: Collective,
         input: &[T],
         output: &mut [T],
         op: Option<&Op<'_, T>>,
-        algo: Algo<'_>,
+        algos: &[Algo<'_>],
         iters: u32,
-    ) -> Result<f64> {
-        let mut total = std::time::Duration::ZERO;
+    ) -> Result<Vec<f64>> {
+        let mut calls: Vec<Vec<f64>> = vec![Vec::with_capacity(iters as usize); algos.len()];
+        let mut refused = vec![false; algos.len()];
         for i in 0..=iters {
-            self.barrier()?;
-            let t = Instant::now();
-            match self.call_once(collective, input, output, op, algo) {
-                Ok(()) => {}
-                Err(Error::Native { .. }) => return Ok(f64::INFINITY),
-                Err(e) => return Err(e),
-            }
-            if i > 0 {
-                total += t.elapsed();
+            for (a, &algo) in algos.iter().enumerate() {
+                if refused[a] {
+                    continue;
+                }
+                self.barrier()?;
+                let t = Instant::now();
+                match self.call_once(collective, input, output, op, algo) {
+                    Ok(()) => {}
+                    Err(Error::Native { .. }) => {
+                        refused[a] = true;
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                }
+                if i > 0 {
+                    calls[a].push(t.elapsed().as_secs_f64());
+                }
             }
         }
-        Ok(total.as_secs_f64() / f64::from(iters))
+        Ok(calls
+            .iter_mut()
+            .zip(&refused)
+            .map(|(xs, &no)| if no { f64::INFINITY } else { trimmed_mean(xs) })
+            .collect())
     }
 
     /// One call of `collective` through the public entry points (root and operator as
@@ -587,5 +619,21 @@ mod tests {
         for b in 0..BUCKETS {
             assert_eq!(bucket(bucket_bytes(b)), b);
         }
+    }
+
+    #[test]
+    fn the_trimmed_mean_leaves_out_the_slowest_twentieth() {
+        // 19 calls of 1 and one preempted call of 1000: the preempted one is left out.
+        let mut xs: Vec<f64> = std::iter::repeat_n(1.0, 19).chain([1000.0]).collect();
+        assert_eq!(trimmed_mean(&mut xs), 1.0);
+        // Fewer than 20 calls: none left out, the plain mean.
+        let mut few = vec![3.0, 1.0, 2.0];
+        assert_eq!(trimmed_mean(&mut few), 2.0);
+        // A schedule that stalls in 1 call of 4 still pays for 4 of its 5 stalls.
+        let mut stalls: Vec<f64> = (0..20)
+            .map(|i| if i % 4 == 0 { 9.0 } else { 1.0 })
+            .collect();
+        assert_eq!(trimmed_mean(&mut stalls), (15.0 + 4.0 * 9.0) / 19.0);
+        assert_eq!(trimmed_mean(&mut []), f64::INFINITY);
     }
 }
