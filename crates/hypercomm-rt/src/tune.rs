@@ -194,6 +194,23 @@ fn bucket(bytes: usize) -> usize {
     (log.clamp(MIN_LOG, MAX_LOG) - MIN_LOG) as usize
 }
 
+/// This rank's input and output lengths of `collective` on `k` ranks, `m` per block.
+fn buffer_lens(collective: Collective, k: u32, me: u32, m: usize) -> (u64, u64) {
+    (
+        collective.in_len(k, m as u64, me),
+        collective.out_len(k, m as u64, me),
+    )
+}
+
+/// The timed calls per candidate at a size of `bytes`: fewer for larger messages, about
+/// 256 KiB moved per candidate, at least 3 and at most 100 (their trimmed mean), after
+/// a fifth as many untimed: sub-µs calls need many to rise above a preempted one (with
+/// at most 30, 2-rank all-reduce of 128 B picked recursive doubling in some runs and
+/// native in others). A schedule picked from fewer than 30 is confirmed (`measure`).
+fn timed_calls(bytes: usize) -> u32 {
+    (262_144 / bytes).clamp(3, 100) as u32
+}
+
 fn bucket_bytes(b: usize) -> usize {
     1usize << (MIN_LOG as usize + b)
 }
@@ -406,10 +423,7 @@ impl<X: Transport> Comm<X> {
                 commutative: key.commutative,
                 alias: None,
             };
-            let (in_len, out_len) = (
-                collective.in_len(k, m as u64, me),
-                collective.out_len(k, m as u64, me),
-            );
+            let (in_len, out_len) = buffer_lens(collective, k, me, m);
             // Every rank decides alike: by the largest buffers any rank holds.
             let most = (0..k)
                 .map(|r| collective.in_len(k, m as u64, r) + collective.out_len(k, m as u64, r))
@@ -422,12 +436,7 @@ impl<X: Transport> Comm<X> {
             let best = self.selector.ranked(call, CANDIDATES);
             let input = vec![T::zeroed(); in_len as usize];
             let mut output = vec![T::zeroed(); out_len as usize];
-            // Fewer iterations for larger messages: about 256 KiB moved per candidate,
-            // at least 3 and at most 100 timed calls (their trimmed mean), after iters / 5 untimed:
-            // sub-µs calls need many to rise above a preempted one (with at most 30,
-            // 2-rank all-reduce of 128 B picked recursive doubling in some runs and
-            // native in others).
-            let iters = (262_144 / bytes).clamp(3, 100) as u32;
+            let iters = timed_calls(bytes);
             let slots: Vec<Algo<'_>> = std::iter::once(Algo::Named(NATIVE))
                 .chain(best.iter().map(|a| Algo::Named(a.name)))
                 .collect();
@@ -464,6 +473,49 @@ impl<X: Transport> Comm<X> {
                 _ => Pick::Model,
             }
         });
+        // A schedule picked from few calls (the larger sizes) runs again beside native,
+        // with CONFIRM times the calls, and stays picked only if it measures at most
+        // MARGIN of native again: with 3 calls from 128 KiB, schedules measured at most
+        // 0.95 of native ran at 1.06–1.10 of it (2-rank broadcast of 128 KiB,
+        // all-to-all of 64 and 128 KiB). Every rank holds the same agreed picks, so
+        // all confirm the same sizes.
+        const CONFIRM: u32 = 4;
+        let confirm: Vec<(usize, &'static str)> = (0..BUCKETS)
+            .filter_map(|b| match picks[b] {
+                Pick::Named(name)
+                    if agreed[b * SLOTS].is_finite() && timed_calls(bucket_bytes(b)) < 30 =>
+                {
+                    Some((b, name))
+                }
+                _ => None,
+            })
+            .collect();
+        if !confirm.is_empty() {
+            let mut again = vec![f64::INFINITY; 2 * confirm.len()];
+            for (j, &(b, name)) in confirm.iter().enumerate() {
+                let m = bucket_bytes(b).div_ceil(key.elem_bytes).max(1);
+                let (in_len, out_len) = buffer_lens(collective, k, me, m);
+                let input = vec![T::zeroed(); in_len as usize];
+                let mut output = vec![T::zeroed(); out_len as usize];
+                let pair = [Algo::Named(NATIVE), Algo::Named(name)];
+                let calls = CONFIRM * timed_calls(bucket_bytes(b));
+                let got = self.time_calls(collective, &input, &mut output, op, &pair, calls)?;
+                again[2 * j..2 * j + 2].copy_from_slice(&got);
+            }
+            let mut agreed_again = vec![0.0f64; again.len()];
+            self.all_reduce_into(
+                &again,
+                &mut agreed_again,
+                &Op::max(),
+                Algo::Named("recursive-doubling"),
+            )?;
+            for (j, &(b, _)) in confirm.iter().enumerate() {
+                let (native, ours) = (agreed_again[2 * j], agreed_again[2 * j + 1]);
+                if ours > MARGIN * native {
+                    picks[b] = Pick::Native;
+                }
+            }
+        }
         // A size too large to measure here takes the pick of the largest measured one
         // below it (the model alone picked 5× slower than native for an 8-rank
         // all-gather of 4 MiB, past the buffer cap).
