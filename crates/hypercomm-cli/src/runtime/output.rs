@@ -52,8 +52,15 @@ pub fn gbps(tau: f64) -> String {
 
 /// The calibration in one line.
 pub fn calibration_line(c: &CalibrationInfo) -> String {
+    let bands = match c.bands.len() {
+        0 => String::new(),
+        n => format!(
+            ", corrected in {n} size bands from {}",
+            size(c.bands[0].from as usize)
+        ),
+    };
     format!(
-        "β = {}, τ = {:.4e} s/B ({})",
+        "β = {}, τ = {:.4e} s/B{bands} ({})",
         secs(c.beta),
         c.tau,
         c.source

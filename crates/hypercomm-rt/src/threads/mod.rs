@@ -468,6 +468,22 @@ pub fn block(rank: Rank, n: usize, k: u32) -> usize {
     rank as usize * n / k as usize
 }
 
+/// What the prediction knows of how this backend runs `ranks` ranks: with a CPU per
+/// rank ([`Config::ranks_have_cpus`]), a message of at least [`SHARED_COPY_FROM`] bytes
+/// is copied by two cores (the sender that helps is running); with fewer CPUs than
+/// ranks (those the backend places ranks on, within the process's quota), the ranks of
+/// a CPU take turns.
+pub fn execution(ranks: u32) -> crate::predict::Execution {
+    let placed = cpu_count();
+    let cpus = placed.min(std::thread::available_parallelism().map_or(placed, |n| n.get()));
+    crate::predict::Execution {
+        shared_copy_from: Config::new(ranks)
+            .ranks_have_cpus()
+            .then_some(SHARED_COPY_FROM as u64),
+        cpus: (ranks as usize > cpus).then_some(cpus),
+    }
+}
+
 /// The ranks' outcomes, in rank order, and the first rank whose thread could not be
 /// started, if any, with why.
 type Started<T, E> = (Vec<Result<T, Failure<E>>>, Option<(Rank, String)>);
@@ -1062,6 +1078,10 @@ impl Transport for Threads<'_> {
 
     fn size(&self) -> u32 {
         self.shared.size()
+    }
+
+    fn execution(&self) -> crate::predict::Execution {
+        execution(self.size())
     }
 
     unsafe fn post_send(&mut self, to: Rank, tag: Tag, parts: &[Part]) -> Result<()> {

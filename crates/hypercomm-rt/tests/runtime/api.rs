@@ -196,14 +196,8 @@ fn fastest(k: u32, collective: Collective, m: u64, calibration: Calibration) -> 
 fn auto_runs_the_fastest_algorithm_under_the_calibration() {
     for calibration in [
         Calibration::default(),
-        Calibration {
-            beta: 1.0,
-            tau: 0.0,
-        },
-        Calibration {
-            beta: 0.0,
-            tau: 1.0,
-        },
+        Calibration::line(1.0, 0.0),
+        Calibration::line(0.0, 1.0),
     ] {
         let ran = threads::run_with(&config(16).calibration(calibration), |comm| {
             let mut buf = vec![1u32; 4096];
@@ -517,13 +511,7 @@ fn calibration_files_are_read_and_checked() {
     let path = dir.join("calibration");
     std::fs::write(&path, "# measured\nbeta = 3e-6\ntau = 2.5e-10\n").unwrap();
     let c = Calibration::load(&path).unwrap();
-    assert_eq!(
-        c,
-        Calibration {
-            beta: 3e-6,
-            tau: 2.5e-10
-        }
-    );
+    assert_eq!(c, Calibration::line(3e-6, 2.5e-10));
     assert_eq!(c.model(8).tau(), 2e-9);
     std::fs::write(&path, "beta = fast").unwrap();
     let e = Calibration::load(&path).unwrap_err().to_string();
