@@ -222,6 +222,7 @@ pub fn calibrate(args: &CalibrateArgs, io: &mut Io<'_>) -> Result<Outcome, CliEr
         points,
         beta: fitted.beta,
         tau: fitted.tau,
+        bands: fitted.bands.as_slice().to_vec(),
         saved: path.display().to_string(),
     };
     let out = match args.format {
