@@ -496,6 +496,9 @@ mod tests {
             })
             .collect();
         let c = fit(&pts).unwrap();
+        // One line fits every point: no bands, and the file is the one line.
+        assert!(c.bands.is_empty(), "{c:?}");
+        assert!(!file_text(c, "threads", 2, Pattern::Exchange, &pts).contains("band"));
         assert!((c.beta - 2e-6).abs() < 1e-12, "{c:?}");
         assert!((c.tau - 5e-10).abs() < 1e-16, "{c:?}");
     }
@@ -600,22 +603,6 @@ mod tests {
                 p.bytes
             );
         }
-    }
-
-    /// Points that one line fits within the tolerance give no bands: the file is the
-    /// one line, as before.
-    #[test]
-    fn a_line_needs_no_bands() {
-        let pts: Vec<PingPong> = sizes(1 << 20)
-            .into_iter()
-            .map(|b| PingPong {
-                bytes: b,
-                time: 2e-6 + 5e-10 * b as f64,
-            })
-            .collect();
-        let c = fit(&pts).unwrap();
-        assert!(c.bands.is_empty(), "{c:?}");
-        assert!(!file_text(c, "threads", 2, Pattern::Exchange, &pts).contains("band"));
     }
 
     /// A file written before bands (the one line) parses as one line: no bands, and
