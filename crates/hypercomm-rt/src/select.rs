@@ -90,10 +90,17 @@ pub struct Band {
 
 /// The bands of a [`Calibration`], by increasing `from` (a fixed array, so that a
 /// calibration stays `Copy`).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Default, PartialEq)]
 pub struct Bands {
     len: usize,
     at: [Band; MAX_BANDS],
+}
+
+impl std::fmt::Debug for Bands {
+    /// The bands in use only.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.as_slice()).finish()
+    }
 }
 
 impl Bands {
