@@ -10,7 +10,7 @@
 //! a round the largest over the ranks), with three things the papers do not price:
 //! - each message at the (β, τ) of its size's band ([`Calibration::at`]), when the
 //!   calibration has bands (with none it is the one line, and the time is
-//!   [`cost::simulate`]'s exactly);
+//!   [`hypercomm::cost::simulate`]'s exactly);
 //! - the schedule's local copies, at τ per byte on the rank that copies the most;
 //! - what the backend does ([`Execution`]): a large message copied by two cores, ranks
 //!   sharing a CPU taking turns.
@@ -304,7 +304,7 @@ impl<'p> Rounds<'p> {
 /// in each step (rings, exchanges). Not counted: an eager message's copy by its sender
 /// (small messages), and the half of a large message that a sender on another CPU
 /// copies when idle. Ranks are generated one at a time
-/// ([`Schedule::program_into`](hypercomm::schedule::Schedule::program_into)), so memory
+/// ([`Schedule::program_into`]), so memory
 /// is steps × n, not the whole schedule.
 pub fn cpu_shared_time(schedule: &dyn Schedule, price: &Price, n: usize) -> f64 {
     let (k, n) = (schedule.nodes(), n.max(1));
