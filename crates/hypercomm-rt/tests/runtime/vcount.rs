@@ -175,10 +175,7 @@ fn alltoallv_matches_the_reference() {
 /// messages, Bruck's 3 steps (rank 1's block for 0 is position 7) and pairwise's 6.
 #[test]
 fn auto_picks_bruck_and_dimension_exchange_where_fastest() {
-    let beta_only = Calibration {
-        beta: 1.0,
-        tau: 0.0,
-    };
+    let beta_only = Calibration::line(1.0, 0.0);
     let subcube: Vec<usize> = (0..64)
         .map(|x| usize::from(matches!((x / 8) ^ (x % 8), 1..=3)))
         .collect();
