@@ -2,7 +2,9 @@
 # BENCHMARKS.md, "MPI backend against native MPI": `mpirun -n K hypercomm-mpi vs-native`
 # (the same collective through hypercomm's `auto` on the MPI backend and through the MPI
 # library's own MPI_Bcast, MPI_Allgather, MPI_Allreduce, MPI_Alltoall, in the same run;
-# mean µs per call, max over ranks, a barrier before each call), run RUNS times (default
+# per call, max over ranks, a barrier before each call, native and ours taking turns call
+# by call; STAT=median (default: robust to a time slice lost to another process) or mean,
+# OSU's), run RUNS times (default
 # 3) for each K in KS (default "2 4 8"; more ranks than cores run oversubscribed), sizes
 # 8 B to MAX_BYTES (default 4 MiB). Each run starts from an empty home: no calibration
 # file and no tuning file, so `auto` measures its picks in that run, as on a new machine
@@ -12,14 +14,14 @@
 # where), how many sizes exceed 1.05, and the smallest median ratio with the algorithm
 # that ran. With FULL=FILE, every (K, collective, size) row goes to FILE as well.
 #
-# Usage: [MPI=openmpi|mpich] [RUNS=3] [KS="2 4 8"] [ITERS=200] [FULL=file.md] [MPIRUN_FLAGS=...]
+# Usage: [MPI=openmpi|mpich] [STAT=median|mean] [RUNS=3] [KS="2 4 8"] [ITERS=200] [FULL=file.md] [MPIRUN_FLAGS=...]
 #        [SMOKE=1: 8-64 B, 2 runs, 20 iterations, K=2] scripts/bench-table-mpi-vs-native.sh [MAX_BYTES]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/bench-lib.sh
 MAX=${1:-4194304}; RUNS=${RUNS:-3}; KS=${KS:-2 4 8}; ITERS=${ITERS:-200}
 if [ "${SMOKE:-0}" = 1 ]; then MAX=64; RUNS=2; ITERS=20; KS=2; fi
-MPI=${MPI:-openmpi}
+MPI=${MPI:-openmpi}; STAT=${STAT:-median}
 case $MPI in
 openmpi)
     command -v mpirun >/dev/null || { echo "needs Open MPI (mpirun): apt-get install openmpi-bin libopenmpi-dev libclang-dev" >&2; exit 1; }
@@ -40,10 +42,10 @@ for k in $KS; do
         env -u HYPERCOMM_CALIBRATION -u HYPERCOMM_TUNING -u XDG_CACHE_HOME \
             XDG_CONFIG_HOME="$home" HOME="$home" \
             "${MPIRUN[@]}" ${MPIRUN_FLAGS:-} -n "$k" "$BIN" \
-            vs-native --max-bytes "$MAX" --iters "$ITERS" >"$out/run.$k.$r"
+            vs-native --max-bytes "$MAX" --iters "$ITERS" --stat "$STAT" >"$out/run.$k.$r"
     done
 done
-bench_stamp "K = $KS ranks, $RUNS runs each, $VERSION, \`MPI=$MPI scripts/bench-table-mpi-vs-native.sh $MAX\`"
+bench_stamp "K = $KS ranks, $RUNS runs each, $STAT per call, $VERSION, \`MPI=$MPI STAT=$STAT scripts/bench-table-mpi-vs-native.sh $MAX\`"
 bench_smoke_note
 echo
 python3 - "$out" "$RUNS" "$KS" "${FULL:-}" <<'PY'

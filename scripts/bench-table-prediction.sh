@@ -46,7 +46,7 @@ if [ "$MPI" = 1 ]; then
     mpirun -n 2 target/release/hypercomm-mpi calibrate --max-size "$CALIB_MAX" --output "$out/mpi.conf" >&2
     for _ in $(seq "$RUNS"); do
         HYPERCOMM_CALIBRATION="$out/mpi.conf" mpirun -x HYPERCOMM_CALIBRATION -n 2 \
-            target/release/hypercomm-mpi vs-native --max-bytes "$MAX" "${MPI_ITERS[@]}" |
+            target/release/hypercomm-mpi vs-native --max-bytes "$MAX" --stat mean "${MPI_ITERS[@]}" |
             awk -v min="$MIN" 'NF >= 8 && $2 ~ /^[0-9]+$/ && $2 >= min {print "mpi", 2, $1, $8, $2, $7}' >>"$out/rows"
     done
 fi

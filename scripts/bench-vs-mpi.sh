@@ -19,7 +19,7 @@
 #     allreduce. The threads bench counts u8 elements, vs-native u64 elements
 #     (size / 8 of them): the same bytes, hence sizes from 8 B.
 #   - time = mean µs per call, max over ranks (threads: the `max_us` column; vs-native
-#     reports max over ranks), barrier between calls, outside the timed region.
+#     --stat mean, max over ranks), barrier between calls, outside the timed region.
 #   - threads: per (algorithm, size), the median over the repetitions; then the fastest
 #     algorithm per size (with ALGO=all this picks the best of ~10 noisy medians, which
 #     favours threads a little). native: the median over repetitions per size.
@@ -96,7 +96,7 @@ threads() { # op rep
 native() { # op rep
     # shellcheck disable=SC2086
     mpirun $MPIRUN_FLAGS $NATIVE_BARRIER $PIN_NATIVE -n "$K" target/release/hypercomm-mpi vs-native \
-        --ops "$1" --max-bytes "$MAX" >"$OUT/native.$1.$2.txt"
+        --ops "$1" --max-bytes "$MAX" --stat mean >"$OUT/native.$1.$2.txt"
 }
 
 echo "# $(date -u +%FT%TZ), K=$K, sizes 8..$MAX B, ALGO=$ALGO, BARRIER=$BARRIER, PIN=${PIN:-1}, FIBERS=${FIBERS:-1}, REPS=$REPS, load: $(cut -d' ' -f1-3 /proc/loadavg)" >&2

@@ -69,7 +69,7 @@ echo "scripts/test.sh: MPI backend built and tested in $(($(date +%s) - mpi_star
 # Debian installs MPICH beside Open MPI (`mpicc.mpich`, `mpirun.mpich`; the unsuffixed
 # names stay Open MPI's). rsmpi finds the library through MPICC; a separate target
 # directory keeps the two builds apart. Every algorithm against MPICH's own collectives
-# on 1, 2, 3 and 5 ranks (the variable-count ones, gatherv … reduce-scatterv, against
+# on 1, 2, 3, 5 and 8 ranks (the variable-count ones, gatherv … reduce-scatterv, against
 # MPICH's MPI_*v on random counts with zeros, included), the sub-communicator, request
 # and persistent example against MPICH's own on the same ranks, and a failing rank must
 # make mpirun exit non-zero.
@@ -85,7 +85,7 @@ if command -v mpicc.mpich >/dev/null && command -v mpirun.mpich >/dev/null; then
         cargo build --release --locked -p hypercomm-mpi --bin hypercomm-mpi --example subcomm
     bin=target/mpich/release/hypercomm-mpi
     export UCX_LOG_LEVEL=error # MPICH's UCX warns of notices a finished rank never read
-    for k in 1 2 3 5; do
+    for k in 1 2 3 5 8; do
         out=$(timeout 600 mpirun.mpich -n "$k" "$bin" check)
         grep -q "^checked .* 0 mismatched" <<<"$out" || {
             echo "scripts/test.sh: MPICH check on $k ranks failed:" >&2

@@ -604,8 +604,9 @@ pub struct BenchArgs {
     pub in_place: bool,
     /// Also time the persistent form of each algorithm (`plan_*` once, then its
     /// `run` per call: MPI-4's `MPI_Allreduce_init` and `MPI_Start`), in the same run
-    /// beside the plain call, with the ratio persistent / plain. The fixed-count
-    /// collectives but p2p and download; not with --in-place or `native`.
+    /// beside the plain call, with the ratio persistent / plain. Every collective but
+    /// p2p and download (the variable-count ones with the counts drawn for each size,
+    /// fixed when planned); not with --in-place or `native`.
     #[arg(long)]
     pub persistent: bool,
     /// The barrier between two timed calls (each rank times its call from its own exit

@@ -80,20 +80,10 @@ fn backend_name(config: &threads::Config) -> &'static str {
     }
 }
 
-/// What the prediction knows of how the threads backend runs `config`: with a CPU per
-/// rank, a large message is copied by two cores (the sender that would help is
-/// running); with fewer CPUs than ranks, the ranks of a CPU take turns.
+/// What the prediction knows of how the threads backend runs `config`
+/// ([`threads::execution`], what its `auto` ranks by too).
 fn execution(config: &threads::Config) -> Execution {
-    // The CPUs the backend places ranks on (fibers, bound threads), in blocks, within
-    // the process's quota.
-    let placed = threads::cpu_count();
-    let cpus = placed.min(std::thread::available_parallelism().map_or(placed, |n| n.get()));
-    Execution {
-        shared_copy_from: config
-            .ranks_have_cpus()
-            .then_some(threads::SHARED_COPY_FROM as u64),
-        cpus: (config.ranks as usize > cpus).then_some(cpus),
-    }
+    threads::execution(config.ranks)
 }
 
 /// `hypercomm run`.
@@ -232,6 +222,7 @@ pub fn calibrate(args: &CalibrateArgs, io: &mut Io<'_>) -> Result<Outcome, CliEr
         points,
         beta: fitted.beta,
         tau: fitted.tau,
+        bands: fitted.bands.as_slice().to_vec(),
         saved: path.display().to_string(),
     };
     let out = match args.format {

@@ -1709,6 +1709,9 @@ fn bench_persistent_puts_the_planned_call_beside_the_plain_one() {
         ("broadcast", "binomial,auto"),
         ("gather", "auto"),
         ("reduce-scatter", "auto"),
+        // Counts drawn from the size, fixed when planned.
+        ("alltoallv", "auto,pairwise"),
+        ("gatherv", "auto"),
     ] {
         let mut a = base.to_vec();
         a.extend(["--op", op, "--algo", algos, "--format", "json"]);
@@ -1784,18 +1787,16 @@ fn bench_persistent_refuses_what_has_no_plan() {
         a.extend(extra);
         a
     };
-    bad(
-        &with(&["--op", "alltoallv"]),
-        &[
-            "--persistent",
-            "alltoallv has no persistent form",
-            "allreduce",
-            "broadcast",
-        ],
-    );
+    // The valid ones listed, the variable-count ones among them.
     bad(
         &with(&["--op", "p2p", "--src", "0", "--dst", "2"]),
-        &["--persistent", "p2p has no persistent form"],
+        &[
+            "--persistent",
+            "p2p has no persistent form",
+            "allreduce",
+            "alltoallv",
+            "broadcast",
+        ],
     );
     bad(
         &with(&["--op", "allreduce", "--in-place"]),
@@ -1805,4 +1806,70 @@ fn bench_persistent_refuses_what_has_no_plan() {
         &with(&["--op", "allreduce", "--algo", "native"]),
         &["--persistent", "native"],
     );
+}
+
+/// Issue 20: `auto` ranks by the prediction `bench` prints. Under a calibration with
+/// per-size bands, on 4 ranks, at every size, the algorithm `auto` ran has the least
+/// `predicted_us` among every algorithm `--algo all` prints (ties within rounding). The
+/// tuning is off, so `auto` is the model's pick.
+#[test]
+fn auto_runs_the_algorithm_bench_predicts_fastest() {
+    let calib = scratch("auto-is-bench-argmin").join("c.conf");
+    std::fs::write(
+        &calib,
+        "beta = 2.75e-7\ntau = 8.79e-11\nband = 1 2.5e-7 5e-11\n\
+         band = 16384 3e-6 1.5e-10\nband = 262144 -2e-5 9e-11\n",
+    )
+    .unwrap();
+    let tuning_off = Path::new("off");
+    let env = [
+        ("HYPERCOMM_CALIBRATION", calib.as_path()),
+        ("HYPERCOMM_TUNING", tuning_off),
+    ];
+    for op in ["broadcast", "allgather", "alltoall"] {
+        let rows = |algo: &str| -> Vec<Value> {
+            let a = [
+                "bench",
+                "--ranks",
+                "4",
+                "--op",
+                op,
+                "--algo",
+                algo,
+                "--min-size",
+                "1024",
+                "--max-size",
+                "1048576",
+                "--iters",
+                "1",
+                "--warmup",
+                "0",
+                "--format",
+                "json",
+            ];
+            let r = hc_env(&a, &env);
+            assert_eq!(r.code, 0, "{a:?}: {}", r.err);
+            r.json()["rows"].as_array().unwrap().clone()
+        };
+        let (auto, all) = (rows("auto"), rows("all"));
+        for a in &auto {
+            let size = a["size"].as_u64().unwrap();
+            let pred = a["predicted_us"].as_f64().unwrap();
+            let best = all
+                .iter()
+                .filter(|r| r["size"].as_u64() == Some(size))
+                .filter_map(|r| Some((r["predicted_us"].as_f64()?, r["algo"].clone())))
+                .fold(
+                    (f64::INFINITY, Value::Null),
+                    |b, r| if r.0 < b.0 { r } else { b },
+                );
+            assert!(
+                pred <= best.0 * (1.0 + 1e-9),
+                "{op} {size} B: auto ran {} at {pred} µs predicted, {} predicts {} µs",
+                a["algo"],
+                best.1,
+                best.0
+            );
+        }
+    }
 }

@@ -975,8 +975,10 @@ fn example_bucket_sort_on_mpi() {
 /// Issue 24: sub-communicators (split against `MPI_Comm_split`'s ranks and sizes,
 /// `MPI_Comm_split_type`'s node communicators, rows and columns used interleaved with
 /// the parent's calls and requests in flight), non-blocking requests (completed out of
-/// order, polled with `test`, one dropped unfinished) and persistent plans, each result
-/// against native MPI, on 1, 2, 3, 5 and 8 ranks (`examples/subcomm.rs`). The first
+/// order, polled with `test`, one dropped unfinished) and persistent plans, of the
+/// fixed-count calls and of the variable-count ones (every algorithm, random counts with
+/// zeros), each result against native MPI, on 1, 2, 3, 5 and 8 ranks
+/// (`examples/subcomm.rs`). The first
 /// versions hung on 2 ranks: the sub-communicators were freed with their peers'
 /// departure notices still on their way (`src/leave.rs`).
 #[test]

@@ -94,7 +94,8 @@ impl<X: Transport> Comm<X> {
     /// A communicator over `transport` on `complete:size`, choosing with `calibration`.
     pub fn new(transport: X, calibration: Calibration) -> Self {
         let topology = Topology::complete(transport.size());
-        let selector = Selector::new(topology, transport.rank(), calibration);
+        let execution = transport.execution();
+        let selector = Selector::new(topology, transport.rank(), calibration, execution);
         Comm {
             transport,
             selector,

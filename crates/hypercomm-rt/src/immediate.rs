@@ -3,6 +3,9 @@
 //! collective and returns a [`Request`] at once; [`Request::wait`] returns what the
 //! blocking call would have returned ([`Ran`], or its error: a failed peer, a timeout),
 //! and [`Request::test`] says whether it is done without waiting.
+//! The variable-count calls have theirs: [`Comm::immediate_gatherv_into`],
+//! [`Comm::immediate_scatterv_into`], [`Comm::immediate_all_gatherv_into`],
+//! [`Comm::immediate_all_to_allv_into`] and [`Comm::immediate_reduce_scatter_into`].
 //!
 //! # How they progress
 //!
@@ -394,5 +397,135 @@ impl<X: Detach> Comm<X> {
         X::Detached: 'scope,
     {
         self.immediate(scope, |c| c.barrier_with(Barrier::default()))
+    }
+}
+
+/// The variable-count collectives ([`Comm::gatherv_into`] and the rest), non-blocking: the same arguments, every buffer and count list borrowed until the
+/// scope ends. A wrong count or buffer is reported at `wait`, as the blocking call
+/// reports it.
+///
+/// ```
+/// use hypercomm_rt::{threads, Algo, Op};
+/// let counts = [2, 0, 1]; // rank 1 contributes nothing
+/// let got = threads::run(3, |comm| {
+///     let r = comm.rank() as usize;
+///     let mine = vec![r as u32 + 1; counts[r]];
+///     let (mut all, mut sums) = (vec![0u32; 3], vec![0u32; counts[r]]);
+///     let ones = vec![1u32; 3];
+///     let plus = Op::sum();
+///     std::thread::scope(|s| {
+///         let a = comm.immediate_all_gatherv_into(s, &mine, &mut all, &counts, Algo::Auto)?;
+///         let b = comm.immediate_reduce_scatter_into(s, &ones, &mut sums, &counts, &plus, Algo::Auto)?;
+///         b.wait()?; // in another order than started
+///         a.wait()
+///     })?;
+///     Ok::<_, hypercomm_rt::Error>((all, sums))
+/// }).unwrap();
+/// assert_eq!(got[0], (vec![1, 1, 3], vec![3, 3]));
+/// assert_eq!(got[2], (vec![1, 1, 3], vec![3]));
+/// ```
+impl<X: Detach> Comm<X> {
+    /// Non-blocking [`Comm::gatherv_into`] (rsmpi's `immediate_gather_varcount_into`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn immediate_gatherv_into<'scope, 'env, T>(
+        &mut self,
+        scope: &'scope Scope<'scope, 'env>,
+        root: Rank,
+        send: &'scope [T],
+        recv: Option<&'scope mut [T]>,
+        counts: &'scope [usize],
+        algo: Algo<'scope>,
+    ) -> Result<Request<'scope>>
+    where
+        T: Pod + Send + Sync,
+        X: 'scope,
+        X::Detached: 'scope,
+    {
+        self.immediate(scope, move |c| {
+            c.gatherv_into(root, send, recv, counts, algo)
+        })
+    }
+
+    /// Non-blocking [`Comm::scatterv_into`] (rsmpi's `immediate_scatter_varcount_into`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn immediate_scatterv_into<'scope, 'env, T>(
+        &mut self,
+        scope: &'scope Scope<'scope, 'env>,
+        root: Rank,
+        send: Option<&'scope [T]>,
+        recv: &'scope mut [T],
+        counts: &'scope [usize],
+        algo: Algo<'scope>,
+    ) -> Result<Request<'scope>>
+    where
+        T: Pod + Send + Sync,
+        X: 'scope,
+        X::Detached: 'scope,
+    {
+        self.immediate(scope, move |c| {
+            c.scatterv_into(root, send, recv, counts, algo)
+        })
+    }
+
+    /// Non-blocking [`Comm::all_gatherv_into`] (rsmpi's
+    /// `immediate_all_gather_varcount_into`).
+    pub fn immediate_all_gatherv_into<'scope, 'env, T>(
+        &mut self,
+        scope: &'scope Scope<'scope, 'env>,
+        send: &'scope [T],
+        recv: &'scope mut [T],
+        counts: &'scope [usize],
+        algo: Algo<'scope>,
+    ) -> Result<Request<'scope>>
+    where
+        T: Pod + Send + Sync,
+        X: 'scope,
+        X::Detached: 'scope,
+    {
+        self.immediate(scope, move |c| c.all_gatherv_into(send, recv, counts, algo))
+    }
+
+    /// Non-blocking [`Comm::all_to_allv_into`] (rsmpi's
+    /// `immediate_all_to_all_varcount_into`): the count matrix, when the algorithm needs
+    /// it, is exchanged on the request's own communicator too.
+    #[allow(clippy::too_many_arguments)]
+    pub fn immediate_all_to_allv_into<'scope, 'env, T>(
+        &mut self,
+        scope: &'scope Scope<'scope, 'env>,
+        send: &'scope [T],
+        send_counts: &'scope [usize],
+        recv: &'scope mut [T],
+        recv_counts: &'scope [usize],
+        algo: Algo<'scope>,
+    ) -> Result<Request<'scope>>
+    where
+        T: Pod + Send + Sync,
+        X: 'scope,
+        X::Detached: 'scope,
+    {
+        self.immediate(scope, move |c| {
+            c.all_to_allv_into(send, send_counts, recv, recv_counts, algo)
+        })
+    }
+
+    /// Non-blocking [`Comm::reduce_scatter_into`] (MPI's `MPI_Ireduce_scatter`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn immediate_reduce_scatter_into<'scope, 'env, T>(
+        &mut self,
+        scope: &'scope Scope<'scope, 'env>,
+        send: &'scope [T],
+        recv: &'scope mut [T],
+        counts: &'scope [usize],
+        op: &'scope Op<'scope, T>,
+        algo: Algo<'scope>,
+    ) -> Result<Request<'scope>>
+    where
+        T: Pod + Send + Sync,
+        X: 'scope,
+        X::Detached: 'scope,
+    {
+        self.immediate(scope, move |c| {
+            c.reduce_scatter_into(send, recv, counts, op, algo)
+        })
     }
 }

@@ -203,6 +203,7 @@ pub mod exec;
 pub mod immediate;
 pub mod op;
 pub mod persistent;
+pub mod predict;
 pub mod select;
 pub mod split;
 pub mod threads;

@@ -63,7 +63,9 @@ type SliceFn<T> = fn(&mut [T], &[T]);
 type ElementFn<'f, T> = Box<dyn Fn(&T, &T) -> T + Send + Sync + 'f>;
 
 enum Combine<'f, T> {
-    Slices(SliceFn<T>),
+    /// A built-in: its slice function and which built-in it is (for a backend's own
+    /// reductions, found without comparing names on every call).
+    Slices(SliceFn<T>, crate::transport::Builtin),
     Elements(ElementFn<'f, T>),
 }
 
@@ -89,7 +91,7 @@ impl<T> std::fmt::Debug for Op<'_, T> {
 }
 
 macro_rules! builtin {
-    ($trait:ident, $($name:ident => $f:ident, $doc:literal);*) => {
+    ($trait:ident, $($name:ident => $f:ident, $b:ident, $doc:literal);*) => {
         impl<T: $trait> Op<'static, T> {$(
             #[doc = $doc]
             pub fn $name() -> Self {
@@ -98,20 +100,24 @@ macro_rules! builtin {
                         *d = T::$f(*d, *s);
                     }
                 }
-                Op { combine: Combine::Slices(slices::<T>), commutative: true, name: stringify!($name) }
+                Op {
+                    combine: Combine::Slices(slices::<T>, crate::transport::Builtin::$b),
+                    commutative: true,
+                    name: stringify!($name),
+                }
             }
         )*}
     };
 }
 builtin!(Arith,
-    sum => add, "Sum (wrapping for integers).";
-    product => mul, "Product (wrapping for integers).";
-    min => min, "Minimum.";
-    max => max, "Maximum.");
+    sum => add, Sum, "Sum (wrapping for integers).";
+    product => mul, Product, "Product (wrapping for integers).";
+    min => min, Min, "Minimum.";
+    max => max, Max, "Maximum.");
 builtin!(Bits,
-    bit_and => and, "Bitwise and.";
-    bit_or => or, "Bitwise or.";
-    bit_xor => xor, "Bitwise exclusive or.");
+    bit_and => and, BitAnd, "Bitwise and.";
+    bit_or => or, BitOr, "Bitwise or.";
+    bit_xor => xor, BitXor, "Bitwise exclusive or.");
 
 impl<'f, T: Pod> Op<'f, T> {
     /// A user operator that is associative and commutative: algorithms may combine in
@@ -136,16 +142,9 @@ impl<'f, T: Pod> Op<'f, T> {
 
     /// The built-in this operator is, if it is one (for a backend's own reductions).
     pub(crate) fn builtin(&self) -> Option<crate::transport::Builtin> {
-        use crate::transport::Builtin;
-        match (&self.combine, self.name) {
-            (Combine::Slices(_), "sum") => Some(Builtin::Sum),
-            (Combine::Slices(_), "product") => Some(Builtin::Product),
-            (Combine::Slices(_), "min") => Some(Builtin::Min),
-            (Combine::Slices(_), "max") => Some(Builtin::Max),
-            (Combine::Slices(_), "bit_and") => Some(Builtin::BitAnd),
-            (Combine::Slices(_), "bit_or") => Some(Builtin::BitOr),
-            (Combine::Slices(_), "bit_xor") => Some(Builtin::BitXor),
-            _ => None,
+        match self.combine {
+            Combine::Slices(_, b) => Some(b),
+            Combine::Elements(_) => None,
         }
     }
 
@@ -157,7 +156,7 @@ impl<'f, T: Pod> Op<'f, T> {
     /// `a ⊕ b`.
     pub fn apply(&self, a: &T, b: &T) -> T {
         match &self.combine {
-            Combine::Slices(f) => {
+            Combine::Slices(f, _) => {
                 let mut d = [*a];
                 f(&mut d, std::slice::from_ref(b));
                 d[0]
@@ -170,7 +169,7 @@ impl<'f, T: Pod> Op<'f, T> {
     pub(crate) fn combine(&self, dst: &mut [T], other: &[T], other_left: bool) {
         debug_assert_eq!(dst.len(), other.len());
         match &self.combine {
-            Combine::Slices(f) => f(dst, other),
+            Combine::Slices(f, _) => f(dst, other),
             Combine::Elements(f) if other_left => {
                 for (d, o) in dst.iter_mut().zip(other) {
                     *d = f(o, d);

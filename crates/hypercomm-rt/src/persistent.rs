@@ -6,9 +6,13 @@
 //! no look-up and no schedule building: what is left per call is the executor's
 //! (posting, waiting, copying, combining) and a check of the buffers' lengths.
 //! [`Persistent::start`] runs it without blocking ([`crate::immediate`]).
+//! The variable-count collectives have persistent forms too, with their counts fixed
+//! when planned (MPI-4's `MPI_Alltoallv_init`): [`Comm::plan_gatherv`],
+//! [`Comm::plan_scatterv`], [`Comm::plan_all_gatherv`], [`Comm::plan_all_to_allv`] and
+//! [`Comm::plan_reduce_scatter`], each a [`Persistent`] as the others.
 //!
 //! A backend may also make requests for the plan's messages once
-//! ([`Transport::persist`]; [`Persistent::staged`] tells): MPI does for plans of small
+//! ([`Transport::persist`]; [`Persistent::staged`] tells): MPI does for fixed-count plans of small
 //! messages (each message gets a buffer and a fixed tag, and a run posts a step's
 //! requests and waits once, with no probe), so that on MPI `plan_*` is collective, like
 //! `MPI_Allreduce_init`. Runs on that communicator use them; elsewhere (`start`'s
@@ -72,6 +76,28 @@ pub struct Persistent<'f, T> {
 }
 
 impl<'f, T: Pod> Persistent<'f, T> {
+    /// The persistent call of this rank's `plan`, which runs as `ran` says (a
+    /// fixed-count `plan_*` or a variable-count one, `plan_gatherv`, …), on the
+    /// backend's requests made for it when `staged`.
+    pub(crate) fn new(
+        plan: Arc<Plan>,
+        op: Option<Op<'f, T>>,
+        ran: Ran,
+        staged: Option<exec::Staged>,
+    ) -> Self {
+        let expect = plan
+            .first_receive()
+            .map(|(from, elems)| (from, elems as usize * size_of::<T>()));
+        Persistent {
+            plan,
+            op,
+            ran,
+            expect,
+            staged,
+            _elem: PhantomData,
+        }
+    }
+
     /// Elements of this rank's `send` and `recv`.
     pub fn lens(&self) -> (usize, usize) {
         let (i, o) = self.plan.lens();
@@ -130,6 +156,19 @@ impl<'f, T: Pod> Persistent<'f, T> {
     }
 }
 
+/// A persistent call runs a schedule of the registry: `native` is refused.
+pub(crate) fn refuse_native(collective: Collective, algo: Algo<'_>) -> Result<()> {
+    if matches!(algo, Algo::Named(name) if name.eq_ignore_ascii_case(NATIVE)) {
+        return Err(Error::Native {
+            op: collective.kind().to_string(),
+            reason: "a persistent call runs a schedule of the registry; the backend's \
+                     own collective runs through the blocking call"
+                .into(),
+        });
+    }
+    Ok(())
+}
+
 impl<X: Transport> Comm<X> {
     /// Plan one collective of `len` elements ([`crate::persistent`]).
     fn plan_call<'f, T: Pod>(
@@ -142,14 +181,7 @@ impl<X: Transport> Comm<X> {
         if size_of::<T>() == 0 {
             return Err(Error::ZeroSized);
         }
-        if matches!(algo, Algo::Named(name) if name.eq_ignore_ascii_case(NATIVE)) {
-            return Err(Error::Native {
-                op: collective.kind().to_string(),
-                reason: "a persistent call runs a schedule of the registry; the backend's \
-                         own collective runs through the blocking call"
-                    .into(),
-            });
-        }
+        refuse_native(collective, algo)?;
         if let Collective::Broadcast { root }
         | Collective::Scatter { root }
         | Collective::Gather { root }
@@ -180,18 +212,8 @@ impl<X: Transport> Comm<X> {
             steps: plan.program().steps.len(),
             in_place: false,
         };
-        let expect = plan
-            .first_receive()
-            .map(|(from, elems)| (from, elems as usize * size_of::<T>()));
         let staged = exec::stage(&mut self.transport, &plan, size_of::<T>())?;
-        Ok(Persistent {
-            plan,
-            op,
-            ran,
-            expect,
-            staged,
-            _elem: PhantomData,
-        })
+        Ok(Persistent::new(plan, op, ran, staged))
     }
 
     /// A persistent [`Comm::broadcast_into`] of `len` elements from `root`.

@@ -308,6 +308,12 @@ pub trait Transport {
     fn machine_key(&self) -> Option<String> {
         None
     }
+
+    /// What the backend does that the papers' model does not price, for the prediction
+    /// that `Algo::Auto` ranks by ([`crate::predict`]); nothing by default.
+    fn execution(&self) -> crate::predict::Execution {
+        crate::predict::Execution::default()
+    }
 }
 
 /// One message of a persistent plan, for [`Transport::persist`].

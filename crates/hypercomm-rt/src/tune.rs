@@ -8,9 +8,10 @@
 //! a collective (per element size and operator commutativity) times, at every power of
 //! two from 8 B to 4 MiB, native (when the backend has it) and the model's
 //! [`CANDIDATES`] best schedules, the way `hypercomm-mpi vs-native` and OSU do: a barrier,
-//! then one timed call; the mean over the iterations (what a loop of calls costs: a
-//! schedule that is fast in most calls but stalls in some loses to a steady one), the
-//! slowest rank's mean. Every rank
+//! then one timed call, the candidates taking turns call by call; the mean over the
+//! iterations without the slowest [`TRIM`] of them (what a loop of calls costs, short of
+//! the calls that lost a time slice to another process: a schedule that is fast in most
+//! calls but stalls in many loses to a steady one), the slowest rank's. Every rank
 //! takes the same pick from the agreed times (an all-reduce of their maximum), so every
 //! rank runs the same algorithm without further talk. A schedule is picked over native
 //! only when it measured at most [`MARGIN`] of native's time: noise then cannot make
@@ -57,6 +58,20 @@ pub const CANDIDATES: usize = 3;
 
 /// A schedule is picked over native only at or below this fraction of native's time.
 pub const MARGIN: f64 = 0.95;
+
+/// The share of the slowest timed calls each measurement leaves out (rounded down):
+/// 1 of 20 and more.
+pub const TRIM: f64 = 0.05;
+
+/// The mean of `xs` without its slowest [`TRIM`] share (sorts `xs`); infinity for none.
+fn trimmed_mean(xs: &mut [f64]) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    let keep = xs.len() - (xs.len() as f64 * TRIM) as usize;
+    if keep == 0 {
+        return f64::INFINITY;
+    }
+    xs[..keep].iter().sum::<f64>() / keep as f64
+}
 
 /// Pick codes broadcast by rank 0: an index into the registry's fitting algorithms, or
 /// one of these.
@@ -149,6 +164,8 @@ pub struct Tuned {
 pub(crate) struct Tuner {
     pub policy: Tuning,
     picks: FxHashMap<Key, [Pick; BUCKETS]>,
+    /// The picks of the last key looked up: a loop of the same call skips the map.
+    last: Option<(Key, [Pick; BUCKETS])>,
     pub reports: Vec<Tuned>,
 }
 
@@ -175,6 +192,23 @@ fn bucket(bytes: usize) -> usize {
         }
     };
     (log.clamp(MIN_LOG, MAX_LOG) - MIN_LOG) as usize
+}
+
+/// This rank's input and output lengths of `collective` on `k` ranks, `m` per block.
+fn buffer_lens(collective: Collective, k: u32, me: u32, m: usize) -> (u64, u64) {
+    (
+        collective.in_len(k, m as u64, me),
+        collective.out_len(k, m as u64, me),
+    )
+}
+
+/// The timed calls per candidate at a size of `bytes`: fewer for larger messages, about
+/// 256 KiB moved per candidate, at least 3 and at most 100 (their trimmed mean), after
+/// a fifth as many untimed: sub-µs calls need many to rise above a preempted one (with
+/// at most 30, 2-rank all-reduce of 128 B picked recursive doubling in some runs and
+/// native in others). A schedule picked from fewer than 30 is confirmed (`measure`).
+fn timed_calls(bytes: usize) -> u32 {
+    (262_144 / bytes).clamp(3, 100) as u32
 }
 
 fn bucket_bytes(b: usize) -> usize {
@@ -282,12 +316,22 @@ impl<X: Transport> Comm<X> {
         ) {
             return Ok(None);
         }
-        if !self.tuner.picks.contains_key(&key) {
-            let picks = self.tune(collective, key, op)?;
-            self.tuner.picks.insert(key, picks);
-        }
         let b = bucket(len.saturating_mul(key.elem_bytes));
-        Ok(Some(self.tuner.picks[&key][b]))
+        if let Some((last, picks)) = &self.tuner.last {
+            if *last == key {
+                return Ok(Some(picks[b]));
+            }
+        }
+        let picks = match self.tuner.picks.get(&key) {
+            Some(picks) => *picks,
+            None => {
+                let picks = self.tune(collective, key, op)?;
+                self.tuner.picks.insert(key, picks);
+                picks
+            }
+        };
+        self.tuner.last = Some((key, picks));
+        Ok(Some(picks[b]))
     }
 
     /// The picks of `key`: rank 0's file's if it has them all, else measured.
@@ -379,10 +423,7 @@ impl<X: Transport> Comm<X> {
                 commutative: key.commutative,
                 alias: None,
             };
-            let (in_len, out_len) = (
-                collective.in_len(k, m as u64, me),
-                collective.out_len(k, m as u64, me),
-            );
+            let (in_len, out_len) = buffer_lens(collective, k, me, m);
             // Every rank decides alike: by the largest buffers any rank holds.
             let most = (0..k)
                 .map(|r| collective.in_len(k, m as u64, r) + collective.out_len(k, m as u64, r))
@@ -395,18 +436,12 @@ impl<X: Transport> Comm<X> {
             let best = self.selector.ranked(call, CANDIDATES);
             let input = vec![T::zeroed(); in_len as usize];
             let mut output = vec![T::zeroed(); out_len as usize];
-            // Fewer iterations for larger messages: about 256 KiB moved per candidate,
-            // at least 3 and at most 100 timed calls (their mean), one untimed first:
-            // sub-µs calls need many to rise above a preempted one (with at most 30,
-            // 2-rank all-reduce of 128 B picked recursive doubling in some runs and
-            // native in others).
-            let iters = (262_144 / bytes).clamp(3, 100) as u32;
-            let slots = std::iter::once(Algo::Named(NATIVE))
-                .chain(best.iter().map(|a| Algo::Named(a.name)));
-            for (s, algo) in slots.enumerate() {
-                times[b * SLOTS + s] =
-                    self.time_calls(collective, &input, &mut output, op, algo, iters)?;
-            }
+            let iters = timed_calls(bytes);
+            let slots: Vec<Algo<'_>> = std::iter::once(Algo::Named(NATIVE))
+                .chain(best.iter().map(|a| Algo::Named(a.name)))
+                .collect();
+            let got = self.time_calls(collective, &input, &mut output, op, &slots, iters)?;
+            times[b * SLOTS..b * SLOTS + got.len()].copy_from_slice(&got);
             ranked.push(best);
         }
         let mut agreed = vec![0.0f64; times.len()];
@@ -438,6 +473,49 @@ impl<X: Transport> Comm<X> {
                 _ => Pick::Model,
             }
         });
+        // A schedule picked from few calls (the larger sizes) runs again beside native,
+        // with CONFIRM times the calls, and stays picked only if it measures at most
+        // MARGIN of native again: with 3 calls from 128 KiB, schedules measured at most
+        // 0.95 of native ran at 1.06–1.10 of it (2-rank broadcast of 128 KiB,
+        // all-to-all of 64 and 128 KiB). Every rank holds the same agreed picks, so
+        // all confirm the same sizes.
+        const CONFIRM: u32 = 4;
+        let confirm: Vec<(usize, &'static str)> = (0..BUCKETS)
+            .filter_map(|b| match picks[b] {
+                Pick::Named(name)
+                    if agreed[b * SLOTS].is_finite() && timed_calls(bucket_bytes(b)) < 30 =>
+                {
+                    Some((b, name))
+                }
+                _ => None,
+            })
+            .collect();
+        if !confirm.is_empty() {
+            let mut again = vec![f64::INFINITY; 2 * confirm.len()];
+            for (j, &(b, name)) in confirm.iter().enumerate() {
+                let m = bucket_bytes(b).div_ceil(key.elem_bytes).max(1);
+                let (in_len, out_len) = buffer_lens(collective, k, me, m);
+                let input = vec![T::zeroed(); in_len as usize];
+                let mut output = vec![T::zeroed(); out_len as usize];
+                let pair = [Algo::Named(NATIVE), Algo::Named(name)];
+                let calls = CONFIRM * timed_calls(bucket_bytes(b));
+                let got = self.time_calls(collective, &input, &mut output, op, &pair, calls)?;
+                again[2 * j..2 * j + 2].copy_from_slice(&got);
+            }
+            let mut agreed_again = vec![0.0f64; again.len()];
+            self.all_reduce_into(
+                &again,
+                &mut agreed_again,
+                &Op::max(),
+                Algo::Named("recursive-doubling"),
+            )?;
+            for (j, &(b, _)) in confirm.iter().enumerate() {
+                let (native, ours) = (agreed_again[2 * j], agreed_again[2 * j + 1]);
+                if ours > MARGIN * native {
+                    picks[b] = Pick::Native;
+                }
+            }
+        }
         // A size too large to measure here takes the pick of the largest measured one
         // below it (the model alone picked 5× slower than native for an 8-rank
         // all-gather of 4 MiB, past the buffer cap).
@@ -449,32 +527,58 @@ impl<X: Transport> Comm<X> {
         Ok(picks)
     }
 
-    /// This rank's mean time of one call of `algo` (a barrier before each), or
-    /// infinity when `algo` refuses the call here (native without a native collective,
-    /// or for this type or operator); the same refusal happens on every rank.
+    /// This rank's time of one call of each of `algos`, in order: the mean over `iters`
+    /// timed calls with the slowest [`TRIM`] of them left out, or infinity for an
+    /// algorithm that refuses the call here (native without a native collective, or for
+    /// this type or operator; the same refusal happens on every rank). The algorithms
+    /// take turns call by call (a barrier before each, iters / 5 untimed rounds first), so a
+    /// change of load during the measurement weighs on all of them alike; leaving out
+    /// the slowest few calls drops the ones that lost a time slice to another process,
+    /// while a schedule that stalls often still pays for it.
     fn time_calls<T: Pod>(
         &mut self,
         collective: Collective,
         input: &[T],
         output: &mut [T],
         op: Option<&Op<'_, T>>,
-        algo: Algo<'_>,
+        algos: &[Algo<'_>],
         iters: u32,
-    ) -> Result<f64> {
-        let mut total = std::time::Duration::ZERO;
-        for i in 0..=iters {
-            self.barrier()?;
-            let t = Instant::now();
-            match self.call_once(collective, input, output, op, algo) {
-                Ok(()) => {}
-                Err(Error::Native { .. }) => return Ok(f64::INFINITY),
-                Err(e) => return Err(e),
-            }
-            if i > 0 {
-                total += t.elapsed();
+    ) -> Result<Vec<f64>> {
+        let mut calls: Vec<Vec<f64>> = vec![Vec::with_capacity(iters as usize); algos.len()];
+        let mut refused = vec![false; algos.len()];
+        // Untimed rounds first: a library's first calls between two peers are slower
+        // (Open MPI's shared-memory transport gives a pair its fast path after 16
+        // messages): with one untimed call, a 2-rank all-reduce of 8 B measured
+        // recursive doubling at most 0.95 of native in 2 of 6 runs, and then ran at 2×.
+        let warm = (iters / 5).max(1);
+        let n = algos.len();
+        for i in 0..warm + iters {
+            // Who goes first rotates, so no algorithm always follows the same one.
+            for a in (0..n).map(|j| (j + i as usize) % n) {
+                let algo = algos[a];
+                if refused[a] {
+                    continue;
+                }
+                self.barrier()?;
+                let t = Instant::now();
+                match self.call_once(collective, input, output, op, algo) {
+                    Ok(()) => {}
+                    Err(Error::Native { .. }) => {
+                        refused[a] = true;
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                }
+                if i >= warm {
+                    calls[a].push(t.elapsed().as_secs_f64());
+                }
             }
         }
-        Ok(total.as_secs_f64() / f64::from(iters))
+        Ok(calls
+            .iter_mut()
+            .zip(&refused)
+            .map(|(xs, &no)| if no { f64::INFINITY } else { trimmed_mean(xs) })
+            .collect())
     }
 
     /// One call of `collective` through the public entry points (root and operator as
@@ -587,5 +691,21 @@ mod tests {
         for b in 0..BUCKETS {
             assert_eq!(bucket(bucket_bytes(b)), b);
         }
+    }
+
+    #[test]
+    fn the_trimmed_mean_leaves_out_the_slowest_twentieth() {
+        // 19 calls of 1 and one preempted call of 1000: the preempted one is left out.
+        let mut xs: Vec<f64> = std::iter::repeat_n(1.0, 19).chain([1000.0]).collect();
+        assert_eq!(trimmed_mean(&mut xs), 1.0);
+        // Fewer than 20 calls: none left out, the plain mean.
+        let mut few = vec![3.0, 1.0, 2.0];
+        assert_eq!(trimmed_mean(&mut few), 2.0);
+        // A schedule that stalls in 1 call of 4 still pays for 4 of its 5 stalls.
+        let mut stalls: Vec<f64> = (0..20)
+            .map(|i| if i % 4 == 0 { 9.0 } else { 1.0 })
+            .collect();
+        assert_eq!(trimmed_mean(&mut stalls), (15.0 + 4.0 * 9.0) / 19.0);
+        assert_eq!(trimmed_mean(&mut []), f64::INFINITY);
     }
 }

@@ -1,6 +1,8 @@
 //! The variable-count collectives (MPI's `*v` forms): [`Comm::gatherv_into`],
 //! [`Comm::scatterv_into`], [`Comm::all_gatherv_into`], [`Comm::all_to_allv_into`] and
-//! [`Comm::reduce_scatter_into`].
+//! [`Comm::reduce_scatter_into`]; their persistent forms, counts fixed when planned
+//! ([`Comm::plan_gatherv`], …, [`Comm::plan_reduce_scatter`]), here too, and their
+//! non-blocking ones in [`crate::immediate`] ([`Comm::immediate_gatherv_into`], …).
 //!
 //! **Counts and displacements.** Counts are `&[usize]`, one per rank, in elements;
 //! displacements are implied contiguous: rank r's block starts where rank r − 1's ends
@@ -45,6 +47,7 @@ use crate::comm::Comm;
 use crate::error::{Error, Result};
 use crate::exec::{Buffers, Plan};
 use crate::op::Op;
+use crate::persistent::{refuse_native, Persistent};
 use crate::select::{Algo, Ran, NATIVE};
 use crate::transport::{Elem, NativeCall, Transport};
 
@@ -68,13 +71,12 @@ fn to_u64(c: &[usize]) -> Vec<u64> {
     c.iter().map(|&x| x as u64).collect()
 }
 
-/// What one variable-count call passes to [`Comm::varcount`].
-struct VCall<'a, 'o, T> {
+/// What decides a variable-count call's plan, besides the algorithm and the element
+/// type: the blocking, non-blocking and persistent forms all start from it.
+struct VSpec<'a> {
     collective: Collective,
     counts: Counts,
-    input: &'a [T],
-    output: &'a mut [T],
-    op: Option<&'a Op<'o, T>>,
+    commutative: bool,
     /// This rank's send and receive counts, as MPI's native call takes them.
     native: (&'a [usize], &'a [usize]),
 }
@@ -108,29 +110,17 @@ impl<X: Transport> Comm<X> {
         counts: &[usize],
         algo: Algo,
     ) -> Result<Ran> {
-        self.check_root(root)?;
-        let me = self.rank();
+        let spec = self.spec(Collective::Gatherv { root }, counts, true)?;
         let output = match recv {
             Some(r) => r,
-            None if me == root => {
+            None if self.rank() == root => {
                 return Err(Error::RootBuffer(format!(
                     "rank {root} is the root: it must pass Some(recv)"
                 )))
             }
             None => &mut [],
         };
-        let call = VCall {
-            collective: Collective::Gatherv { root },
-            counts: Counts::PerRank(to_u64(counts)),
-            input: send,
-            output,
-            op: None,
-            native: (
-                counts.get(me as usize..me as usize + 1).unwrap_or(&[]),
-                counts,
-            ),
-        };
-        self.varcount(call, algo)
+        self.varcount(spec, send, output, None, algo)
     }
 
     /// Scatterv (`MPI_Scatterv`): rank r's `recv` gets `counts[r]` elements of the
@@ -159,29 +149,17 @@ impl<X: Transport> Comm<X> {
         counts: &[usize],
         algo: Algo,
     ) -> Result<Ran> {
-        self.check_root(root)?;
-        let me = self.rank();
+        let spec = self.spec(Collective::Scatterv { root }, counts, true)?;
         let input = match send {
             Some(s) => s,
-            None if me == root => {
+            None if self.rank() == root => {
                 return Err(Error::RootBuffer(format!(
                     "rank {root} is the root: it must pass Some(send)"
                 )))
             }
             None => &[],
         };
-        let call = VCall {
-            collective: Collective::Scatterv { root },
-            counts: Counts::PerRank(to_u64(counts)),
-            input,
-            output: recv,
-            op: None,
-            native: (
-                counts,
-                counts.get(me as usize..me as usize + 1).unwrap_or(&[]),
-            ),
-        };
-        self.varcount(call, algo)
+        self.varcount(spec, input, recv, None, algo)
     }
 
     /// Allgatherv (`MPI_Allgatherv`): every rank's `recv` (Σ counts elements) gets
@@ -208,16 +186,8 @@ impl<X: Transport> Comm<X> {
         counts: &[usize],
         algo: Algo,
     ) -> Result<Ran> {
-        let me = self.rank() as usize;
-        let call = VCall {
-            collective: Collective::Allgatherv,
-            counts: Counts::PerRank(to_u64(counts)),
-            input: send,
-            output: recv,
-            op: None,
-            native: (counts.get(me..me + 1).unwrap_or(&[]), counts),
-        };
-        self.varcount(call, algo)
+        let spec = self.spec(Collective::Allgatherv, counts, true)?;
+        self.varcount(spec, send, recv, None, algo)
     }
 
     /// Alltoallv (`MPI_Alltoallv`): this rank sends `send_counts[j]` elements to rank
@@ -251,37 +221,8 @@ impl<X: Transport> Comm<X> {
         recv_counts: &[usize],
         algo: Algo,
     ) -> Result<Ran> {
-        let k = self.size() as usize;
-        for (what, c) in [("send_counts", send_counts), ("recv_counts", recv_counts)] {
-            if c.len() != k {
-                return Err(bad(format!(
-                    "alltoallv's {what} needs one count per rank, {k}, got {}",
-                    c.len()
-                )));
-            }
-        }
-        let matrix = match algo {
-            // MPI takes this rank's row and column as they are.
-            Algo::Named(n) if n.eq_ignore_ascii_case(NATIVE) => Counts::Matrix(vec![]),
-            // A direct schedule's program on this rank reads only its row and column:
-            // no exchange (a count that disagrees with its peer's is a length mismatch
-            // at the receiver). The store-and-forward ones (`bruck`,
-            // `dimension-exchange`, `mtadea`) carry other ranks' blocks: they need the
-            // whole matrix.
-            Algo::Named(n) if algorithms::vcount::alltoallv_reads_own_counts_only(n) => {
-                self.local_matrix(send_counts, recv_counts)?
-            }
-            _ => self.count_matrix(send_counts, recv_counts)?,
-        };
-        let call = VCall {
-            collective: Collective::Alltoallv,
-            counts: matrix,
-            input: send,
-            output: recv,
-            op: None,
-            native: (send_counts, recv_counts),
-        };
-        self.varcount(call, algo)
+        let spec = self.alltoallv_spec(send_counts, recv_counts, algo)?;
+        self.varcount(spec, send, recv, None, algo)
     }
 
     /// Reduce-scatter with per-rank counts (`MPI_Reduce_scatter`): every rank's `send`
@@ -311,21 +252,70 @@ impl<X: Transport> Comm<X> {
         op: &Op<'_, T>,
         algo: Algo,
     ) -> Result<Ran> {
-        let call = VCall {
-            collective: Collective::ReduceScatterv,
-            counts: Counts::PerRank(to_u64(counts)),
-            input: send,
-            output: recv,
-            op: Some(op),
-            native: (&[], counts),
-        };
-        self.varcount(call, algo)
+        let spec = self.spec(Collective::ReduceScatterv, counts, op.is_commutative())?;
+        self.varcount(spec, send, recv, Some(op), algo)
     }
 
-    fn check_root(&self, root: Rank) -> Result<()> {
-        Collective::Gatherv { root }
-            .check_ranks(self.size())
-            .map_err(Error::from)
+    /// The spec of a call with one count per rank (`counts`, the same on every rank):
+    /// the root checked, and MPI's send and receive counts of this rank.
+    fn spec<'a>(
+        &self,
+        collective: Collective,
+        counts: &'a [usize],
+        commutative: bool,
+    ) -> Result<VSpec<'a>> {
+        collective.check_ranks(self.size())?;
+        let me = self.rank() as usize;
+        let mine = counts.get(me..me + 1).unwrap_or(&[]);
+        let native = match collective {
+            Collective::Scatterv { .. } => (counts, mine),
+            Collective::ReduceScatterv => (&[][..], counts),
+            _ => (mine, counts),
+        };
+        Ok(VSpec {
+            collective,
+            counts: Counts::PerRank(to_u64(counts)),
+            commutative,
+            native,
+        })
+    }
+
+    /// The spec of an alltoallv: this rank's row and column of the count matrix, the
+    /// whole matrix exchanged and checked when `algo` needs it (see the module's doc).
+    fn alltoallv_spec<'a>(
+        &mut self,
+        send_counts: &'a [usize],
+        recv_counts: &'a [usize],
+        algo: Algo,
+    ) -> Result<VSpec<'a>> {
+        let k = self.size() as usize;
+        for (what, c) in [("send_counts", send_counts), ("recv_counts", recv_counts)] {
+            if c.len() != k {
+                return Err(bad(format!(
+                    "alltoallv's {what} needs one count per rank, {k}, got {}",
+                    c.len()
+                )));
+            }
+        }
+        let counts = match algo {
+            // MPI takes this rank's row and column as they are.
+            Algo::Named(n) if n.eq_ignore_ascii_case(NATIVE) => Counts::Matrix(vec![]),
+            // A direct schedule's program on this rank reads only its row and column:
+            // no exchange (a count that disagrees with its peer's is a length mismatch
+            // at the receiver). The store-and-forward ones (`bruck`,
+            // `dimension-exchange`, `mtadea`) carry other ranks' blocks: they need the
+            // whole matrix.
+            Algo::Named(n) if algorithms::vcount::alltoallv_reads_own_counts_only(n) => {
+                self.local_matrix(send_counts, recv_counts)?
+            }
+            _ => self.count_matrix(send_counts, recv_counts)?,
+        };
+        Ok(VSpec {
+            collective: Collective::Alltoallv,
+            counts,
+            commutative: true,
+            native: (send_counts, recv_counts),
+        })
     }
 
     /// The k × k matrix as this rank sees it: its row and its column, zeros elsewhere.
@@ -366,29 +356,49 @@ impl<X: Transport> Comm<X> {
         Ok(Counts::Matrix(rows))
     }
 
-    /// Check the counts and buffers, choose the algorithm, build this rank's plan and
-    /// run it (or MPI's own call).
-    fn varcount<T: Pod>(&mut self, call: VCall<'_, '_, T>, algo: Algo) -> Result<Ran> {
+    /// Check the counts and buffers, choose the algorithm, build this rank's plan (or
+    /// find it cached) and run it (or MPI's own call).
+    fn varcount<T: Pod>(
+        &mut self,
+        spec: VSpec<'_>,
+        input: &[T],
+        output: &mut [T],
+        op: Option<&Op<'_, T>>,
+        algo: Algo,
+    ) -> Result<Ran> {
+        if matches!(algo, Algo::Named(n) if n.eq_ignore_ascii_case(NATIVE)) {
+            return self.varcount_native(spec, input, output, op);
+        }
+        let (ran, plan) = self.vplan::<T>(spec, algo)?;
+        let (in_len, out_len) = plan.lens();
+        check_len("the send buffer", input.len(), in_len as u64)?;
+        check_len("the receive buffer", output.len(), out_len as u64)?;
+        self.execute(&plan, Buffers::new(input, output), op)?;
+        self.last = Some(ran);
+        Ok(ran)
+    }
+
+    /// This rank's plan of `spec` for elements of `T` under `algo` (not `native`): the
+    /// one cached for the same call (collective, counts, algorithm, element size,
+    /// commutativity), or chosen, built and cached now.
+    fn vplan<T: Pod>(&mut self, spec: VSpec<'_>, algo: Algo) -> Result<(Ran, Arc<Plan>)> {
         if size_of::<T>() == 0 {
             return Err(Error::ZeroSized);
         }
         let (k, me) = (self.size(), self.rank());
-        let kind = call.collective.kind();
-        if matches!(algo, Algo::Named(n) if n.eq_ignore_ascii_case(NATIVE)) {
-            return self.varcount_native(call);
-        }
+        let kind = spec.collective.kind();
         if let Algo::Shaped { name, .. } = algo {
             return Err(Error::Library(LibError::InvalidParameter {
                 what: "--algo",
                 reason: format!("`{name}` takes a shape; no variable-count algorithm does"),
             }));
         }
-        call.counts.check(kind, k)?;
+        spec.counts.check(kind, k)?;
         let topology = self.topology();
-        let commutative = call.op.map_or(true, |o| o.is_commutative());
+        let commutative = spec.commutative;
         let key = VKey {
-            collective: call.collective,
-            counts: call.counts,
+            collective: spec.collective,
+            counts: spec.counts,
             algo: match algo {
                 Algo::Named(name) => name.into(),
                 _ => "".into(),
@@ -396,23 +406,18 @@ impl<X: Transport> Comm<X> {
             elem_bytes: size_of::<T>(),
             commutative,
         };
+        // A call made before (same collective, counts, algorithm, element size) runs
+        // the plan built then: no choice, no schedule, no plan built per call.
+        if let Some((ran, plan)) = self.selector.vplans.get(&key) {
+            return Ok((*ran, Arc::clone(plan)));
+        }
         let problem = Problem {
             topology: &topology,
-            collective: call.collective,
+            collective: spec.collective,
             len: key.counts.mean(),
             commutative,
             counts: Some(&key.counts),
         };
-        check_len("the send buffer", call.input.len(), problem.in_len(me))?;
-        check_len("the receive buffer", call.output.len(), problem.out_len(me))?;
-        // A call made before (same collective, counts, algorithm, element size) runs
-        // the plan built then: no choice, no schedule, no plan built per call.
-        if let Some((ran, plan)) = self.selector.vplans.get(&key) {
-            let (ran, plan) = (*ran, Arc::clone(plan));
-            self.execute(&plan, Buffers::new(call.input, call.output), call.op)?;
-            self.last = Some(ran);
-            return Ok(ran);
-        }
         let (name, auto, schedule) = match algo {
             Algo::Named(name) => {
                 let a = algorithms::lookup(&topology, kind, name)?;
@@ -445,8 +450,8 @@ impl<X: Transport> Comm<X> {
             }
             Algo::Shaped { .. } => unreachable!("refused above"),
         };
-        let plan = Plan::new(schedule.program(me), k, call.input.len(), call.output.len())?;
-        self.execute(&plan, Buffers::new(call.input, call.output), call.op)?;
+        let lens = (problem.in_len(me) as usize, problem.out_len(me) as usize);
+        let plan = Arc::new(Plan::new(schedule.program(me), k, lens.0, lens.1)?);
         let ran = Ran {
             op: kind,
             algorithm: name,
@@ -454,9 +459,8 @@ impl<X: Transport> Comm<X> {
             steps: schedule.steps(),
             in_place: false,
         };
-        self.selector.vplans.put(key, ran, Arc::new(plan));
-        self.last = Some(ran);
-        Ok(ran)
+        self.selector.vplans.put(key, ran, Arc::clone(&plan));
+        Ok((ran, plan))
     }
 
     /// `Algo::Auto`: the fastest fitting algorithm under the calibration's model, with
@@ -489,15 +493,24 @@ impl<X: Transport> Comm<X> {
     }
 
     /// MPI's own `MPI_Gatherv`, … ([`Transport::native`]).
-    fn varcount_native<T: Pod>(&mut self, call: VCall<'_, '_, T>) -> Result<Ran> {
-        let kind = call.collective.kind();
+    fn varcount_native<T: Pod>(
+        &mut self,
+        spec: VSpec<'_>,
+        input: &[T],
+        output: &mut [T],
+        op: Option<&Op<'_, T>>,
+    ) -> Result<Ran> {
+        if size_of::<T>() == 0 {
+            return Err(Error::ZeroSized);
+        }
+        let kind = spec.collective.kind();
         let k = self.size() as usize;
-        let (send_counts, recv_counts) = call.native;
+        let (send_counts, recv_counts) = spec.native;
         let sum = |c: &[usize]| c.iter().sum::<usize>();
         // The lengths MPI will read and write on this rank.
         let me = self.rank();
-        let root = call.collective.root().unwrap_or(0);
-        let (want_counts, want_in, want_out) = match call.collective {
+        let root = spec.collective.root().unwrap_or(0);
+        let (want_counts, want_in, want_out) = match spec.collective {
             Collective::Gatherv { .. } => (
                 recv_counts.len() == k,
                 send_counts.iter().sum::<usize>(),
@@ -522,20 +535,123 @@ impl<X: Transport> Comm<X> {
                 recv_counts.len().max(send_counts.len())
             )));
         }
-        check_len("the send buffer", call.input.len(), want_in as u64)?;
-        check_len("the receive buffer", call.output.len(), want_out as u64)?;
+        check_len("the send buffer", input.len(), want_in as u64)?;
+        check_len("the receive buffer", output.len(), want_out as u64)?;
         let native = NativeCall {
-            collective: call.collective,
+            collective: spec.collective,
             len: 0,
             elem_bytes: size_of::<T>(),
             elem: Elem::of::<T>(),
-            op: call.op.and_then(Op::builtin),
-            input: bytemuck::cast_slice(call.input),
-            output: bytemuck::cast_slice_mut(call.output),
+            op: op.and_then(Op::builtin),
+            input: bytemuck::cast_slice(input),
+            output: bytemuck::cast_slice_mut(output),
             send_counts,
             recv_counts,
         };
         self.run_native(native, false)
+    }
+}
+
+/// The persistent forms (MPI-4's `MPI_Gatherv_init`, `MPI_Alltoallv_init`, …): the
+/// counts are fixed when the call is planned, and [`Persistent::run`] (or
+/// [`Persistent::start`]) runs it as many times as needed with new data, as the
+/// fixed-count plans do ([`crate::persistent`]). Each takes the blocking call's counts
+/// and algorithm; `native` is refused ([`Error::Native`]). A run takes this rank's
+/// `send` and `recv` of [`Persistent::lens`] elements (the ranks without a buffer of a
+/// rooted call pass an empty slice); any other length is
+/// [`Error::BufferLength`], naming the expected one.
+///
+/// ```
+/// use hypercomm_rt::{threads, Algo};
+/// // Rank i sends j + 1 copies of its data to rank j, every run with new data.
+/// let got = threads::run(3, |comm| {
+///     let i = comm.rank() as usize;
+///     let send_counts: Vec<usize> = (0..3).map(|j| j + 1).collect();
+///     let recv_counts = vec![i + 1; 3];
+///     let plan = comm.plan_all_to_allv::<u32>(&send_counts, &recv_counts, Algo::Auto)?;
+///     assert_eq!(plan.lens(), (6, 3 * (i + 1)));
+///     let mut recv = vec![0u32; 3 * (i + 1)];
+///     for run in 0..4 {
+///         let send: Vec<u32> = (0..3).flat_map(|j| vec![(10 * run + i) as u32; j + 1]).collect();
+///         plan.run(comm, &send, &mut recv)?; // no counts exchanged, no schedule built
+///     }
+///     Ok::<_, hypercomm_rt::Error>(recv)
+/// }).unwrap();
+/// assert_eq!(got[1], [30, 30, 31, 31, 32, 32]); // the last run's, from ranks 0, 1, 2
+/// ```
+impl<X: Transport> Comm<X> {
+    /// A persistent [`Comm::gatherv_into`] of `counts` (the same on every rank) to
+    /// `root`.
+    pub fn plan_gatherv<T: Pod>(
+        &mut self,
+        root: Rank,
+        counts: &[usize],
+        algo: Algo,
+    ) -> Result<Persistent<'static, T>> {
+        let spec = self.spec(Collective::Gatherv { root }, counts, true)?;
+        self.plan_v(spec, None, algo)
+    }
+
+    /// A persistent [`Comm::scatterv_into`] of `counts` (the same on every rank) from
+    /// `root`.
+    pub fn plan_scatterv<T: Pod>(
+        &mut self,
+        root: Rank,
+        counts: &[usize],
+        algo: Algo,
+    ) -> Result<Persistent<'static, T>> {
+        let spec = self.spec(Collective::Scatterv { root }, counts, true)?;
+        self.plan_v(spec, None, algo)
+    }
+
+    /// A persistent [`Comm::all_gatherv_into`] of `counts` (the same on every rank).
+    pub fn plan_all_gatherv<T: Pod>(
+        &mut self,
+        counts: &[usize],
+        algo: Algo,
+    ) -> Result<Persistent<'static, T>> {
+        let spec = self.spec(Collective::Allgatherv, counts, true)?;
+        self.plan_v(spec, None, algo)
+    }
+
+    /// A persistent [`Comm::all_to_allv_into`] of this rank's `send_counts` and
+    /// `recv_counts`: collective; the count matrix, when the algorithm needs it, is
+    /// exchanged and checked once, here (a mismatch is
+    /// [`hypercomm::error::Error::BadCounts`] on every rank), never by a run.
+    pub fn plan_all_to_allv<T: Pod>(
+        &mut self,
+        send_counts: &[usize],
+        recv_counts: &[usize],
+        algo: Algo,
+    ) -> Result<Persistent<'static, T>> {
+        refuse_native(Collective::Alltoallv, algo)?;
+        let spec = self.alltoallv_spec(send_counts, recv_counts, algo)?;
+        self.plan_v(spec, None, algo)
+    }
+
+    /// A persistent [`Comm::reduce_scatter_into`] of `counts` (the same on every rank),
+    /// with `op`.
+    pub fn plan_reduce_scatter<'f, T: Pod>(
+        &mut self,
+        counts: &[usize],
+        op: Op<'f, T>,
+        algo: Algo,
+    ) -> Result<Persistent<'f, T>> {
+        let spec = self.spec(Collective::ReduceScatterv, counts, op.is_commutative())?;
+        self.plan_v(spec, Some(op), algo)
+    }
+
+    fn plan_v<'f, T: Pod>(
+        &mut self,
+        spec: VSpec<'_>,
+        op: Option<Op<'f, T>>,
+        algo: Algo,
+    ) -> Result<Persistent<'f, T>> {
+        refuse_native(spec.collective, algo)?;
+        let (ran, plan) = self.vplan::<T>(spec, algo)?;
+        // Not staged: the backend's requests made once are proven on the fixed-count
+        // plans only (`persistent_check`); a variable-count run posts as a plain call.
+        Ok(Persistent::new(plan, op, ran, None))
     }
 }
 

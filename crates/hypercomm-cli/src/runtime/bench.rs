@@ -205,7 +205,8 @@ pub fn bench_rank<X: Transport>(
                     _ => algo,
                 };
                 comm.barrier_with(cfg.barrier)?;
-                Some(super::plan(comm, c, size, cfg.reduce.op::<u8>(), planned)?)
+                let (counts, op) = (counts.as_ref(), cfg.reduce.op::<u8>());
+                Some(super::plan(comm, c, size, counts, op, planned)?)
             } else {
                 None
             };

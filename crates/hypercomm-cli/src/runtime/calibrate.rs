@@ -14,7 +14,9 @@
 //! Medians, not means, so that a rank descheduled on a shared machine does not skew a
 //! size; each size's time is averaged over the pairs. [`fit`] fits `t(n) = β + τ·n` by
 //! least squares on the relative error (each point weighted by 1/t², so the small sizes,
-//! which fix β, count as much as the large ones, which fix τ). At least two sizes are
+//! which fix β, count as much as the large ones, which fix τ); where that line misfits
+//! a point by more than [`BAND_TOLERANCE`], [`bands`] adds per-size corrections (caches,
+//! eager and rendezvous protocols: beyond the seeds' one line). At least two sizes are
 //! measured ([`checked_sizes`]), and a fit with τ ≤ 0 (bandwidth for free) or β < 0 is
 //! not saved ([`fit`]); the runtime refuses such a file too.
 //!
@@ -167,6 +169,11 @@ pub fn average(per_rank: &[Vec<PingPong>]) -> Vec<PingPong> {
 /// β and τ of `t = β + τ·n` by weighted least squares (weights 1/t²: relative error),
 /// unclamped; `None` without two distinct sizes of positive time.
 fn least_squares(points: &[PingPong]) -> Option<(f64, f64)> {
+    least_squares_by(points).map(|(beta, tau, _)| (beta, tau))
+}
+
+/// [`least_squares`] with the weighted sums' `Σw·y / Σw` (β when τ is held at 0).
+fn least_squares_by(points: &[PingPong]) -> Option<(f64, f64, f64)> {
     let (mut sw, mut sx, mut sy, mut sxx, mut sxy) = (0.0, 0.0, 0.0, 0.0, 0.0);
     for p in points.iter().filter(|p| p.time > 0.0) {
         let (x, y) = (p.bytes as f64, p.time);
@@ -182,7 +189,68 @@ fn least_squares(points: &[PingPong]) -> Option<(f64, f64)> {
         return None;
     }
     let tau = (sw * sxy - sx * sy) / det;
-    Some(((sy - tau * sx) / sw, tau))
+    Some(((sy - tau * sx) / sw, tau, sy / sw))
+}
+
+/// A band splits where one line misfits a measured point by more than this (relative).
+pub const BAND_TOLERANCE: f64 = 0.10;
+
+/// The largest relative misfit of `t = beta + tau·n` on `points`.
+pub fn misfit(points: &[PingPong], (beta, tau): (f64, f64)) -> f64 {
+    points
+        .iter()
+        .filter(|p| p.time > 0.0)
+        .map(|p| ((beta + tau * p.bytes as f64) - p.time).abs() / p.time)
+        .fold(0.0, f64::max)
+}
+
+/// The per-size correction of a fit (issue 20; beyond the seeds' one line β + mτ,
+/// [`hypercomm_rt::Calibration`]): none when one line fits every point within
+/// [`BAND_TOLERANCE`]; otherwise bands of consecutive points, each the longest run from
+/// where the last ended whose own least-squares line (τ held at 0 if it came out
+/// negative) fits all its points within the tolerance. Neighbouring bands share their
+/// boundary point, which the later one prices, so every band holds at least two points
+/// and a band reproduces its points within the tolerance (two points exactly, unless
+/// their times fall). The first band starts at the smallest size. A wider tolerance is
+/// tried (×1.5) while the bands are more than [`hypercomm_rt::select::MAX_BANDS`].
+pub fn bands(points: &[PingPong], line: (f64, f64)) -> Vec<hypercomm_rt::select::Band> {
+    use hypercomm_rt::select::{Band, MAX_BANDS};
+    let mut pts: Vec<PingPong> = points.iter().copied().filter(|p| p.time > 0.0).collect();
+    pts.sort_by_key(|p| p.bytes);
+    pts.dedup_by_key(|p| p.bytes);
+    let band_of = |run: &[PingPong]| -> Option<Band> {
+        let (beta, tau, mean) = least_squares_by(run)?;
+        let (beta, tau) = if tau < 0.0 { (mean, 0.0) } else { (beta, tau) };
+        let from = run[0].bytes as u64;
+        let valid = beta.is_finite() && tau.is_finite() && beta + tau * from as f64 > 0.0;
+        valid.then_some(Band { from, beta, tau })
+    };
+    let fits =
+        |run: &[PingPong], tol: f64| band_of(run).filter(|b| misfit(run, (b.beta, b.tau)) <= tol);
+    let mut tol = BAND_TOLERANCE;
+    if pts.len() < 3 || misfit(&pts, line) <= tol {
+        return Vec::new();
+    }
+    loop {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i + 1 < pts.len() {
+            // The longest run from i that one line fits (two points always make a band).
+            let mut j = i + 1;
+            while j + 1 < pts.len() && fits(&pts[i..=j + 1], tol).is_some() {
+                j += 1;
+            }
+            match band_of(&pts[i..=j]) {
+                Some(b) => out.push(b),
+                None => return Vec::new(),
+            }
+            i = j;
+        }
+        if out.len() <= MAX_BANDS {
+            return out;
+        }
+        tol *= 1.5;
+    }
 }
 
 /// What `calibrate` prints when it saves nothing: the path, why, and the measured
@@ -275,7 +343,10 @@ pub fn fit(points: &[PingPong]) -> Result<Calibration, FitError> {
     if !(beta.is_finite() && beta >= 0.0) {
         return Err(FitError::Beta { beta });
     }
-    Ok(Calibration { beta, tau })
+    let mut c = Calibration::line(beta, tau);
+    // `bands` returns only bands that `Bands::new` accepts; none if anything is off.
+    c.bands = hypercomm_rt::select::Bands::new(&bands(points, (beta, tau))).unwrap_or_default();
+    Ok(c)
 }
 
 /// Most repetitions per size of `calibrate --reps`: each rank keeps every repetition's
@@ -348,6 +419,17 @@ pub fn file_text(
         s.push_str(&format!("#   {:>10} B  {:.4e} s\n", p.bytes, p.time));
     }
     s.push_str(&format!("beta = {:e}\ntau = {:e}\n", c.beta, c.tau));
+    if !c.bands.is_empty() {
+        s.push_str(&format!(
+            "# one line misfits these points by up to {:.0}%: per-size bands (band = FROM_BYTES \
+             BETA TAU), each fitting its points within {:.0}%\n",
+            100.0 * misfit(points, (c.beta, c.tau)),
+            100.0 * BAND_TOLERANCE
+        ));
+    }
+    for b in c.bands.as_slice() {
+        s.push_str(&format!("band = {} {:e} {:e}\n", b.from, b.beta, b.tau));
+    }
     s
 }
 
@@ -414,16 +496,16 @@ mod tests {
             })
             .collect();
         let c = fit(&pts).unwrap();
+        // One line fits every point: no bands, and the file is the one line.
+        assert!(c.bands.is_empty(), "{c:?}");
+        assert!(!file_text(c, "threads", 2, Pattern::Exchange, &pts).contains("band"));
         assert!((c.beta - 2e-6).abs() < 1e-12, "{c:?}");
         assert!((c.tau - 5e-10).abs() < 1e-16, "{c:?}");
     }
 
     #[test]
     fn file_text_parses_back() {
-        let c = Calibration {
-            beta: 1.5e-6,
-            tau: 2.5e-10,
-        };
+        let c = Calibration::line(1.5e-6, 2.5e-10);
         let pts = [PingPong {
             bytes: 4,
             time: 1e-6,
@@ -479,5 +561,75 @@ mod tests {
         let line = points(&[(1, 2e-6), (1 << 10, 2.5e-6), (1 << 20, 5e-4)]);
         let c = fit(&line).unwrap();
         assert!(c.beta > 0.0 && c.tau > 0.0, "{c:?}");
+    }
+
+    /// Synthetic one-way times with what one line cannot fit: a cache step (faster per
+    /// byte up to 32 KiB), then a protocol switch at 64 KiB (eager to rendezvous: a
+    /// handshake more, a copy less). The one line misfits them by far more than 30%
+    /// from 1 KiB; the fit's bands reproduce every point from 1 KiB within 30% (within
+    /// the band tolerance, in fact), and the file written and read back prices alike.
+    #[test]
+    fn the_bands_fit_their_own_points_across_a_protocol_switch() {
+        let t = |n: f64| {
+            if n < 32768.0 {
+                2.5e-7 + n * 5e-11
+            } else if n < 65536.0 {
+                3.0e-7 + n * 1.2e-10
+            } else {
+                6.0e-6 + n * 8e-11
+            }
+        };
+        let pts: Vec<PingPong> = sizes(4 << 20)
+            .into_iter()
+            .chain([2048, 8192, 32768, 131072, 524288])
+            .map(|b| PingPong {
+                bytes: b,
+                time: t(b as f64),
+            })
+            .collect();
+        let c = fit(&pts).unwrap();
+        let from_1k: Vec<PingPong> = pts.iter().copied().filter(|p| p.bytes >= 1024).collect();
+        assert!(misfit(&from_1k, (c.beta, c.tau)) > 0.3, "{c:?}");
+        assert!(!c.bands.is_empty());
+        let text = file_text(c, "threads", 2, Pattern::Exchange, &pts);
+        let back = Calibration::parse(&text).unwrap();
+        assert_eq!(back, c, "{text}");
+        for p in &from_1k {
+            let (beta, tau) = back.at(p.bytes as u64);
+            let err = ((beta + tau * p.bytes as f64) - p.time).abs() / p.time;
+            assert!(
+                err <= BAND_TOLERANCE + 1e-9,
+                "{} B: {err} ({text})",
+                p.bytes
+            );
+        }
+    }
+
+    /// A file written before bands (the one line) parses as one line: no bands, and
+    /// every size priced at its β and τ. Bands out of order, or of a negative τ, are
+    /// refused with what is wrong.
+    #[test]
+    fn old_calibration_files_parse_as_one_band() {
+        let old = "# hypercomm calibration of the threads backend: 2 ranks, exchange at 12 sizes\n\
+                   # one-way time t(n) = beta + tau * n (seconds, n in bytes), least squares on the relative error\n\
+                   #            1 B  2.6010e-7 s\n\
+                   beta = 2.75e-7\ntau = 8.79e-11\n";
+        let c = Calibration::parse(old).unwrap();
+        assert_eq!(c, Calibration::line(2.75e-7, 8.79e-11));
+        assert!(c.bands.is_empty());
+        assert_eq!(c.at(1 << 20), (2.75e-7, 8.79e-11));
+        let json = Calibration::parse(r#"{"beta": 2.75e-7, "tau": 8.79e-11}"#).unwrap();
+        assert_eq!(json, c);
+        for (bad, says) in [
+            (
+                "beta = 1e-6\ntau = 1e-9\nband = 100 1e-6 1e-9\nband = 50 1e-6 1e-9",
+                "increase",
+            ),
+            ("beta = 1e-6\ntau = 1e-9\nband = 100 1e-6 -1e-9", "τ ≥ 0"),
+            ("beta = 1e-6\ntau = 1e-9\nband = 100 1e-6", "FROM BETA TAU"),
+        ] {
+            let e = Calibration::parse(bad).unwrap_err().to_string();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
     }
 }

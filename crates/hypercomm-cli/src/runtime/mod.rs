@@ -54,21 +54,22 @@ use std::fmt;
 use std::str::FromStr;
 
 use bytemuck::Pod;
-use hypercomm::algorithms::{self, Algorithm, Packets, Params, Shape};
+use hypercomm::algorithms::{self, Algorithm, Shape};
 use hypercomm::collective::{Collective, OpKind};
-use hypercomm::cost;
 use hypercomm::counts::Counts;
 use hypercomm::error::Error;
 use hypercomm::schedule::Rank;
-use hypercomm::topology::Topology;
-use hypercomm::verify::Problem;
 use hypercomm_rt::op::{Arith, Bits};
-use hypercomm_rt::threads::block;
 use hypercomm_rt::{Algo, Calibration, Comm, Op, Persistent, Ran, Transport};
 use serde::Serialize;
 
 pub use bench::{bench_rank, gather_bench, BenchConfig, BenchReport, BenchRow, RankPoint};
 pub use calibrate::{calibrate_rank, fit, CalibrationSource, PingPong};
+/// The prediction lives in the runtime, which ranks `auto`'s candidates by it.
+pub use hypercomm_rt::predict::{
+    cpu_shared_time, in_place_offset, local_elements, local_elements_by_rank, predict,
+    predict_with, shared_copy_programs, Execution,
+};
 pub use run::{gather_run, run_rank, RankResult, RunConfig, RunReport};
 
 /// Which algorithm a call runs: a registry entry, or `auto`.
@@ -232,15 +233,18 @@ pub struct CalibrationInfo {
     pub tau: f64,
     /// The file it was read from; `None` for the runtime's defaults.
     pub source: Option<String>,
+    /// The per-size bands of the calibration (none: one line).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub bands: Vec<hypercomm_rt::select::Band>,
+    /// The whole calibration.
+    #[serde(skip)]
+    full: Calibration,
 }
 
 impl CalibrationInfo {
     /// The runtime's calibration.
     pub fn calibration(&self) -> Calibration {
-        Calibration {
-            beta: self.beta,
-            tau: self.tau,
-        }
+        self.full
     }
     /// From a calibration and its file.
     pub fn new(c: Calibration, source: Option<String>) -> Self {
@@ -248,6 +252,8 @@ impl CalibrationInfo {
             beta: c.beta,
             tau: c.tau,
             source,
+            bands: c.bands.as_slice().to_vec(),
+            full: c,
         }
     }
 }
@@ -409,20 +415,35 @@ pub fn invoke<T: Pod, X: Transport>(
 }
 
 /// Whether the runtime has a persistent form (`plan_*`, [`hypercomm_rt::persistent`])
-/// of `kind`: the fixed-count collectives but p2p, download and transpose.
+/// of `kind`: every collective but p2p, download and transpose (a variable-count one
+/// with its counts fixed when planned).
 pub fn has_persistent(kind: OpKind) -> bool {
-    !kind.is_varcount() && !matches!(kind, OpKind::P2p | OpKind::Download | OpKind::Transpose)
+    !matches!(kind, OpKind::P2p | OpKind::Download | OpKind::Transpose)
 }
 
-/// Plan `c` with `m` elements per block once ([`has_persistent`]; `plan_*` of
+/// Plan `c` with `m` elements per block, or for a variable-count collective with
+/// `counts` (every count m without), once ([`has_persistent`]; `plan_*` of
 /// [`hypercomm_rt::persistent`]), to run with [`run_planned`].
 pub fn plan<'f, T: Pod, X: Transport>(
     comm: &mut Comm<X>,
     c: Collective,
     m: usize,
+    counts: Option<&Counts>,
     op: Op<'f, T>,
     algo: Algo<'_>,
 ) -> hypercomm_rt::Result<Persistent<'f, T>> {
+    if c.kind().is_varcount() {
+        // Without counts: every count m, as `invoke`.
+        let uniform = Counts::uniform(c.kind(), comm.size(), m as u64);
+        let (send, recv) = usize_counts(counts.unwrap_or(&uniform), comm.rank());
+        return match c {
+            Collective::Gatherv { root } => comm.plan_gatherv(root, &recv, algo),
+            Collective::Scatterv { root } => comm.plan_scatterv(root, &send, algo),
+            Collective::Allgatherv => comm.plan_all_gatherv(&recv, algo),
+            Collective::Alltoallv => comm.plan_all_to_allv(&send, &recv, algo),
+            _ => comm.plan_reduce_scatter(&recv, op, algo),
+        };
+    }
     match c {
         Collective::Broadcast { root } => comm.plan_broadcast(root, m, algo),
         Collective::Scatter { root } => comm.plan_scatter(root, m, algo),
@@ -466,15 +487,6 @@ pub fn has_in_place(kind: OpKind) -> bool {
     )
 }
 
-/// Where rank `r`'s data sits in `out` for the in-place form of `c` with `m` elements
-/// per block: its own block for an all-gather, the start otherwise.
-pub fn in_place_offset(c: Collective, r: Rank, m: usize) -> usize {
-    match c {
-        Collective::Allgather => r as usize * m,
-        _ => 0,
-    }
-}
-
 /// The in-place form of `c` ([`has_in_place`]) on `buf`, which holds the rank's data at
 /// [`in_place_offset`] (a broadcast's root: the whole message).
 pub fn invoke_in_place<T: Pod, X: Transport>(
@@ -492,272 +504,6 @@ pub fn invoke_in_place<T: Pod, X: Transport>(
         Collective::Broadcast { root } => comm.broadcast_into(root, buf, algo),
         other => unreachable!("{other} has no in-place form (refused by config::rt_bench)"),
     }
-}
-
-/// The cost model's time (seconds) of `algo` for `c` on `k` ranks with `len` elements
-/// of `elem_bytes` bytes, under `calibration` (as `Algo::Auto` prices it), plus the
-/// schedule's local copies; `None` if the schedule does not build.
-///
-/// The papers' model, and so the simulator, prices messages only. On a runtime a local
-/// copy (an all-gather's own block from `in` to `out`, MTADEA's final transpose) costs
-/// what a received byte does (on the threads backend both are one `memcpy`), so the
-/// prediction adds the local bytes of the rank with the most, at τ per byte: at 16 MiB
-/// on 2 ranks the all-gather's own-block copy is as long as its one exchange.
-///
-/// With `in_place` (always for a broadcast, which the API runs in place) the form
-/// timed is the in-place one: `in` lies in `out` at [`in_place_offset`], and a local
-/// copy onto itself (the all-gather's own block, a broadcast root's) costs nothing, as
-/// the runtime skips it.
-///
-/// `execution` says what else the backend does that the papers' model does not
-/// ([`Execution`]): copies shared by two cores, ranks sharing CPUs.
-#[allow(clippy::too_many_arguments)]
-pub fn predict(
-    c: Collective,
-    k: u32,
-    len: u64,
-    elem_bytes: usize,
-    algo: &Algorithm,
-    packets: Packets,
-    shape: Option<&Shape>,
-    calibration: Calibration,
-    in_place: bool,
-    execution: Execution,
-) -> Option<f64> {
-    let call = (c, k, len, None);
-    predict_with(
-        call,
-        elem_bytes,
-        algo,
-        packets,
-        shape,
-        calibration,
-        in_place,
-        execution,
-    )
-}
-
-/// [`predict`] of a call `(collective, ranks, len, counts)` with the counts of a
-/// variable-count collective.
-#[allow(clippy::too_many_arguments)]
-pub fn predict_with(
-    (c, k, len, counts): (Collective, u32, u64, Option<&Counts>),
-    elem_bytes: usize,
-    algo: &Algorithm,
-    packets: Packets,
-    shape: Option<&Shape>,
-    calibration: Calibration,
-    in_place: bool,
-    execution: Execution,
-) -> Option<f64> {
-    let topology = hypercomm_rt::topology_for(c.kind(), k)?;
-    let problem = Problem {
-        topology: &topology,
-        collective: c,
-        len,
-        commutative: true,
-        counts,
-    };
-    let model = calibration.model(elem_bytes);
-    let params = Params { packets, model };
-    let schedule = match shape {
-        Some(shape) => algo.build_shaped(&problem, &params, shape),
-        None => algo.build(&problem, &params),
-    }
-    .ok()?;
-    // A broadcast always runs in place (`broadcast_into` takes one buffer).
-    let in_place = in_place || matches!(c, Collective::Broadcast { .. });
-    let alias = |r: Rank| in_place.then(|| in_place_offset(c, r, len as usize) as u64);
-    let local = local_elements_by_rank(schedule.as_ref(), alias);
-    let per_byte = elem_bytes as f64 * calibration.tau;
-    let t = match (execution.shared_copy_from, execution.cpus) {
-        (_, Some(n)) if n > 0 && (n as u64) < u64::from(k) => {
-            let messages = cpu_shared_time(&topology, &model, schedule.as_ref(), n);
-            let mut per_cpu = vec![0u64; n];
-            for (r, l) in local.iter().enumerate() {
-                per_cpu[block(r as Rank, n, k)] += l;
-            }
-            messages + per_cpu.into_iter().max().unwrap_or(0) as f64 * per_byte
-        }
-        (shared, _) => {
-            let messages = match shared {
-                Some(from) => {
-                    let programs = shared_copy_programs(schedule.as_ref(), elem_bytes, from);
-                    cost::simulate_programs(&topology, &programs, schedule.steps(), &model).time
-                }
-                None => cost::simulate(&topology, schedule.as_ref(), &model).time,
-            };
-            messages + local.iter().copied().max().unwrap_or(0) as f64 * per_byte
-        }
-    };
-    Some(if t == 0.0 { 0.0 } else { t })
-}
-
-/// What a backend does that the papers' model does not price, for [`predict`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Execution {
-    /// Messages of at least this many bytes that the receiver and its idle sender copy
-    /// together ([`shared_copy_programs`]): the threads backend, with a CPU per rank
-    /// (`hypercomm_rt::threads::SHARED_COPY_FROM`).
-    pub shared_copy_from: Option<u64>,
-    /// The CPUs the ranks run on, when fewer than the ranks: rank r on CPU ⌊r·n/k⌋ (the
-    /// threads backend's blocks), and ranks that share a CPU run their steps one after
-    /// another ([`cpu_shared_time`]).
-    pub cpus: Option<usize>,
-}
-
-/// The rounds timing of `schedule` when its k ranks share `n` < k CPUs in blocks
-/// (`hypercomm_rt::threads::block`: rank r on CPU ⌊r·n/k⌋). A CPU runs its ranks one after another (one thread runs them as
-/// fibers, or the scheduler time-slices their threads), and the work of a message is
-/// its receiver's copy (the threads backend's receiver copies straight from the
-/// sender's memory while the sender waits, handing its CPU on): so a round costs the
-/// largest, over the CPUs, of the sum of its ranks' receive-side times
-/// ([`cost::step_time`] of the step's receives), where the papers' rounds take the
-/// largest over the ranks of max(send side, receive side). The two agree when every
-/// rank sends what it receives in each step (rings, exchanges). Not counted: an eager
-/// message's copy by its sender (small messages), and the half of a large message that
-/// a sender on another CPU copies when idle. Ranks are generated one at a time
-/// ([`Schedule::program_into`](hypercomm::schedule::Schedule::program_into)), so
-/// memory is steps × n, not the whole schedule.
-pub fn cpu_shared_time(
-    topology: &Topology,
-    model: &cost::model::Model,
-    schedule: &dyn hypercomm::schedule::Schedule,
-    n: usize,
-) -> f64 {
-    use hypercomm::schedule::{Op as IrOp, Program, Step};
-    let (k, n) = (schedule.nodes(), n.max(1));
-    let mut work = vec![0.0f64; schedule.steps() * n];
-    let mut program = Program::default();
-    let mut receives = Step::default();
-    for r in 0..k {
-        schedule.program_into(r, &mut program);
-        let cpu = block(r, n, k);
-        for (s, step) in program.steps.iter().enumerate() {
-            receives.ops.clear();
-            let recvs = step.ops.iter().filter(|op| matches!(op, IrOp::Recv { .. }));
-            receives.ops.extend(recvs.cloned());
-            if !receives.ops.is_empty() {
-                work[s * n + cpu] += cost::step_time(topology, model, r, &receives);
-            }
-        }
-    }
-    work.chunks(n)
-        .map(|cpus| cpus.iter().copied().fold(0.0, f64::max))
-        .sum()
-}
-
-/// The programs of `schedule`, with every message that the threads backend copies on
-/// two cores halved in length, so that the papers' model prices it at `β + (m/2)τ`.
-///
-/// The threads backend (`hypercomm_rt::threads`, its module documentation) lets a
-/// receiver hand half of a rendezvous of at least `from` bytes, one contiguous piece into
-/// one contiguous part, to its sender, which copies it while it waits for its send to be
-/// taken. The sender only helps if it is idle, so a message is halved here when, in its
-/// step, its sender receives nothing and sends nothing else, both ends are one
-/// contiguous region (`count == 1`), and the receive places the data (a combining
-/// receive, `CombineLeft`/`CombineRight`, runs on the receiver alone); and only if every
-/// rank has a CPU, which the caller decides (`None` for `from` in [`predict`]). Steps in
-/// which every rank also receives (a ring's, Bruck's, a dimension exchange's) are priced
-/// as before; one-way steps (a broadcast's, SBA's) are halved.
-pub fn shared_copy_programs(
-    schedule: &dyn hypercomm::schedule::Schedule,
-    elem_bytes: usize,
-    from: u64,
-) -> Vec<hypercomm::schedule::Program> {
-    use hypercomm::schedule::{Action, Op as IrOp, Regions};
-    use std::collections::HashSet;
-    let mut programs: Vec<_> = (0..schedule.nodes()).map(|r| schedule.program(r)).collect();
-    let one_piece = |regions: &Regions| regions.len() == 1 && regions[0].count == 1;
-    let large = |elems: u64| elems.saturating_mul(elem_bytes as u64) >= from;
-    // (step, sender, receiver) of the messages whose sender is idle but for them.
-    let mut idle: HashSet<(usize, Rank, Rank)> = HashSet::new();
-    for p in &programs {
-        for (s, step) in p.steps.iter().enumerate() {
-            let receives = step.ops.iter().any(|op| matches!(op, IrOp::Recv { .. }));
-            let sends: Vec<_> = step
-                .ops
-                .iter()
-                .filter_map(|op| match op {
-                    IrOp::Send { to, from } => Some((to, from)),
-                    _ => None,
-                })
-                .collect();
-            if let [(to, regions)] = sends[..] {
-                if !receives && to.len() == 1 && one_piece(regions) && large(regions[0].len) {
-                    idle.insert((s, p.rank, to[0]));
-                }
-            }
-        }
-    }
-    // The receivers that take such a message as one piece: halve both ends.
-    let mut shared: HashSet<(usize, Rank, Rank)> = HashSet::new();
-    for p in &mut programs {
-        for (s, step) in p.steps.iter_mut().enumerate() {
-            for op in &mut step.ops {
-                if let IrOp::Recv { from, into, action } = op {
-                    let placed = *action == Action::Place;
-                    if placed && one_piece(into) && idle.contains(&(s, *from, p.rank)) {
-                        into[0].len = into[0].len.div_ceil(2);
-                        shared.insert((s, *from, p.rank));
-                    }
-                }
-            }
-        }
-    }
-    for p in &mut programs {
-        for (s, step) in p.steps.iter_mut().enumerate() {
-            for op in &mut step.ops {
-                if let IrOp::Send { to, from } = op {
-                    if to.len() == 1 && shared.contains(&(s, p.rank, to[0])) {
-                        from[0].len = from[0].len.div_ceil(2);
-                    }
-                }
-            }
-        }
-    }
-    programs
-}
-
-/// The elements the schedule copies locally on the rank that copies the most; with
-/// `alias(r) = Some(off)` rank r's `in` lies in its `out` at `off`, and a copy onto
-/// itself is no copy.
-pub fn local_elements(
-    schedule: &dyn hypercomm::schedule::Schedule,
-    alias: impl Fn(Rank) -> Option<u64>,
-) -> u64 {
-    local_elements_by_rank(schedule, alias)
-        .into_iter()
-        .max()
-        .unwrap_or(0)
-}
-
-/// The elements each rank copies locally ([`local_elements`]), in rank order.
-pub fn local_elements_by_rank(
-    schedule: &dyn hypercomm::schedule::Schedule,
-    alias: impl Fn(Rank) -> Option<u64>,
-) -> Vec<u64> {
-    use hypercomm::schedule::{Action, Buf, Op as IrOp};
-    (0..schedule.nodes())
-        .map(|r| {
-            let at = |reg: &hypercomm::schedule::Region| match (reg.buf, alias(r)) {
-                (Buf::In, Some(off)) => (Buf::Out, reg.off + off),
-                _ => (reg.buf, reg.off),
-            };
-            schedule
-                .stream(r)
-                .flat_map(|step| step.ops)
-                .map(|op| match op {
-                    IrOp::Local { from, into, action }
-                        if !(action == Action::Place && at(&from) == at(&into)) =>
-                    {
-                        from.len
-                    }
-                    _ => 0,
-                })
-                .sum::<u64>()
-        })
-        .collect()
 }
 
 /// The registry entry of a name the runtime reported.
@@ -794,318 +540,5 @@ mod tests {
         let e = e.to_string();
         assert!(e.contains("--len") && e.contains("rank 0's input"), "{e}");
         assert_eq!(try_buffer(3, "--len", "x", |i| i * 2).unwrap(), [0, 2, 4]);
-    }
-
-    /// The prediction is the simulator's time plus the busiest rank's local copies at τ
-    /// per byte: for an all-gather, every rank's own block.
-    #[test]
-    fn the_prediction_adds_the_local_copies_at_tau_per_byte() {
-        let calibration = Calibration {
-            beta: 1e-6,
-            tau: 1e-9,
-        };
-        for (k, len) in [(2u32, 1000u64), (3, 7), (4, 1 << 16)] {
-            let topology = Topology::complete(k);
-            let problem = Problem {
-                topology: &topology,
-                collective: Collective::Allgather,
-                len,
-                commutative: true,
-                counts: None,
-            };
-            let algo = algorithms::find(OpKind::Allgather, "ring").unwrap();
-            let model = calibration.model(8);
-            let params = Params {
-                packets: Packets::Count(1),
-                model,
-            };
-            let schedule = algo.build(&problem, &params).unwrap();
-            assert_eq!(local_elements(schedule.as_ref(), |_| None), len, "k {k}");
-            // In place, the own block is already there: nothing to copy.
-            let own = |r: Rank| Some(r as u64 * len);
-            assert_eq!(local_elements(schedule.as_ref(), own), 0, "k {k}");
-            let messages = cost::simulate(&topology, schedule.as_ref(), &model).time;
-            let [got, in_place] = [false, true].map(|in_place| {
-                let at = Packets::Count(1);
-                predict(
-                    Collective::Allgather,
-                    k,
-                    len,
-                    8,
-                    algo,
-                    at,
-                    None,
-                    calibration,
-                    in_place,
-                    Execution::default(),
-                )
-                .unwrap()
-            });
-            assert!((in_place - messages).abs() <= 1e-12 * messages, "k {k}");
-            // A broadcast runs in place: its root's copy onto itself is not priced.
-            let bcast = Collective::Broadcast { root: 0 };
-            let sbt = algorithms::find(OpKind::Broadcast, "binomial").unwrap();
-            let problem = Problem {
-                collective: bcast,
-                ..problem
-            };
-            let s = sbt.build(&problem, &params).unwrap();
-            assert_eq!(local_elements(s.as_ref(), |_| None), len, "the root's copy");
-            let alone = cost::simulate(&topology, s.as_ref(), &model).time;
-            let p = predict(
-                bcast,
-                k,
-                len,
-                8,
-                sbt,
-                Packets::Count(1),
-                None,
-                calibration,
-                false,
-                Execution::default(),
-            );
-            let p = p.unwrap();
-            assert!((p - alone).abs() <= 1e-12 * alone, "k {k}: {p} vs {alone}");
-            let want = messages + len as f64 * 8.0 * 1e-9;
-            assert!((got - want).abs() <= 1e-12 * want, "k {k}: {got} vs {want}");
-        }
-    }
-
-    /// A message its sender waits on alone is priced at half its length once large
-    /// enough: a broadcast of 2L elements (its root and inner nodes only send in their
-    /// steps) costs what one of L costs unshared; an all-gather, whose every rank also
-    /// receives in each step, and a message below the threshold, cost as before.
-    #[test]
-    fn the_prediction_halves_the_messages_an_idle_sender_helps_copy() {
-        let calibration = Calibration {
-            beta: 1e-6,
-            tau: 1e-9,
-        };
-        let p = |c: Collective, name: &str, k: u32, len: u64, from: Option<u64>| {
-            let algo = algorithms::find(c.kind(), name).unwrap();
-            predict(
-                c,
-                k,
-                len,
-                8,
-                algo,
-                Packets::Count(1),
-                None,
-                calibration,
-                false,
-                Execution {
-                    shared_copy_from: from,
-                    cpus: None,
-                },
-            )
-            .unwrap()
-        };
-        let bcast = Collective::Broadcast { root: 0 };
-        // (The linear broadcast sends to one rank a step: its root is idle in each.)
-        for (name, k) in [
-            ("linear", 2),
-            ("linear", 3),
-            ("binomial", 2),
-            ("binomial", 4),
-            ("binomial", 8),
-        ] {
-            let len = 1 << 15; // 256 KiB of u64
-            let shared = p(bcast, name, k, 2 * len, Some(256 << 10));
-            let half = p(bcast, name, k, len, None);
-            assert!(
-                (shared - half).abs() <= 1e-12 * half,
-                "{name} k {k}: {shared} vs {half}"
-            );
-            // Below the threshold (and without one) the whole length is priced.
-            let whole = p(bcast, name, k, 2 * len, None);
-            assert!(whole > shared * 1.5, "{name} k {k}");
-            assert_eq!(
-                p(bcast, name, k, 2 * len, Some(1 << 30)),
-                whole,
-                "{name} k {k}"
-            );
-        }
-        // A binomial reduce places its first step's messages (combined locally after)
-        // and combines the others as they arrive, which the runtime does alone: one step
-        // of log₂k is halved, m/2 elements of τ saved.
-        for k in [2, 4, 8] {
-            let m = 1u64 << 16;
-            let reduce = |from| p(Collective::Reduce { root: 0 }, "binomial", k, m, from);
-            let saved = reduce(None) - reduce(Some(0));
-            let half = (m / 2) as f64 * 8.0 * 1e-9;
-            assert!(
-                (saved - half).abs() <= 1e-9 * half,
-                "reduce k {k}: {saved} vs {half}"
-            );
-        }
-        for (name, k) in [
-            ("ring", 2),
-            ("ring", 5),
-            ("bruck", 5),
-            ("dimension-exchange", 4),
-        ] {
-            let ag = |from| p(Collective::Allgather, name, k, 1 << 16, from);
-            assert_eq!(ag(Some(0)), ag(None), "{name} k {k}");
-        }
-    }
-
-    /// Each condition of [`shared_copy_programs`], on a step built by hand: rank 0
-    /// sends `len` elements to rank 1, which receives them; one change at a time makes
-    /// the message one the runtime copies alone.
-    #[test]
-    fn a_message_is_halved_only_when_the_runtime_shares_its_copy() {
-        use hypercomm::schedule::{Action, Buf, Materialized, Op as IrOp, Program, Region, Step};
-        let len = 1000u64;
-        let whole = Region::new(Buf::In, 0, len);
-        let into = Region::new(Buf::Out, 0, len);
-        // Rank 0's and rank 1's step, and the threshold, give the first message's
-        // length at each end after `shared_copy_programs`.
-        let lens = |send: Vec<IrOp>, recv: Vec<IrOp>, from: u64| {
-            let program = |rank, ops| Program {
-                rank,
-                tmp_len: 0,
-                steps: vec![Step { ops }],
-            };
-            let schedule = Materialized {
-                nodes: 3,
-                steps: 1,
-                programs: vec![program(0, send), program(1, recv), program(2, vec![])],
-            };
-            let p = shared_copy_programs(&schedule, 8, from);
-            let first = |r: usize| p[r].steps[0].ops.first().map_or(0, IrOp::message_len);
-            (first(0), first(1))
-        };
-        let (send, recv) = (IrOp::send(1, whole), IrOp::recv(0, into));
-        let bytes = len * 8;
-        // Shared: halved at both ends, from exactly the threshold on.
-        assert_eq!(
-            lens(vec![send.clone()], vec![recv.clone()], bytes),
-            (500, 500)
-        );
-        assert_eq!(
-            lens(vec![send.clone()], vec![recv.clone()], bytes + 1),
-            (len, len)
-        );
-        // The sender also receives in the step: it is busy, not helping.
-        let busy = vec![send.clone(), IrOp::recv(2, Region::new(Buf::Out, 0, 1))];
-        assert_eq!(lens(busy, vec![recv.clone()], 0), (len, len));
-        // The sender sends another message in the step.
-        let two = vec![send.clone(), IrOp::send(2, whole)];
-        assert_eq!(lens(two, vec![recv.clone()], 0), (len, len));
-        // A multicast: the receivers race for one helper; priced whole.
-        let multicast = vec![IrOp::multicast([1, 2], whole)];
-        assert_eq!(lens(multicast, vec![recv.clone()], 0), (len, len));
-        // The send is two pieces, or strided.
-        let halves = [Region::new(Buf::In, 0, 500), Region::new(Buf::In, 500, 500)];
-        let pieces = IrOp::Send {
-            to: [1].into_iter().collect(),
-            from: halves.into_iter().collect(),
-        };
-        assert_eq!(lens(vec![pieces], vec![recv.clone()], 0), (len, len));
-        let strided = IrOp::send(1, Region::strided(Buf::In, 0, 500, 600, 2));
-        assert_eq!(lens(vec![strided], vec![recv.clone()], 0), (len, len));
-        // The receive is two parts, or combines.
-        let halves = [
-            Region::new(Buf::Out, 0, 500),
-            Region::new(Buf::Out, 500, 500),
-        ];
-        let parts = IrOp::Recv {
-            from: 0,
-            into: halves.into_iter().collect(),
-            action: Action::Place,
-        };
-        assert_eq!(lens(vec![send.clone()], vec![parts], 0), (len, len));
-        for action in [Action::CombineLeft, Action::CombineRight] {
-            let combine = IrOp::Recv {
-                from: 0,
-                into: [into].into_iter().collect(),
-                action,
-            };
-            let got = lens(vec![send.clone()], vec![combine], 0);
-            assert_eq!(got, (len, len), "{action:?}");
-        }
-    }
-
-    /// Ranks sharing CPUs take turns, each CPU copying its ranks' receives one after
-    /// another: with a CPU per rank, exchanges (every rank receiving what it sends)
-    /// time as in the simulator; with 4 ranks on 2 CPUs a ring all-gather takes twice
-    /// as long (and its own-block copies add up per CPU); a binomial broadcast still
-    /// takes two transfers (its second step has one receiver on each CPU); 5 ranks on 2
-    /// CPUs in blocks, {0, 1, 2} and {3, 4}, take three transfers a ring step.
-    #[test]
-    fn ranks_that_share_a_cpu_take_turns() {
-        let calibration = Calibration {
-            beta: 1e-6,
-            tau: 1e-9,
-        };
-        let model = calibration.model(8);
-        let m = 1000u64;
-        let build = |c: Collective, name: &str, k: u32| {
-            let topology = Topology::complete(k);
-            let problem = Problem {
-                topology: &topology,
-                collective: c,
-                len: m,
-                commutative: true,
-                counts: None,
-            };
-            let params = Params {
-                packets: Packets::Count(1),
-                model,
-            };
-            let algo = algorithms::find(c.kind(), name).unwrap();
-            let schedule = algo.build(&problem, &params).unwrap();
-            let rounds = cost::simulate(&topology, schedule.as_ref(), &model).time;
-            (algo, rounds, schedule)
-        };
-        let transfer = 1e-6 + m as f64 * 8.0 * 1e-9;
-        let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * b.max(1e-300);
-        let ag = Collective::Allgather;
-        for (c, name) in [
-            (ag, "ring"),
-            (ag, "bruck"),
-            (Collective::Alltoall, "pairwise"),
-        ] {
-            let (_, rounds, schedule) = build(c, name, 4);
-            let own = cpu_shared_time(&Topology::complete(4), &model, schedule.as_ref(), 4);
-            assert!(close(own, rounds), "{name}: {own} vs {rounds}");
-        }
-        let topology = Topology::complete(4);
-        let (ring, rounds, schedule) = build(ag, "ring", 4);
-        assert!(close(rounds, 3.0 * transfer));
-        let shared = cpu_shared_time(&topology, &model, schedule.as_ref(), 2);
-        assert!(close(shared, 2.0 * rounds), "{shared} vs 2 × {rounds}");
-        let execution = Execution {
-            shared_copy_from: None,
-            cpus: Some(2),
-        };
-        let predicted = predict(
-            ag,
-            4,
-            m,
-            8,
-            ring,
-            Packets::Count(1),
-            None,
-            calibration,
-            false,
-            execution,
-        );
-        // Two ranks' own blocks per CPU, copied at τ per byte.
-        let want = shared + 2.0 * m as f64 * 8.0 * 1e-9;
-        let predicted = predicted.unwrap();
-        assert!(close(predicted, want), "{predicted} vs {want}");
-        let (_, rounds, schedule) = build(Collective::Broadcast { root: 0 }, "binomial", 4);
-        assert!(close(rounds, 2.0 * transfer));
-        let shared = cpu_shared_time(&topology, &model, schedule.as_ref(), 2);
-        assert!(close(shared, 2.0 * transfer), "{shared}");
-        // Blocks of unequal size: the larger decides each round.
-        let (_, _, schedule) = build(ag, "ring", 5);
-        let shared = cpu_shared_time(&Topology::complete(5), &model, schedule.as_ref(), 2);
-        assert!(close(shared, 4.0 * 3.0 * transfer), "{shared}");
-        assert_eq!(
-            (0..5).map(|r| block(r, 2, 5)).collect::<Vec<_>>(),
-            [0, 0, 0, 1, 1]
-        );
     }
 }

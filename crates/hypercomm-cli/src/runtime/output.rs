@@ -52,8 +52,15 @@ pub fn gbps(tau: f64) -> String {
 
 /// The calibration in one line.
 pub fn calibration_line(c: &CalibrationInfo) -> String {
+    let bands = match c.bands.len() {
+        0 => String::new(),
+        n => format!(
+            ", corrected in {n} size bands from {}",
+            size(c.bands[0].from as usize)
+        ),
+    };
     format!(
-        "β = {}, τ = {:.4e} s/B ({})",
+        "β = {}, τ = {:.4e} s/B{bands} ({})",
         secs(c.beta),
         c.tau,
         c.source
@@ -317,6 +324,10 @@ pub struct CalibrationReport {
     pub beta: f64,
     /// Fitted time per byte, seconds.
     pub tau: f64,
+    /// The per-size bands of the fit (none when the one line fits every point within
+    /// [`super::calibrate::BAND_TOLERANCE`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub bands: Vec<hypercomm_rt::select::Band>,
     /// Where it was saved.
     pub saved: String,
 }
@@ -335,20 +346,42 @@ pub fn calibration_text(r: &CalibrationReport) -> String {
         r.backend,
         r.ranks
     );
+    let banded = |bytes: usize| {
+        let band = r.bands.iter().rev().find(|b| b.from <= bytes as u64);
+        band.map(|b| b.beta + b.tau * bytes as f64)
+    };
     let rows: Vec<Vec<String>> = r
         .points
         .iter()
         .map(|p| {
             let fitted = r.beta + r.tau * p.bytes as f64;
-            vec![
+            let mut row = vec![
                 size(p.bytes),
                 secs(p.time),
                 secs(fitted),
                 sig(Some(p.time / fitted), 3),
-            ]
+            ];
+            if !r.bands.is_empty() {
+                let b = banded(p.bytes).unwrap_or(fitted);
+                row.extend([secs(b), sig(Some(p.time / b), 3)]);
+            }
+            row
         })
         .collect();
-    s.push_str(&table(&["size", "measured", "fitted", "ratio"], &rows));
+    let mut head = vec!["size", "measured", "fitted", "ratio"];
+    if !r.bands.is_empty() {
+        head.extend(["banded", "ratio"]);
+    }
+    s.push_str(&table(&head, &rows));
+    if let Some(first) = r.bands.first() {
+        s.push_str(&format!(
+            "# one line misfits by more than {:.0}%: {} size bands from {} (the `banded` \
+             columns), which auto and the predictions use\n",
+            100.0 * super::calibrate::BAND_TOLERANCE,
+            r.bands.len(),
+            size(first.from as usize)
+        ));
+    }
     s.push_str(&block(&[
         ("beta", format!("{:e} s ({})", r.beta, secs(r.beta))),
         ("tau", format!("{:e} s/B ({} GB/s)", r.tau, gbps(r.tau))),

@@ -48,6 +48,9 @@ pub(crate) struct Registry {
     config: Config,
     /// The number of threads running the ranks as fibers, if they are.
     fiber_threads: Option<usize>,
+    /// The CPUs the ranks are placed on and the CPUs the process may use, as the
+    /// launching thread counts them (a rank's thread may be bound to one).
+    cpus: (usize, usize),
     next_id: AtomicU64,
     /// Groups some member has created and not every member joined yet.
     pending: Mutex<HashMap<Key, Arc<Group>>>,
@@ -61,6 +64,7 @@ impl Registry {
         Registry {
             config: config.clone(),
             fiber_threads,
+            cpus: super::cpus(),
             next_id: AtomicU64::new(1),
             pending: Mutex::new(HashMap::new()),
             live: Mutex::new((Vec::new(), Vec::new())),
@@ -69,6 +73,12 @@ impl Registry {
 
     pub(crate) fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// The CPUs the run places its ranks on and those the process may use, as its
+    /// launching thread counted them.
+    pub(crate) fn cpus(&self) -> (usize, usize) {
+        self.cpus
     }
 
     /// The group of `key`, whose members are the run's ranks `world` in order, creating

@@ -468,6 +468,37 @@ pub fn block(rank: Rank, n: usize, k: u32) -> usize {
     rank as usize * n / k as usize
 }
 
+/// What the prediction knows of how this backend runs `ranks` ranks: with a CPU per
+/// rank ([`Config::ranks_have_cpus`]), a message of at least [`SHARED_COPY_FROM`] bytes
+/// is copied by two cores (the sender that helps is running); with fewer CPUs than
+/// ranks (those the backend places ranks on, within the process's quota), the ranks of
+/// a CPU take turns.
+///
+/// Call it on the thread that launches the ranks: a rank's own thread may be bound to
+/// one CPU (the ranks' transports use the count their launch took).
+pub fn execution(ranks: u32) -> crate::predict::Execution {
+    execution_on(ranks, cpus())
+}
+
+/// The CPUs the backend places ranks on (fibers, bound threads, [`cpu_count`]) and the
+/// CPUs the process may use within its quota (`available_parallelism`), as the calling
+/// thread counts them.
+fn cpus() -> (usize, usize) {
+    let placed = cpu_count();
+    let quota = std::thread::available_parallelism().map_or(placed, |n| n.get());
+    (placed, quota)
+}
+
+/// [`execution`] with the counts of [`cpus`].
+fn execution_on(ranks: u32, (placed, quota): (usize, usize)) -> crate::predict::Execution {
+    let cpus = placed.min(quota);
+    crate::predict::Execution {
+        // A CPU per rank (`Config::ranks_have_cpus`).
+        shared_copy_from: (ranks as usize <= quota).then_some(SHARED_COPY_FROM as u64),
+        cpus: (ranks as usize > cpus).then_some(cpus),
+    }
+}
+
 /// The ranks' outcomes, in rank order, and the first rank whose thread could not be
 /// started, if any, with why.
 type Started<T, E> = (Vec<Result<T, Failure<E>>>, Option<(Rank, String)>);
@@ -1062,6 +1093,12 @@ impl Transport for Threads<'_> {
 
     fn size(&self) -> u32 {
         self.shared.size()
+    }
+
+    fn execution(&self) -> crate::predict::Execution {
+        // Counted where the run was launched: this rank's thread may be bound to one CPU.
+        let counts = self.registry.map_or_else(cpus, |r| r.cpus());
+        execution_on(self.size(), counts)
     }
 
     unsafe fn post_send(&mut self, to: Rank, tag: Tag, parts: &[Part]) -> Result<()> {

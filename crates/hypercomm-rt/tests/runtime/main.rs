@@ -8,6 +8,7 @@ mod harness;
 mod reference;
 mod tuning;
 mod vcount;
+mod vcount_async;
 
 /// Run `f` on a thread that may use at most two CPUs (Linux; elsewhere any), so that
 /// three ranks or more outnumber the CPUs on any machine and `Config::fibers` engages

@@ -11,10 +11,10 @@ use hypercomm_rt::{threads, Algo, Calibration, Op, Ran};
 
 use crate::reference::{Mat2, Rng};
 
-const RANKS: [u32; 5] = [1, 2, 3, 5, 8];
+pub(crate) const RANKS: [u32; 5] = [1, 2, 3, 5, 8];
 
 /// Random counts with zeros: k per rank (or k × k), each 0 with probability 3/8.
-fn counts(rng: &mut Rng, n: usize) -> Vec<usize> {
+pub(crate) fn counts(rng: &mut Rng, n: usize) -> Vec<usize> {
     (0..n)
         .map(|_| match rng.next() % 8 {
             0..=2 => 0,
@@ -24,13 +24,13 @@ fn counts(rng: &mut Rng, n: usize) -> Vec<usize> {
 }
 
 /// Element `i` of rank `r`'s input.
-fn el(r: u32, i: usize) -> u64 {
+pub(crate) fn el(r: u32, i: usize) -> u64 {
     ((r as u64) << 32) | i as u64
 }
 
 /// The algorithms to run for `op` on k ranks: every registered one that fits
 /// `complete:k` (the hypercube ones on 2^n ranks), and `auto`.
-fn algos(op: OpKind, k: u32) -> Vec<&'static str> {
+pub(crate) fn algos(op: OpKind, k: u32) -> Vec<&'static str> {
     let mut v: Vec<&'static str> = fitting(&Topology::complete(k), op)
         .into_iter()
         .map(|a| a.name)
@@ -40,7 +40,7 @@ fn algos(op: OpKind, k: u32) -> Vec<&'static str> {
     v
 }
 
-fn prefix(c: &[usize]) -> Vec<usize> {
+pub(crate) fn prefix(c: &[usize]) -> Vec<usize> {
     let mut p = vec![0];
     for &x in c {
         p.push(p.last().unwrap() + x);
@@ -175,10 +175,7 @@ fn alltoallv_matches_the_reference() {
 /// messages, Bruck's 3 steps (rank 1's block for 0 is position 7) and pairwise's 6.
 #[test]
 fn auto_picks_bruck_and_dimension_exchange_where_fastest() {
-    let beta_only = Calibration {
-        beta: 1.0,
-        tau: 0.0,
-    };
+    let beta_only = Calibration::line(1.0, 0.0);
     let subcube: Vec<usize> = (0..64)
         .map(|x| usize::from(matches!((x / 8) ^ (x % 8), 1..=3)))
         .collect();

@@ -40,7 +40,7 @@ use hypercomm::schedule::Rank;
 use hypercomm::topology::Topology;
 use hypercomm_cli::args::{BenchArgs, Pattern, RtRunArgs};
 use hypercomm_mpi::{exit_watchdog, Config, Failure, Mpi};
-use hypercomm_rt::{Algo, Comm, Error, Op};
+use hypercomm_rt::{Algo, Comm, Error, Op, Persistent};
 use mpi::collective::SystemOperation;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
@@ -198,7 +198,19 @@ enum Command {
         /// Timed iterations per size (fewer for large sizes).
         #[arg(long, default_value_t = 200)]
         iters: u32,
+        /// Each side's time per call over its timed calls: `median` (robust to a time
+        /// slice lost to another process), or `mean` (OSU's, as the threads `bench`
+        /// reports it).
+        #[arg(long, value_enum, default_value_t = Stat::Median)]
+        stat: Stat,
     },
+}
+
+/// How `vs-native` sums up a side's timed calls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Stat {
+    Median,
+    Mean,
 }
 
 /// The arguments, with `--ranks <job size>` added to `run` and `bench` when absent.
@@ -344,6 +356,7 @@ fn main() -> ExitCode {
             algo,
             max_bytes,
             iters,
+            stat,
         } => match cli::prepare(me, || Ok(())) {
             // The calibration `bench` uses, for `auto` and for the prediction alike.
             Ok(((), cal)) => report(
@@ -351,7 +364,7 @@ fn main() -> ExitCode {
                 hypercomm_mpi::run(
                     &world,
                     &config(common).calibration(cal.calibration()),
-                    |comm| vs_native(comm, &world, &cal, ops, algo, *max_bytes, *iters),
+                    |comm| vs_native(comm, &world, &cal, ops, algo, *max_bytes, *iters, *stat),
                 ),
             ),
             Err(code) => code,
@@ -532,8 +545,9 @@ const CHECKED: [OpKind; 10] = [
     OpKind::ReduceScatter,
 ];
 
-/// The variable-count collectives `check` compares with MPI's `MPI_Gatherv`, …,
-/// with random counts (zeros among them) of mean m.
+/// The variable-count collectives `check` compares with MPI's `MPI_Gatherv`, …, with
+/// random counts (zeros among them) of mean m: the blocking calls and their persistent
+/// forms (`plan_gatherv`, …).
 const CHECKED_V: [OpKind; 5] = [
     OpKind::Gatherv,
     OpKind::Scatterv,
@@ -795,9 +809,10 @@ fn partition(c: &[usize]) -> (Vec<mpi::Count>, Vec<mpi::Count>) {
     (c.iter().map(|&x| x as mpi::Count).collect(), displs)
 }
 
-/// One variable-count case, ours then MPI's through rsmpi's `*_varcount` calls (and
-/// `MPI_Reduce_scatter` directly: rsmpi has no varcount reduce-scatter); whether this
-/// rank's results agree. `counts_rng` is the same on every rank.
+/// One variable-count case, ours (the blocking call, then its persistent form planned
+/// with the same counts and algorithm) then MPI's through rsmpi's `*_varcount` calls
+/// (and `MPI_Reduce_scatter` directly: rsmpi has no varcount reduce-scatter); whether
+/// this rank's results agree. `counts_rng` is the same on every rank.
 #[allow(clippy::too_many_arguments)]
 fn one_case_v(
     comm: &mut Comm<Mpi>,
@@ -827,6 +842,9 @@ fn one_case_v(
             let data = rng.vec(mine(&counts));
             let mut ours = vec![0; total];
             comm.gatherv_into(root, &data, is_root.then_some(&mut ours[..]), &counts, algo)?;
+            let at_root = if is_root { total } else { 0 };
+            let plan = |c: &mut Comm<Mpi>, a| c.plan_gatherv(root, &counts, a);
+            let planned = planned(comm, name, plan, &data, at_root)?;
             let mut theirs = vec![0u64; total];
             let (c, d) = partition(&counts);
             if is_root {
@@ -835,12 +853,15 @@ fn one_case_v(
             } else {
                 proc_root.gather_varcount_into(&data[..]);
             }
-            !is_root || ours == theirs
+            !is_root || (ours == theirs && planned.map_or(true, |p| p == theirs))
         }
         OpKind::Scatterv => {
             let data = rng.vec(total);
             let mut ours = vec![0; mine(&counts)];
             comm.scatterv_into(root, is_root.then_some(&data[..]), &mut ours, &counts, algo)?;
+            let root_data = if is_root { &data[..] } else { &[] };
+            let plan = |c: &mut Comm<Mpi>, a| c.plan_scatterv(root, &counts, a);
+            let planned = planned(comm, name, plan, root_data, ours.len())?;
             let mut theirs = vec![0u64; mine(&counts)];
             let (c, d) = partition(&counts);
             if is_root {
@@ -849,17 +870,19 @@ fn one_case_v(
             } else {
                 proc_root.scatter_varcount_into(&mut theirs[..]);
             }
-            ours == theirs
+            ours == theirs && planned.map_or(true, |p| p == theirs)
         }
         OpKind::Allgatherv => {
             let data = rng.vec(mine(&counts));
             let mut ours = vec![0; total];
             comm.all_gatherv_into(&data, &mut ours, &counts, algo)?;
+            let plan = |c: &mut Comm<Mpi>, a| c.plan_all_gatherv(&counts, a);
+            let planned = planned(comm, name, plan, &data, total)?;
             let mut theirs = vec![0u64; total];
             let (c, d) = partition(&counts);
             world
                 .all_gather_varcount_into(&data[..], &mut PartitionMut::new(&mut theirs[..], c, d));
-            ours == theirs
+            ours == theirs && planned.map_or(true, |p| p == theirs)
         }
         OpKind::Alltoallv => {
             let i = me as usize;
@@ -868,18 +891,22 @@ fn one_case_v(
             let data = rng.vec(row.iter().sum());
             let mut ours = vec![0; col.iter().sum()];
             comm.all_to_allv_into(&data, &row, &mut ours, &col, algo)?;
+            let plan = |c: &mut Comm<Mpi>, a| c.plan_all_to_allv(&row, &col, a);
+            let planned = planned(comm, name, plan, &data, ours.len())?;
             let mut theirs = vec![0u64; ours.len()];
             let ((sc, sd), (rc, rd)) = (partition(&row), partition(&col));
             world.all_to_all_varcount_into(
                 &Partition::new(&data[..], sc, sd),
                 &mut PartitionMut::new(&mut theirs[..], rc, rd),
             );
-            ours == theirs
+            ours == theirs && planned.map_or(true, |p| p == theirs)
         }
         OpKind::ReduceScatterv => {
             let data = rng.vec(total);
             let mut ours = vec![0; mine(&counts)];
             comm.reduce_scatter_into(&data, &mut ours, &counts, &Op::<u64>::sum(), algo)?;
+            let plan = |c: &mut Comm<Mpi>, a| c.plan_reduce_scatter(&counts, Op::sum(), a);
+            let planned = planned(comm, name, plan, &data, ours.len())?;
             let mut theirs = vec![0u64; mine(&counts)];
             let (c, _) = partition(&counts);
             // SAFETY: `data` holds Σ counts elements, `theirs` this rank's count, `c`
@@ -894,10 +921,29 @@ fn one_case_v(
                     world.as_raw(),
                 );
             }
-            ours == theirs
+            ours == theirs && planned.map_or(true, |p| p == theirs)
         }
         _ => true,
     })
+}
+
+/// The persistent form of a variable-count case (planned by `plan` with the case's
+/// counts and algorithm, run once on `send` into `out_len` elements), or `None` for
+/// `native`, which has none.
+fn planned<'a>(
+    comm: &mut Comm<Mpi>,
+    name: &'a str,
+    plan: impl FnOnce(&mut Comm<Mpi>, Algo<'a>) -> Result<Persistent<'static, u64>, Error>,
+    send: &[u64],
+    out_len: usize,
+) -> Result<Option<Vec<u64>>, Error> {
+    if name.eq_ignore_ascii_case(hypercomm_rt::NATIVE) {
+        return Ok(None);
+    }
+    let plan = plan(comm, Algo::Named(name))?;
+    let mut out = vec![0; out_len];
+    plan.run(comm, send, &mut out)?;
+    Ok(Some(out))
 }
 
 fn fault(
@@ -1021,6 +1067,7 @@ fn sizes(max_bytes: usize) -> Vec<usize> {
     s
 }
 
+#[allow(clippy::too_many_arguments)]
 fn vs_native(
     comm: &mut Comm<Mpi>,
     world: &SimpleCommunicator,
@@ -1029,13 +1076,22 @@ fn vs_native(
     algo: &str,
     max_bytes: usize,
     iters: u32,
+    stat: Stat,
 ) -> Result<(), Stop> {
     let (me, k) = (comm.rank(), comm.size() as usize);
     // Each rank's own mean on stderr too (which rank is the slowest, for each side).
     let per_rank = std::env::var_os("HYPERCOMM_PER_RANK").is_some_and(|v| v == "1");
     if me == 0 {
         println!("# hypercomm over MPI vs native MPI, {k} ranks, u64 elements, algo {algo}");
-        println!("# times: mean µs per call (max over ranks)");
+        println!(
+            "# times: {} µs per call over the timed calls (max over ranks); native and ours \
+             take turns call by call",
+            if stat == Stat::Median {
+                "median"
+            } else {
+                "mean"
+            }
+        );
         println!(
             "# predicted: cost model of the algorithm that ran, {}, plus its local copies \
              at τ per byte; ours/pred = ours µs / pred µs",
@@ -1087,50 +1143,80 @@ fn vs_native(
             let input = rng.vec(in_len);
             let mut output = vec![0u64; out_len];
             let hc_algo = Algo::from(algo);
-            let mut ran = "";
-            let mut time =
-                |native: bool, output: &mut Vec<u64>, comm: &mut Comm<Mpi>| -> Result<f64, Error> {
-                    let mut total = Duration::ZERO;
-                    for i in 0..warm + n {
-                        world.barrier();
-                        let t = Instant::now();
-                        if native {
-                            run_native(world, op, &input, output);
-                        } else {
-                            let r = run_ours(comm, op, &input, output, hc_algo)?;
-                            ran = r;
-                        }
-                        if i >= warm {
-                            total += t.elapsed();
-                        }
-                    }
-                    let mine = total.as_secs_f64() * 1e6 / n as f64;
-                    if per_rank {
-                        let side = if native { "native" } else { "ours" };
-                        eprintln!("# rank {me}: {} {bytes} B {side} {mine:.3} µs", op.name());
-                    }
-                    let mut worst = 0.0f64;
-                    world.all_reduce_into(&mine, &mut worst, SystemOperation::max());
-                    Ok(worst)
-                };
-            let native = time(true, &mut output, comm)?;
-            let ours = match time(false, &mut output, comm) {
-                Ok(t) => t,
-                Err(e) if refused(&e) => {
-                    if me == 0 {
-                        println!(
-                            "{:<14}{:>10}{:>14.3}{:>12}{:>8}  ({e})",
-                            op.name(),
-                            bytes,
-                            native,
-                            "-",
-                            "-"
-                        );
-                    }
-                    continue;
+            // Native and ours take turns call by call (which goes first alternates), each
+            // after a barrier, so a change of load or clock between them weighs on both
+            // sides alike: where `auto` runs native itself, the two columns are then the
+            // same call timed in the same way. The first call of ours (where `auto`
+            // measures its picks, or a refusal shows) is not timed.
+            let max_over_ranks = |mine: f64, side: &str| -> f64 {
+                if per_rank {
+                    eprintln!("# rank {me}: {} {bytes} B {side} {mine:.3} µs", op.name());
                 }
-                Err(e) => return Err(e.into()),
+                let mut worst = 0.0f64;
+                world.all_reduce_into(&mine, &mut worst, SystemOperation::max());
+                worst
             };
+            let first = {
+                world.barrier();
+                run_ours(comm, op, &input, &mut output, hc_algo)
+            };
+            if let Err(e) = first {
+                if !refused(&e) {
+                    return Err(e.into());
+                }
+                let mut total = Duration::ZERO;
+                for i in 0..warm + n {
+                    world.barrier();
+                    let t = Instant::now();
+                    run_native(world, op, &input, &mut output);
+                    if i >= warm {
+                        total += t.elapsed();
+                    }
+                }
+                let native = max_over_ranks(total.as_secs_f64() * 1e6 / n as f64, "native");
+                if me == 0 {
+                    println!(
+                        "{:<14}{:>10}{:>14.3}{:>12}{:>8}  ({e})",
+                        op.name(),
+                        bytes,
+                        native,
+                        "-",
+                        "-"
+                    );
+                }
+                continue;
+            }
+            let mut ran = first.unwrap_or_default();
+            // By default the median over calls, not the mean: one time slice lost to
+            // another process (ranks oversubscribed, or a shared machine) weighs on a mean
+            // of a few hundred sub-microsecond calls more than the calls themselves.
+            let (mut t_native, mut t_ours) = (Vec::new(), Vec::new());
+            for i in 0..warm + n {
+                for native_now in [i % 2 == 0, i % 2 == 1] {
+                    world.barrier();
+                    let t = Instant::now();
+                    if native_now {
+                        run_native(world, op, &input, &mut output);
+                    } else {
+                        ran = run_ours(comm, op, &input, &mut output, hc_algo)?;
+                    }
+                    let took = t.elapsed().as_secs_f64() * 1e6;
+                    if i >= warm {
+                        (if native_now {
+                            &mut t_native
+                        } else {
+                            &mut t_ours
+                        })
+                        .push(took);
+                    }
+                }
+            }
+            let summary = |xs: &mut Vec<f64>| match stat {
+                Stat::Median => median(xs),
+                Stat::Mean => xs.iter().sum::<f64>() / xs.len().max(1) as f64,
+            };
+            let native = max_over_ranks(summary(&mut t_native), "native");
+            let ours = max_over_ranks(summary(&mut t_ours), "ours");
             if me == 0 {
                 let pred = predicted(op, k as u32, m, ran, comm.calibration());
                 let (pred_us, over) = match pred {
@@ -1170,6 +1256,16 @@ fn vs_native(
         }
     }
     Ok(())
+}
+
+/// The median of `xs` (sorted in place); 0 for none.
+fn median(xs: &mut [f64]) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    match xs.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => xs[n / 2],
+        n => (xs[n / 2 - 1] + xs[n / 2]) / 2.0,
+    }
 }
 
 /// The cost model's time (seconds) of the registry algorithm `ran` for `op` (root 0) on

@@ -1,0 +1,874 @@
+//! The one prediction of a collective call's time: what `Algo::Auto` ranks the
+//! algorithms by ([`crate::select`], and the candidates [`crate::tune`] measures), and
+//! what `hypercomm bench`, `run` and `hypercomm-mpi vs-native` print as `pred µs`. Both
+//! call [`predict_schedule`], so `auto` never picks what its own prediction calls
+//! slower (issue 20).
+//!
+//! The prediction is the papers' rounds model (Saad & Schultz 1985, eq. (1.1): a message
+//! of m elements costs β + mτ; single-port and full duplex as in Dimakopoulos &
+//! Dimopoulos §1: a rank's step costs the larger of its sends' and its receives' sums,
+//! a round the largest over the ranks), with three things the papers do not price:
+//! - each message at the (β, τ) of its size's band ([`Calibration::at`]), when the
+//!   calibration has bands (with none it is the one line, and the time is
+//!   [`hypercomm::cost::simulate`]'s exactly);
+//! - the schedule's local copies, at τ per byte on the rank that copies the most;
+//! - what the backend does ([`Execution`]): a large message copied by two cores, ranks
+//!   sharing a CPU taking turns.
+
+use hypercomm::algorithms::{Algorithm, Packets, Params, Shape};
+use hypercomm::collective::Collective;
+use hypercomm::cost::model::LinkCost;
+use hypercomm::counts::Counts;
+use hypercomm::schedule::{Op as IrOp, Program, Rank, Schedule, Step};
+use hypercomm::verify::Problem;
+
+use crate::select::Calibration;
+use crate::threads::block;
+
+/// What a backend does that the papers' model does not price, for [`predict_with`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Execution {
+    /// Messages of at least this many bytes that the receiver and its idle sender copy
+    /// together ([`shared_copy_programs`]): the threads backend, with a CPU per rank
+    /// (`hypercomm_rt::threads::SHARED_COPY_FROM`).
+    pub shared_copy_from: Option<u64>,
+    /// The CPUs the ranks run on, when fewer than the ranks: rank r on CPU ⌊r·n/k⌋ (the
+    /// threads backend's blocks), and ranks that share a CPU run their steps one after
+    /// another ([`cpu_shared_time`]).
+    pub cpus: Option<usize>,
+}
+
+/// Where rank `r`'s data sits in `out` for the in-place form of `c` with `m` elements
+/// per block: its own block for an all-gather, the start otherwise.
+pub fn in_place_offset(c: Collective, r: Rank, m: usize) -> usize {
+    match c {
+        Collective::Allgather => r as usize * m,
+        _ => 0,
+    }
+}
+
+/// The predicted time (seconds) of `algo` for `c` on `k` ranks with `len` elements of
+/// `elem_bytes` bytes, under `calibration`, of the schedule built with `packets`
+/// (`Algo::Auto` builds with [`Packets::Opt`]) and `shape`; `None` if the schedule does
+/// not build. [`predict_with`] with no counts.
+#[allow(clippy::too_many_arguments)]
+pub fn predict(
+    c: Collective,
+    k: u32,
+    len: u64,
+    elem_bytes: usize,
+    algo: &Algorithm,
+    packets: Packets,
+    shape: Option<&Shape>,
+    calibration: Calibration,
+    in_place: bool,
+    execution: Execution,
+) -> Option<f64> {
+    let call = (c, k, len, None);
+    predict_with(
+        call,
+        elem_bytes,
+        algo,
+        packets,
+        shape,
+        calibration,
+        in_place,
+        execution,
+    )
+}
+
+/// [`predict`] of a call `(collective, ranks, len, counts)` with the counts of a
+/// variable-count collective: the schedule built on [`crate::topology_for`]'s machine,
+/// then [`predict_schedule`].
+#[allow(clippy::too_many_arguments)]
+pub fn predict_with(
+    (c, k, len, counts): (Collective, u32, u64, Option<&Counts>),
+    elem_bytes: usize,
+    algo: &Algorithm,
+    packets: Packets,
+    shape: Option<&Shape>,
+    calibration: Calibration,
+    in_place: bool,
+    execution: Execution,
+) -> Option<f64> {
+    let topology = crate::topology_for(c.kind(), k)?;
+    let problem = Problem {
+        topology: &topology,
+        collective: c,
+        len,
+        commutative: true,
+        counts,
+    };
+    let model = calibration.model(elem_bytes);
+    let params = Params { packets, model };
+    let schedule = match shape {
+        Some(shape) => algo.build_shaped(&problem, &params, shape),
+        None => algo.build(&problem, &params),
+    }
+    .ok()?;
+    let form = Form {
+        collective: c,
+        len,
+        elem_bytes,
+        in_place,
+    };
+    Some(predict_schedule(
+        schedule.as_ref(),
+        form,
+        calibration,
+        execution,
+    ))
+}
+
+/// What a call is, beside its schedule, for [`predict_schedule`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Form {
+    /// The collective (a broadcast always runs in place).
+    pub collective: Collective,
+    /// Elements per block.
+    pub len: u64,
+    /// Bytes per element.
+    pub elem_bytes: usize,
+    /// Whether `in` lies in `out` at [`in_place_offset`].
+    pub in_place: bool,
+}
+
+/// The predicted time (seconds) of `schedule`, the one function behind `auto`'s ranking
+/// and `bench`'s `pred µs`. The schedule's machine is the runtime's (`complete:k`, or a
+/// download's hosted cube), every link priced alike.
+///
+/// The papers' model, and so the simulator, prices messages only. On a runtime a local
+/// copy (an all-gather's own block from `in` to `out`, MTADEA's final transpose) costs
+/// what a received byte does (on the threads backend both are one `memcpy`), so the
+/// prediction adds the local bytes of the rank with the most, at τ per byte (the τ of
+/// their size's band): at 16 MiB on 2 ranks the all-gather's own-block copy is as long
+/// as its one exchange. With `in_place` (always for a broadcast, which the API runs in
+/// place) `in` lies in `out` at [`in_place_offset`], and a local copy onto itself (the
+/// all-gather's own block, a broadcast root's) costs nothing, as the runtime skips it.
+///
+/// `execution` says what else the backend does ([`Execution`]): copies shared by two
+/// cores, ranks sharing CPUs.
+pub fn predict_schedule(
+    schedule: &dyn Schedule,
+    form: Form,
+    calibration: Calibration,
+    execution: Execution,
+) -> f64 {
+    let Form {
+        collective: c,
+        len,
+        elem_bytes,
+        in_place,
+    } = form;
+    let k = schedule.nodes();
+    let price = Price::new(calibration, elem_bytes);
+    // A broadcast always runs in place (`broadcast_into` takes one buffer).
+    let in_place = in_place || matches!(c, Collective::Broadcast { .. });
+    let alias = |r: Rank| in_place.then(|| in_place_offset(c, r, len as usize) as u64);
+    let local = local_elements_by_rank(schedule, alias);
+    let t = match (execution.shared_copy_from, execution.cpus) {
+        (_, Some(n)) if n > 0 && (n as u64) < u64::from(k) => {
+            let messages = cpu_shared_time(schedule, &price, n);
+            let mut per_cpu = vec![0u64; n];
+            for (r, l) in local.iter().enumerate() {
+                per_cpu[block(r as Rank, n, k)] += l;
+            }
+            messages + price.local(per_cpu.into_iter().max().unwrap_or(0))
+        }
+        (shared, _) => {
+            let messages = match shared {
+                Some(from) => {
+                    let mut rounds = Rounds::new(schedule.steps(), &price);
+                    shared_copy_programs(schedule, elem_bytes, from)
+                        .iter()
+                        .for_each(|p| rounds.add(p));
+                    rounds.time()
+                }
+                None => {
+                    // One program at a time, each written over the last.
+                    let mut rounds = Rounds::new(schedule.steps(), &price);
+                    let mut program = Program::default();
+                    for r in 0..k {
+                        schedule.program_into(r, &mut program);
+                        rounds.add(&program);
+                    }
+                    rounds.time()
+                }
+            };
+            messages + price.local(local.iter().copied().max().unwrap_or(0))
+        }
+    };
+    if t == 0.0 {
+        0.0
+    } else {
+        t
+    }
+}
+
+/// What a message costs under a calibration, for elements of one size.
+#[derive(Clone, Copy, Debug)]
+pub struct Price {
+    /// The one line, per element (as [`Calibration::model`] has it).
+    line: LinkCost,
+    calibration: Calibration,
+    elem_bytes: u64,
+}
+
+impl Price {
+    /// The prices of `calibration` for elements of `elem_bytes` bytes.
+    pub fn new(calibration: Calibration, elem_bytes: usize) -> Self {
+        Price {
+            line: calibration.model(elem_bytes).net,
+            calibration,
+            elem_bytes: elem_bytes as u64,
+        }
+    }
+
+    /// Seconds for a message of `elems` elements: β + mτ of its size's band, or of the
+    /// one line (then in the simulator's own floating-point operations,
+    /// [`LinkCost::transfer`]).
+    pub fn message(&self, elems: u64) -> f64 {
+        if self.calibration.bands.is_empty() {
+            return self.line.transfer(elems);
+        }
+        let bytes = elems.saturating_mul(self.elem_bytes);
+        let (beta, tau) = self.calibration.at(bytes);
+        beta + bytes as f64 * tau
+    }
+
+    /// Seconds for copying `elems` elements locally: τ per byte (of their size's band).
+    pub fn local(&self, elems: u64) -> f64 {
+        if self.calibration.bands.is_empty() {
+            return elems as f64 * (self.elem_bytes as f64 * self.calibration.tau);
+        }
+        let bytes = elems.saturating_mul(self.elem_bytes);
+        bytes as f64 * self.calibration.at(bytes).1
+    }
+}
+
+/// The time of one rank's step on its own: its sends one after another, its receives
+/// one after another, both at once (single-port, full duplex: what the simulator's
+/// rounds charge a node under `ports = one`).
+fn sides(step: &Step, price: &Price) -> (f64, f64) {
+    let (mut send, mut recv) = (0.0f64, 0.0f64);
+    for op in &step.ops {
+        match op {
+            IrOp::Send { to, .. } => {
+                let cost = price.message(op.message_len());
+                for _ in to {
+                    send += cost;
+                }
+            }
+            IrOp::Recv { .. } => recv += price.message(op.message_len()),
+            IrOp::Local { .. } => {}
+        }
+    }
+    (send, recv)
+}
+
+/// The rounds time of programs added one at a time: Σ over steps of the largest
+/// rank's step time.
+struct Rounds<'p> {
+    round: Vec<f64>,
+    price: &'p Price,
+}
+
+impl<'p> Rounds<'p> {
+    fn new(steps: usize, price: &'p Price) -> Self {
+        Rounds {
+            round: vec![0.0; steps],
+            price,
+        }
+    }
+
+    fn add(&mut self, program: &Program) {
+        for (round, step) in self.round.iter_mut().zip(&program.steps) {
+            let (send, recv) = sides(step, self.price);
+            *round = round.max(send.max(recv));
+        }
+    }
+
+    fn time(&self) -> f64 {
+        self.round.iter().sum()
+    }
+}
+
+/// The rounds timing of `schedule` when its k ranks share `n` < k CPUs in blocks
+/// (`hypercomm_rt::threads::block`: rank r on CPU ⌊r·n/k⌋). A CPU runs its ranks one
+/// after another (one thread runs them as fibers, or the scheduler time-slices their
+/// threads), and the work of a message is its receiver's copy (the threads backend's
+/// receiver copies straight from the sender's memory while the sender waits, handing
+/// its CPU on): so a round costs the largest, over the CPUs, of the sum of its ranks'
+/// receive-side times, where the papers' rounds take the largest over the ranks of
+/// max(send side, receive side). The two agree when every rank sends what it receives
+/// in each step (rings, exchanges). Not counted: an eager message's copy by its sender
+/// (small messages), and the half of a large message that a sender on another CPU
+/// copies when idle. Ranks are generated one at a time
+/// ([`Schedule::program_into`]), so memory
+/// is steps × n, not the whole schedule.
+pub fn cpu_shared_time(schedule: &dyn Schedule, price: &Price, n: usize) -> f64 {
+    let (k, n) = (schedule.nodes(), n.max(1));
+    let mut work = vec![0.0f64; schedule.steps() * n];
+    let mut program = Program::default();
+    for r in 0..k {
+        schedule.program_into(r, &mut program);
+        let cpu = block(r, n, k);
+        for (s, step) in program.steps.iter().enumerate() {
+            work[s * n + cpu] += sides(step, price).1;
+        }
+    }
+    work.chunks(n)
+        .map(|cpus| cpus.iter().copied().fold(0.0, f64::max))
+        .sum()
+}
+
+/// The programs of `schedule`, with every message that the threads backend copies on
+/// two cores halved in length, so that the papers' model prices it at `β + (m/2)τ`.
+///
+/// The threads backend (`hypercomm_rt::threads`, its module documentation) lets a
+/// receiver hand half of a rendezvous of at least `from` bytes, one contiguous piece into
+/// one contiguous part, to its sender, which copies it while it waits for its send to be
+/// taken. The sender only helps if it is idle, so a message is halved here when, in its
+/// step, its sender receives nothing and sends nothing else, both ends are one
+/// contiguous region (`count == 1`), and the receive places the data (a combining
+/// receive, `CombineLeft`/`CombineRight`, runs on the receiver alone); and only if every
+/// rank has a CPU, which the caller decides (`None` for `from` in [`predict`]). Steps in
+/// which every rank also receives (a ring's, Bruck's, a dimension exchange's) are priced
+/// as before; one-way steps (a broadcast's, SBA's) are halved.
+pub fn shared_copy_programs(
+    schedule: &dyn hypercomm::schedule::Schedule,
+    elem_bytes: usize,
+    from: u64,
+) -> Vec<hypercomm::schedule::Program> {
+    use hypercomm::schedule::{Action, Op as IrOp, Regions};
+    use std::collections::HashSet;
+    let mut programs: Vec<_> = (0..schedule.nodes()).map(|r| schedule.program(r)).collect();
+    let one_piece = |regions: &Regions| regions.len() == 1 && regions[0].count == 1;
+    let large = |elems: u64| elems.saturating_mul(elem_bytes as u64) >= from;
+    // (step, sender, receiver) of the messages whose sender is idle but for them.
+    let mut idle: HashSet<(usize, Rank, Rank)> = HashSet::new();
+    for p in &programs {
+        for (s, step) in p.steps.iter().enumerate() {
+            let receives = step.ops.iter().any(|op| matches!(op, IrOp::Recv { .. }));
+            let sends: Vec<_> = step
+                .ops
+                .iter()
+                .filter_map(|op| match op {
+                    IrOp::Send { to, from } => Some((to, from)),
+                    _ => None,
+                })
+                .collect();
+            if let [(to, regions)] = sends[..] {
+                if !receives && to.len() == 1 && one_piece(regions) && large(regions[0].len) {
+                    idle.insert((s, p.rank, to[0]));
+                }
+            }
+        }
+    }
+    // The receivers that take such a message as one piece: halve both ends.
+    let mut shared: HashSet<(usize, Rank, Rank)> = HashSet::new();
+    for p in &mut programs {
+        for (s, step) in p.steps.iter_mut().enumerate() {
+            for op in &mut step.ops {
+                if let IrOp::Recv { from, into, action } = op {
+                    let placed = *action == Action::Place;
+                    if placed && one_piece(into) && idle.contains(&(s, *from, p.rank)) {
+                        into[0].len = into[0].len.div_ceil(2);
+                        shared.insert((s, *from, p.rank));
+                    }
+                }
+            }
+        }
+    }
+    for p in &mut programs {
+        for (s, step) in p.steps.iter_mut().enumerate() {
+            for op in &mut step.ops {
+                if let IrOp::Send { to, from } = op {
+                    if to.len() == 1 && shared.contains(&(s, p.rank, to[0])) {
+                        from[0].len = from[0].len.div_ceil(2);
+                    }
+                }
+            }
+        }
+    }
+    programs
+}
+
+/// The elements the schedule copies locally on the rank that copies the most; with
+/// `alias(r) = Some(off)` rank r's `in` lies in its `out` at `off`, and a copy onto
+/// itself is no copy.
+pub fn local_elements(
+    schedule: &dyn hypercomm::schedule::Schedule,
+    alias: impl Fn(Rank) -> Option<u64>,
+) -> u64 {
+    local_elements_by_rank(schedule, alias)
+        .into_iter()
+        .max()
+        .unwrap_or(0)
+}
+
+/// The elements each rank copies locally ([`local_elements`]), in rank order.
+pub fn local_elements_by_rank(
+    schedule: &dyn hypercomm::schedule::Schedule,
+    alias: impl Fn(Rank) -> Option<u64>,
+) -> Vec<u64> {
+    use hypercomm::schedule::{Action, Buf, Op as IrOp};
+    (0..schedule.nodes())
+        .map(|r| {
+            let at = |reg: &hypercomm::schedule::Region| match (reg.buf, alias(r)) {
+                (Buf::In, Some(off)) => (Buf::Out, reg.off + off),
+                _ => (reg.buf, reg.off),
+            };
+            schedule
+                .stream(r)
+                .flat_map(|step| step.ops)
+                .map(|op| match op {
+                    IrOp::Local { from, into, action }
+                        if !(action == Action::Place && at(&from) == at(&into)) =>
+                    {
+                        from.len
+                    }
+                    _ => 0,
+                })
+                .sum::<u64>()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hypercomm::algorithms;
+    use hypercomm::collective::OpKind;
+    use hypercomm::cost;
+    use hypercomm::topology::Topology;
+
+    /// The prediction is the simulator's time plus the busiest rank's local copies at τ
+    /// per byte: for an all-gather, every rank's own block.
+    #[test]
+    fn the_prediction_adds_the_local_copies_at_tau_per_byte() {
+        let calibration = Calibration::line(1e-6, 1e-9);
+        for (k, len) in [(2u32, 1000u64), (3, 7), (4, 1 << 16)] {
+            let topology = Topology::complete(k);
+            let problem = Problem {
+                topology: &topology,
+                collective: Collective::Allgather,
+                len,
+                commutative: true,
+                counts: None,
+            };
+            let algo = algorithms::find(OpKind::Allgather, "ring").unwrap();
+            let model = calibration.model(8);
+            let params = Params {
+                packets: Packets::Count(1),
+                model,
+            };
+            let schedule = algo.build(&problem, &params).unwrap();
+            assert_eq!(local_elements(schedule.as_ref(), |_| None), len, "k {k}");
+            // In place, the own block is already there: nothing to copy.
+            let own = |r: Rank| Some(r as u64 * len);
+            assert_eq!(local_elements(schedule.as_ref(), own), 0, "k {k}");
+            let messages = cost::simulate(&topology, schedule.as_ref(), &model).time;
+            let [got, in_place] = [false, true].map(|in_place| {
+                let at = Packets::Count(1);
+                predict(
+                    Collective::Allgather,
+                    k,
+                    len,
+                    8,
+                    algo,
+                    at,
+                    None,
+                    calibration,
+                    in_place,
+                    Execution::default(),
+                )
+                .unwrap()
+            });
+            assert!((in_place - messages).abs() <= 1e-12 * messages, "k {k}");
+            // A broadcast runs in place: its root's copy onto itself is not priced.
+            let bcast = Collective::Broadcast { root: 0 };
+            let sbt = algorithms::find(OpKind::Broadcast, "binomial").unwrap();
+            let problem = Problem {
+                collective: bcast,
+                ..problem
+            };
+            let s = sbt.build(&problem, &params).unwrap();
+            assert_eq!(local_elements(s.as_ref(), |_| None), len, "the root's copy");
+            let alone = cost::simulate(&topology, s.as_ref(), &model).time;
+            let p = predict(
+                bcast,
+                k,
+                len,
+                8,
+                sbt,
+                Packets::Count(1),
+                None,
+                calibration,
+                false,
+                Execution::default(),
+            );
+            let p = p.unwrap();
+            assert!((p - alone).abs() <= 1e-12 * alone, "k {k}: {p} vs {alone}");
+            let want = messages + len as f64 * 8.0 * 1e-9;
+            assert!((got - want).abs() <= 1e-12 * want, "k {k}: {got} vs {want}");
+        }
+    }
+
+    /// A message its sender waits on alone is priced at half its length once large
+    /// enough: a broadcast of 2L elements (its root and inner nodes only send in their
+    /// steps) costs what one of L costs unshared; an all-gather, whose every rank also
+    /// receives in each step, and a message below the threshold, cost as before.
+    #[test]
+    fn the_prediction_halves_the_messages_an_idle_sender_helps_copy() {
+        let calibration = Calibration::line(1e-6, 1e-9);
+        let p = |c: Collective, name: &str, k: u32, len: u64, from: Option<u64>| {
+            let algo = algorithms::find(c.kind(), name).unwrap();
+            predict(
+                c,
+                k,
+                len,
+                8,
+                algo,
+                Packets::Count(1),
+                None,
+                calibration,
+                false,
+                Execution {
+                    shared_copy_from: from,
+                    cpus: None,
+                },
+            )
+            .unwrap()
+        };
+        let bcast = Collective::Broadcast { root: 0 };
+        // (The linear broadcast sends to one rank a step: its root is idle in each.)
+        for (name, k) in [
+            ("linear", 2),
+            ("linear", 3),
+            ("binomial", 2),
+            ("binomial", 4),
+            ("binomial", 8),
+        ] {
+            let len = 1 << 15; // 256 KiB of u64
+            let shared = p(bcast, name, k, 2 * len, Some(256 << 10));
+            let half = p(bcast, name, k, len, None);
+            assert!(
+                (shared - half).abs() <= 1e-12 * half,
+                "{name} k {k}: {shared} vs {half}"
+            );
+            // Below the threshold (and without one) the whole length is priced.
+            let whole = p(bcast, name, k, 2 * len, None);
+            assert!(whole > shared * 1.5, "{name} k {k}");
+            assert_eq!(
+                p(bcast, name, k, 2 * len, Some(1 << 30)),
+                whole,
+                "{name} k {k}"
+            );
+        }
+        // A binomial reduce places its first step's messages (combined locally after)
+        // and combines the others as they arrive, which the runtime does alone: one step
+        // of log₂k is halved, m/2 elements of τ saved.
+        for k in [2, 4, 8] {
+            let m = 1u64 << 16;
+            let reduce = |from| p(Collective::Reduce { root: 0 }, "binomial", k, m, from);
+            let saved = reduce(None) - reduce(Some(0));
+            let half = (m / 2) as f64 * 8.0 * 1e-9;
+            assert!(
+                (saved - half).abs() <= 1e-9 * half,
+                "reduce k {k}: {saved} vs {half}"
+            );
+        }
+        for (name, k) in [
+            ("ring", 2),
+            ("ring", 5),
+            ("bruck", 5),
+            ("dimension-exchange", 4),
+        ] {
+            let ag = |from| p(Collective::Allgather, name, k, 1 << 16, from);
+            assert_eq!(ag(Some(0)), ag(None), "{name} k {k}");
+        }
+    }
+
+    /// Each condition of [`shared_copy_programs`], on a step built by hand: rank 0
+    /// sends `len` elements to rank 1, which receives them; one change at a time makes
+    /// the message one the runtime copies alone.
+    #[test]
+    fn a_message_is_halved_only_when_the_runtime_shares_its_copy() {
+        use hypercomm::schedule::{Action, Buf, Materialized, Op as IrOp, Program, Region, Step};
+        let len = 1000u64;
+        let whole = Region::new(Buf::In, 0, len);
+        let into = Region::new(Buf::Out, 0, len);
+        // Rank 0's and rank 1's step, and the threshold, give the first message's
+        // length at each end after `shared_copy_programs`.
+        let lens = |send: Vec<IrOp>, recv: Vec<IrOp>, from: u64| {
+            let program = |rank, ops| Program {
+                rank,
+                tmp_len: 0,
+                steps: vec![Step { ops }],
+            };
+            let schedule = Materialized {
+                nodes: 3,
+                steps: 1,
+                programs: vec![program(0, send), program(1, recv), program(2, vec![])],
+            };
+            let p = shared_copy_programs(&schedule, 8, from);
+            let first = |r: usize| p[r].steps[0].ops.first().map_or(0, IrOp::message_len);
+            (first(0), first(1))
+        };
+        let (send, recv) = (IrOp::send(1, whole), IrOp::recv(0, into));
+        let bytes = len * 8;
+        // Shared: halved at both ends, from exactly the threshold on.
+        assert_eq!(
+            lens(vec![send.clone()], vec![recv.clone()], bytes),
+            (500, 500)
+        );
+        assert_eq!(
+            lens(vec![send.clone()], vec![recv.clone()], bytes + 1),
+            (len, len)
+        );
+        // The sender also receives in the step: it is busy, not helping.
+        let busy = vec![send.clone(), IrOp::recv(2, Region::new(Buf::Out, 0, 1))];
+        assert_eq!(lens(busy, vec![recv.clone()], 0), (len, len));
+        // The sender sends another message in the step.
+        let two = vec![send.clone(), IrOp::send(2, whole)];
+        assert_eq!(lens(two, vec![recv.clone()], 0), (len, len));
+        // A multicast: the receivers race for one helper; priced whole.
+        let multicast = vec![IrOp::multicast([1, 2], whole)];
+        assert_eq!(lens(multicast, vec![recv.clone()], 0), (len, len));
+        // The send is two pieces, or strided.
+        let halves = [Region::new(Buf::In, 0, 500), Region::new(Buf::In, 500, 500)];
+        let pieces = IrOp::Send {
+            to: [1].into_iter().collect(),
+            from: halves.into_iter().collect(),
+        };
+        assert_eq!(lens(vec![pieces], vec![recv.clone()], 0), (len, len));
+        let strided = IrOp::send(1, Region::strided(Buf::In, 0, 500, 600, 2));
+        assert_eq!(lens(vec![strided], vec![recv.clone()], 0), (len, len));
+        // The receive is two parts, or combines.
+        let halves = [
+            Region::new(Buf::Out, 0, 500),
+            Region::new(Buf::Out, 500, 500),
+        ];
+        let parts = IrOp::Recv {
+            from: 0,
+            into: halves.into_iter().collect(),
+            action: Action::Place,
+        };
+        assert_eq!(lens(vec![send.clone()], vec![parts], 0), (len, len));
+        for action in [Action::CombineLeft, Action::CombineRight] {
+            let combine = IrOp::Recv {
+                from: 0,
+                into: [into].into_iter().collect(),
+                action,
+            };
+            let got = lens(vec![send.clone()], vec![combine], 0);
+            assert_eq!(got, (len, len), "{action:?}");
+        }
+    }
+
+    /// Ranks sharing CPUs take turns, each CPU copying its ranks' receives one after
+    /// another: with a CPU per rank, exchanges (every rank receiving what it sends)
+    /// time as in the simulator; with 4 ranks on 2 CPUs a ring all-gather takes twice
+    /// as long (and its own-block copies add up per CPU); a binomial broadcast still
+    /// takes two transfers (its second step has one receiver on each CPU); 5 ranks on 2
+    /// CPUs in blocks, {0, 1, 2} and {3, 4}, take three transfers a ring step.
+    #[test]
+    fn ranks_that_share_a_cpu_take_turns() {
+        let calibration = Calibration::line(1e-6, 1e-9);
+        let model = calibration.model(8);
+        let price = Price::new(calibration, 8);
+        let m = 1000u64;
+        let build = |c: Collective, name: &str, k: u32| {
+            let topology = Topology::complete(k);
+            let problem = Problem {
+                topology: &topology,
+                collective: c,
+                len: m,
+                commutative: true,
+                counts: None,
+            };
+            let params = Params {
+                packets: Packets::Count(1),
+                model,
+            };
+            let algo = algorithms::find(c.kind(), name).unwrap();
+            let schedule = algo.build(&problem, &params).unwrap();
+            let rounds = cost::simulate(&topology, schedule.as_ref(), &model).time;
+            (algo, rounds, schedule)
+        };
+        let transfer = 1e-6 + m as f64 * 8.0 * 1e-9;
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * b.max(1e-300);
+        let ag = Collective::Allgather;
+        for (c, name) in [
+            (ag, "ring"),
+            (ag, "bruck"),
+            (Collective::Alltoall, "pairwise"),
+        ] {
+            let (_, rounds, schedule) = build(c, name, 4);
+            let own = cpu_shared_time(schedule.as_ref(), &price, 4);
+            assert!(close(own, rounds), "{name}: {own} vs {rounds}");
+        }
+        let (ring, rounds, schedule) = build(ag, "ring", 4);
+        assert!(close(rounds, 3.0 * transfer));
+        let shared = cpu_shared_time(schedule.as_ref(), &price, 2);
+        assert!(close(shared, 2.0 * rounds), "{shared} vs 2 × {rounds}");
+        let execution = Execution {
+            shared_copy_from: None,
+            cpus: Some(2),
+        };
+        let predicted = predict(
+            ag,
+            4,
+            m,
+            8,
+            ring,
+            Packets::Count(1),
+            None,
+            calibration,
+            false,
+            execution,
+        );
+        // Two ranks' own blocks per CPU, copied at τ per byte.
+        let want = shared + 2.0 * m as f64 * 8.0 * 1e-9;
+        let predicted = predicted.unwrap();
+        assert!(close(predicted, want), "{predicted} vs {want}");
+        let (_, rounds, schedule) = build(Collective::Broadcast { root: 0 }, "binomial", 4);
+        assert!(close(rounds, 2.0 * transfer));
+        let shared = cpu_shared_time(schedule.as_ref(), &price, 2);
+        assert!(close(shared, 2.0 * transfer), "{shared}");
+        // Blocks of unequal size: the larger decides each round.
+        let (_, _, schedule) = build(ag, "ring", 5);
+        let shared = cpu_shared_time(schedule.as_ref(), &price, 2);
+        assert!(close(shared, 4.0 * 3.0 * transfer), "{shared}");
+        assert_eq!(
+            (0..5).map(|r| block(r, 2, 5)).collect::<Vec<_>>(),
+            [0, 0, 0, 1, 1]
+        );
+    }
+}
+
+#[cfg(test)]
+mod one_band {
+    use super::*;
+    use hypercomm::collective::OpKind;
+    use hypercomm::cost;
+
+    /// The fixed-count collectives (rooted ones at root 0).
+    fn collectives() -> Vec<Collective> {
+        use Collective as C;
+        vec![
+            C::Broadcast { root: 0 },
+            C::Scatter { root: 0 },
+            C::Gather { root: 0 },
+            C::Reduce { root: 0 },
+            C::Allgather,
+            C::Alltoall,
+            C::Allreduce,
+            C::Scan,
+            C::ExclusiveScan,
+            C::ReduceScatter,
+            C::Download,
+        ]
+    }
+
+    /// With one line (no bands, every calibration file written before them), the
+    /// prediction is what it was: the simulator's time under `Calibration::model`, plus
+    /// the busiest rank's local copies at τ per byte (and, with shared copies, the
+    /// simulator's time of the halved programs), bit for bit, for every algorithm that
+    /// fits, at several rank counts and lengths.
+    #[test]
+    fn with_one_band_the_prediction_is_the_simulators_time_exactly() {
+        let calibration = Calibration::line(2.7e-7, 8.8e-11);
+        let mut checked = 0;
+        for c in collectives() {
+            for k in [2u32, 3, 4, 5, 8, 9] {
+                let Some(topology) = crate::topology_for(c.kind(), k) else {
+                    continue;
+                };
+                let model = calibration.model(8);
+                for len in [1u64, 100, 40_000] {
+                    let problem = Problem {
+                        topology: &topology,
+                        collective: c,
+                        len,
+                        commutative: true,
+                        counts: None,
+                    };
+                    let params = Params {
+                        packets: Packets::Opt,
+                        model,
+                    };
+                    for algo in hypercomm::algorithms::fitting(&topology, c.kind()) {
+                        let Ok(schedule) = algo.build(&problem, &params) else {
+                            continue;
+                        };
+                        // A broadcast runs in place: its root's copy onto itself is free.
+                        let bcast = matches!(c, Collective::Broadcast { .. });
+                        let local = local_elements(schedule.as_ref(), |_| bcast.then_some(0));
+                        let copies = local as f64 * (8.0 * calibration.tau);
+                        let plain = cost::simulate(&topology, schedule.as_ref(), &model).time;
+                        let from = 4096;
+                        let halved = shared_copy_programs(schedule.as_ref(), 8, from);
+                        let shared =
+                            cost::simulate_programs(&topology, &halved, schedule.steps(), &model)
+                                .time;
+                        for (execution, messages) in [
+                            (Execution::default(), plain),
+                            (
+                                Execution {
+                                    shared_copy_from: Some(from),
+                                    cpus: None,
+                                },
+                                shared,
+                            ),
+                        ] {
+                            let got = predict(
+                                c,
+                                k,
+                                len,
+                                8,
+                                algo,
+                                Packets::Opt,
+                                None,
+                                calibration,
+                                false,
+                                execution,
+                            )
+                            .unwrap();
+                            let want = messages + copies;
+                            assert_eq!(got, want, "{c} {} k={k} len={len}", algo.name);
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(checked > 500, "{checked}");
+    }
+
+    /// A band prices each message at its own size: a message of the band's size and
+    /// more at the band's line, smaller ones at the one line.
+    #[test]
+    fn each_message_is_priced_by_its_sizes_band() {
+        let mut c = Calibration::line(1e-6, 1e-9);
+        c.bands = crate::select::Bands::new(&[crate::select::Band {
+            from: 1000,
+            beta: 5e-6,
+            tau: 2e-9,
+        }])
+        .unwrap();
+        let price = Price::new(c, 4);
+        assert_eq!(price.message(249), 1e-6 + 996.0 * 1e-9);
+        assert_eq!(price.message(250), 5e-6 + 1000.0 * 2e-9);
+        // A 2-rank broadcast of 250 four-byte elements is one message at the band.
+        let t = |len: u64| {
+            let algo = hypercomm::algorithms::find(OpKind::Broadcast, "binomial").unwrap();
+            let b = Collective::Broadcast { root: 0 };
+            let exe = Execution::default();
+            predict(b, 2, len, 4, algo, Packets::Opt, None, c, true, exe).unwrap()
+        };
+        assert_eq!(t(250), 5e-6 + 1000.0 * 2e-9);
+        assert_eq!(t(10), 1e-6 + 40.0 * 1e-9);
+    }
+}
