@@ -1376,6 +1376,10 @@ impl Transport for Mpi {
         self.wait_until(|me| me.pending.is_empty())
     }
 
+    fn has_native(&self) -> bool {
+        true
+    }
+
     fn native(&mut self, call: hypercomm_rt::transport::NativeCall<'_>) -> Option<Result<()>> {
         if let Some(rank) = self.failed {
             return Some(Err(Error::PeerFailed { rank }));

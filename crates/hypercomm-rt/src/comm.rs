@@ -285,7 +285,7 @@ impl<X: Transport> Comm<X> {
     }
 
     /// `ran`, marked as `Auto`'s choice (also as the last call).
-    fn auto_ran(&mut self, ran: Ran) -> Ran {
+    pub(crate) fn auto_ran(&mut self, ran: Ran) -> Ran {
         let ran = Ran { auto: true, ..ran };
         self.last = Some(ran);
         ran

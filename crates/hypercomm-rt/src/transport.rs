@@ -267,6 +267,11 @@ pub trait Transport {
         None
     }
 
+    /// Whether [`Transport::native`] runs collectives (the default: no).
+    fn has_native(&self) -> bool {
+        false
+    }
+
     /// Make persistent requests for the messages of a persistent plan
     /// ([`crate::persistent`]), `channels` listing them step by step (a step's sends,
     /// then its receives, each in the program's order). `Some(Ok(_))` when the backend

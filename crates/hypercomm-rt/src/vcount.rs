@@ -120,7 +120,9 @@ impl<X: Transport> Comm<X> {
             }
             None => &mut [],
         };
-        self.varcount(spec, send, output, None, algo)
+        let (algo, auto) = self.v_auto::<T>(algo, None);
+        let ran = self.varcount(spec, send, output, None, algo)?;
+        Ok(self.v_ran(ran, auto))
     }
 
     /// Scatterv (`MPI_Scatterv`): rank r's `recv` gets `counts[r]` elements of the
@@ -159,7 +161,9 @@ impl<X: Transport> Comm<X> {
             }
             None => &[],
         };
-        self.varcount(spec, input, recv, None, algo)
+        let (algo, auto) = self.v_auto::<T>(algo, None);
+        let ran = self.varcount(spec, input, recv, None, algo)?;
+        Ok(self.v_ran(ran, auto))
     }
 
     /// Allgatherv (`MPI_Allgatherv`): every rank's `recv` (Σ counts elements) gets
@@ -187,7 +191,9 @@ impl<X: Transport> Comm<X> {
         algo: Algo,
     ) -> Result<Ran> {
         let spec = self.spec(Collective::Allgatherv, counts, true)?;
-        self.varcount(spec, send, recv, None, algo)
+        let (algo, auto) = self.v_auto::<T>(algo, None);
+        let ran = self.varcount(spec, send, recv, None, algo)?;
+        Ok(self.v_ran(ran, auto))
     }
 
     /// Alltoallv (`MPI_Alltoallv`): this rank sends `send_counts[j]` elements to rank
@@ -221,8 +227,11 @@ impl<X: Transport> Comm<X> {
         recv_counts: &[usize],
         algo: Algo,
     ) -> Result<Ran> {
+        // Resolved first: native takes the counts as they are, with no exchange.
+        let (algo, auto) = self.v_auto::<T>(algo, None);
         let spec = self.alltoallv_spec(send_counts, recv_counts, algo)?;
-        self.varcount(spec, send, recv, None, algo)
+        let ran = self.varcount(spec, send, recv, None, algo)?;
+        Ok(self.v_ran(ran, auto))
     }
 
     /// Reduce-scatter with per-rank counts (`MPI_Reduce_scatter`): every rank's `send`
@@ -253,7 +262,9 @@ impl<X: Transport> Comm<X> {
         algo: Algo,
     ) -> Result<Ran> {
         let spec = self.spec(Collective::ReduceScatterv, counts, op.is_commutative())?;
-        self.varcount(spec, send, recv, Some(op), algo)
+        let (algo, auto) = self.v_auto::<T>(algo, Some(op));
+        let ran = self.varcount(spec, send, recv, Some(op), algo)?;
+        Ok(self.v_ran(ran, auto))
     }
 
     /// The spec of a call with one count per rank (`counts`, the same on every rank):
@@ -354,6 +365,38 @@ impl<X: Transport> Comm<X> {
             }
         }
         Ok(Counts::Matrix(rows))
+    }
+
+    /// `Algo::Auto` of a blocking variable-count call, and whether it was `Auto`: on a
+    /// backend with collectives of its own (MPI) and unless tuning is off, the
+    /// library's (`MPI_Alltoallv`, …), when it can run this call (a reduction needs a
+    /// built-in operator on primitive elements). Our schedules measured 1.2–3.3× of
+    /// MPI's at 8 B–1 KiB and about even from 64 KiB (BENCHMARKS.md section 6), and
+    /// `Auto` does not yet time them against it per size as it does the fixed-count
+    /// collectives ([`crate::tune`]). Elsewhere, and for the persistent forms, the cost
+    /// model chooses among the schedules.
+    fn v_auto<'a, T: Pod>(&self, algo: Algo<'a>, op: Option<&Op<'_, T>>) -> (Algo<'a>, bool) {
+        let native_fits = op.is_none_or(|o| o.builtin().is_some() && Elem::of::<T>().is_some());
+        match algo {
+            Algo::Auto
+                if self.size() > 1
+                    && self.transport.has_native()
+                    && self.tuner.policy != crate::tune::Tuning::Off
+                    && native_fits =>
+            {
+                (Algo::Named(NATIVE), true)
+            }
+            _ => (algo, matches!(algo, Algo::Auto)),
+        }
+    }
+
+    /// `ran`, marked as `Auto`'s choice when `auto` (also as the last call).
+    fn v_ran(&mut self, ran: Ran, auto: bool) -> Ran {
+        if auto && !ran.auto {
+            self.auto_ran(ran)
+        } else {
+            ran
+        }
     }
 
     /// Check the counts and buffers, choose the algorithm, build this rank's plan (or
