@@ -47,7 +47,7 @@ if [ "$MPI" = 1 ]; then
     for _ in $(seq "$RUNS"); do
         HYPERCOMM_CALIBRATION="$out/mpi.conf" mpirun -x HYPERCOMM_CALIBRATION -n 2 \
             target/release/hypercomm-mpi vs-native --max-bytes "$MAX" --stat mean "${MPI_ITERS[@]}" |
-            awk -v min="$MIN" 'NF >= 8 && $2 ~ /^[0-9]+$/ && $2 >= min {print "mpi", 2, $1, $8, $2, $7}' >>"$out/rows"
+            awk -v min="$MIN" 'NF >= 8 && $2 ~ /^[0-9]+$/ && $2 >= min && $7 != "-" {print "mpi", 2, $1, $8, $2, $7}' >>"$out/rows"
     done
 fi
 fit() { sed -n "s/^$2 = //p" "$out/$1.conf" | xargs printf '%.3g'; }
