@@ -578,8 +578,38 @@ fn cli_run_varcount_on_mpi() {
             let v: serde_json::Value =
                 serde_json::from_str(&job.stdout).unwrap_or_else(|e| panic!("{e}: {}", job.stdout));
             assert_eq!(v["correct"], true, "{op}/{algo}: {v}");
+            if algo == "auto" {
+                // A blocking variable-count `auto` on MPI runs MPI's own call.
+                assert_eq!(v["algo"], "native", "{op}/{algo}: {v}");
+                assert_eq!(v["auto"], true, "{op}/{algo}: {v}");
+            }
         }
     }
+    // With tuning off, `auto` is the cost model's, among our schedules.
+    let job = mpirun_env(
+        Path::new(env!("CARGO_BIN_EXE_hypercomm-mpi")),
+        5,
+        &[
+            "run",
+            "--op",
+            "alltoallv",
+            "--len",
+            "300",
+            "--skew",
+            "1",
+            "--iters",
+            "2",
+            "--format",
+            "json",
+        ],
+        &[("HYPERCOMM_TUNING", Some(Path::new("off")))],
+        Duration::from_secs(60),
+    );
+    assert_eq!(job.code, Some(0), "{}\n{}", job.stdout, job.stderr);
+    let v: serde_json::Value =
+        serde_json::from_str(&job.stdout).unwrap_or_else(|e| panic!("{e}: {}", job.stdout));
+    assert_eq!(v["correct"], true, "{v}");
+    assert_ne!(v["algo"], "native", "{v}");
 }
 
 /// Issue 19: download (seed 003) on MPI, the host the last rank: on 2^n + 1 ranks
