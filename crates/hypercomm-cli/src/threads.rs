@@ -223,6 +223,7 @@ pub fn calibrate(args: &CalibrateArgs, io: &mut Io<'_>) -> Result<Outcome, CliEr
         beta: fitted.beta,
         tau: fitted.tau,
         bands: fitted.bands.as_slice().to_vec(),
+        fresh: fitted.fresh.as_slice().to_vec(),
         saved: path.display().to_string(),
     };
     let out = match args.format {

@@ -10,7 +10,9 @@
 //! a round the largest over the ranks), with three things the papers do not price:
 //! - each message at the (β, τ) of its size's band ([`Calibration::at`]), when the
 //!   calibration has bands (with none it is the one line, and the time is
-//!   [`hypercomm::cost::simulate`]'s exactly);
+//!   [`hypercomm::cost::simulate`]'s exactly), and a message of data its sender wrote
+//!   earlier in the call at the calibration's `fresh` bands ([`fresh_sends`],
+//!   [`Calibration::fresh_at`]);
 //! - the schedule's local copies, at τ per byte on the rank that copies the most;
 //! - what the backend does ([`Execution`]): a large message copied by two cores, ranks
 //!   sharing a CPU taking turns.
@@ -161,10 +163,10 @@ pub fn predict_schedule(
         in_place,
     } = form;
     let k = schedule.nodes();
-    let price = Price::new(calibration, elem_bytes);
     // A broadcast always runs in place (`broadcast_into` takes one buffer).
     let in_place = in_place || matches!(c, Collective::Broadcast { .. });
     let alias = |r: Rank| in_place.then(|| in_place_offset(c, r, len as usize) as u64);
+    let price = Price::new(calibration, elem_bytes).with_fresh(schedule, alias);
     let local = local_elements_by_rank(schedule, alias);
     let t = match (execution.shared_copy_from, execution.cpus) {
         (_, Some(n)) if n > 0 && (n as u64) < u64::from(k) => {
@@ -206,22 +208,52 @@ pub fn predict_schedule(
 }
 
 /// What a message costs under a calibration, for elements of one size.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Price {
     /// The one line, per element (as [`Calibration::model`] has it).
     line: LinkCost,
     calibration: Calibration,
     elem_bytes: u64,
+    /// Which (step, sender) sends data the sender wrote earlier in the call
+    /// ([`fresh_sends`]); empty when the calibration prices fresh data as any other.
+    fresh: Vec<bool>,
+    /// The ranks of the schedule `fresh` describes.
+    ranks: usize,
 }
 
 impl Price {
-    /// The prices of `calibration` for elements of `elem_bytes` bytes.
+    /// The prices of `calibration` for elements of `elem_bytes` bytes, every message
+    /// priced as data its receiver read at the previous call.
     pub fn new(calibration: Calibration, elem_bytes: usize) -> Self {
         Price {
             line: calibration.model(elem_bytes).net,
             calibration,
             elem_bytes: elem_bytes as u64,
+            fresh: Vec::new(),
+            ranks: 0,
         }
+    }
+
+    /// These prices for `schedule`'s messages: those whose data the sender wrote
+    /// earlier in the call at the calibration's fresh bands ([`Calibration::fresh_at`];
+    /// [`fresh_sends`] tells them, `alias` as in [`local_elements`]). Nothing changes
+    /// when the calibration has no fresh bands.
+    pub fn with_fresh(
+        mut self,
+        schedule: &dyn Schedule,
+        alias: impl Fn(Rank) -> Option<u64>,
+    ) -> Self {
+        if !self.calibration.fresh.is_empty() {
+            self.ranks = schedule.nodes() as usize;
+            self.fresh = fresh_sends(schedule, alias);
+        }
+        self
+    }
+
+    /// Whether `sender`'s messages of step `step` carry data it wrote in the call.
+    fn is_fresh(&self, step: usize, sender: Rank) -> bool {
+        let i = step * self.ranks + sender as usize;
+        self.fresh.get(i).copied().unwrap_or(false)
     }
 
     /// Seconds for a message of `elems` elements: β + mτ of its size's band, or of the
@@ -233,6 +265,17 @@ impl Price {
         }
         let bytes = elems.saturating_mul(self.elem_bytes);
         let (beta, tau) = self.calibration.at(bytes);
+        beta + bytes as f64 * tau
+    }
+
+    /// [`Price::message`] of `sender`'s message in step `step`: at the fresh bands if
+    /// the sender wrote its data earlier in the call.
+    fn message_of(&self, elems: u64, step: usize, sender: Rank) -> f64 {
+        if !self.is_fresh(step, sender) {
+            return self.message(elems);
+        }
+        let bytes = elems.saturating_mul(self.elem_bytes);
+        let (beta, tau) = self.calibration.fresh_at(bytes);
         beta + bytes as f64 * tau
     }
 
@@ -249,17 +292,17 @@ impl Price {
 /// The time of one rank's step on its own: its sends one after another, its receives
 /// one after another, both at once (single-port, full duplex: what the simulator's
 /// rounds charge a node under `ports = one`).
-fn sides(step: &Step, price: &Price) -> (f64, f64) {
+fn sides(step: &Step, price: &Price, s: usize, rank: Rank) -> (f64, f64) {
     let (mut send, mut recv) = (0.0f64, 0.0f64);
     for op in &step.ops {
         match op {
             IrOp::Send { to, .. } => {
-                let cost = price.message(op.message_len());
+                let cost = price.message_of(op.message_len(), s, rank);
                 for _ in to {
                     send += cost;
                 }
             }
-            IrOp::Recv { .. } => recv += price.message(op.message_len()),
+            IrOp::Recv { from, .. } => recv += price.message_of(op.message_len(), s, *from),
             IrOp::Local { .. } => {}
         }
     }
@@ -282,8 +325,8 @@ impl<'p> Rounds<'p> {
     }
 
     fn add(&mut self, program: &Program) {
-        for (round, step) in self.round.iter_mut().zip(&program.steps) {
-            let (send, recv) = sides(step, self.price);
+        for (s, (round, step)) in self.round.iter_mut().zip(&program.steps).enumerate() {
+            let (send, recv) = sides(step, self.price, s, program.rank);
             *round = round.max(send.max(recv));
         }
     }
@@ -314,7 +357,7 @@ pub fn cpu_shared_time(schedule: &dyn Schedule, price: &Price, n: usize) -> f64 
         schedule.program_into(r, &mut program);
         let cpu = block(r, n, k);
         for (s, step) in program.steps.iter().enumerate() {
-            work[s * n + cpu] += sides(step, price).1;
+            work[s * n + cpu] += sides(step, price, s, r).1;
         }
     }
     work.chunks(n)
@@ -393,6 +436,78 @@ pub fn shared_copy_programs(
     }
     programs
 }
+
+/// Which ranks send, in which steps, data they wrote earlier in the call: entry
+/// `step · k + rank` is true when one of the rank's sends of that step reads a region
+/// that a receive or a local copy of an earlier step wrote (`alias` as in
+/// [`local_elements`]: an in-place rank's `in` lies in its `out`). Every other send reads
+/// the call's input, which a repeated call's receivers read at the previous call.
+///
+/// Why it matters (beyond the seeds, whose message costs β + mτ whatever its data): a
+/// receiver copies a fresh message's lines out of its sender's cache, the input's out of
+/// its own, and from 16 KiB to 256 KiB the first is 2.5–3× the second on threads and on
+/// Open MPI ([`Calibration::fresh_at`]). The written regions are tracked as spans per
+/// buffer, at most [`SPANS`] per rank (beyond, merged into one span per buffer, which
+/// only makes more sends fresh), so the cost is O(ops · [`SPANS`]) per rank.
+pub fn fresh_sends(schedule: &dyn Schedule, alias: impl Fn(Rank) -> Option<u64>) -> Vec<bool> {
+    use hypercomm::schedule::{Action, Buf, Region};
+    let (k, steps) = (schedule.nodes() as usize, schedule.steps());
+    let mut fresh = vec![false; steps * k];
+    let mut program = Program::default();
+    let mut written: Vec<(Buf, u64, u64)> = Vec::new();
+    for r in 0..k {
+        schedule.program_into(r as Rank, &mut program);
+        let off = alias(r as Rank);
+        // The span a region covers, its buffer as aliased.
+        let span = |g: &Region| -> (Buf, u64, u64) {
+            let seg = g.len / g.count.max(1);
+            let (buf, start) = match (g.buf, off) {
+                (Buf::In, Some(at)) => (Buf::Out, g.off + at),
+                (b, _) => (b, g.off),
+            };
+            let end = start + g.stride * g.count.saturating_sub(1) + seg;
+            (buf, start, end)
+        };
+        written.clear();
+        for (s, step) in program.steps.iter().enumerate().take(steps) {
+            let reads_written = step.ops.iter().any(|op| match op {
+                IrOp::Send { from, .. } => from.iter().any(|g| {
+                    let (b, lo, hi) = span(g);
+                    lo < hi && written.iter().any(|&(w, a, z)| w == b && a < hi && lo < z)
+                }),
+                _ => false,
+            });
+            fresh[s * k + r] = reads_written;
+            for op in &step.ops {
+                let into: &[Region] = match op {
+                    IrOp::Recv { into, .. } => into,
+                    // A copy onto itself (in place) writes nothing: the runtime skips it.
+                    IrOp::Local { from, into, action }
+                        if !(*action == Action::Place && span(from) == span(into)) =>
+                    {
+                        std::slice::from_ref(into)
+                    }
+                    IrOp::Local { .. } | IrOp::Send { .. } => &[],
+                };
+                written.extend(into.iter().map(span).filter(|&(_, lo, hi)| lo < hi));
+            }
+            if written.len() > SPANS {
+                let mut merged: Vec<(Buf, u64, u64)> = Vec::new();
+                for (b, lo, hi) in written.drain(..) {
+                    match merged.iter_mut().find(|m| m.0 == b) {
+                        Some(m) => *m = (b, m.1.min(lo), m.2.max(hi)),
+                        None => merged.push((b, lo, hi)),
+                    }
+                }
+                written = merged;
+            }
+        }
+    }
+    fresh
+}
+
+/// Written spans a rank keeps apart in [`fresh_sends`] before merging them.
+pub const SPANS: usize = 64;
 
 /// The elements the schedule copies locally on the rank that copies the most; with
 /// `alias(r) = Some(off)` rank r's `in` lies in its `out` at `off`, and a copy onto
@@ -870,5 +985,126 @@ mod one_band {
         };
         assert_eq!(t(250), 5e-6 + 1000.0 * 2e-9);
         assert_eq!(t(10), 1e-6 + 40.0 * 1e-9);
+    }
+
+    /// The schedule of `name` for `c` on `k` ranks of `len` elements.
+    fn built(c: Collective, name: &str, k: u32, len: u64) -> Box<dyn Schedule> {
+        let topology = crate::topology_for(c.kind(), k).unwrap();
+        let problem = Problem {
+            topology: &topology,
+            collective: c,
+            len,
+            commutative: true,
+            counts: None,
+        };
+        let params = Params {
+            packets: Packets::Count(1),
+            model: Calibration::default().model(8),
+        };
+        let algo = hypercomm::algorithms::find(c.kind(), name).unwrap();
+        algo.build(&problem, &params).unwrap()
+    }
+
+    /// Which sends carry data written in the call: a binomial broadcast's root only
+    /// sends what it was given (never fresh), every other rank forwards what it
+    /// received (fresh); a recursive-doubling all-reduce's first exchange sends the
+    /// input, every later one the partial sums; an all-gather's ring sends its own
+    /// input block first (from `in`; in place, the block it did not write) and then
+    /// what it received.
+    #[test]
+    fn fresh_sends_are_those_of_data_written_in_the_call() {
+        let at = |f: &[bool], k: usize, s: usize, r: usize| f[s * k + r];
+        let b = built(Collective::Broadcast { root: 0 }, "binomial", 8, 100);
+        let f = fresh_sends(b.as_ref(), |_| Some(0));
+        let mut program = Program::default();
+        for r in 0..8u32 {
+            b.program_into(r, &mut program);
+            for (s, step) in program.steps.iter().enumerate() {
+                let sends = step.ops.iter().any(|op| matches!(op, IrOp::Send { .. }));
+                assert_eq!(
+                    at(&f, 8, s, r as usize),
+                    sends && r != 0,
+                    "rank {r} step {s}"
+                );
+            }
+        }
+        let ar = built(Collective::Allreduce, "recursive-doubling", 8, 100);
+        let f = fresh_sends(ar.as_ref(), |_| None);
+        for r in 0..8 {
+            assert!(!at(&f, 8, 0, r), "rank {r}");
+            assert!((1..ar.steps()).all(|s| at(&f, 8, s, r)), "rank {r}");
+        }
+        let ring = built(Collective::Allgather, "ring", 5, 100);
+        for in_place in [false, true] {
+            let f = fresh_sends(ring.as_ref(), |r| in_place.then_some(u64::from(r) * 100));
+            for r in 0..5 {
+                assert!(!at(&f, 5, 0, r), "in place {in_place}, rank {r}");
+                assert!((1..ring.steps()).all(|s| at(&f, 5, s, r)), "rank {r}");
+            }
+        }
+    }
+
+    /// With fresh bands, a message of data written in the call is priced at them and
+    /// every other as before: a binomial broadcast on 4 ranks is one message of input
+    /// (the root's first) and then a round where the root sends input and rank 2
+    /// forwards (fresh), so it costs one message of each; a 2-rank all-gather, one
+    /// exchange of input, costs what it did without fresh bands.
+    #[test]
+    fn fresh_messages_are_priced_at_the_fresh_bands() {
+        let mut c = Calibration::line(1e-6, 1e-9);
+        c.fresh = crate::select::Bands::new(&[crate::select::Band {
+            from: 1,
+            beta: 2e-6,
+            tau: 3e-9,
+        }])
+        .unwrap();
+        let exe = Execution::default();
+        let bcast = Collective::Broadcast { root: 0 };
+        let binomial = hypercomm::algorithms::find(OpKind::Broadcast, "binomial").unwrap();
+        let got = predict(
+            bcast,
+            4,
+            1000,
+            8,
+            binomial,
+            Packets::Opt,
+            None,
+            c,
+            true,
+            exe,
+        )
+        .unwrap();
+        let (warm, fresh) = (1e-6 + 8000.0 * 1e-9, 2e-6 + 8000.0 * 3e-9);
+        assert!((got - (warm + fresh)).abs() < 1e-15, "{got}");
+        let plain = Calibration::line(1e-6, 1e-9);
+        let was = predict(
+            bcast,
+            4,
+            1000,
+            8,
+            binomial,
+            Packets::Opt,
+            None,
+            plain,
+            true,
+            exe,
+        );
+        assert!((was.unwrap() - 2.0 * warm).abs() < 1e-15);
+        let de = hypercomm::algorithms::find(OpKind::Allgather, "dimension-exchange").unwrap();
+        let ag = |cal| {
+            predict(
+                Collective::Allgather,
+                2,
+                1000,
+                8,
+                de,
+                Packets::Opt,
+                None,
+                cal,
+                false,
+                exe,
+            )
+        };
+        assert_eq!(ag(c), ag(plain));
     }
 }

@@ -45,9 +45,23 @@ pub const CALIBRATION_ENV: &str = "HYPERCOMM_CALIBRATION";
 /// Without bands (every file written before them) the calibration is that one line,
 /// as the seeds have it.
 ///
+/// Nor does a message cost the same whether or not its data was written since its
+/// receiver last read it. A collective called again on the same input (what `bench`,
+/// OSU's benchmarks and nccl-tests do, and `auto`'s measurements) sends that input to
+/// receivers that read it at the previous call: their caches still hold it, and the copy
+/// is fast (a 256 KiB exchange between two threads: 6.6 µs). A message of data its sender
+/// wrote in this call (an all-reduce's partial sums, what a broadcast's inner node
+/// received and forwards) must first leave the sender's cache: 20 µs at 256 KiB, 2.5–3×
+/// from 16 KiB to 256 KiB on threads and on Open MPI alike
+/// (`docs/perf-log/2026-11-27-fresh-and-reread.md`). `beta`, `tau` and the bands price
+/// the first kind; `fresh`, when present, the second ([`Calibration::fresh_at`], which
+/// [`crate::predict`] uses for a message whose data its sender wrote earlier in the
+/// call).
+///
 /// The file format is one `key = value` per line (`#` starts a comment), keys `beta`,
-/// `tau` and any number of `band = FROM BETA TAU` (bytes, seconds, seconds per byte;
-/// `from` strictly increasing, at most [`MAX_BANDS`]); a JSON object `{"beta": 1e-6,
+/// `tau`, any number of `band = FROM BETA TAU` (bytes, seconds, seconds per byte;
+/// `from` strictly increasing, at most [`MAX_BANDS`]) and as many `fresh = FROM BETA
+/// TAU`, the bands of fresh data (none: priced as the others); a JSON object `{"beta": 1e-6,
 /// "tau": 1e-9}` is read too (without bands). A file's β must be ≥ 0 and its τ > 0: a
 /// time per byte of 0 would price bandwidth as free, and `Auto` would choose as if
 /// messages had no length (what a fit of one size gives). A band's τ must be ≥ 0 and its
@@ -71,6 +85,9 @@ pub struct Calibration {
     pub tau: f64,
     /// Per-size corrections; none for the one line.
     pub bands: Bands,
+    /// The bands of a message whose data its sender wrote since the receiver last read
+    /// it; none: priced as any other ([`Calibration::fresh_at`]).
+    pub fresh: Bands,
 }
 
 /// Most [`Band`]s a [`Calibration`] holds.
@@ -155,17 +172,19 @@ impl Default for Calibration {
 impl Calibration {
     /// The one line `beta + n·tau` at every size (the seeds' model), no bands.
     pub const fn line(beta: f64, tau: f64) -> Self {
+        const NONE: Bands = Bands {
+            len: 0,
+            at: [Band {
+                from: 0,
+                beta: 0.0,
+                tau: 0.0,
+            }; MAX_BANDS],
+        };
         Calibration {
             beta,
             tau,
-            bands: Bands {
-                len: 0,
-                at: [Band {
-                    from: 0,
-                    beta: 0.0,
-                    tau: 0.0,
-                }; MAX_BANDS],
-            },
+            bands: NONE,
+            fresh: NONE,
         }
     }
 
@@ -175,6 +194,23 @@ impl Calibration {
         match self.bands.as_slice().iter().rev().find(|b| b.from <= bytes) {
             Some(b) => (b.beta, b.tau),
             None => (self.beta, self.tau),
+        }
+    }
+
+    /// (β, τ) of a message of `bytes` bytes whose data its sender wrote since the
+    /// receiver last read it: its `fresh` band's, or [`Calibration::at`] without one.
+    ///
+    /// ```
+    /// use hypercomm_rt::Calibration;
+    /// let c = Calibration::parse("beta = 2e-7\ntau = 4e-11\nfresh = 1 2e-7 8e-11").unwrap();
+    /// assert_eq!(c.at(65536), (2e-7, 4e-11));
+    /// assert_eq!(c.fresh_at(65536), (2e-7, 8e-11));
+    /// assert_eq!(Calibration::line(2e-7, 4e-11).fresh_at(65536), (2e-7, 4e-11));
+    /// ```
+    pub fn fresh_at(&self, bytes: u64) -> (f64, f64) {
+        match self.fresh.as_slice().iter().rev().find(|b| b.from <= bytes) {
+            Some(b) => (b.beta, b.tau),
+            None => self.at(bytes),
         }
     }
 
@@ -210,7 +246,7 @@ impl Calibration {
     /// Parse the text of a calibration file (defaults for keys it omits).
     pub fn parse(text: &str) -> Result<Self> {
         let mut c = Self::default();
-        let mut bands = Vec::new();
+        let (mut bands, mut fresh) = (Vec::new(), Vec::new());
         let bad = |m: String| Error::Calibration(m);
         let cleaned: String = text
             .lines()
@@ -229,18 +265,23 @@ impl Calibration {
                 .split_once(['=', ':'])
                 .ok_or_else(|| bad(format!("`{line}` is not `key = value`")))?;
             let (key, value) = (key.trim(), value.trim());
-            if key == "band" {
+            if key == "band" || key == "fresh" {
                 let parts: Vec<&str> = value.split_whitespace().collect();
                 let [from, beta, tau] = parts[..] else {
                     return Err(bad(format!(
-                        "band = `{value}`; valid: `band = FROM BETA TAU` (bytes, seconds, \
+                        "{key} = `{value}`; valid: `{key} = FROM BETA TAU` (bytes, seconds, \
                          seconds per byte)"
                     )));
                 };
                 let from = from
                     .parse()
-                    .map_err(|_| bad(format!("band from `{from}` is not a byte count")))?;
-                bands.push(Band {
+                    .map_err(|_| bad(format!("{key} from `{from}` is not a byte count")))?;
+                let to = if key == "band" {
+                    &mut bands
+                } else {
+                    &mut fresh
+                };
+                to.push(Band {
                     from,
                     beta: number(beta)?,
                     tau: number(tau)?,
@@ -261,10 +302,18 @@ impl Calibration {
                 }
                 "beta" => c.beta = v,
                 "tau" => c.tau = v,
-                k => return Err(bad(format!("unknown key `{k}`; valid: beta, tau, band"))),
+                k => {
+                    return Err(bad(format!(
+                        "unknown key `{k}`; valid: beta, tau, band, fresh"
+                    )))
+                }
             }
         }
         c.bands = Bands::new(&bands)?;
+        c.fresh = Bands::new(&fresh).map_err(|e| match e {
+            Error::Calibration(m) => Error::Calibration(format!("fresh bands: {m}")),
+            other => other,
+        })?;
         Ok(c)
     }
 
@@ -289,6 +338,9 @@ impl Calibration {
         self.tau.to_bits().hash(&mut h);
         for b in self.bands.as_slice() {
             (b.from, b.beta.to_bits(), b.tau.to_bits()).hash(&mut h);
+        }
+        for b in self.fresh.as_slice() {
+            (1u8, b.from, b.beta.to_bits(), b.tau.to_bits()).hash(&mut h);
         }
         h.finish()
     }

@@ -328,6 +328,9 @@ pub struct CalibrationReport {
     /// [`super::calibrate::BAND_TOLERANCE`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub bands: Vec<hypercomm_rt::select::Band>,
+    /// The bands of data its sender wrote since the receiver last read it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fresh: Vec<hypercomm_rt::select::Band>,
     /// Where it was saved.
     pub saved: String,
 }
@@ -365,12 +368,20 @@ pub fn calibration_text(r: &CalibrationReport) -> String {
                 let b = banded(p.bytes).unwrap_or(fitted);
                 row.extend([secs(b), sig(Some(p.time / b), 3)]);
             }
+            if !r.fresh.is_empty() {
+                let band = r.fresh.iter().rev().find(|b| b.from <= p.bytes as u64);
+                let f = band.map_or(fitted, |b| b.beta + b.tau * p.bytes as f64);
+                row.extend([secs(p.fresh), sig(Some(p.fresh / f), 3)]);
+            }
             row
         })
         .collect();
     let mut head = vec!["size", "measured", "fitted", "ratio"];
     if !r.bands.is_empty() {
         head.extend(["banded", "ratio"]);
+    }
+    if !r.fresh.is_empty() {
+        head.extend(["fresh", "ratio"]);
     }
     s.push_str(&table(&head, &rows));
     if let Some(first) = r.bands.first() {
@@ -381,6 +392,13 @@ pub fn calibration_text(r: &CalibrationReport) -> String {
             r.bands.len(),
             size(first.from as usize)
         ));
+    }
+    if !r.fresh.is_empty() {
+        s.push_str(
+            "# fresh: the same exchange of data its sender wrote since the receiver last \
+             read it (partial sums, forwarded blocks), and its fit's ratio; the `fresh` \
+             bands price such messages\n",
+        );
     }
     s.push_str(&block(&[
         ("beta", format!("{:e} s ({})", r.beta, secs(r.beta))),

@@ -459,8 +459,14 @@ fn calibrate(
         cli::say(format!("error: cannot write {}: {e}\n", path.display()));
         return 1;
     }
+    println!("      size  same data  fresh data (written by the sender since)");
     for p in &points {
-        println!("{:>10} B  {:.3} µs", p.bytes, p.time * 1e6);
+        println!(
+            "{:>10} B  {:.3} µs  {:.3} µs",
+            p.bytes,
+            p.time * 1e6,
+            p.fresh * 1e6
+        );
     }
     println!(
         "beta   {:e} s\ntau    {:e} s/B\nsaved  {}",
