@@ -657,7 +657,7 @@ pub struct CalibrateArgs {
     /// ~/.config/hypercomm/calibration.conf].
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Largest size in bytes (sizes are powers of 4 from 1 B; at least 4, as the fit of
+    /// Largest size in bytes (sizes are powers of 2 from 1 B; at least 2, as the fit of
     /// β and τ needs two sizes). A fit with τ ≤ 0 or β < 0 is not saved (exit 1).
     #[arg(long, value_parser = whole, allow_negative_numbers = true, value_name = "B", default_value_t = crate::runtime::calibrate::DEFAULT_MAX_SIZE)]
     pub max_size: u64,

@@ -1133,7 +1133,7 @@ fn calibrate_writes_an_mpi_calibration() {
         assert_eq!(job.code, Some(0), "{}\n{}", job.stdout, job.stderr);
         let text = std::fs::read_to_string(&file).unwrap();
         assert!(
-            text.contains(&format!("mpi backend: 2 ranks, {name} at 12 sizes")),
+            text.contains(&format!("mpi backend: 2 ranks, {name} at 23 sizes")),
             "{text}"
         );
         let c = hypercomm_rt::Calibration::parse(&text).unwrap();

@@ -1,7 +1,8 @@
 //! `hypercomm calibrate`: β and τ of a backend from point-to-point transfers.
 //!
 //! Ranks pair up, (0, 1), (2, 3), …, and every pair measures at once at sizes 1 B,
-//! 4 B, 16 B, … (powers of 4), in one of two [`Pattern`]s:
+//! 2 B, 4 B, … (powers of 2: a cache's edge, where the time per byte jumps, falls
+//! between two sizes a factor 2 apart, not 4), in one of two [`Pattern`]s:
 //! - `exchange` (the default): both ranks send and receive at once
 //!   (`send_receive_into`, OSU's bidirectional pattern), and the one-way time is the
 //!   median exchange. This is what a step of the collectives does (every rank sends and
@@ -54,14 +55,14 @@ pub struct PingPong {
     pub fresh: f64,
 }
 
-/// Ping-pong sizes: powers of 4 from 1 B up to `max` bytes.
+/// Calibration sizes: powers of 2 from 1 B up to `max` bytes.
 pub fn sizes(max: usize) -> Vec<usize> {
-    std::iter::successors(Some(1usize), |&s| s.checked_mul(4))
+    std::iter::successors(Some(1usize), |&s| s.checked_mul(2))
         .take_while(|&s| s <= max.max(1))
         .collect()
 }
 
-/// `calibrate --max-size` by default (bytes): 12 sizes, 1 B to 4 MiB.
+/// `calibrate --max-size` by default (bytes): 23 sizes, 1 B to 4 MiB.
 pub const DEFAULT_MAX_SIZE: u64 = 4 << 20;
 
 /// The sizes of `--max-size max` ([`sizes`]), refused when there are fewer than two:
@@ -74,7 +75,7 @@ pub fn checked_sizes(max: u64) -> Result<Vec<usize>, hypercomm::error::Error> {
             what: "--max-size",
             reason: format!(
                 "{max} gives one size (1 B), and fitting β and τ needs at least two \
-                 distinct sizes; valid: 4 or more (sizes are powers of 4 from 1 B; the \
+                 distinct sizes; valid: 2 or more (sizes are powers of 2 from 1 B; the \
                  default, {DEFAULT_MAX_SIZE}, gives {})",
                 sizes(DEFAULT_MAX_SIZE as usize).len()
             ),
@@ -327,7 +328,7 @@ impl std::fmt::Display for FitError {
             FitError::TooFewSizes { sizes } => write!(
                 f,
                 "{sizes} distinct size(s) timed; fitting β and τ needs at least two: pass \
-                 a --max-size of 4 or more"
+                 a --max-size of 2 or more"
             ),
             FitError::Tau { tau, max } => write!(
                 f,
@@ -589,19 +590,20 @@ mod tests {
     }
 
     #[test]
-    fn sizes_are_powers_of_four() {
-        assert_eq!(sizes(100), vec![1, 4, 16, 64]);
+    fn sizes_are_powers_of_two() {
+        assert_eq!(sizes(100), vec![1, 2, 4, 8, 16, 32, 64]);
         assert_eq!(sizes(0), vec![1]);
+        assert_eq!(sizes(DEFAULT_MAX_SIZE as usize).len(), 23);
     }
 
-    /// `--max-size` below 4 gives one size: refused, naming the valid choice.
+    /// `--max-size` below 2 gives one size: refused, naming the valid choice.
     #[test]
     fn fewer_than_two_sizes_are_refused() {
-        for max in [0, 1, 3] {
+        for max in [0, 1] {
             let e = checked_sizes(max).unwrap_err().to_string();
-            assert!(e.contains("--max-size") && e.contains("4 or more"), "{e}");
+            assert!(e.contains("--max-size") && e.contains("2 or more"), "{e}");
         }
-        assert_eq!(checked_sizes(4).unwrap(), vec![1, 4]);
+        assert_eq!(checked_sizes(3).unwrap(), vec![1, 2]);
     }
 
     fn points(times: &[(usize, f64)]) -> Vec<PingPong> {

@@ -136,7 +136,7 @@ enum Command {
         /// `exchange` (both ranks send and receive at once) or `pingpong`.
         #[arg(long, value_enum, value_name = "P", default_value_t = Pattern::Exchange)]
         pattern: Pattern,
-        /// Largest size in bytes (powers of 4 from 1 B; at least 4, as the fit of β and τ
+        /// Largest size in bytes (powers of 2 from 1 B; at least 2, as the fit of β and τ
         /// needs two sizes). A fit with τ ≤ 0 or β < 0 is not saved (exit 1).
         #[arg(long, value_name = "B", default_value_t = hypercomm_cli::runtime::calibrate::DEFAULT_MAX_SIZE)]
         max_size: u64,
