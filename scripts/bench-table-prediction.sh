@@ -6,10 +6,13 @@
 #     default pattern; CALIB_MAX default 64 MiB, as the figures of BENCHMARKS.md), then
 #     `hypercomm bench --ranks K --op OP` (measured = avg over ranks; ranks beyond the CPUs
 #     run as fibers, the CLI's default) for each "K OP" of CONFIGS (default: 2 and 4 ranks,
-#     allgather, alltoall, broadcast), sizes MIN_BYTES to MAX_BYTES (default 1 to 8 MiB);
+#     allgather, alltoall, broadcast, allreduce), sizes MIN_BYTES to MAX_BYTES (default 1 to
+#     8 MiB);
 #   - MPI backend (MPI=auto: when mpirun is found; MPI=0 skips it, MPI=1 requires it):
 #     `mpirun -n 2 hypercomm-mpi calibrate`, then `vs-native` (measured = ours, max over
-#     ranks), broadcast, allgather, allreduce, alltoall, the same sizes.
+#     ranks), broadcast, allgather, allreduce, alltoall, the same sizes, with
+#     HYPERCOMM_TUNING=off: `auto` is the model's pick at every size (with tuning it runs
+#     MPI's own call at most sizes, which the model does not price).
 # RUNS runs of each (default 3); a cell is measured / predicted, median (min–max).
 #
 # Usage: [RUNS=3] [CONFIGS="2 allgather 2 alltoall ..."] [MPI=auto|0|1] [CALIB_MAX=67108864]
@@ -18,7 +21,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/bench-lib.sh
 MIN=${1:-1048576}; MAX=${2:-8388608}; RUNS=${RUNS:-3}; CALIB_MAX=${CALIB_MAX:-67108864}
-CONFIGS=${CONFIGS:-2 allgather 2 alltoall 2 broadcast 4 allgather 4 alltoall 4 broadcast}
+CONFIGS=${CONFIGS:-2 allgather 2 alltoall 2 broadcast 2 allreduce 4 allgather 4 alltoall 4 broadcast 4 allreduce}
 ITERS=(); MPI_ITERS=()
 if [ "${SMOKE:-0}" = 1 ]; then
     MIN=1024; MAX=4096; RUNS=3; CALIB_MAX=1048576
@@ -45,7 +48,8 @@ done
 if [ "$MPI" = 1 ]; then
     mpirun -n 2 target/release/hypercomm-mpi calibrate --max-size "$CALIB_MAX" --output "$out/mpi.conf" >&2
     for _ in $(seq "$RUNS"); do
-        HYPERCOMM_CALIBRATION="$out/mpi.conf" mpirun -x HYPERCOMM_CALIBRATION -n 2 \
+        HYPERCOMM_CALIBRATION="$out/mpi.conf" HYPERCOMM_TUNING=off mpirun -x HYPERCOMM_CALIBRATION \
+            -x HYPERCOMM_TUNING -n 2 \
             target/release/hypercomm-mpi vs-native --max-bytes "$MAX" --stat mean "${MPI_ITERS[@]}" |
             awk -v min="$MIN" 'NF >= 8 && $2 ~ /^[0-9]+$/ && $2 >= min && $7 != "-" {print "mpi", 2, $1, $8, $2, $7}' >>"$out/rows"
     done
