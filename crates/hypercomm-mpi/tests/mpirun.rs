@@ -1148,7 +1148,7 @@ fn calibrate_writes_an_mpi_calibration() {
     // One size cannot give β and τ: bad input, nothing saved.
     let job = mpirun(
         2,
-        &["calibrate", "--max-size", "3", "--output", &fs],
+        &["calibrate", "--max-size", "1", "--output", &fs],
         Duration::from_secs(60),
     );
     assert_eq!(job.code, Some(2), "{}\n{}", job.stdout, job.stderr);
