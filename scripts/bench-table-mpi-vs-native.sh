@@ -17,10 +17,10 @@
 # MPICH (4.0, ch4:ucx) on more ranks than CPUs: its progress engine polls without ever
 # yielding, so a rank waiting for a descheduled peer keeps its core until the next timer
 # tick and each dependent step costs a time slice (one 4-rank run to 64 KiB: over 4
-# minutes, not finished; 8 ranks: 60 ms per call). For those K the script preloads
-# scripts/mpich-yield.c (built into target/mpich/), which yields the core after an idle
-# UCX progress poll as MPICH 5.0's MPIR_CVAR_CH4_PROGRESS_THROTTLE does; the same run
-# took 131 s (docs/perf-log/2026-11-27-mpich-oversubscribed.md). MPICH_YIELD=0 never
+# minutes, not finished; 8 ranks: 60 ms per all-gather of 8 B). For those K the script
+# preloads scripts/mpich-yield.c (built into target/mpich/), which yields the core after
+# an idle UCX progress poll as MPICH 5.0's MPIR_CVAR_CH4_PROGRESS_THROTTLE does; the same
+# run took 131 s (docs/perf-log/2026-11-27-mpich-oversubscribed.md). MPICH_YIELD=0 never
 # preloads it, MPICH_YIELD=1 always; UCX_LOG_LEVEL defaults to error.
 #
 # Usage: [MPI=openmpi|mpich] [STAT=median|mean] [RUNS=3] [KS="2 4 8"] [ITERS=200] [FULL=file.md] [MPIRUN_FLAGS=...]
