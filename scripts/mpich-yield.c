@@ -27,18 +27,21 @@ typedef unsigned (*progress_fn)(void *worker);
 
 static progress_fn real_progress;
 static unsigned yield_after = 1;
-static unsigned idle;
+static __thread unsigned idle; /* per thread: MPI_THREAD_MULTIPLE polls from several */
+
+/* At load, after the libraries the program links (libucp among them). */
+__attribute__((constructor)) static void init(void)
+{
+    const char *after = getenv("MPICH_YIELD_AFTER");
+    real_progress = (progress_fn) dlsym(RTLD_NEXT, "ucp_worker_progress");
+    if (after)
+        yield_after = (unsigned) strtoul(after, NULL, 10);
+}
 
 unsigned ucp_worker_progress(void *worker)
 {
-    if (!real_progress) {
-        const char *after = getenv("MPICH_YIELD_AFTER");
-        real_progress = (progress_fn) dlsym(RTLD_NEXT, "ucp_worker_progress");
-        if (after)
-            yield_after = (unsigned) strtoul(after, NULL, 10);
-        if (!real_progress)
-            abort(); /* preloaded into a process without UCX */
-    }
+    if (!real_progress)
+        abort(); /* no libucp behind this one: cannot happen in a UCX process */
     unsigned events = real_progress(worker);
     if (events) {
         idle = 0;
