@@ -14,14 +14,25 @@
 # where), how many sizes exceed 1.05, and the smallest median ratio with the algorithm
 # that ran. With FULL=FILE, every (K, collective, size) row goes to FILE as well.
 #
+# MPICH (4.0, ch4:ucx) on more ranks than CPUs: its progress engine polls without ever
+# yielding, so a rank waiting for a descheduled peer keeps its core until the next timer
+# tick and each dependent step costs a time slice (one 4-rank run to 64 KiB: over 4
+# minutes, not finished; 8 ranks: 60 ms per all-gather of 8 B). For those K the script
+# preloads scripts/mpich-yield.c (built into target/mpich/), which yields the core after
+# an idle UCX progress poll as MPICH 5.0's MPIR_CVAR_CH4_PROGRESS_THROTTLE does; the same
+# run took 131 s (docs/perf-log/2026-11-27-mpich-oversubscribed.md). MPICH_YIELD=0 never
+# preloads it, MPICH_YIELD=1 always; UCX_LOG_LEVEL defaults to error.
+#
 # Usage: [MPI=openmpi|mpich] [STAT=median|mean] [RUNS=3] [KS="2 4 8"] [ITERS=200] [FULL=file.md] [MPIRUN_FLAGS=...]
-#        [SMOKE=1: 8-64 B, 2 runs, 20 iterations, K=2] scripts/bench-table-mpi-vs-native.sh [MAX_BYTES]
+#        [MPICH_YIELD=auto|0|1] [SMOKE=1: 8-64 B, 2 runs, 20 iterations, K=2]
+#        scripts/bench-table-mpi-vs-native.sh [MAX_BYTES]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/bench-lib.sh
 MAX=${1:-4194304}; RUNS=${RUNS:-3}; KS=${KS:-2 4 8}; ITERS=${ITERS:-200}
 if [ "${SMOKE:-0}" = 1 ]; then MAX=64; RUNS=2; ITERS=20; KS=2; fi
 MPI=${MPI:-openmpi}; STAT=${STAT:-median}
+case ${MPICH_YIELD:=auto} in auto | 0 | 1) ;; *) echo "MPICH_YIELD=$MPICH_YIELD: valid values are auto, 0 and 1" >&2; exit 2 ;; esac
 case $MPI in
 openmpi)
     command -v mpirun >/dev/null || { echo "needs Open MPI (mpirun): apt-get install openmpi-bin libopenmpi-dev libclang-dev" >&2; exit 1; }
@@ -30,22 +41,31 @@ openmpi)
 mpich)
     command -v mpirun.mpich >/dev/null || { echo "needs MPICH (mpirun.mpich): apt-get install mpich libmpich-dev libclang-dev" >&2; exit 1; }
     MPICC=mpicc.mpich CARGO_TARGET_DIR=target/mpich cargo build --release -q -p hypercomm-mpi >&2
-    MPIRUN=(mpirun.mpich); BIN=target/mpich/release/hypercomm-mpi; VERSION="MPICH $(mpichversion 2>/dev/null | sed -n 's/MPICH Version:[[:space:]]*//p')" ;;
+    MPIRUN=(mpirun.mpich); BIN=target/mpich/release/hypercomm-mpi; VERSION="MPICH $(mpichversion 2>/dev/null | sed -n 's/MPICH Version:[[:space:]]*//p')"
+    SHIM=target/mpich/mpich-yield.so
+    cc -O2 -shared -fPIC scripts/mpich-yield.c -o "$SHIM" -ldl
+    export UCX_LOG_LEVEL=${UCX_LOG_LEVEL:-error} ;;
 *) echo "MPI=$MPI: valid values are openmpi and mpich" >&2; exit 2 ;;
 esac
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
+cpus=$(getconf _NPROCESSORS_ONLN); yielded=""
 for k in $KS; do
+    preload=()
+    if [ "$MPI" = mpich ] && { [ "$MPICH_YIELD" = 1 ] || { [ "$MPICH_YIELD" = auto ] && [ "$k" -gt "$cpus" ]; }; }; then
+        preload=(-genv LD_PRELOAD "$PWD/$SHIM"); yielded="$yielded $k"
+    fi
     for r in $(seq "$RUNS"); do
         home="$out/home.$k.$r"; mkdir -p "$home"
         # shellcheck disable=SC2086
         env -u HYPERCOMM_CALIBRATION -u HYPERCOMM_TUNING -u XDG_CACHE_HOME \
             XDG_CONFIG_HOME="$home" HOME="$home" \
-            "${MPIRUN[@]}" ${MPIRUN_FLAGS:-} -n "$k" "$BIN" \
+            "${MPIRUN[@]}" "${preload[@]}" ${MPIRUN_FLAGS:-} -n "$k" "$BIN" \
             vs-native --max-bytes "$MAX" --iters "$ITERS" --stat "$STAT" >"$out/run.$k.$r"
     done
 done
-bench_stamp "K = $KS ranks, $RUNS runs each, $STAT per call, $VERSION, \`MPI=$MPI STAT=$STAT scripts/bench-table-mpi-vs-native.sh $MAX\`"
+yield_note=""; [ -n "$yielded" ] && yield_note=" (K =$yielded with scripts/mpich-yield.c preloaded)"
+bench_stamp "K = $KS ranks, $RUNS runs each, $STAT per call, $VERSION$yield_note, \`MPI=$MPI STAT=$STAT scripts/bench-table-mpi-vs-native.sh $MAX\`"
 bench_smoke_note
 echo
 python3 - "$out" "$RUNS" "$KS" "${FULL:-}" <<'PY'

@@ -85,8 +85,16 @@ if command -v mpicc.mpich >/dev/null && command -v mpirun.mpich >/dev/null; then
         cargo build --release --locked -p hypercomm-mpi --bin hypercomm-mpi --example subcomm
     bin=target/mpich/release/hypercomm-mpi
     export UCX_LOG_LEVEL=error # MPICH's UCX warns of notices a finished rank never read
+    # On more ranks than CPUs, MPICH 4.0's ranks poll without yielding: preload the shim
+    # that yields when idle (docs/perf-log/2026-11-27-mpich-oversubscribed.md; 8 ranks'
+    # check took 27 s without it, 5 s with it), which the checks also test.
+    cc -O2 -shared -fPIC scripts/mpich-yield.c -o target/mpich/mpich-yield.so -ldl
     for k in 1 2 3 5 8; do
-        out=$(timeout 600 mpirun.mpich -n "$k" "$bin" check)
+        preload=()
+        if [ "$k" -gt "$(getconf _NPROCESSORS_ONLN)" ]; then
+            preload=(-genv LD_PRELOAD "$PWD/target/mpich/mpich-yield.so")
+        fi
+        out=$(timeout 600 mpirun.mpich "${preload[@]}" -n "$k" "$bin" check)
         grep -q "^checked .* 0 mismatched" <<<"$out" || {
             echo "scripts/test.sh: MPICH check on $k ranks failed:" >&2
             echo "$out" | tail -5 >&2
@@ -98,7 +106,7 @@ if command -v mpicc.mpich >/dev/null && command -v mpirun.mpich >/dev/null; then
                 exit 1
             }
         done
-        out=$(timeout 300 mpirun.mpich -n "$k" target/mpich/release/examples/subcomm 2>&1)
+        out=$(timeout 300 mpirun.mpich "${preload[@]}" -n "$k" target/mpich/release/examples/subcomm 2>&1)
         grep -q "^subcomm: every rank matched native MPI ($k ranks)" <<<"$out" || {
             echo "scripts/test.sh: MPICH subcomm on $k ranks failed:" >&2
             echo "$out" | tail -5 >&2
