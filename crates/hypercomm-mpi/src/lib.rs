@@ -412,6 +412,9 @@ pub struct Mpi {
     home: Option<Weak<split::Slot>>,
     /// Whether no peer that left said it sent failure notices.
     peers_clean: bool,
+    /// The last fixed-count native call, made ready for MPI: the next call that is the
+    /// same goes to MPI without being checked and translated again.
+    native_last: Option<native::Prepared>,
 }
 
 /// CPUs online on this node (Linux: `/sys/devices/system/cpu/online`, e.g. `0-3,6`),
@@ -571,6 +574,7 @@ impl Mpi {
             progress: split::Progress::default(),
             home: None,
             peers_clean: true,
+            native_last: None,
         };
         mpi.post_notice_recv();
         mpi
@@ -1380,13 +1384,22 @@ impl Transport for Mpi {
         true
     }
 
+    #[inline(always)]
     fn native(&mut self, call: hypercomm_rt::transport::NativeCall<'_>) -> Option<Result<()>> {
         if let Some(rank) = self.failed {
             return Some(Err(Error::PeerFailed { rank }));
         }
         let blocking = self.native_wait == NativeWait::Blocking;
         Some(
-            native::start(self.data, self.rank, self.size, call, blocking).and_then(|req| {
+            native::start(
+                self.data,
+                self.rank,
+                self.size,
+                call,
+                blocking,
+                &mut self.native_last,
+            )
+            .and_then(|req| {
                 if blocking {
                     Ok(())
                 } else {

@@ -77,101 +77,162 @@ fn reduction_op(call: &NativeCall<'_>) -> std::result::Result<ffi::MPI_Op, Strin
     })
 }
 
-/// Runs `call` on `comm` (this rank `me` of `k`).
-/// Run `call` with MPI's blocking collective (`MPI_Bcast`, … `MPI_Reduce_scatter_block`;
-/// `blocking`, returning `MPI_REQUEST_NULL` once done), or start it as MPI's
-/// non-blocking one (`MPI_Ibcast`, …) and return its request, which the caller waits
-/// for with the transport's failure checks and timeout.
-pub(crate) fn start(
-    comm: ffi::MPI_Comm,
-    me: u32,
-    k: u32,
-    call: NativeCall<'_>,
-    blocking: bool,
-) -> Result<ffi::MPI_Request> {
-    let c = call.collective;
-    let kind = c.kind();
-    if kind.is_varcount() {
-        // Blocking in either mode (MPI_Ialltoallv … are not used yet).
-        return run_varcount(comm, me, k, call).map(|()| crate::request_null());
+/// A fixed-count native call made ready once: what `call` was (collective, count,
+/// element type and operator, buffer lengths) and what MPI takes for it (datatype, count,
+/// operator). A loop of the same call checks that its call is this one and calls MPI: it
+/// skips the lengths, the datatype and operator look-ups and the count's conversion
+/// (issue 20: hypercomm's dispatch in front of a sub-µs MPI call).
+#[derive(Clone, Copy)]
+pub(crate) struct Prepared {
+    collective: Collective,
+    len: usize,
+    elem_bytes: usize,
+    elem: Option<Elem>,
+    op: Option<Builtin>,
+    want_in: usize,
+    want_out: usize,
+    dt: ffi::MPI_Datatype,
+    count: c_int,
+    mpi_op: ffi::MPI_Op,
+}
+
+impl Prepared {
+    /// Whether `call` is the call this was made for, with buffers of its lengths.
+    #[inline(always)]
+    fn fits(&self, call: &NativeCall<'_>) -> bool {
+        self.collective == call.collective
+            && self.len == call.len
+            && self.elem_bytes == call.elem_bytes
+            && self.elem == call.elem
+            && self.op == call.op
+            && self.want_in == call.input.len()
+            && self.want_out == call.output.len()
     }
-    let refuse = |reason: String| Error::Native {
-        op: kind.to_string(),
-        reason,
-    };
-    // The buffer lengths the runtime checked, checked again: MPI reads and writes
-    // exactly this many bytes.
-    let block = call.len * call.elem_bytes;
-    let (want_in, want_out) = lengths(c, me, k as usize, block);
-    if call.input.len() != want_in || call.output.len() != want_out {
-        return Err(refuse(format!(
-            "buffers of {} and {} bytes, expected {want_in} and {want_out}",
-            call.input.len(),
-            call.output.len()
-        )));
-    }
-    let (dt, count) = if kind.is_reduction() {
-        (reduction_type(&call).map_err(refuse)?, call.len)
-    } else {
-        (bytes_type(), block)
-    };
-    let count = c_int::try_from(count)
-        .map_err(|_| refuse(format!("{count} elements exceed MPI's count (a C int)")))?;
-    let mpi_op = if kind.is_reduction() {
-        reduction_op(&call).map_err(refuse)?
-    } else {
-        // Unused: the collectives that do not reduce take no operator.
-        // SAFETY: reading an extern constant of the MPI library.
-        unsafe { ffi::RSMPI_SUM }
-    };
-    let send = call.input.as_ptr() as *const c_void;
-    let recv = call.output.as_mut_ptr() as *mut c_void;
-    let root = |r: u32| r as c_int;
-    // SAFETY: every buffer holds exactly what the call reads or writes on this rank
-    // (checked above: `count` elements of `dt`, `k` blocks where the collective
-    // gathers or scatters), and stays borrowed for the blocking call's duration.
-    let mut req = crate::request_null();
-    // `$b` blocking, else `$i` with the request's address as its last argument.
-    macro_rules! either {
-        ($b:ident, $i:ident, $($a:expr),*) => {
-            if blocking {
-                ffi::$b($($a),*)
-            } else {
-                ffi::$i($($a),*, &mut req)
-            }
+
+    /// `call` checked and translated for MPI, or why MPI cannot run it.
+    fn new(me: u32, k: u32, call: &NativeCall<'_>) -> Result<Prepared> {
+        let c = call.collective;
+        let kind = c.kind();
+        let refuse = |reason: String| Error::Native {
+            op: kind.to_string(),
+            reason,
         };
+        // The buffer lengths the runtime checked, checked again: MPI reads and writes
+        // exactly this many bytes.
+        let block = call.len * call.elem_bytes;
+        let (want_in, want_out) = lengths(c, me, k as usize, block);
+        if call.input.len() != want_in || call.output.len() != want_out {
+            return Err(refuse(format!(
+                "buffers of {} and {} bytes, expected {want_in} and {want_out}",
+                call.input.len(),
+                call.output.len()
+            )));
+        }
+        if !matches!(
+            c,
+            Collective::Broadcast { .. }
+                | Collective::Scatter { .. }
+                | Collective::Gather { .. }
+                | Collective::Allgather
+                | Collective::Alltoall
+                | Collective::Reduce { .. }
+                | Collective::Allreduce
+                | Collective::Scan
+                | Collective::ExclusiveScan
+                | Collective::ReduceScatter
+        ) {
+            return Err(refuse(
+                "MPI has no collective for it (point-to-point: use send and receive)".into(),
+            ));
+        }
+        let (dt, count) = if kind.is_reduction() {
+            (reduction_type(call).map_err(refuse)?, call.len)
+        } else {
+            (bytes_type(), block)
+        };
+        let count = c_int::try_from(count)
+            .map_err(|_| refuse(format!("{count} elements exceed MPI's count (a C int)")))?;
+        let mpi_op = if kind.is_reduction() {
+            reduction_op(call).map_err(refuse)?
+        } else {
+            // Unused: the collectives that do not reduce take no operator.
+            // SAFETY: reading an extern constant of the MPI library.
+            unsafe { ffi::RSMPI_SUM }
+        };
+        Ok(Prepared {
+            collective: c,
+            len: call.len,
+            elem_bytes: call.elem_bytes,
+            elem: call.elem,
+            op: call.op,
+            want_in,
+            want_out,
+            dt,
+            count,
+            mpi_op,
+        })
     }
-    let rc = unsafe {
-        match c {
-            Collective::Broadcast { root: r } => {
-                either!(MPI_Bcast, MPI_Ibcast, recv, count, dt, root(r), comm)
-            }
-            Collective::Scatter { root: r } => either!(
-                MPI_Scatter,
-                MPI_Iscatter,
-                send,
-                count,
-                dt,
-                recv,
-                count,
-                dt,
-                root(r),
-                comm
-            ),
-            Collective::Gather { root: r } => either!(
-                MPI_Gather,
-                MPI_Igather,
-                send,
-                count,
-                dt,
-                recv,
-                count,
-                dt,
-                root(r),
-                comm
-            ),
-            Collective::Allgather => {
-                either!(
+
+    /// Call MPI's collective on `input` and `output`, which [`Prepared::fits`] checked
+    /// (`blocking`, returning `MPI_REQUEST_NULL` once done, else MPI's non-blocking one,
+    /// returning its request).
+    #[inline(always)]
+    fn call(
+        &self,
+        comm: ffi::MPI_Comm,
+        input: &[u8],
+        output: &mut [u8],
+        blocking: bool,
+    ) -> Result<ffi::MPI_Request> {
+        let (count, dt, mpi_op) = (self.count, self.dt, self.mpi_op);
+        let send = input.as_ptr() as *const c_void;
+        let recv = output.as_mut_ptr() as *mut c_void;
+        let root = |r: u32| r as c_int;
+        let mut req = crate::request_null();
+        // `$b` blocking, else `$i` with the request's address as its last argument.
+        macro_rules! either {
+            ($b:ident, $i:ident, $($a:expr),*) => {
+                if blocking {
+                    ffi::$b($($a),*)
+                } else {
+                    ffi::$i($($a),*, &mut req)
+                }
+            };
+        }
+        // SAFETY: every buffer holds exactly what the call reads or writes on this rank
+        // (`fits`: the lengths `Prepared::new` checked, `count` elements of `dt`, `k`
+        // blocks where the collective gathers or scatters), and stays borrowed for the
+        // blocking call's duration (the caller waits for a request before returning).
+        let rc = unsafe {
+            match self.collective {
+                Collective::Broadcast { root: r } => {
+                    either!(MPI_Bcast, MPI_Ibcast, recv, count, dt, root(r), comm)
+                }
+                Collective::Scatter { root: r } => either!(
+                    MPI_Scatter,
+                    MPI_Iscatter,
+                    send,
+                    count,
+                    dt,
+                    recv,
+                    count,
+                    dt,
+                    root(r),
+                    comm
+                ),
+                Collective::Gather { root: r } => either!(
+                    MPI_Gather,
+                    MPI_Igather,
+                    send,
+                    count,
+                    dt,
+                    recv,
+                    count,
+                    dt,
+                    root(r),
+                    comm
+                ),
+                Collective::Allgather => either!(
                     MPI_Allgather,
                     MPI_Iallgather,
                     send,
@@ -181,10 +242,8 @@ pub(crate) fn start(
                     count,
                     dt,
                     comm
-                )
-            }
-            Collective::Alltoall => {
-                either!(
+                ),
+                Collective::Alltoall => either!(
                     MPI_Alltoall,
                     MPI_Ialltoall,
                     send,
@@ -194,10 +253,8 @@ pub(crate) fn start(
                     count,
                     dt,
                     comm
-                )
-            }
-            Collective::Reduce { root: r } => {
-                either!(
+                ),
+                Collective::Reduce { root: r } => either!(
                     MPI_Reduce,
                     MPI_Ireduce,
                     send,
@@ -207,10 +264,8 @@ pub(crate) fn start(
                     mpi_op,
                     root(r),
                     comm
-                )
-            }
-            Collective::Allreduce => {
-                either!(
+                ),
+                Collective::Allreduce => either!(
                     MPI_Allreduce,
                     MPI_Iallreduce,
                     send,
@@ -219,33 +274,82 @@ pub(crate) fn start(
                     dt,
                     mpi_op,
                     comm
-                )
+                ),
+                Collective::Scan => {
+                    either!(MPI_Scan, MPI_Iscan, send, recv, count, dt, mpi_op, comm)
+                }
+                Collective::ExclusiveScan => {
+                    either!(MPI_Exscan, MPI_Iexscan, send, recv, count, dt, mpi_op, comm)
+                }
+                Collective::ReduceScatter => either!(
+                    MPI_Reduce_scatter_block,
+                    MPI_Ireduce_scatter_block,
+                    send,
+                    recv,
+                    count,
+                    dt,
+                    mpi_op,
+                    comm
+                ),
+                // `Prepared::new` refuses the others.
+                _ => success(),
             }
-            Collective::Scan => either!(MPI_Scan, MPI_Iscan, send, recv, count, dt, mpi_op, comm),
-            Collective::ExclusiveScan => {
-                either!(MPI_Exscan, MPI_Iexscan, send, recv, count, dt, mpi_op, comm)
-            }
-            Collective::ReduceScatter => either!(
-                MPI_Reduce_scatter_block,
-                MPI_Ireduce_scatter_block,
-                send,
-                recv,
-                count,
-                dt,
-                mpi_op,
-                comm
-            ),
-            _ => {
-                return Err(refuse(
-                    "MPI has no collective for it (point-to-point: use send and receive)".into(),
-                ))
-            }
+        };
+        if rc != success() {
+            return Err(failed(self.collective, rc));
         }
-    };
-    if rc != success() {
-        return Err(refuse(error_string(rc)));
+        Ok(req)
     }
-    Ok(req)
+}
+
+/// MPI's error `rc` in a call of `c`.
+#[cold]
+fn failed(c: Collective, rc: c_int) -> Error {
+    Error::Native {
+        op: c.kind().to_string(),
+        reason: error_string(rc),
+    }
+}
+
+/// Run `call` on `comm` (this rank `me` of `k`) with MPI's blocking collective
+/// (`MPI_Bcast`, … `MPI_Reduce_scatter_block`; `blocking`, returning `MPI_REQUEST_NULL`
+/// once done), or start it as MPI's non-blocking one (`MPI_Ibcast`, …) and return its
+/// request, which the caller waits for with the transport's failure checks and timeout.
+/// `last` is the fixed-count call made ready last time: a call that [fits](Prepared::fits)
+/// it goes to MPI at once; any other is checked and made ready, and kept in `last`.
+#[inline(always)]
+pub(crate) fn start(
+    comm: ffi::MPI_Comm,
+    me: u32,
+    k: u32,
+    call: NativeCall<'_>,
+    blocking: bool,
+    last: &mut Option<Prepared>,
+) -> Result<ffi::MPI_Request> {
+    match last {
+        Some(p) if p.fits(&call) => p.call(comm, call.input, call.output, blocking),
+        _ => start_new(comm, me, k, call, blocking, last),
+    }
+}
+
+/// [`start`] for a call that is not the last one's.
+#[inline(never)]
+fn start_new(
+    comm: ffi::MPI_Comm,
+    me: u32,
+    k: u32,
+    call: NativeCall<'_>,
+    blocking: bool,
+    last: &mut Option<Prepared>,
+) -> Result<ffi::MPI_Request> {
+    *last = None;
+    if call.collective.kind().is_varcount() {
+        // Blocking in either mode (MPI_Ialltoallv … are not used yet).
+        return run_varcount(comm, me, k, call).map(|()| crate::request_null());
+    }
+    let p = Prepared::new(me, k, &call)?;
+    *last = Some(p);
+    p.call(comm, call.input, call.output, blocking)
 }
 
 /// C ints of `counts` times `scale`, and their prefix sums (MPI's `displs`), or the

@@ -1052,6 +1052,26 @@ fn persistent_plans_on_staged_requests_match_plain_runs() {
     }
 }
 
+/// The backend's native calls made ready once and run again while the call is the
+/// same (issue 20) give the right result when consecutive calls differ in length,
+/// element type, operator, root or collective, by name and through `Auto`'s fast path,
+/// and a wrong length is still the typed error (`examples/native_check.rs`).
+#[test]
+fn native_calls_alternating_lengths_types_and_roots_stay_right() {
+    for ranks in [1, 2, 3] {
+        let job = run_example("native_check", ranks, &[]);
+        assert_eq!(
+            job.code,
+            Some(0),
+            "{ranks} ranks:\n{}\n{}",
+            job.stdout,
+            job.stderr
+        );
+        let verdict = format!("native_check: 112 calls matched ({ranks} ranks)");
+        assert!(job.stdout.contains(&verdict), "{}", job.stdout);
+    }
+}
+
 #[test]
 fn examples_name_an_algorithm_and_a_size() {
     // The main collective's algorithm and n from the command line; 5 ranks.

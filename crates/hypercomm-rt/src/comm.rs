@@ -20,7 +20,7 @@ use crate::exec::{self, Buffers, Plan, Scratch};
 use crate::op::Op;
 use crate::select::{Algo, Calibration, Call, Ran, Selector, NATIVE};
 use crate::transport::{Elem, NativeCall, Part, PartMut, Tag, Transport};
-use crate::tune::{Pick, Tuner};
+use crate::tune::{Pick, Signature, Tuner};
 
 /// The algorithm of a [`Comm::barrier_with`]. Which rank leaves a barrier first, and
 /// how long before the others, shapes the latency a benchmark measures for the call
@@ -82,6 +82,15 @@ fn expect_len(what: &'static str, got: usize, expected: usize) -> Result<()> {
             expected,
             got,
         })
+    }
+}
+
+/// Why a backend without collectives of its own runs no `native`.
+#[cold]
+fn no_native(kind: OpKind) -> Error {
+    Error::Native {
+        op: kind.to_string(),
+        reason: "this backend has no collectives of its own (the MPI backend has)".into(),
     }
 }
 
@@ -208,7 +217,12 @@ impl<X: Transport> Comm<X> {
         .into())
     }
 
-    /// Choose, plan and execute one collective of `len` elements.
+    /// Choose, plan and execute one collective of `len` elements. Inlined: the calls
+    /// that run the backend's own collective (`native` named, or the same `Auto` call as
+    /// the last one that ran native) go to the transport from here, with no call that
+    /// returns a [`Ran`] through memory on the way (each such return cost a few ns:
+    /// the caller reads the result with wider loads than the callee's stores).
+    #[inline(always)]
     fn collective<T: Pod>(
         &mut self,
         epoch: u32,
@@ -221,15 +235,37 @@ impl<X: Transport> Comm<X> {
         if size_of::<T>() == 0 {
             return Err(Error::ZeroSized);
         }
-        if matches!(algo, Algo::Named(name) if name.eq_ignore_ascii_case(NATIVE)) {
-            return self.native(collective, len, io, op);
+        // The fast path: the same `Auto` call as the last one that ran native (a loop of
+        // calls) runs native again, without the tuning's look-up.
+        let native = match algo {
+            Algo::Auto => self.tuner.native_at == Some(Signature::of(collective, len, op)),
+            Algo::Named(name) => name.eq_ignore_ascii_case(NATIVE),
+            _ => false,
+        };
+        if native {
+            return self.native(collective, len, io, op, matches!(algo, Algo::Auto));
         }
+        self.collective_chosen(epoch, collective, len, io, op, algo)
+    }
+
+    /// [`Comm::collective`] past its fast path: the tuning's pick or the model's.
+    #[inline(never)]
+    fn collective_chosen<T: Pod>(
+        &mut self,
+        epoch: u32,
+        collective: Collective,
+        len: usize,
+        io: Io<'_, T>,
+        op: Option<&Op<'_, T>>,
+        algo: Algo<'_>,
+    ) -> Result<Ran> {
         // `Auto` under measured tuning: native or the schedule that measured fastest.
         let (algo, tuned) = match algo {
             Algo::Auto => match self.pick(collective, len, op)? {
                 Some(Pick::Native) => {
-                    let ran = self.native(collective, len, io, op)?;
-                    return Ok(self.auto_ran(ran));
+                    let ran = self.native(collective, len, io, op, true)?;
+                    self.tuner.native_at = Some(Signature::of(collective, len, op));
+                    return Ok(ran);
                 }
                 Some(Pick::Named(name)) => (Algo::Named(name), true),
                 Some(Pick::Model) | None => (algo, false),
@@ -291,13 +327,16 @@ impl<X: Transport> Comm<X> {
         ran
     }
 
-    /// One collective with the backend's own implementation ([`Transport::native`]).
+    /// One collective with the backend's own implementation ([`Transport::native`]);
+    /// `auto` when `Algo::Auto` chose it.
+    #[inline(always)]
     fn native<T: Pod>(
         &mut self,
         collective: Collective,
         len: usize,
         io: Io<'_, T>,
         op: Option<&Op<'_, T>>,
+        auto: bool,
     ) -> Result<Ran> {
         let copy: Vec<T>;
         let (input, output, in_place): (&[T], &mut [T], bool) = match io {
@@ -322,27 +361,28 @@ impl<X: Transport> Comm<X> {
             send_counts: &[],
             recv_counts: &[],
         };
-        self.run_native(call, in_place)
+        self.run_native(call, in_place, auto)
     }
 
     /// Run `call` with the backend's own collective ([`Transport::native`]), or
-    /// [`Error::Native`] when it has none; the call is then the last one.
-    pub(crate) fn run_native(&mut self, call: NativeCall<'_>, in_place: bool) -> Result<Ran> {
+    /// [`Error::Native`] when it has none; the call is then the last one (`auto` when
+    /// `Algo::Auto` chose it).
+    #[inline(always)]
+    pub(crate) fn run_native(
+        &mut self,
+        call: NativeCall<'_>,
+        in_place: bool,
+        auto: bool,
+    ) -> Result<Ran> {
         let kind = call.collective.kind();
         match self.transport.native(call) {
             Some(done) => done?,
-            None => {
-                return Err(Error::Native {
-                    op: kind.to_string(),
-                    reason: "this backend has no collectives of its own (the MPI backend has)"
-                        .into(),
-                })
-            }
+            None => return Err(no_native(kind)),
         }
         let ran = Ran {
             op: kind,
             algorithm: NATIVE,
-            auto: false,
+            auto,
             steps: 0,
             in_place,
         };
@@ -364,6 +404,7 @@ impl<X: Transport> Comm<X> {
     /// }).unwrap();
     /// assert_eq!(got, vec![[4, 5, 6]; 3]);
     /// ```
+    #[inline]
     pub fn broadcast_into<T: Pod>(&mut self, root: Rank, buf: &mut [T], algo: Algo) -> Result<Ran> {
         let epoch = self.next_epoch();
         self.check_rank("root", root)?;
@@ -397,6 +438,7 @@ impl<X: Transport> Comm<X> {
     /// let want: Vec<[i64; 2]> = (0..4).map(|r| [-2 * r, -2 * r - 1]).collect();
     /// assert_eq!(got, want);
     /// ```
+    #[inline]
     pub fn scatter_into<T: Pod>(
         &mut self,
         root: Rank,
@@ -440,6 +482,7 @@ impl<X: Transport> Comm<X> {
     /// assert_eq!(got[0].to_vec(), want);
     /// assert_eq!(got[1], [0; 6]); // only the root receives
     /// ```
+    #[inline]
     pub fn gather_into<T: Pod>(
         &mut self,
         root: Rank,
@@ -484,6 +527,7 @@ impl<X: Transport> Comm<X> {
     ///     assert_eq!(all.to_vec(), want);
     /// }
     /// ```
+    #[inline]
     pub fn all_gather_into<T: Pod>(
         &mut self,
         send: &[T],
@@ -525,6 +569,7 @@ impl<X: Transport> Comm<X> {
     ///     assert_eq!(buf.to_vec(), want);
     /// }
     /// ```
+    #[inline]
     pub fn all_gather_in_place<T: Pod>(&mut self, buf: &mut [T], algo: Algo) -> Result<Ran> {
         let epoch = self.next_epoch();
         let m = self.block_len("all-gather's buffer", buf.len())?;
@@ -559,6 +604,7 @@ impl<X: Transport> Comm<X> {
     ///     assert_eq!(recv.to_vec(), want);
     /// }
     /// ```
+    #[inline]
     pub fn all_to_all_into<T: Pod>(
         &mut self,
         send: &[T],
@@ -595,6 +641,7 @@ impl<X: Transport> Comm<X> {
     /// assert_eq!(got[2], [k * (k + 1) / 2, k]); // 1 + 2 + 3 + 4, and one 1 per rank
     /// assert_eq!(got[0], [0, 0]); // only the root receives
     /// ```
+    #[inline]
     pub fn reduce_into<T: Pod>(
         &mut self,
         root: Rank,
@@ -633,6 +680,7 @@ impl<X: Transport> Comm<X> {
     /// let k = 4i64; // Σ r = k(k − 1)/2, Σ r² = (k − 1)k(2k − 1)/6
     /// assert_eq!(got, vec![[k * (k - 1) / 2, -(k - 1) * k * (2 * k - 1) / 6]; 4]);
     /// ```
+    #[inline]
     pub fn all_reduce_into<T: Pod>(
         &mut self,
         send: &[T],
@@ -667,6 +715,7 @@ impl<X: Transport> Comm<X> {
     /// }).unwrap();
     /// assert_eq!(got, vec![[1.0, 0.0]; 3]); // maxima over r = 0, 1, 2
     /// ```
+    #[inline]
     pub fn all_reduce_in_place<T: Pod>(
         &mut self,
         buf: &mut [T],
@@ -694,6 +743,7 @@ impl<X: Transport> Comm<X> {
     /// let want: Vec<u16> = (1..=4).map(|n| n * (n + 1) / 2).collect(); // 1, 1+2, 1+2+3, …
     /// assert_eq!(got, want);
     /// ```
+    #[inline]
     pub fn scan_into<T: Pod>(
         &mut self,
         send: &[T],
@@ -731,6 +781,7 @@ impl<X: Transport> Comm<X> {
     /// let want: Vec<u64> = (1..=4).map(|n| (1..=n).fold(0, |acc, d| 10 * acc + d)).collect();
     /// assert_eq!(got, want); // 1, 12, 123, 1234: in rank order
     /// ```
+    #[inline]
     pub fn scan_in_place<T: Pod>(
         &mut self,
         buf: &mut [T],
@@ -760,6 +811,7 @@ impl<X: Transport> Comm<X> {
     /// let want: Vec<i64> = (1..4).map(|r| (1..=r).product()).collect();
     /// assert_eq!(got[1..], want[..]);
     /// ```
+    #[inline]
     pub fn exclusive_scan_into<T: Pod>(
         &mut self,
         send: &[T],
@@ -791,6 +843,7 @@ impl<X: Transport> Comm<X> {
     ///     assert_eq!(got[r as usize], [r * (r + 1) / 2, r * (r - 1)]);
     /// }
     /// ```
+    #[inline]
     pub fn exclusive_scan_in_place<T: Pod>(
         &mut self,
         buf: &mut [T],
@@ -821,6 +874,7 @@ impl<X: Transport> Comm<X> {
     /// let want: Vec<f64> = (0..4).map(|j| 60.0 + 4.0 * j as f64).collect();
     /// assert_eq!(got, want);
     /// ```
+    #[inline]
     pub fn reduce_scatter_block_into<T: Pod>(
         &mut self,
         send: &[T],

@@ -126,6 +126,28 @@ pub(crate) enum Pick {
     Model,
 }
 
+/// What decides an `Auto` call's pick, exactly: the pick's key and the length, hence its
+/// size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Signature {
+    collective: Collective,
+    len: usize,
+    elem_bytes: usize,
+    commutative: bool,
+}
+
+impl Signature {
+    #[inline]
+    pub fn of<T: Pod>(collective: Collective, len: usize, op: Option<&Op<'_, T>>) -> Signature {
+        Signature {
+            collective,
+            len,
+            elem_bytes: size_of::<T>(),
+            commutative: op.map_or(true, |o| o.is_commutative()),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct Key {
     kind: OpKind,
@@ -166,6 +188,12 @@ pub(crate) struct Tuner {
     picks: FxHashMap<Key, [Pick; BUCKETS]>,
     /// The picks of the last key looked up: a loop of the same call skips the map.
     last: Option<(Key, [Pick; BUCKETS])>,
+    /// The last `Auto` call whose pick was native: the same call again (the same
+    /// collective and root, length, element size and operator commutativity, so the
+    /// same key and size) runs native without the look-up ([`Comm::pick`] is skipped).
+    /// The picks of a key never change once made, and a new [`Tuning`] starts a new
+    /// `Tuner`, so this never holds a pick that is no longer the call's.
+    pub native_at: Option<Signature>,
     pub reports: Vec<Tuned>,
 }
 
@@ -678,6 +706,123 @@ fn name_of(p: Pick) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::select::Calibration;
+    use crate::transport::{Incoming, NativeCall, Part, PartMut, Tag};
+
+    /// Rank 0 of 2 whose native collectives record their collective and length (and
+    /// write nothing); a schedule's first send fails with a timeout naming rank 1.
+    #[derive(Default)]
+    struct Natives(Vec<(Collective, usize)>);
+    impl Transport for Natives {
+        fn rank(&self) -> u32 {
+            0
+        }
+        fn size(&self) -> u32 {
+            2
+        }
+        unsafe fn post_send(&mut self, _: u32, _: Tag, _: &[Part]) -> Result<()> {
+            Err(Error::PeerFailed { rank: 1 })
+        }
+        unsafe fn post_recv(&mut self, _: u32, _: Tag, _: &[PartMut]) -> Result<()> {
+            Err(Error::PeerFailed { rank: 1 })
+        }
+        fn recv_with(
+            &mut self,
+            _: u32,
+            _: Tag,
+            _: usize,
+            _: &mut dyn FnMut(Incoming<'_>),
+        ) -> Result<()> {
+            Err(Error::PeerFailed { rank: 1 })
+        }
+        fn wait_all(&mut self) -> Result<()> {
+            Ok(())
+        }
+        fn cancel_all(&mut self) {}
+        fn native(&mut self, call: NativeCall<'_>) -> Option<Result<()>> {
+            self.0.push((call.collective, call.len));
+            Some(Ok(()))
+        }
+    }
+
+    /// What an `Auto` call ran: native, or a schedule (whose first send fails here).
+    fn ran(got: Result<crate::Ran>) -> &'static str {
+        match got {
+            Ok(ran) => {
+                assert!(ran.auto);
+                ran.algorithm
+            }
+            Err(Error::PeerFailed { rank: 1 }) => "schedule",
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn the_native_fast_path_never_returns_a_stale_pick() {
+        let mut comm = Comm::new(Natives::default(), Calibration::default());
+        comm.set_tuning(Tuning::measure());
+        let key = |kind| Key {
+            kind,
+            elem_bytes: 8,
+            commutative: true,
+        };
+        // All-reduce: native at 8 B (bucket 0), a schedule at 16 B (bucket 1) and
+        // from 32 B the model's; all-gather: a schedule at 8 B, native at 16 B.
+        let mut reduce = [Pick::Model; BUCKETS];
+        reduce[0] = Pick::Native;
+        reduce[1] = Pick::Named("recursive-doubling");
+        let mut gather = [Pick::Model; BUCKETS];
+        gather[0] = Pick::Named("dimension-exchange");
+        gather[1] = Pick::Native;
+        comm.tuner.picks.insert(key(OpKind::Allreduce), reduce);
+        comm.tuner.picks.insert(key(OpKind::Allgather), gather);
+        let sum = Op::<u64>::sum();
+        let (one, two) = ([1u64], [1u64, 2]);
+        for round in 0..3 {
+            // Two sizes alternating, the native one twice in a row (the fast path).
+            for _ in 0..2 {
+                let got = comm.all_reduce_into(&one, &mut [0], &sum, Algo::Auto);
+                assert_eq!(ran(got), NATIVE, "round {round}: all-reduce of 8 B");
+            }
+            let got = comm.all_reduce_into(&two, &mut [0; 2], &sum, Algo::Auto);
+            assert_eq!(ran(got), "schedule", "round {round}: all-reduce of 16 B");
+            // Another collective between: its own pick at each size.
+            let got = comm.all_gather_into(&one, &mut [0; 2], Algo::Auto);
+            assert_eq!(ran(got), "schedule", "round {round}: all-gather of 8 B");
+            let got = comm.all_reduce_into(&one, &mut [0], &sum, Algo::Auto);
+            assert_eq!(ran(got), NATIVE, "round {round}: all-reduce of 8 B again");
+            let got = comm.all_gather_into(&two, &mut [0; 4], Algo::Auto);
+            assert_eq!(ran(got), NATIVE, "round {round}: all-gather of 16 B");
+            let got = comm.all_gather_into(&one, &mut [0; 2], Algo::Auto);
+            assert_eq!(
+                ran(got),
+                "schedule",
+                "round {round}: all-gather of 8 B again"
+            );
+            // The same size with another root, or a non-commutative operator: not the
+            // last native call's signature, so looked up (all-reduce's key differs
+            // by commutativity and has no picks then: measuring would send).
+            let ordered = Op::<u64>::associative(|a, b| a + b);
+            let got = comm.all_reduce_into(&one, &mut [0], &ordered, Algo::Auto);
+            assert_eq!(ran(got), "schedule", "round {round}: ordered all-reduce");
+        }
+        // Native ran exactly where picked: 3 rounds of 3 all-reduces of 1 element and
+        // one all-gather of 2.
+        let natives = &comm.transport().0;
+        let reduce_8 = (Collective::Allreduce, 1);
+        let gather_16 = (Collective::Allgather, 2);
+        assert_eq!(natives.len(), 12);
+        assert!(natives.iter().all(|c| *c == reduce_8 || *c == gather_16));
+        assert_eq!(natives.iter().filter(|c| **c == gather_16).count(), 3);
+        // A wrong length is still the typed error, on the fast path too.
+        let got = comm.all_reduce_into(&one, &mut [0, 0], &sum, Algo::Auto);
+        assert!(matches!(got, Err(Error::BufferLength { .. })), "{got:?}");
+        // A new tuning forgets the fast path: the same call is looked up again (and
+        // measures: its first send fails here).
+        comm.set_tuning(Tuning::measure());
+        let got = comm.all_reduce_into(&one, &mut [0], &sum, Algo::Auto);
+        assert_eq!(ran(got), "schedule");
+    }
 
     #[test]
     fn sizes_fall_in_the_nearest_power_of_two() {

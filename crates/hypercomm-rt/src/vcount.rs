@@ -591,7 +591,7 @@ impl<X: Transport> Comm<X> {
             send_counts,
             recv_counts,
         };
-        self.run_native(native, false)
+        self.run_native(native, false, false)
     }
 }
 

@@ -1,0 +1,111 @@
+//! The MPI backend's native calls when consecutive calls differ (issue 20: the backend
+//! keeps the last fixed-count native call made ready, and runs the next one that is the
+//! same without checking and translating it again): calls that alternate between two
+//! lengths, two element types of one size (`u64`, `f64`: MPI's datatype differs), two
+//! operators, two roots and two collectives, each twice in a row, with
+//! `Algo::Named("native")` and `Algo::Auto`; every result is checked against the value
+//! computed here, and a call with a wrong buffer length must give the typed error after
+//! a call of the right one. Prints `native_check: N calls matched (k ranks)` on rank 0;
+//! exit 1 on a mismatch.
+//!
+//! ```text
+//! cargo build --release -p hypercomm-mpi --examples
+//! mpirun -n 3 target/release/examples/native_check
+//! ```
+
+use std::process::ExitCode;
+
+use hypercomm_mpi::HypercommExt;
+use hypercomm_rt::{Algo, Comm, Error, Op};
+
+fn run<X: hypercomm_rt::Transport>(comm: &mut Comm<X>) -> Result<usize, String> {
+    let (me, k) = (comm.rank() as u64, comm.size() as u64);
+    let ranks_sum = k * (k - 1) / 2;
+    let mut calls = 0;
+    for round in 0..4u64 {
+        for algo in [Algo::Named("native"), Algo::Auto] {
+            for _twice in 0..2 {
+                // All-reduce of u64, 1 then 3 elements, sum.
+                let mut one = [0u64];
+                comm.all_reduce_into(&[me + round], &mut one, &Op::sum(), algo)
+                    .map_err(|e| e.to_string())?;
+                let want = ranks_sum + k * round;
+                if one != [want] {
+                    return Err(format!("u64 sum of 1: {one:?}, want {want}"));
+                }
+                let mut three = [0u64; 3];
+                comm.all_reduce_into(&[me, 1, round], &mut three, &Op::sum(), algo)
+                    .map_err(|e| e.to_string())?;
+                if three != [ranks_sum, k, k * round] {
+                    return Err(format!("u64 sum of 3: {three:?}"));
+                }
+                // The same length and element size, another type, then another operator.
+                let mut f = [0f64];
+                comm.all_reduce_into(&[0.5 + me as f64], &mut f, &Op::sum(), algo)
+                    .map_err(|e| e.to_string())?;
+                if f != [0.5 * k as f64 + ranks_sum as f64] {
+                    return Err(format!("f64 sum of 1: {f:?}"));
+                }
+                comm.all_reduce_into(&[me + round], &mut one, &Op::max(), algo)
+                    .map_err(|e| e.to_string())?;
+                if one != [k - 1 + round] {
+                    return Err(format!("u64 max of 1: {one:?}"));
+                }
+                // Broadcasts from two roots, then an all-gather.
+                for root in [0, k - 1] {
+                    let mut b = if me == root { [root + 10 * round] } else { [0] };
+                    comm.broadcast_into(root as u32, &mut b, algo)
+                        .map_err(|e| e.to_string())?;
+                    if b != [root + 10 * round] {
+                        return Err(format!("broadcast from {root}: {b:?}"));
+                    }
+                }
+                let mut all = vec![0u64; k as usize];
+                comm.all_gather_into(&[me * 3 + round], &mut all, algo)
+                    .map_err(|e| e.to_string())?;
+                let want: Vec<u64> = (0..k).map(|r| r * 3 + round).collect();
+                if all != want {
+                    return Err(format!("all-gather: {all:?}, want {want:?}"));
+                }
+                calls += 7;
+            }
+            // A wrong length right after a right one: the typed error, on every rank.
+            let mut two = [0u64; 2];
+            match comm.all_reduce_into(&[me], &mut two, &Op::sum(), algo) {
+                Err(Error::BufferLength { .. }) => {}
+                other => return Err(format!("a wrong length gave {other:?}")),
+            }
+        }
+    }
+    Ok(calls)
+}
+
+fn main() -> ExitCode {
+    let Some(universe) = mpi::initialize() else {
+        eprintln!("native_check: MPI was already initialized");
+        return ExitCode::FAILURE;
+    };
+    let world = universe.world();
+    let mut comm = match world.hypercomm() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("native_check: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match run(&mut comm) {
+        Ok(calls) => {
+            if comm.rank() == 0 {
+                println!(
+                    "native_check: {calls} calls matched ({} ranks)",
+                    comm.size()
+                );
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("native_check: rank {}: {e}", comm.rank());
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,127 @@
+//! What hypercomm's dispatch costs in front of the MPI library's own collective (issue
+//! 20): the same small collective, `calls` times back to back, each layer timed on its
+//! own, the layers in turn per repetition:
+//!
+//! 1. `mpi`: the MPI library's call on `world` (rsmpi), what `vs-native` calls native;
+//! 2. `mpi-dup`: the same call on a duplicate of `world` (`MPI_Comm_dup`), as the
+//!    backend's own data communicator is one;
+//! 3. `named`: hypercomm's call with `Algo::Named("native")` (checks, the call built,
+//!    the transport's native collective);
+//! 4. `auto`: hypercomm's call with `Algo::Auto`, which runs native where the tuning
+//!    picked it (every size here on Open MPI): the tuning's look-up added. On 1 rank
+//!    `Auto` is the cost model's (no tuning), so this layer is left out there.
+//!
+//! ```text
+//! mpirun -n 2 target/release/examples/native_dispatch [op] [bytes] [calls] [reps] [layer,…]
+//! ```
+//! `op` is `broadcast`, `allreduce` or `allgather` (u64 elements, sum). Prints rank 0's
+//! median ns per call over the repetitions, with the quartiles, and each layer's excess
+//! over `mpi` (medians). Under load, take short blocks and many repetitions (e.g.
+//! `allreduce 8 200 301`). `HYPERCOMM_TUNING` as for the binary (a file keeps the picks
+//! between runs).
+
+use std::time::Instant;
+
+use hypercomm_mpi::HypercommExt;
+use hypercomm_rt::{Algo, Op};
+use mpi::collective::SystemOperation;
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+
+fn call(world: &SimpleCommunicator, op: &str, send: &[u64], recv: &mut [u64]) {
+    match op {
+        "broadcast" => world.process_at_rank(0).broadcast_into(recv),
+        "allgather" => world.all_gather_into(send, recv),
+        _ => world.all_reduce_into(send, recv, SystemOperation::sum()),
+    }
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let a: Vec<String> = std::env::args().skip(1).collect();
+    let op = a.first().map_or("allreduce", String::as_str).to_owned();
+    if !["broadcast", "allreduce", "allgather"].contains(&op.as_str()) {
+        return Err(format!("`{op}`: valid ops are broadcast, allreduce, allgather").into());
+    }
+    let bytes: usize = a.get(1).map_or(Ok(8), |s| s.parse())?;
+    let calls: u32 = a.get(2).map_or(Ok(20_000), |s| s.parse())?;
+    let reps: usize = a.get(3).map_or(Ok(5), |s| s.parse())?;
+    // Optional: the layers to run, by name, comma-separated (all by default).
+    let only: Option<Vec<String>> = a.get(4).map(|s| s.split(',').map(str::to_owned).collect());
+    let universe = mpi::initialize().ok_or("MPI was already initialized")?;
+    let world = universe.world();
+    let (me, k) = (world.rank(), world.size() as usize);
+    let m = (bytes / 8).max(1);
+    let send = vec![me as u64 + 1; m];
+    let out_len = if op == "allgather" { k * m } else { m };
+    let mut recv = vec![0u64; out_len];
+    let dup = world.duplicate();
+    let mut comm = world.hypercomm()?;
+    let sum = Op::<u64>::sum();
+    let names = ["mpi", "mpi-dup", "named", "auto"];
+    let layers = if k == 1 { 3 } else { 4 };
+    let mut ran = [""; 4];
+    let mut ns: Vec<Vec<f64>> = vec![Vec::new(); layers];
+    let ours = |comm: &mut hypercomm_rt::Comm<_>, recv: &mut [u64], algo| match op.as_str() {
+        "broadcast" => comm.broadcast_into(0, recv, algo),
+        "allgather" => comm.all_gather_into(&send, recv, algo),
+        _ => comm.all_reduce_into(&send, recv, &sum, algo),
+    };
+    // Untimed first calls: `Auto` measures (or reads) its picks in its first.
+    for algo in [Algo::Named("native"), Algo::Auto] {
+        ours(&mut comm, &mut recv, algo)?;
+    }
+    for _ in 0..reps {
+        for (layer, out) in ns.iter_mut().enumerate() {
+            if only
+                .as_ref()
+                .is_some_and(|o| !o.iter().any(|n| n == names[layer]))
+            {
+                continue;
+            }
+            world.barrier();
+            let start = Instant::now();
+            for _ in 0..calls {
+                match layer {
+                    0 => call(&world, &op, &send, &mut recv),
+                    1 => call(&dup, &op, &send, &mut recv),
+                    2 => ran[2] = ours(&mut comm, &mut recv, Algo::Named("native"))?.algorithm,
+                    _ => ran[3] = ours(&mut comm, &mut recv, Algo::Auto)?.algorithm,
+                }
+            }
+            out.push(start.elapsed().as_secs_f64() * 1e9 / calls as f64);
+        }
+    }
+    if me == 0 && std::env::var_os("DISPATCH_BLOCKS").is_some() {
+        for (layer, v) in ns.iter().enumerate() {
+            let v: Vec<String> = v.iter().map(|x| format!("{x:.0}")).collect();
+            println!("# {}: {}", names[layer], v.join(" "));
+        }
+    }
+    if me == 0 {
+        println!(
+            "{k} ranks, {op} {bytes} B, {calls} calls back to back, median of {reps}: ns per call"
+        );
+        let mut base = 0.0;
+        for (layer, v) in ns.iter_mut().enumerate() {
+            if v.is_empty() {
+                continue;
+            }
+            v.sort_by(f64::total_cmp);
+            let q = |f: f64| v[((v.len() - 1) as f64 * f).round() as usize];
+            if layer == 0 {
+                base = q(0.5);
+            }
+            println!(
+                "{:<8} {:>9.1}   (quartiles {:.1}–{:.1})  {:+.1} over mpi  {}",
+                names[layer],
+                q(0.5),
+                q(0.25),
+                q(0.75),
+                q(0.5) - base,
+                ran[layer]
+            );
+        }
+    }
+    drop(comm);
+    Ok(())
+}
