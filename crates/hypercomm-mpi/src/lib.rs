@@ -1314,6 +1314,15 @@ impl Mpi {
     }
 }
 
+/// What the MPI backend does beyond the papers' model, for the prediction
+/// ([`hypercomm_rt::predict`]): a combining receive lands in the transport's scratch
+/// buffer and is combined into place after, one more pass over its bytes.
+pub const EXECUTION: hypercomm_rt::predict::Execution = hypercomm_rt::predict::Execution {
+    shared_copy_from: None,
+    cpus: None,
+    combine_pass: true,
+};
+
 impl Transport for Mpi {
     fn rank(&self) -> Rank {
         self.rank
@@ -1378,6 +1387,10 @@ impl Transport for Mpi {
 
     fn wait_all(&mut self) -> Result<()> {
         self.wait_until(|me| me.pending.is_empty())
+    }
+
+    fn execution(&self) -> hypercomm_rt::predict::Execution {
+        EXECUTION
     }
 
     fn has_native(&self) -> bool {

@@ -34,6 +34,11 @@ pub struct Execution {
     /// together ([`shared_copy_programs`]): the threads backend, with a CPU per rank
     /// (`hypercomm_rt::threads::SHARED_COPY_FROM`).
     pub shared_copy_from: Option<u64>,
+    /// Whether a combining receive (a reduction's) lands in a buffer of the transport
+    /// and is combined into place after: one more pass over its bytes, priced at τ per
+    /// byte on the receiver (the MPI backend; the threads backend combines as it copies
+    /// out of the sender's memory, in the one pass the message is priced for).
+    pub combine_pass: bool,
     /// The CPUs the ranks run on, when fewer than the ranks: rank r on CPU ⌊r·n/k⌋ (the
     /// threads backend's blocks), and ranks that share a CPU run their steps one after
     /// another ([`cpu_shared_time`]).
@@ -166,7 +171,8 @@ pub fn predict_schedule(
     // A broadcast always runs in place (`broadcast_into` takes one buffer).
     let in_place = in_place || matches!(c, Collective::Broadcast { .. });
     let alias = |r: Rank| in_place.then(|| in_place_offset(c, r, len as usize) as u64);
-    let price = Price::new(calibration, elem_bytes).with_fresh(schedule, alias);
+    let mut price = Price::new(calibration, elem_bytes).with_fresh(schedule, alias);
+    price.combine_pass = execution.combine_pass;
     let local = local_elements_by_rank(schedule, alias);
     let t = match (execution.shared_copy_from, execution.cpus) {
         (_, Some(n)) if n > 0 && (n as u64) < u64::from(k) => {
@@ -219,6 +225,8 @@ pub struct Price {
     fresh: Vec<bool>,
     /// The ranks of the schedule `fresh` describes.
     ranks: usize,
+    /// A combining receive costs one more pass over its bytes ([`Execution::combine_pass`]).
+    combine_pass: bool,
 }
 
 impl Price {
@@ -231,6 +239,7 @@ impl Price {
             elem_bytes: elem_bytes as u64,
             fresh: Vec::new(),
             ranks: 0,
+            combine_pass: false,
         }
     }
 
@@ -302,7 +311,13 @@ fn sides(step: &Step, price: &Price, s: usize, rank: Rank) -> (f64, f64) {
                     send += cost;
                 }
             }
-            IrOp::Recv { from, .. } => recv += price.message_of(op.message_len(), s, *from),
+            IrOp::Recv { from, action, .. } => {
+                let len = op.message_len();
+                recv += price.message_of(len, s, *from);
+                if price.combine_pass && *action != hypercomm::schedule::Action::Place {
+                    recv += price.local(len);
+                }
+            }
             IrOp::Local { .. } => {}
         }
     }
@@ -651,7 +666,7 @@ mod tests {
                 false,
                 Execution {
                     shared_copy_from: from,
-                    cpus: None,
+                    ..Execution::default()
                 },
             )
             .unwrap()
@@ -829,8 +844,8 @@ mod tests {
         let shared = cpu_shared_time(schedule.as_ref(), &price, 2);
         assert!(close(shared, 2.0 * rounds), "{shared} vs 2 × {rounds}");
         let execution = Execution {
-            shared_copy_from: None,
             cpus: Some(2),
+            ..Execution::default()
         };
         let predicted = predict(
             ag,
@@ -933,7 +948,7 @@ mod one_band {
                             (
                                 Execution {
                                     shared_copy_from: Some(from),
-                                    cpus: None,
+                                    ..Execution::default()
                                 },
                                 shared,
                             ),
@@ -1106,5 +1121,42 @@ mod one_band {
             )
         };
         assert_eq!(ag(c), ag(plain));
+    }
+
+    /// Where a combining receive is combined after it lands (MPI), the receiver pays
+    /// one more pass over its bytes at τ per byte: a 4-rank all-reduce by rotated
+    /// exchange costs a local pass more over each combining receive of a rank (every
+    /// rank alike), a broadcast by SBT (no combining) the same.
+    #[test]
+    fn a_combine_after_the_receive_costs_one_pass_more() {
+        let c = Calibration::line(1e-6, 1e-9);
+        let after = Execution {
+            combine_pass: true,
+            ..Execution::default()
+        };
+        let ar = Collective::Allreduce;
+        let rd = hypercomm::algorithms::find(OpKind::Allreduce, "rotated-exchange").unwrap();
+        let [fused, pass] = [Execution::default(), after]
+            .map(|e| predict(ar, 4, 1000, 8, rd, Packets::Opt, None, c, false, e).unwrap());
+        let program = built(ar, "rotated-exchange", 4, 1000).program(0);
+        let combining: u64 = program
+            .steps
+            .iter()
+            .flat_map(|s| &s.ops)
+            .filter(|op| {
+                matches!(op, IrOp::Recv { action, .. } if *action != hypercomm::schedule::Action::Place)
+            })
+            .map(|op| op.message_len())
+            .sum();
+        assert!(combining > 0);
+        // Every step an exchange (what a rank sends, it receives): the pass lengthens
+        // each round by the step's combined bytes.
+        let want = fused + combining as f64 * 8.0 * 1e-9;
+        assert!((pass - want).abs() < 1e-12, "{pass} vs {want}");
+        let b = Collective::Broadcast { root: 0 };
+        let sbt = hypercomm::algorithms::find(OpKind::Broadcast, "sbt").unwrap();
+        let [x, y] = [Execution::default(), after]
+            .map(|e| predict(b, 4, 1000, 8, sbt, Packets::Opt, None, c, true, e).unwrap());
+        assert_eq!(x, y);
     }
 }

@@ -1284,11 +1284,11 @@ mod tests {
             Execution::default(),
             Execution {
                 shared_copy_from: Some(262144),
-                cpus: None,
+                ..Execution::default()
             },
             Execution {
-                shared_copy_from: None,
                 cpus: Some(2),
+                ..Execution::default()
             },
         ];
         let (mut cases, mut differ) = (0, 0);

@@ -496,6 +496,7 @@ fn execution_on(ranks: u32, (placed, quota): (usize, usize)) -> crate::predict::
         // A CPU per rank (`Config::ranks_have_cpus`).
         shared_copy_from: (ranks as usize <= quota).then_some(SHARED_COPY_FROM as u64),
         cpus: (ranks as usize > cpus).then_some(cpus),
+        combine_pass: false,
     }
 }
 

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use hypercomm::algorithms::Shape;
 use hypercomm_cli::args::{BenchArgs, Format, RtRunArgs};
-use hypercomm_cli::runtime::{self, output, BenchReport, CalibrationInfo, Execution, RunReport};
+use hypercomm_cli::runtime::{self, output, BenchReport, CalibrationInfo, RunReport};
 use hypercomm_cli::{config, CliError};
 use hypercomm_mpi::{Config, Failure};
 use mpi::topology::SimpleCommunicator;
@@ -140,7 +140,7 @@ pub fn run(world: &SimpleCommunicator, args: &RtRunArgs) -> i32 {
         Err(f) => return failed(me, f),
     };
     // Every rank holds every result: all reach the same exit code.
-    let report = RunReport::new(&cfg, BACKEND, &cal, &all, Execution::default());
+    let report = RunReport::new(&cfg, BACKEND, &cal, &all, hypercomm_mpi::EXECUTION);
     if me == 0 {
         let mut out = std::io::stdout().lock();
         out.write_all(output::run(&report, args.format == Format::Json).as_bytes())
@@ -188,7 +188,7 @@ pub fn bench(world: &SimpleCommunicator, args: &BenchArgs) -> i32 {
         Err(f) => return failed(me, f),
     };
     if me == 0 {
-        let report = BenchReport::new(&cfg, BACKEND, &cal, &all, Execution::default());
+        let report = BenchReport::new(&cfg, BACKEND, &cal, &all, hypercomm_mpi::EXECUTION);
         let mut out = std::io::stdout().lock();
         out.write_all(output::bench(&report, args.format).as_bytes())
             .ok();

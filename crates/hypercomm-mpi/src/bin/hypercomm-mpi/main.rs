@@ -1303,7 +1303,7 @@ fn predicted(
         None,
         calibration,
         false,
-        hypercomm_cli::runtime::Execution::default(),
+        hypercomm_mpi::EXECUTION,
     )
 }
 
