@@ -11,7 +11,7 @@
 # Every run starts from an empty home (no calibration file, no tuning file, no
 # HYPERCOMM_* variable), as a new user: `auto` measures its picks in that run. RUNS runs
 # (default 3) of each; ITERS timed calls per algorithm and size (default 100; warm-up
-# ITERS/10). A cell is auto's time / the least time of any algorithm at that size, per run
+# ITERS/10, at least 1). A cell is auto's time / the least time of any algorithm at that size, per run
 # (the mean over ranks of each rank's mean per call, bench's avg_us), median over runs.
 #
 # Prints, per (backend, ranks, op): how many sizes have a median auto/best > 1.1, the
@@ -22,6 +22,7 @@
 #
 # Usage: [RUNS=3] [ITERS=100] [OPS="broadcast ..."] [KS_THREADS="2 4"] [KS_MPI="2 4"]
 #        [MPI=auto|0|1] [FULL=file.md] [SMOKE=1: 8-64 B, 1 run, 5 iterations, 2 ranks]
+#        [BIN_DIR=dir: the binaries to run, built elsewhere; default target/release, built]
 #        scripts/bench-table-auto.sh [MAX_BYTES]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,11 +31,15 @@ MAX=${1:-4194304}; RUNS=${RUNS:-3}; ITERS=${ITERS:-100}
 OPS=${OPS:-broadcast allgather allreduce alltoall}
 KS_THREADS=${KS_THREADS:-2 4}; KS_MPI=${KS_MPI:-2 4}
 if [ "${SMOKE:-0}" = 1 ]; then MAX=64; RUNS=1; ITERS=5; KS_THREADS=2; KS_MPI=2; fi
-WARMUP=$(( ITERS / 10 ))
+# At least one untimed call: auto measures its picks in its first call.
+WARMUP=$(( ITERS / 10 > 0 ? ITERS / 10 : 1 ))
 MPI=${MPI:-auto}
 if [ "$MPI" = auto ]; then command -v mpirun >/dev/null && MPI=1 || MPI=0; fi
-cargo build --release -q -p hypercomm-cli >&2
-[ "$MPI" = 1 ] && cargo build --release -q -p hypercomm-mpi >&2
+if [ -z "${BIN_DIR:-}" ]; then
+    BIN_DIR=target/release
+    cargo build --release -q -p hypercomm-cli >&2
+    [ "$MPI" = 1 ] && cargo build --release -q -p hypercomm-mpi >&2
+fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
 
@@ -71,13 +76,13 @@ one() {
 
 for op in $OPS; do
     for k in $KS_THREADS; do
-        for r in $(seq "$RUNS"); do one threads "$k" "$op" "$r" target/release/hypercomm; done
+        for r in $(seq "$RUNS"); do one threads "$k" "$op" "$r" "$BIN_DIR/hypercomm"; done
     done
     if [ "$MPI" = 1 ]; then
         for k in $KS_MPI; do
             for r in $(seq "$RUNS"); do
                 one mpi "$k" "$op" "$r" mpirun --oversubscribe -n "$k" \
-                    target/release/hypercomm-mpi
+                    "$BIN_DIR/hypercomm-mpi"
             done
         done
     fi
