@@ -14,8 +14,9 @@
 # ITERS/10, at least 1). A cell is auto's time / the least time of any algorithm at that size, per run
 # (the mean over ranks of each rank's mean per call, bench's avg_us), median over runs.
 #
-# Prints, per (backend, ranks, op): how many sizes have a median auto/best > 1.1, the
-# worst median (size, what auto ran, what was fastest), and how long auto's tuning took:
+# Prints, per (backend, ranks, op): how many sizes have a median auto/best > 1.1 (and of
+# them, at how many auto ran the algorithm that was fastest: the run's noise), the worst
+# median (size, what auto ran, what was fastest), and how long auto's tuning took:
 # the wall time of `bench --algo auto` at one size from an empty home minus the same with
 # HYPERCOMM_TUNING=off, median over the runs. With FULL=FILE, every (backend, ranks, op,
 # size) row goes to FILE as well.
@@ -113,7 +114,7 @@ def name(s):
         if s >= n and s % n == 0:
             return f"{s // n} {unit}"
     return f"{s} B"
-summary = ["| backend, ranks | op | sizes auto > 1.1× best | worst median auto/best (size: auto ran → fastest) | tuning s |",
+summary = ["| backend, ranks | op | sizes auto > 1.1× best (of them, auto ran the fastest: noise) | worst median auto/best (size: auto ran → fastest) | tuning s |",
            "|---|---|---:|---|---:|"]
 rows = ["| backend, ranks | op | size | auto/best median (min–max) | auto ran | fastest |",
         "|---|---|---:|---:|---|---|"]
@@ -137,10 +138,11 @@ for (b, k, op), sizes in d.items():
         continue
     worst = max(cells)
     over = sum(1 for c in cells if c[0] > 1.1)
+    noise = sum(1 for c in cells if c[0] > 1.1 and c[2] == c[3])
     who = f"{b}, {k}{' as fibers' if b == 'threads' and k > cpus else ''}"
     t = tuning.get((b, k, op))
     ts = f"{statistics.median(t):.2f}" if t else "–"
-    summary.append(f"| {who} | {op} | {over} of {len(cells)} | {worst[0]:.2f} ({name(worst[1])}: {worst[2]} → {worst[3]}) | {ts} |")
+    summary.append(f"| {who} | {op} | {over} of {len(cells)} ({noise}) | {worst[0]:.2f} ({name(worst[1])}: {worst[2]} → {worst[3]}) | {ts} |")
 print("\n".join(summary))
 if full:
     with open(full, "w") as f:
