@@ -572,7 +572,9 @@ pub struct BenchArgs {
     /// Backend, ranks, collective.
     #[command(flatten)]
     pub problem: RtProblemArgs,
-    /// Algorithms, comma-separated, `all` (every one that fits except those kept with a published flaw, seed 003's `ssa`) or `auto`; `native`
+    /// Algorithms, comma-separated: registry names, `auto`, `all` (every one that fits
+    /// except those kept with a published flaw, seed 003's `ssa`) or a mix (`all,auto`
+    /// times auto beside every one; a name given twice runs once); `native`
     /// (hypercomm-mpi only) is the MPI library's own collective.
     #[arg(long, value_name = "A,B,..|all|auto", default_value = "auto")]
     pub algo: String,

@@ -1081,19 +1081,27 @@ pub fn rt_bench_in(
     let p = rt_problem(&args.problem)?;
     let kind = p.collective.kind();
     let topology = rt_topology(kind, p.ranks)?;
-    let algos = match args.algo.trim() {
-        // Not the algorithms kept with their published flaw (SSA): they do not
-        // perform the collective; named, they run where they verify.
-        a if a.eq_ignore_ascii_case("all") => algorithms::fitting(&topology, kind)
-            .into_iter()
-            .filter(|a| a.published_flaw().is_none())
-            .map(crate::runtime::AlgoChoice::Named)
-            .collect(),
-        list => list
-            .split(',')
-            .map(|name| rt_algo_shaped(p.ranks, kind, name, args.shape.is_some()))
-            .collect::<Result<Vec<_>, _>>()?,
-    };
+    // Each name as `run --algo` takes it, or `all`: every fitting algorithm but those
+    // kept with their published flaw (SSA), which do not perform the collective (named,
+    // they run where they verify). `all,auto` times auto beside every one; a name
+    // given twice (`all,binomial`) runs once, where it first appears.
+    let mut algos: Vec<crate::runtime::AlgoChoice> = Vec::new();
+    for name in args.algo.split(',') {
+        let more = if name.trim().eq_ignore_ascii_case("all") {
+            algorithms::fitting(&topology, kind)
+                .into_iter()
+                .filter(|a| a.published_flaw().is_none())
+                .map(crate::runtime::AlgoChoice::Named)
+                .collect()
+        } else {
+            vec![rt_algo_shaped(p.ranks, kind, name, args.shape.is_some())?]
+        };
+        for a in more {
+            if !algos.contains(&a) {
+                algos.push(a);
+            }
+        }
+    }
     if algos.is_empty() {
         return Err(Error::InvalidParameter {
             what: "--algo",

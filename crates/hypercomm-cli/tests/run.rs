@@ -797,6 +797,71 @@ fn bench_csv_has_every_column_and_nccl_bandwidths() {
     }
 }
 
+/// Issue 20: `all` mixes with names and `auto` (`all,auto`: auto beside every
+/// algorithm, in one run); a name given twice runs once; a bad name among them is
+/// refused, naming the valid ones.
+#[test]
+fn bench_all_with_auto_times_auto_beside_every_algorithm() {
+    let fitting = algorithms::fitting(&Topology::complete(4), OpKind::Broadcast);
+    let rows = |algo: &str| -> Vec<(String, bool)> {
+        let out = bench(&[
+            "--ranks",
+            "4",
+            "--op",
+            "broadcast",
+            "--algo",
+            algo,
+            "--min-size",
+            "8",
+            "--max-size",
+            "8",
+            "--iters",
+            "1",
+            "--warmup",
+            "1",
+            "--format",
+            "json",
+        ]);
+        let j: Value = serde_json::from_str(&out).unwrap();
+        j["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| (r["algo"].as_str().unwrap().to_string(), r["auto"] == true))
+            .collect()
+    };
+    let got = rows("all,auto");
+    assert_eq!(got.len(), fitting.len() + 1, "{got:?}");
+    for (row, a) in got.iter().zip(&fitting) {
+        assert_eq!(*row, (a.name.to_string(), false));
+    }
+    let last = got.last().unwrap();
+    assert!(last.1, "auto's row last: {got:?}");
+    assert!(
+        fitting.iter().any(|a| a.name == last.0),
+        "auto ran {}",
+        last.0
+    );
+    // `binomial` first, then the others once each.
+    let got = rows("binomial,all");
+    assert_eq!(got.len(), fitting.len(), "{got:?}");
+    assert_eq!(got[0].0, "binomial");
+    bad(
+        &[
+            "bench",
+            "--ranks",
+            "4",
+            "--op",
+            "broadcast",
+            "--algo",
+            "all,nope",
+            "--max-size",
+            "8",
+        ],
+        &["nope", "binomial"],
+    );
+}
+
 #[test]
 fn bench_all_algorithms_and_the_json_and_text_forms() {
     let fitting = algorithms::fitting(&Topology::complete(4), OpKind::Alltoall);

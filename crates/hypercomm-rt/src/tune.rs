@@ -1,21 +1,26 @@
 //! Measured choices for [`Algo::Auto`] (issue 20): the backend's own collective
-//! ([`NATIVE`]) against the cost model's best schedules, timed on the machine itself.
+//! ([`NATIVE`]) against the schedules that fit, timed on the machine itself.
 //!
 //! The cost model ranks schedules well but prices neither a backend's per-call overhead
 //! nor an MPI library's protocols (eager against rendezvous, shared memory against the
 //! network), and it has no price at all for the library's own collective. So where a
 //! backend has one, or where the user asks ([`Tuning::Measure`]), the first `Auto` call of
 //! a collective (per element size and operator commutativity) times, at every power of
-//! two from 8 B to 4 MiB, native (when the backend has it) and the model's
-//! [`CANDIDATES`] best schedules, the way `hypercomm-mpi vs-native` and OSU do: a barrier,
-//! then one timed call, the candidates taking turns call by call; the mean over the
-//! iterations without the slowest [`TRIM`] of them (what a loop of calls costs, short of
-//! the calls that lost a time slice to another process: a schedule that is fast in most
-//! calls but stalls in many loses to a steady one), the slowest rank's. Every rank
-//! takes the same pick from the agreed times (an all-reduce of their maximum), so every
-//! rank runs the same algorithm without further talk. A schedule is picked over native
-//! only when it measured at most [`MARGIN`] of native's time: noise then cannot make
-//! `Auto` slower than the library's own collective by more than a few percent.
+//! two from 8 B to 4 MiB, native (when the backend has it) and the schedules that fit,
+//! the way `hypercomm-mpi vs-native` and OSU do: a barrier, then one timed call, the
+//! schedules taking turns call by call; the mean over the iterations without the slowest
+//! [`TRIM`] of them (what a loop of calls costs, short of the calls that lost a time
+//! slice to another process: a schedule that is fast in most calls but stalls in many
+//! loses to a steady one), the slowest rank's. It does so in two rounds: every fitting
+//! schedule with few calls, then native and the [`FINALISTS`] fastest of them with many
+//! (measuring only the model's three best, with 3 to 100 calls, picked 1.3–3.5× slower
+//! than the fastest schedule at 9 of 23 sizes of a 4-rank thread broadcast: the model's
+//! line is not the machine's, and a time slice lost in one of 16 calls decided between
+//! schedules). Every rank takes the same picks from the agreed times (an all-reduce of
+//! their maximum after each round), so every rank runs the same algorithm without
+//! further talk. A schedule is picked over native only when it measured at most
+//! [`MARGIN`] of native's time: noise then cannot make `Auto` slower than the library's
+//! own collective by more than a few percent.
 //!
 //! A call takes the pick of the nearest measured size (in powers of two; sizes past
 //! 4 MiB the 4 MiB pick). Sizes whose buffers would pass 256 MiB over the ranks take
@@ -53,8 +58,12 @@ const MIN_LOG: u32 = 3;
 const MAX_LOG: u32 = 22;
 const BUCKETS: usize = (MAX_LOG - MIN_LOG + 1) as usize;
 
-/// The model's best schedules measured at each size, beside native.
-pub const CANDIDATES: usize = 3;
+/// The most schedules round 1 screens at each size, beside native ([`candidates`]):
+/// every fitting one in practice (13 for an all-gather on 4 ranks).
+pub const SCREENED: usize = 16;
+
+/// The schedules round 1 sends to round 2, beside native.
+pub const FINALISTS: usize = 2;
 
 /// A schedule is picked over native only at or below this fraction of native's time.
 pub const MARGIN: f64 = 0.95;
@@ -72,6 +81,11 @@ fn trimmed_mean(xs: &mut [f64]) -> f64 {
     }
     xs[..keep].iter().sum::<f64>() / keep as f64
 }
+
+/// How `measure` chooses, as the tuning file records it: a file measured another
+/// way is measured again (1: the model's three best beside native, to 2026-11-27; 2: two
+/// rounds over every fitting schedule).
+const CHOOSER: u32 = 2;
 
 /// Pick codes broadcast by rank 0: an index into the registry's fitting algorithms, or
 /// one of these.
@@ -202,6 +216,9 @@ pub(crate) struct Tuner {
 struct File {
     /// The backend and machine it was measured on.
     machine: String,
+    /// How the picks were measured ([`CHOOSER`]; 0 in files written before it).
+    #[serde(default)]
+    chooser: u32,
     /// Sizes in bytes, one per pick.
     sizes: Vec<usize>,
     picks: BTreeMap<String, Vec<String>>,
@@ -230,13 +247,64 @@ fn buffer_lens(collective: Collective, k: u32, me: u32, m: usize) -> (u64, u64) 
     )
 }
 
-/// The timed calls per candidate at a size of `bytes`: fewer for larger messages, about
-/// 256 KiB moved per candidate, at least 3 and at most 100 (their trimmed mean), after
+/// The timed calls per schedule at a size of `bytes`: fewer for larger messages, about
+/// 256 KiB moved per schedule, at least 3 and at most 100 (their trimmed mean), after
 /// a fifth as many untimed: sub-µs calls need many to rise above a preempted one (with
 /// at most 30, 2-rank all-reduce of 128 B picked recursive doubling in some runs and
-/// native in others). A schedule picked from fewer than 30 is confirmed (`measure`).
+/// native in others). Round 1 ([`screen_calls`]) takes a quarter of them, round 2
+/// ([`final_calls`]) twice as many.
 fn timed_calls(bytes: usize) -> u32 {
     (262_144 / bytes).clamp(3, 100) as u32
+}
+
+/// Round 1's timed calls per schedule: a quarter of [`timed_calls`], at least 1 (after
+/// one untimed). Enough to tell a schedule 1.5× slower than the best from it; not enough
+/// to choose between close ones, which round 2 does. From 128 KiB that is 2 calls of each
+/// of up to 13 schedules: with 2 timed calls, a 4-rank all-gather took 7.9 s to tune
+/// (under a load of 9).
+fn screen_calls(bytes: usize) -> u32 {
+    (timed_calls(bytes) / 4).max(1)
+}
+
+/// Round 2's timed calls per finalist: twice [`timed_calls`], at least 12 beside a
+/// native collective (with 3 calls from 128 KiB, schedules measured at most 0.95 of
+/// native ran at 1.06–1.10 of it: 2-rank MPI broadcast of 128 KiB, all-to-all of 64 and
+/// 128 KiB; 12 calls is what confirmed them before round 2 existed), 6 without.
+fn final_calls(bytes: usize, native: bool) -> u32 {
+    (2 * timed_calls(bytes)).max(if native { 12 } else { 6 })
+}
+
+/// The schedules round 1 screens for `call`: every fitting one that builds (and keeps
+/// rank order if it must), in the model's order, at most [`SCREENED`]. Not the model's
+/// few best only: with its default β and τ the model ranks by a line that is not the
+/// machine's (`Calibration`), and a schedule it ranks last can be the fastest (4-rank
+/// thread broadcast: `linear`, last of 5 at 16 KiB).
+fn candidates(selector: &crate::select::Selector, call: Call) -> Vec<&'static Algorithm> {
+    selector.ranked(call, SCREENED)
+}
+
+/// The indices of the `n` least finite `times` (fastest first; the earlier index, the
+/// model's better rank, on a tie). A schedule that refused the call (infinite) is none.
+fn finalists(times: &[f64], n: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..times.len()).filter(|&i| times[i].is_finite()).collect();
+    order.sort_by(|&a, &b| times[a].total_cmp(&times[b]));
+    order.truncate(n);
+    order
+}
+
+/// The pick from round 2's times: the fastest of `ours` (time, name), over native only
+/// at or below [`MARGIN`] of native's time (or where native refused the call: infinite);
+/// native where it ran and ours did not win; the model where nothing ran.
+fn decide(native: f64, ours: &[(f64, &'static str)]) -> Pick {
+    let best = ours
+        .iter()
+        .filter(|(t, _)| t.is_finite())
+        .min_by(|a, b| a.0.total_cmp(&b.0));
+    match best {
+        Some(&(t, name)) if !native.is_finite() || t <= MARGIN * native => Pick::Named(name),
+        _ if native.is_finite() => Pick::Native,
+        _ => Pick::Model,
+    }
 }
 
 fn bucket_bytes(b: usize) -> usize {
@@ -404,6 +472,7 @@ impl<X: Transport> Comm<X> {
                 if let Some(path) = &path {
                     let mut f = file.filter(|f| fits(f, &machine)).unwrap_or_else(|| File {
                         machine: machine.clone().unwrap_or_default(),
+                        chooser: CHOOSER,
                         sizes: sizes(),
                         picks: BTreeMap::new(),
                     });
@@ -429,7 +498,14 @@ impl<X: Transport> Comm<X> {
         Ok(picks)
     }
 
-    /// Time native and the model's best schedules at every size; the agreed picks.
+    /// Time native and every schedule that fits at every size, in two rounds; the
+    /// agreed picks.
+    ///
+    /// Round 1 screens native and every fitting schedule ([`candidates`]) with few calls
+    /// ([`screen_calls`]); round 2 times native and the [`FINALISTS`] fastest of round 1
+    /// again, with more calls ([`final_calls`]), and picks from round 2 alone
+    /// ([`decide`]). Each round ends with an all-reduce of its times (their maximum over
+    /// the ranks), so every rank takes the same finalists and the same picks.
     fn measure<T: Pod>(
         &mut self,
         collective: Collective,
@@ -437,13 +513,22 @@ impl<X: Transport> Comm<X> {
         op: Option<&Op<'_, T>>,
     ) -> Result<[Pick; BUCKETS]> {
         let k = self.size();
-        let me = self.rank();
-        const SLOTS: usize = CANDIDATES + 1;
-        let mut times = vec![f64::INFINITY; BUCKETS * SLOTS];
-        let mut ranked: Vec<Vec<&'static Algorithm>> = Vec::with_capacity(BUCKETS);
+        // Round 1: native and every candidate, slot 0 native.
+        const WIDE: usize = SCREENED + 1;
+        let mut screened = vec![f64::INFINITY; BUCKETS * WIDE];
+        let mut cands: Vec<Vec<&'static Algorithm>> = Vec::with_capacity(BUCKETS);
         for b in 0..BUCKETS {
             let bytes = bucket_bytes(b);
             let m = bytes.div_ceil(key.elem_bytes).max(1);
+            // Every rank decides alike: by the largest buffers any rank holds.
+            let most = (0..k)
+                .map(|r| collective.in_len(k, m as u64, r) + collective.out_len(k, m as u64, r))
+                .max()
+                .unwrap_or(0);
+            if most.saturating_mul(key.elem_bytes as u64) > buffer_cap(k) {
+                cands.push(Vec::new());
+                continue;
+            }
             let call = Call {
                 collective,
                 len: m as u64,
@@ -451,108 +536,85 @@ impl<X: Transport> Comm<X> {
                 commutative: key.commutative,
                 alias: None,
             };
-            let (in_len, out_len) = buffer_lens(collective, k, me, m);
-            // Every rank decides alike: by the largest buffers any rank holds.
-            let most = (0..k)
-                .map(|r| collective.in_len(k, m as u64, r) + collective.out_len(k, m as u64, r))
-                .max()
-                .unwrap_or(0);
-            if most.saturating_mul(key.elem_bytes as u64) > buffer_cap(k) {
-                ranked.push(Vec::new());
-                continue;
-            }
-            let best = self.selector.ranked(call, CANDIDATES);
-            let input = vec![T::zeroed(); in_len as usize];
-            let mut output = vec![T::zeroed(); out_len as usize];
-            let iters = timed_calls(bytes);
+            let all = candidates(&self.selector, call);
             let slots: Vec<Algo<'_>> = std::iter::once(Algo::Named(NATIVE))
-                .chain(best.iter().map(|a| Algo::Named(a.name)))
+                .chain(all.iter().map(|a| Algo::Named(a.name)))
                 .collect();
-            let got = self.time_calls(collective, &input, &mut output, op, &slots, iters)?;
-            times[b * SLOTS..b * SLOTS + got.len()].copy_from_slice(&got);
-            ranked.push(best);
+            let got = self.time_sized(collective, m, op, &slots, screen_calls(bytes))?;
+            screened[b * WIDE..b * WIDE + got.len()].copy_from_slice(&got);
+            cands.push(all);
         }
-        let mut agreed = vec![0.0f64; times.len()];
-        self.all_reduce_into(
-            &times,
-            &mut agreed,
-            &Op::max(),
-            Algo::Named("recursive-doubling"),
-        )?;
+        let screened = self.agree(&screened)?;
+        // Round 2: native and the finalists, slot 0 native.
+        const NARROW: usize = FINALISTS + 1;
+        let mut finals: Vec<Vec<&'static Algorithm>> = Vec::with_capacity(BUCKETS);
+        let mut timed = vec![f64::INFINITY; BUCKETS * NARROW];
+        for (b, all) in cands.iter().enumerate() {
+            let row = &screened[b * WIDE + 1..b * WIDE + 1 + all.len()];
+            let picked: Vec<&'static Algorithm> = finalists(row, FINALISTS)
+                .into_iter()
+                .map(|i| all[i])
+                .collect();
+            if !all.is_empty() {
+                let bytes = bucket_bytes(b);
+                let m = bytes.div_ceil(key.elem_bytes).max(1);
+                let slots: Vec<Algo<'_>> = std::iter::once(Algo::Named(NATIVE))
+                    .chain(picked.iter().map(|a| Algo::Named(a.name)))
+                    .collect();
+                let native = screened[b * WIDE].is_finite();
+                let calls = final_calls(bytes, native);
+                let got = self.time_sized(collective, m, op, &slots, calls)?;
+                timed[b * NARROW..b * NARROW + got.len()].copy_from_slice(&got);
+            }
+            finals.push(picked);
+        }
+        let timed = self.agree(&timed)?;
         let mut picks: [Pick; BUCKETS] = std::array::from_fn(|b| {
-            let t = &agreed[b * SLOTS..(b + 1) * SLOTS];
-            let native = t[0];
-            let (best, ours) =
-                t[1..]
-                    .iter()
-                    .enumerate()
-                    .fold((None, f64::INFINITY), |(bi, bt), (i, &x)| {
-                        if x < bt {
-                            (Some(i), x)
-                        } else {
-                            (bi, bt)
-                        }
-                    });
-            match best {
-                Some(i) if ours <= MARGIN * native || !native.is_finite() => {
-                    Pick::Named(ranked[b][i].name)
-                }
-                _ if native.is_finite() => Pick::Native,
-                _ => Pick::Model,
-            }
+            let t = &timed[b * NARROW..(b + 1) * NARROW];
+            let ours: Vec<(f64, &'static str)> = finals[b]
+                .iter()
+                .zip(&t[1..])
+                .map(|(a, &x)| (x, a.name))
+                .collect();
+            decide(t[0], &ours)
         });
-        // A schedule picked from few calls (the larger sizes) runs again beside native,
-        // with CONFIRM times the calls, and stays picked only if it measures at most
-        // MARGIN of native again: with 3 calls from 128 KiB, schedules measured at most
-        // 0.95 of native ran at 1.06–1.10 of it (2-rank broadcast of 128 KiB,
-        // all-to-all of 64 and 128 KiB). Every rank holds the same agreed picks, so
-        // all confirm the same sizes.
-        const CONFIRM: u32 = 4;
-        let confirm: Vec<(usize, &'static str)> = (0..BUCKETS)
-            .filter_map(|b| match picks[b] {
-                Pick::Named(name)
-                    if agreed[b * SLOTS].is_finite() && timed_calls(bucket_bytes(b)) < 30 =>
-                {
-                    Some((b, name))
-                }
-                _ => None,
-            })
-            .collect();
-        if !confirm.is_empty() {
-            let mut again = vec![f64::INFINITY; 2 * confirm.len()];
-            for (j, &(b, name)) in confirm.iter().enumerate() {
-                let m = bucket_bytes(b).div_ceil(key.elem_bytes).max(1);
-                let (in_len, out_len) = buffer_lens(collective, k, me, m);
-                let input = vec![T::zeroed(); in_len as usize];
-                let mut output = vec![T::zeroed(); out_len as usize];
-                let pair = [Algo::Named(NATIVE), Algo::Named(name)];
-                let calls = CONFIRM * timed_calls(bucket_bytes(b));
-                let got = self.time_calls(collective, &input, &mut output, op, &pair, calls)?;
-                again[2 * j..2 * j + 2].copy_from_slice(&got);
-            }
-            let mut agreed_again = vec![0.0f64; again.len()];
-            self.all_reduce_into(
-                &again,
-                &mut agreed_again,
-                &Op::max(),
-                Algo::Named("recursive-doubling"),
-            )?;
-            for (j, &(b, _)) in confirm.iter().enumerate() {
-                let (native, ours) = (agreed_again[2 * j], agreed_again[2 * j + 1]);
-                if ours > MARGIN * native {
-                    picks[b] = Pick::Native;
-                }
-            }
-        }
         // A size too large to measure here takes the pick of the largest measured one
         // below it (the model alone picked 5× slower than native for an 8-rank
         // all-gather of 4 MiB, past the buffer cap).
         for b in 1..BUCKETS {
-            if ranked[b].is_empty() && picks[b] == Pick::Model {
+            if cands[b].is_empty() && picks[b] == Pick::Model {
                 picks[b] = picks[b - 1];
             }
         }
         Ok(picks)
+    }
+
+    /// Every rank's `times`, their maximum over the ranks (the slowest rank's time of
+    /// each call), the same on every rank.
+    fn agree(&mut self, times: &[f64]) -> Result<Vec<f64>> {
+        let mut agreed = vec![0.0f64; times.len()];
+        self.all_reduce_into(
+            times,
+            &mut agreed,
+            &Op::max(),
+            Algo::Named("recursive-doubling"),
+        )?;
+        Ok(agreed)
+    }
+
+    /// [`Comm::time_calls`] on buffers of `m` elements per block.
+    fn time_sized<T: Pod>(
+        &mut self,
+        collective: Collective,
+        m: usize,
+        op: Option<&Op<'_, T>>,
+        algos: &[Algo<'_>],
+        iters: u32,
+    ) -> Result<Vec<f64>> {
+        let (in_len, out_len) = buffer_lens(collective, self.size(), self.rank(), m);
+        let input = vec![T::zeroed(); in_len as usize];
+        let mut output = vec![T::zeroed(); out_len as usize];
+        self.time_calls(collective, &input, &mut output, op, algos, iters)
     }
 
     /// This rank's time of one call of each of `algos`, in order: the mean over `iters`
@@ -675,10 +737,11 @@ fn buffer_cap(k: u32) -> u64 {
 /// take longer than the measurement should).
 pub const MAX_RANKS: u32 = 64;
 
-/// Whether `f` was measured here: the same sizes, backend and machine (a file named
-/// by `HYPERCOMM_TUNING` may come from elsewhere; its picks are then measured again).
+/// Whether `f` was measured here and so: the same sizes, backend and machine (a file
+/// named by `HYPERCOMM_TUNING` may come from elsewhere; its picks are then measured
+/// again), by this [`CHOOSER`].
 fn fits(f: &File, machine: &Option<String>) -> bool {
-    f.sizes == sizes() && f.machine == machine.clone().unwrap_or_default()
+    f.sizes == sizes() && f.machine == machine.clone().unwrap_or_default() && f.chooser == CHOOSER
 }
 
 fn sizes() -> Vec<usize> {
@@ -836,6 +899,126 @@ mod tests {
         for b in 0..BUCKETS {
             assert_eq!(bucket(bucket_bytes(b)), b);
         }
+    }
+
+    /// Issue 20: with the model's three best only, a 4-rank thread broadcast never
+    /// measured `linear` (last of 5 under the default calibration at 16 KiB), and an
+    /// all-gather measured 3 of 13. Every fitting schedule is screened, whatever the
+    /// model's rank of it.
+    #[test]
+    fn every_fitting_schedule_is_a_candidate_not_only_the_models_best() {
+        use crate::predict::Execution;
+        use crate::select::Selector;
+        use crate::Calibration;
+        use hypercomm::topology::Topology;
+        for k in [2, 4] {
+            for execution in [Execution::default(), crate::threads::execution(k)] {
+                let sel =
+                    Selector::new(Topology::complete(k), 0, Calibration::default(), execution);
+                for collective in [
+                    Collective::Broadcast { root: 0 },
+                    Collective::Allgather,
+                    Collective::Allreduce,
+                    Collective::Alltoall,
+                ] {
+                    for bytes in [8, 16 << 10, 4 << 20] {
+                        let call = Call {
+                            collective,
+                            len: bytes as u64,
+                            elem_bytes: 1,
+                            commutative: true,
+                            alias: None,
+                        };
+                        let got: Vec<&str> =
+                            candidates(&sel, call).iter().map(|a| a.name).collect();
+                        let fitting = sel.fitting(collective.kind());
+                        assert!(fitting.len() <= SCREENED);
+                        for a in fitting {
+                            assert!(
+                                got.contains(&a.name),
+                                "{collective:?} on {k} ranks, {bytes} B: {} not among {got:?}",
+                                a.name
+                            );
+                        }
+                        assert!(got.len() > 3, "{collective:?}: {got:?}");
+                    }
+                }
+            }
+        }
+        // On 4 ranks the model ranks `linear` below its three best broadcasts at 16 KiB
+        // (why it was never measured before), and it is a candidate now.
+        let sel = Selector::new(
+            Topology::complete(4),
+            0,
+            Calibration::default(),
+            Execution::default(),
+        );
+        let call = Call {
+            collective: Collective::Broadcast { root: 0 },
+            len: 16 << 10,
+            elem_bytes: 1,
+            commutative: true,
+            alias: None,
+        };
+        let best3: Vec<&str> = sel.ranked(call, 3).iter().map(|a| a.name).collect();
+        assert!(!best3.contains(&"linear"), "{best3:?}");
+        assert!(candidates(&sel, call).iter().any(|a| a.name == "linear"));
+    }
+
+    /// A fake timing: round 1 times where the schedule the model ranks last is clearly
+    /// the fastest; it goes to round 2, and round 2's times decide.
+    #[test]
+    fn the_clearly_fastest_schedule_is_a_finalist_and_is_picked() {
+        // Model order a, b, c, d, e; e refused the call (infinite).
+        let names = ["a", "b", "c", "d", "e"];
+        let screen = [5.0, 3.2, 4.0, 1.0, f64::INFINITY];
+        let fin = finalists(&screen, FINALISTS);
+        assert_eq!(fin, vec![3, 1], "the fastest first, then the next");
+        // Round 2 without native (threads): the fastest of round 2, not of round 1.
+        let ours: Vec<(f64, &str)> = fin.iter().map(|&i| (screen[i], names[i])).collect();
+        assert_eq!(decide(f64::INFINITY, &ours), Pick::Named("d"));
+        let again = [(2.0, "d"), (1.5, "b")];
+        assert_eq!(decide(f64::INFINITY, &again), Pick::Named("b"));
+        // Ties go to the model's better rank (the earlier index).
+        assert_eq!(finalists(&[2.0, 1.0, 1.0], 1), vec![1]);
+        // Nothing ran: no finalist, the model decides.
+        assert!(finalists(&[f64::INFINITY; 3], FINALISTS).is_empty());
+        assert_eq!(decide(f64::INFINITY, &[]), Pick::Model);
+        // Beside native: ours only at or below MARGIN of native.
+        assert_eq!(decide(1.0, &[(0.96, "d")]), Pick::Native);
+        assert_eq!(decide(1.0, &[(MARGIN, "d")]), Pick::Named("d"));
+        assert_eq!(decide(1.0, &[(f64::INFINITY, "d")]), Pick::Native);
+    }
+
+    #[test]
+    fn round_two_times_more_calls_than_round_one() {
+        for b in 0..BUCKETS {
+            let bytes = bucket_bytes(b);
+            assert!(screen_calls(bytes) >= 1);
+            for native in [false, true] {
+                assert!(final_calls(bytes, native) >= 6 * screen_calls(bytes));
+            }
+            assert!(final_calls(bytes, true) >= 12);
+        }
+    }
+
+    #[test]
+    fn a_file_measured_by_another_chooser_is_measured_again() {
+        let machine = Some("threads-2ranks".to_string());
+        let here = File {
+            machine: "threads-2ranks".into(),
+            chooser: CHOOSER,
+            sizes: sizes(),
+            picks: BTreeMap::new(),
+        };
+        assert!(fits(&here, &machine));
+        let old: File = serde_json::from_str(
+            &serde_json::json!({"machine": "threads-2ranks", "sizes": sizes(), "picks": {}})
+                .to_string(),
+        )
+        .unwrap();
+        assert_eq!(old.chooser, 0);
+        assert!(!fits(&old, &machine));
     }
 
     #[test]

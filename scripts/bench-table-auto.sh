@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# BENCHMARKS.md, "auto against the best algorithm" (issue 20): `bench --algo all,auto`
+# (every algorithm that fits and `auto`, side by side in ONE run; on MPI `native` too,
+# `--algo all,native,auto`) for each op of OPS (default broadcast, allgather, allreduce,
+# alltoall), sizes 8 B to MAX_BYTES (default 4 MiB):
+#   - threads backend, K in KS_THREADS (default "2 4"; ranks beyond the CPUs run as
+#     fibers, the CLI's default);
+#   - MPI backend (MPI=auto: when mpirun is found; MPI=0 skips it, MPI=1 requires it),
+#     Open MPI `mpirun --oversubscribe -n K hypercomm-mpi bench`, K in KS_MPI (default
+#     "2 4").
+# Every run starts from an empty home (no calibration file, no tuning file, no
+# HYPERCOMM_* variable), as a new user: `auto` measures its picks in that run. RUNS runs
+# (default 3) of each; ITERS timed calls per algorithm and size (default 100; warm-up
+# ITERS/10, at least 1). A cell is auto's time / the least time of any algorithm at that size, per run
+# (the mean over ranks of each rank's mean per call, bench's avg_us), median over runs.
+#
+# Prints, per (backend, ranks, op): how many sizes have a median auto/best > 1.1 (and of
+# them, at how many auto ran the algorithm that was fastest: the run's noise), the worst
+# median (size, what auto ran, what was fastest), and how long auto's tuning took:
+# the wall time of `bench --algo auto` at one size from an empty home minus the same with
+# HYPERCOMM_TUNING=off, median over the runs. With FULL=FILE, every (backend, ranks, op,
+# size) row goes to FILE as well.
+#
+# Usage: [RUNS=3] [ITERS=100] [OPS="broadcast ..."] [KS_THREADS="2 4"] [KS_MPI="2 4"]
+#        [MPI=auto|0|1] [FULL=file.md] [SMOKE=1: 8-64 B, 1 run, 5 iterations, 2 ranks]
+#        [BIN_DIR=dir: the binaries to run, built elsewhere; default target/release, built]
+#        scripts/bench-table-auto.sh [MAX_BYTES]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/bench-lib.sh
+MAX=${1:-4194304}; RUNS=${RUNS:-3}; ITERS=${ITERS:-100}
+OPS=${OPS:-broadcast allgather allreduce alltoall}
+KS_THREADS=${KS_THREADS:-2 4}; KS_MPI=${KS_MPI:-2 4}
+if [ "${SMOKE:-0}" = 1 ]; then MAX=64; RUNS=1; ITERS=5; KS_THREADS=2; KS_MPI=2; fi
+# At least one untimed call: auto measures its picks in its first call.
+WARMUP=$(( ITERS / 10 > 0 ? ITERS / 10 : 1 ))
+MPI=${MPI:-auto}
+if [ "$MPI" = auto ]; then command -v mpirun >/dev/null && MPI=1 || MPI=0; fi
+if [ -z "${BIN_DIR:-}" ]; then
+    BIN_DIR=target/release
+    cargo build --release -q -p hypercomm-cli >&2
+    [ "$MPI" = 1 ] && cargo build --release -q -p hypercomm-mpi >&2
+fi
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
+
+# `fresh HOME CMD...`: CMD as a new user whose home is HOME (created empty).
+fresh() {
+    local home=$1; shift
+    rm -rf "$home"; mkdir -p "$home"
+    env -u HYPERCOMM_CALIBRATION -u HYPERCOMM_TUNING -u XDG_CACHE_HOME \
+        XDG_CONFIG_HOME="$home/.config" HOME="$home" "$@"
+}
+# `seconds CMD...`: CMD's wall time in seconds, its output dropped.
+seconds() {
+    local t0 t1
+    t0=$(date +%s.%N); "$@" >/dev/null; t1=$(date +%s.%N)
+    echo "$t1 - $t0" | bc -l
+}
+
+# `one BACKEND K OP RUN LAUNCH...`: one run of bench, rows to $out/rows as
+# "backend k op run size algo auto avg_us", and the tuning time to $out/tuning.
+one() {
+    local backend=$1 k=$2 op=$3 run=$4; shift 4
+    local algos=all,auto
+    [ "$backend" = mpi ] && algos=all,native,auto
+    fresh "$out/home" "$@" bench --ranks "$k" --op "$op" --algo "$algos" --min-size 8 \
+        --max-size "$MAX" --iters "$ITERS" --warmup "$WARMUP" --format csv |
+        awk -F, -v b="$backend" -v k="$k" -v op="$op" -v r="$run" \
+            'NR > 1 {print b, k, op, r, $3, $1, $2, $6}' >>"$out/rows"
+    local one_size=(bench --ranks "$k" --op "$op" --algo auto --min-size 8 --max-size 8 --iters 1 --warmup 0)
+    local tuned off
+    tuned=$(seconds fresh "$out/home" "$@" "${one_size[@]}")
+    off=$(seconds fresh "$out/home" env HYPERCOMM_TUNING=off "$@" "${one_size[@]}")
+    echo "$backend $k $op $tuned $off" >>"$out/tuning"
+}
+
+for op in $OPS; do
+    for k in $KS_THREADS; do
+        for r in $(seq "$RUNS"); do one threads "$k" "$op" "$r" "$BIN_DIR/hypercomm"; done
+    done
+    if [ "$MPI" = 1 ]; then
+        for k in $KS_MPI; do
+            for r in $(seq "$RUNS"); do
+                one mpi "$k" "$op" "$r" mpirun --oversubscribe -n "$k" \
+                    "$BIN_DIR/hypercomm-mpi"
+            done
+        done
+    fi
+done
+
+bench_stamp "$RUNS runs, $ITERS iterations, 8 B to $MAX B, \`RUNS=$RUNS ITERS=$ITERS scripts/bench-table-auto.sh $MAX\`"
+bench_smoke_note
+echo
+python3 - "$out/rows" "$out/tuning" "$(nproc)" "${FULL:-}" <<'PY'
+import collections, statistics, sys
+rows_file, tuning_file, cpus, full = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+# (backend, k, op) -> size -> run -> {"auto": (algo, us), "all": [(algo, us)]}
+d = collections.OrderedDict()
+for line in open(rows_file):
+    b, k, op, run, size, algo, auto, us = line.split()
+    e = d.setdefault((b, int(k), op), collections.OrderedDict()).setdefault(int(size), {})
+    r = e.setdefault(run, {"auto": None, "all": []})
+    if auto == "true":
+        r["auto"] = (algo, float(us))
+    else:
+        r["all"].append((algo, float(us)))
+tuning = collections.defaultdict(list)
+for line in open(tuning_file):
+    b, k, op, on, off = line.split()
+    tuning[(b, int(k), op)].append(max(float(on) - float(off), 0.0))
+def name(s):
+    for unit, n in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if s >= n and s % n == 0:
+            return f"{s // n} {unit}"
+    return f"{s} B"
+summary = ["| backend, ranks | op | sizes auto > 1.1× best (of them, auto ran the fastest: noise) | worst median auto/best (size: auto ran → fastest) | tuning s |",
+           "|---|---|---:|---|---:|"]
+rows = ["| backend, ranks | op | size | auto/best median (min–max) | auto ran | fastest |",
+        "|---|---|---:|---:|---|---|"]
+for (b, k, op), sizes in d.items():
+    cells = []
+    for size, runs in sizes.items():
+        ratios, ran, fastest = [], collections.Counter(), collections.Counter()
+        for r in runs.values():
+            if r["auto"] is None or not r["all"]:
+                continue
+            best = min(r["all"], key=lambda x: x[1])
+            ratios.append(r["auto"][1] / best[1])
+            ran[r["auto"][0]] += 1; fastest[best[0]] += 1
+        if not ratios:
+            continue
+        med = statistics.median(ratios)
+        a = ", ".join(x for x, _ in ran.most_common()); f = ", ".join(x for x, _ in fastest.most_common())
+        cells.append((med, size, a, f))
+        rows.append(f"| {b}, {k} | {op} | {name(size)} | {med:.2f} ({min(ratios):.2f}–{max(ratios):.2f}) | {a} | {f} |")
+    if not cells:
+        continue
+    worst = max(cells)
+    over = sum(1 for c in cells if c[0] > 1.1)
+    noise = sum(1 for c in cells if c[0] > 1.1 and c[2] == c[3])
+    who = f"{b}, {k}{' as fibers' if b == 'threads' and k > cpus else ''}"
+    t = tuning.get((b, k, op))
+    ts = f"{statistics.median(t):.2f}" if t else "–"
+    summary.append(f"| {who} | {op} | {over} of {len(cells)} ({noise}) | {worst[0]:.2f} ({name(worst[1])}: {worst[2]} → {worst[3]}) | {ts} |")
+print("\n".join(summary))
+if full:
+    with open(full, "w") as f:
+        f.write("\n".join(rows) + "\n")
+PY
