@@ -58,7 +58,7 @@ const MIN_LOG: u32 = 3;
 const MAX_LOG: u32 = 22;
 const BUCKETS: usize = (MAX_LOG - MIN_LOG + 1) as usize;
 
-/// The most schedules round 1 screens at each size, beside native ([`candidates`]):
+/// The most schedules round 1 screens at each size, beside native (`candidates`):
 /// every fitting one in practice (13 for an all-gather on 4 ranks).
 pub const SCREENED: usize = 16;
 
