@@ -69,6 +69,22 @@ fn scratch_empty() -> PathBuf {
     dir
 }
 
+/// `calibrate` with `args` and `env`, measured again (up to 3 times in all) while the
+/// fit is refused as a busy machine's: with this file's other tests running beside it on
+/// 2 cores, a pair's exchanges can wait ~80 µs for a CPU at every size, so that the time
+/// does not grow with the size and τ comes out ≤ 0 (refusing that fit is
+/// `calibrate`'s job, tested on its own in its unit tests). The last run is returned.
+fn calibrate_env(args: &[&str], env: &[(&str, &Path)]) -> Run {
+    let mut r = hc_env(args, env);
+    for _ in 1..3 {
+        if !(r.code == 1 && r.err.contains("calibration not saved")) {
+            break;
+        }
+        r = hc_env(args, env);
+    }
+    r
+}
+
 fn hc(args: &[&str]) -> Run {
     hc_env(args, &[])
 }
@@ -644,7 +660,7 @@ fn calibrate_measures_by_exchange_or_ping_pong() {
         if let Some(f) = flag {
             args.extend(["--pattern", f]);
         }
-        let r = hc(&args);
+        let r = calibrate_env(&args, &[]);
         assert_eq!(r.code, 0, "{}\n{}", r.out, r.err);
         assert!(
             r.out
@@ -959,7 +975,7 @@ fn calibrate_writes_a_file_that_run_then_loads() {
     let dir = scratch("calibrate-env");
     let file = dir.join("cal.conf");
     let env = [("HYPERCOMM_CALIBRATION", file.as_path())];
-    let r = hc_env(
+    let r = calibrate_env(
         &[
             "calibrate",
             "--ranks",
@@ -1163,7 +1179,7 @@ fn calibrate_saves_to_the_default_path_and_output_flag() {
     let env = [("XDG_CONFIG_HOME", dir.as_path())];
     // Sizes up to 4 MiB, so that τ shows above the noise of a busy machine (a fit of
     // τ ≤ 0 is not saved).
-    let r = hc_env(
+    let r = calibrate_env(
         &["calibrate", "--max-size", "4194304", "--reps", "10"],
         &env,
     );
