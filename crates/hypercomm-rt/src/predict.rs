@@ -977,17 +977,17 @@ mod one_band {
         assert!(checked > 500, "{checked}");
     }
 
+    /// One band from `from` bytes: `beta + n·tau`.
+    fn one_band(from: u64, beta: f64, tau: f64) -> crate::select::Bands {
+        crate::select::Bands::new(&[crate::select::Band { from, beta, tau }]).unwrap()
+    }
+
     /// A band prices each message at its own size: a message of the band's size and
     /// more at the band's line, smaller ones at the one line.
     #[test]
     fn each_message_is_priced_by_its_sizes_band() {
         let mut c = Calibration::line(1e-6, 1e-9);
-        c.bands = crate::select::Bands::new(&[crate::select::Band {
-            from: 1000,
-            beta: 5e-6,
-            tau: 2e-9,
-        }])
-        .unwrap();
+        c.bands = one_band(1000, 5e-6, 2e-9);
         let price = Price::new(c, 4);
         assert_eq!(price.message(249), 1e-6 + 996.0 * 1e-9);
         assert_eq!(price.message(250), 5e-6 + 1000.0 * 2e-9);
@@ -1067,12 +1067,7 @@ mod one_band {
     #[test]
     fn fresh_messages_are_priced_at_the_fresh_bands() {
         let mut c = Calibration::line(1e-6, 1e-9);
-        c.fresh = crate::select::Bands::new(&[crate::select::Band {
-            from: 1,
-            beta: 2e-6,
-            tau: 3e-9,
-        }])
-        .unwrap();
+        c.fresh = one_band(1, 2e-6, 3e-9);
         let exe = Execution::default();
         let bcast = Collective::Broadcast { root: 0 };
         let binomial = hypercomm::algorithms::find(OpKind::Broadcast, "binomial").unwrap();
