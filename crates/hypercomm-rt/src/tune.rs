@@ -563,19 +563,17 @@ impl<X: Transport> Comm<X> {
         let screened = self.agree(&screened)?;
         // Round 2: native and the finalists, slot 0 native.
         const NARROW: usize = FINALISTS + 1;
-        let mut finals: Vec<Vec<&'static Algorithm>> = Vec::with_capacity(BUCKETS);
+        // Each size's finalists, as indices into its candidates.
+        let mut finals: Vec<Vec<usize>> = Vec::with_capacity(BUCKETS);
         let mut timed = vec![f64::INFINITY; BUCKETS * NARROW];
         for (b, all) in cands.iter().enumerate() {
             let row = &screened[b * WIDE + 1..b * WIDE + 1 + all.len()];
-            let picked: Vec<&'static Algorithm> = finalists(row, FINALISTS)
-                .into_iter()
-                .map(|i| all[i])
-                .collect();
+            let picked = finalists(row, FINALISTS);
             if !all.is_empty() {
                 let bytes = bucket_bytes(b);
                 let m = bytes.div_ceil(key.elem_bytes).max(1);
                 let slots: Vec<Algo<'_>> = std::iter::once(Algo::Named(NATIVE))
-                    .chain(picked.iter().map(|a| Algo::Named(a.name)))
+                    .chain(picked.iter().map(|&i| Algo::Named(all[i].name)))
                     .collect();
                 let native = screened[b * WIDE].is_finite();
                 let calls = final_calls(bytes, native);
@@ -591,11 +589,7 @@ impl<X: Transport> Comm<X> {
             let ours: Vec<(f64, &'static str)> = finals[b]
                 .iter()
                 .zip(&t[1..])
-                .map(|(a, &x)| {
-                    let i = cands[b].iter().position(|c| c.name == a.name);
-                    let first = i.map_or(f64::INFINITY, |i| round1[1 + i]);
-                    (both_rounds(round1[0], first, x), a.name)
-                })
+                .map(|(&i, &x)| (both_rounds(round1[0], round1[1 + i], x), cands[b][i].name))
                 .collect();
             decide(t[0], &ours)
         });

@@ -387,25 +387,22 @@ pub fn fresh_bands(points: &[PingPong]) -> hypercomm_rt::select::Bands {
         .filter(|p| p.fresh > 0.0)
         .map(|p| PingPong {
             time: p.fresh,
+            fresh: 0.0,
             ..*p
         })
         .collect();
-    let Some(first) = fresh.iter().map(|p| p.bytes).min() else {
+    let (Ok(c), Some(first)) = (fit(&fresh), fresh.iter().map(|p| p.bytes).min()) else {
         return Bands::default();
     };
-    let line = match least_squares(&fresh) {
-        Some((beta, tau)) if tau > 0.0 && beta >= 0.0 && fresh.len() >= 2 => (beta, tau),
-        _ => return Bands::default(),
-    };
-    let mut b = bands(&fresh, line);
-    if b.is_empty() {
-        b.push(Band {
-            from: first as u64,
-            beta: line.0,
-            tau: line.1,
-        });
+    if !c.bands.is_empty() {
+        return c.bands;
     }
-    Bands::new(&b).unwrap_or_default()
+    let line = Band {
+        from: first as u64,
+        beta: c.beta,
+        tau: c.tau,
+    };
+    Bands::new(&[line]).unwrap_or_default()
 }
 
 /// Most repetitions per size of `calibrate --reps`: each rank keeps every repetition's
