@@ -629,25 +629,25 @@ impl<X: Transport> Comm<X> {
         let (in_len, out_len) = buffer_lens(collective, self.size(), self.rank(), m);
         let input = vec![T::zeroed(); in_len as usize];
         let mut output = vec![T::zeroed(); out_len as usize];
-        self.time_calls(collective, &input, &mut output, op, algos, iters)
+        self.time_calls(algos, iters, |comm, algo| {
+            comm.call_once(collective, &input, &mut output, op, algo)
+        })
     }
 
     /// This rank's time of one call of each of `algos`, in order: the mean over `iters`
     /// timed calls with the slowest [`TRIM`] of them left out, or infinity for an
     /// algorithm that refuses the call here (native without a native collective, or for
     /// this type or operator; the same refusal happens on every rank). The algorithms
-    /// take turns call by call (a barrier before each, iters / 5 untimed rounds first), so a
-    /// change of load during the measurement weighs on all of them alike; leaving out
-    /// the slowest few calls drops the ones that lost a time slice to another process,
-    /// while a schedule that stalls often still pays for it.
-    fn time_calls<T: Pod>(
+    /// take turns call by call (a barrier before each and one after the last, iters / 5
+    /// untimed rounds first), so a change of load during the measurement weighs on all
+    /// of them alike; leaving out the slowest few calls drops the ones that lost a time
+    /// slice to another process, while a schedule that stalls often still pays for it.
+    /// `call(comm, algo)` makes one call ([`Comm::call_once`] on the size's buffers).
+    fn time_calls(
         &mut self,
-        collective: Collective,
-        input: &[T],
-        output: &mut [T],
-        op: Option<&Op<'_, T>>,
         algos: &[Algo<'_>],
         iters: u32,
+        mut call: impl FnMut(&mut Self, Algo<'_>) -> Result<()>,
     ) -> Result<Vec<f64>> {
         let mut calls: Vec<Vec<f64>> = vec![Vec::with_capacity(iters as usize); algos.len()];
         let mut refused = vec![false; algos.len()];
@@ -666,7 +666,7 @@ impl<X: Transport> Comm<X> {
                 }
                 self.barrier()?;
                 let t = Instant::now();
-                match self.call_once(collective, input, output, op, algo) {
+                match call(self, algo) {
                     Ok(()) => {}
                     Err(Error::Native { .. }) => {
                         refused[a] = true;
@@ -679,6 +679,12 @@ impl<X: Transport> Comm<X> {
                 }
             }
         }
+        // No rank leaves before the last call has ended everywhere: a rank that goes on
+        // (to free these buffers, allocate the next size's) while its peers are still in
+        // the last call slows that call 10-80× (4 ranks on 2 CPUs, a linear broadcast of
+        // 128 KiB: 89-674 µs instead of 8), and with 1 or 2 timed calls per schedule
+        // from 128 KiB that call was most of a schedule's time: the one timed last lost.
+        self.barrier()?;
         Ok(calls
             .iter_mut()
             .zip(&refused)
@@ -704,12 +710,9 @@ impl<X: Transport> Comm<X> {
             })
         };
         match collective {
-            Collective::Broadcast { root } => {
-                if me == root {
-                    output.copy_from_slice(input);
-                }
-                self.broadcast_into(root, output, algo)?
-            }
+            // The root's output holds its input already: both are zeroes
+            // ([`Comm::time_sized`]), and a broadcast leaves the root's buffer as it was.
+            Collective::Broadcast { root } => self.broadcast_into(root, output, algo)?,
             Collective::Scatter { root } => {
                 self.scatter_into(root, (me == root).then_some(input), output, algo)?
             }
@@ -1020,6 +1023,34 @@ mod tests {
             (both_rounds(1.0, 0.9, 0.7), "b"),
         ];
         assert_eq!(decide(1.0, &ours), Pick::Named("b"));
+    }
+
+    /// No rank leaves the measurement while a peer is still in its last call: a rank
+    /// that went on (freeing the buffers, allocating the next size's) slowed its peers'
+    /// last call 10-80× on 4 ranks sharing 2 CPUs. Here rank 1's last call sleeps: every
+    /// rank must still see every rank's every call ended when its `time_calls` returns.
+    #[test]
+    fn no_rank_leaves_the_measurement_before_every_call_has_ended() {
+        use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+        let (k, iters) = (3u32, 3u32);
+        // Each rank's calls: the untimed ones, then the timed ones.
+        let per_rank = (iters / 5).max(1) + iters;
+        let ended = AtomicU32::new(0);
+        let seen = crate::threads::run(k, |comm| {
+            let mut made = 0;
+            let times = comm.time_calls(&[Algo::Named("binomial")], iters, |c, _| {
+                made += 1;
+                if c.rank() == 1 && made == per_rank {
+                    std::thread::sleep(std::time::Duration::from_millis(30));
+                }
+                ended.fetch_add(1, SeqCst);
+                Ok(())
+            })?;
+            assert!(times[0].is_finite());
+            Ok::<_, Error>(ended.load(SeqCst))
+        })
+        .unwrap();
+        assert_eq!(seen, vec![k * per_rank; k as usize]);
     }
 
     #[test]
