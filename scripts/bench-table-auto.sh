@@ -11,17 +11,20 @@
 # Every run starts from an empty home (no calibration file, no tuning file, no
 # HYPERCOMM_* variable), as a new user: `auto` measures its picks in that run. RUNS runs
 # (default 3) of each; ITERS timed calls per algorithm and size (default 100; warm-up
-# ITERS/10, at least 1). A cell is auto's time / the least time of any algorithm at that size, per run
-# (the mean over ranks of each rank's mean per call, bench's avg_us), median over runs.
+# ITERS/10, at least 1). A time is bench's max_us (STAT=max, the default: the slowest
+# rank's mean per call, the collective's completion time, which auto's tuning and
+# vs-native measure) or avg_us (STAT=avg: the mean over ranks). A cell is the median over
+# runs of auto's time / the least over the algorithms of each one's median over runs
+# (the median first: the least of a dozen single-run times is the luckiest run's).
 #
 # Prints, per (backend, ranks, op): how many sizes have a median auto/best > 1.1 (and of
 # them, at how many auto ran the algorithm that was fastest: the run's noise), the worst
 # median (size, what auto ran, what was fastest), and how long auto's tuning took:
 # the wall time of `bench --algo auto` at one size from an empty home minus the same with
 # HYPERCOMM_TUNING=off, median over the runs. With FULL=FILE, every (backend, ranks, op,
-# size) row goes to FILE as well.
+# size) row goes to FILE as well; with ROWS=FILE, the raw rows (both statistics).
 #
-# Usage: [RUNS=3] [ITERS=100] [OPS="broadcast ..."] [KS_THREADS="2 4"] [KS_MPI="2 4"]
+# Usage: [RUNS=3] [ITERS=100] [STAT=max|avg] [OPS="broadcast ..."] [KS_THREADS="2 4"] [KS_MPI="2 4"]
 #        [MPI=auto|0|1] [FULL=file.md] [SMOKE=1: 8-64 B, 1 run, 5 iterations, 2 ranks]
 #        [BIN_DIR=dir: the binaries to run, built elsewhere; default target/release, built]
 #        scripts/bench-table-auto.sh [MAX_BYTES]
@@ -34,6 +37,8 @@ KS_THREADS=${KS_THREADS:-2 4}; KS_MPI=${KS_MPI:-2 4}
 if [ "${SMOKE:-0}" = 1 ]; then MAX=64; RUNS=1; ITERS=5; KS_THREADS=2; KS_MPI=2; fi
 # At least one untimed call: auto measures its picks in its first call.
 WARMUP=$(( ITERS / 10 > 0 ? ITERS / 10 : 1 ))
+STAT=${STAT:-max}
+case "$STAT" in max | avg) ;; *) echo "STAT must be max or avg, not $STAT" >&2; exit 2 ;; esac
 MPI=${MPI:-auto}
 if [ "$MPI" = auto ]; then command -v mpirun >/dev/null && MPI=1 || MPI=0; fi
 if [ -z "${BIN_DIR:-}" ]; then
@@ -59,7 +64,7 @@ seconds() {
 }
 
 # `one BACKEND K OP RUN LAUNCH...`: one run of bench, rows to $out/rows as
-# "backend k op run size algo auto avg_us", and the tuning time to $out/tuning.
+# "backend k op run size algo auto avg_us max_us", and the tuning time to $out/tuning.
 one() {
     local backend=$1 k=$2 op=$3 run=$4; shift 4
     local algos=all,auto
@@ -67,7 +72,7 @@ one() {
     fresh "$out/home" "$@" bench --ranks "$k" --op "$op" --algo "$algos" --min-size 8 \
         --max-size "$MAX" --iters "$ITERS" --warmup "$WARMUP" --format csv |
         awk -F, -v b="$backend" -v k="$k" -v op="$op" -v r="$run" \
-            'NR > 1 {print b, k, op, r, $3, $1, $2, $6}' >>"$out/rows"
+            'NR > 1 {print b, k, op, r, $3, $1, $2, $6, $8}' >>"$out/rows"
     local one_size=(bench --ranks "$k" --op "$op" --algo auto --min-size 8 --max-size 8 --iters 1 --warmup 0)
     local tuned off
     tuned=$(seconds fresh "$out/home" "$@" "${one_size[@]}")
@@ -89,16 +94,18 @@ for op in $OPS; do
     fi
 done
 
-bench_stamp "$RUNS runs, $ITERS iterations, 8 B to $MAX B, \`RUNS=$RUNS ITERS=$ITERS scripts/bench-table-auto.sh $MAX\`"
+bench_stamp "$RUNS runs, $ITERS iterations, 8 B to $MAX B, $STAT over ranks, \`RUNS=$RUNS ITERS=$ITERS STAT=$STAT scripts/bench-table-auto.sh $MAX\`"
 bench_smoke_note
 echo
-python3 - "$out/rows" "$out/tuning" "$(nproc)" "${FULL:-}" <<'PY'
+[ -n "${ROWS:-}" ] && cp "$out/rows" "$ROWS"
+python3 - "$out/rows" "$out/tuning" "$(nproc)" "${FULL:-}" "$STAT" <<'PY'
 import collections, statistics, sys
-rows_file, tuning_file, cpus, full = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+rows_file, tuning_file, cpus, full, stat = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
 # (backend, k, op) -> size -> run -> {"auto": (algo, us), "all": [(algo, us)]}
 d = collections.OrderedDict()
 for line in open(rows_file):
-    b, k, op, run, size, algo, auto, us = line.split()
+    b, k, op, run, size, algo, auto, avg, most = line.split()
+    us = most if stat == "max" else avg
     e = d.setdefault((b, int(k), op), collections.OrderedDict()).setdefault(int(size), {})
     r = e.setdefault(run, {"auto": None, "all": []})
     if auto == "true":
@@ -116,24 +123,30 @@ def name(s):
     return f"{s} B"
 summary = ["| backend, ranks | op | sizes auto > 1.1× best (of them, auto ran the fastest: noise) | worst median auto/best (size: auto ran → fastest) | tuning s |",
            "|---|---|---:|---|---:|"]
-rows = ["| backend, ranks | op | size | auto/best median (min–max) | auto ran | fastest |",
+rows = ["| backend, ranks | op | size | auto median / best median (auto's min–max) | auto ran | fastest (least median) |",
         "|---|---|---:|---:|---|---|"]
 for (b, k, op), sizes in d.items():
     cells = []
     for size, runs in sizes.items():
-        ratios, ran, fastest = [], collections.Counter(), collections.Counter()
+        autos, times, ran = [], collections.defaultdict(list), collections.Counter()
         for r in runs.values():
             if r["auto"] is None or not r["all"]:
                 continue
-            best = min(r["all"], key=lambda x: x[1])
-            ratios.append(r["auto"][1] / best[1])
-            ran[r["auto"][0]] += 1; fastest[best[0]] += 1
-        if not ratios:
+            autos.append(r["auto"][1]); ran[r["auto"][0]] += 1
+            for algo, us in r["all"]:
+                times[algo].append(us)
+        if not autos:
             continue
-        med = statistics.median(ratios)
-        a = ", ".join(x for x, _ in ran.most_common()); f = ", ".join(x for x, _ in fastest.most_common())
+        meds = {a: statistics.median(t) for a, t in times.items()}
+        best = min(meds.values())
+        # The fastest: every algorithm whose median is the least (ties kept).
+        f = ", ".join(a for a, t in sorted(meds.items(), key=lambda x: x[1]) if t <= best)
+        med = statistics.median(autos) / best
+        lo, hi = min(autos) / best, max(autos) / best
+        a = ", ".join(x for x, _ in ran.most_common())
+        # Noise: auto ran the algorithm whose median was the least, in every run.
         cells.append((med, size, a, f))
-        rows.append(f"| {b}, {k} | {op} | {name(size)} | {med:.2f} ({min(ratios):.2f}–{max(ratios):.2f}) | {a} | {f} |")
+        rows.append(f"| {b}, {k} | {op} | {name(size)} | {med:.2f} ({lo:.2f}–{hi:.2f}) | {a} | {f} |")
     if not cells:
         continue
     worst = max(cells)
