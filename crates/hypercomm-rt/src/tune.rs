@@ -7,8 +7,9 @@
 //! backend has one, or where the user asks ([`Tuning::Measure`]), the first `Auto` call of
 //! a collective (per element size and operator commutativity) times, at every power of
 //! two from 8 B to 4 MiB, native (when the backend has it) and the schedules that fit,
-//! the way `hypercomm-mpi vs-native` and OSU do: a barrier, then one timed call, the
-//! schedules taking turns call by call; the mean over the iterations without the slowest
+//! as `hypercomm bench` and OSU do: a barrier, then one timed call, each schedule's
+//! calls in blocks of back-to-back calls, the schedules taking turns block by block
+//! ([`call_order`]); the mean over the iterations without the slowest
 //! [`TRIM`] of them (what a loop of calls costs, short of the calls that lost a time
 //! slice to another process: a schedule that is fast in most calls but stalls in many
 //! loses to a steady one), the slowest rank's. It does so in two rounds: every fitting
@@ -85,8 +86,10 @@ fn trimmed_mean(xs: &mut [f64]) -> f64 {
 /// How `measure` chooses, as the tuning file records it: a file measured another
 /// way is measured again (1: the model's three best beside native, to 2026-11-27; 2: two
 /// rounds over every fitting schedule; 3: a schedule beside native must have won
-/// both rounds, [`both_rounds`]).
-const CHOOSER: u32 = 3;
+/// both rounds, [`both_rounds`]; 4: each schedule timed in blocks of its own calls,
+/// [`call_order`], and a barrier after the last, whose call had been slowed 10-80× on
+/// ranks sharing CPUs).
+const CHOOSER: u32 = 4;
 
 /// Pick codes broadcast by rank 0: an index into the registry's fitting algorithms, or
 /// one of these.
@@ -637,12 +640,15 @@ impl<X: Transport> Comm<X> {
     /// This rank's time of one call of each of `algos`, in order: the mean over `iters`
     /// timed calls with the slowest [`TRIM`] of them left out, or infinity for an
     /// algorithm that refuses the call here (native without a native collective, or for
-    /// this type or operator; the same refusal happens on every rank). The algorithms
-    /// take turns call by call (a barrier before each and one after the last, iters / 5
-    /// untimed rounds first), so a change of load during the measurement weighs on all
-    /// of them alike; leaving out the slowest few calls drops the ones that lost a time
-    /// slice to another process, while a schedule that stalls often still pays for it.
-    /// `call(comm, algo)` makes one call ([`Comm::call_once`] on the size's buffers).
+    /// this type or operator; the same refusal happens on every rank). The calls go in
+    /// the order of [`call_order`]: each algorithm's in a few blocks of back-to-back
+    /// calls, the algorithms taking turns block by block, so a change of load during the
+    /// measurement weighs on all of them alike, while each is timed in a run of its own
+    /// calls as an application's loop (and `bench`) runs it. A barrier goes before each
+    /// call and after the last. Leaving out the slowest few calls drops the ones that
+    /// lost a time slice to another process, while a schedule that stalls often still
+    /// pays for it. `call(comm, algo)` makes one call ([`Comm::call_once`] on the
+    /// size's buffers).
     fn time_calls(
         &mut self,
         algos: &[Algo<'_>],
@@ -651,32 +657,22 @@ impl<X: Transport> Comm<X> {
     ) -> Result<Vec<f64>> {
         let mut calls: Vec<Vec<f64>> = vec![Vec::with_capacity(iters as usize); algos.len()];
         let mut refused = vec![false; algos.len()];
-        // Untimed rounds first: a library's first calls between two peers are slower
-        // (Open MPI's shared-memory transport gives a pair its fast path after 16
-        // messages): with one untimed call, a 2-rank all-reduce of 8 B measured
-        // recursive doubling at most 0.95 of native in 2 of 6 runs, and then ran at 2×.
-        let warm = (iters / 5).max(1);
-        let n = algos.len();
-        for i in 0..warm + iters {
-            // Who goes first rotates, so no algorithm always follows the same one.
-            for a in (0..n).map(|j| (j + i as usize) % n) {
-                let algo = algos[a];
-                if refused[a] {
+        for (a, timed) in call_order(algos.len(), iters) {
+            if refused[a] {
+                continue;
+            }
+            self.barrier()?;
+            let t = Instant::now();
+            match call(self, algos[a]) {
+                Ok(()) => {}
+                Err(Error::Native { .. }) => {
+                    refused[a] = true;
                     continue;
                 }
-                self.barrier()?;
-                let t = Instant::now();
-                match call(self, algo) {
-                    Ok(()) => {}
-                    Err(Error::Native { .. }) => {
-                        refused[a] = true;
-                        continue;
-                    }
-                    Err(e) => return Err(e),
-                }
-                if i >= warm {
-                    calls[a].push(t.elapsed().as_secs_f64());
-                }
+                Err(e) => return Err(e),
+            }
+            if timed {
+                calls[a].push(t.elapsed().as_secs_f64());
             }
         }
         // No rank leaves before the last call has ended everywhere: a rank that goes on
@@ -742,6 +738,40 @@ impl<X: Transport> Comm<X> {
         };
         Ok(())
     }
+}
+
+/// The blocks of calls per algorithm in [`Comm::time_calls`].
+pub const BLOCKS: u32 = 4;
+
+/// The calls [`Comm::time_calls`] makes, in order: (algorithm index, timed), `iters`
+/// timed calls of each of `n` algorithms. Each algorithm's calls come in [`BLOCKS`]
+/// blocks (fewer when `iters` is smaller) of back-to-back calls, the algorithms taking
+/// turns block by block, who goes first rotating from block to block, so no algorithm
+/// always follows the same one. Each block starts with untimed calls: iters / 5 (at
+/// least 1) in an algorithm's first block, one in its others.
+///
+/// Untimed calls first: a library's first calls between two peers are slower (Open
+/// MPI's shared-memory transport gives a pair its fast path after 16 messages): with one
+/// untimed call, a 2-rank all-reduce of 8 B measured recursive doubling at most 0.95 of
+/// native in 2 of 6 runs, and then ran at 2×. Blocks, not turns call by call: on 4
+/// ranks sharing 2 CPUs, turns call by call ranked a binomial broadcast of 8–512 B first
+/// where `bench`'s loop of each algorithm's calls measured NESBT 1.1–1.5× faster, and
+/// blocks ranked them as `bench` did.
+fn call_order(n: usize, iters: u32) -> Vec<(usize, bool)> {
+    let blocks = BLOCKS.min(iters).max(1);
+    let warm = (iters / 5).max(1);
+    let mut order = Vec::new();
+    for b in 0..blocks {
+        // This block's timed calls: iters split as evenly as can be.
+        let timed = iters / blocks + u32::from(b < iters % blocks);
+        let untimed = if b == 0 { warm } else { 1 };
+        for j in 0..n {
+            let a = (j + b as usize) % n;
+            order.extend((0..untimed).map(|_| (a, false)));
+            order.extend((0..timed).map(|_| (a, true)));
+        }
+    }
+    order
 }
 
 /// The most bytes of buffers (`in` and `out`) a rank allocates to measure one size:
@@ -1033,8 +1063,8 @@ mod tests {
     fn no_rank_leaves_the_measurement_before_every_call_has_ended() {
         use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
         let (k, iters) = (3u32, 3u32);
-        // Each rank's calls: the untimed ones, then the timed ones.
-        let per_rank = (iters / 5).max(1) + iters;
+        // Each rank's calls, untimed and timed.
+        let per_rank = call_order(1, iters).len() as u32;
         let ended = AtomicU32::new(0);
         let seen = crate::threads::run(k, |comm| {
             let mut made = 0;
@@ -1051,6 +1081,54 @@ mod tests {
         })
         .unwrap();
         assert_eq!(seen, vec![k * per_rank; k as usize]);
+    }
+
+    /// Every algorithm gets exactly `iters` timed calls, in at most [`BLOCKS`] blocks of
+    /// back-to-back calls each led by an untimed one (iters / 5 before its first), the
+    /// algorithms taking turns block by block with the first rotating.
+    #[test]
+    fn each_algorithm_is_timed_in_blocks_of_its_own_calls() {
+        for n in 1..5usize {
+            for iters in [1u32, 2, 3, 6, 7, 25, 100, 200] {
+                let order = call_order(n, iters);
+                let blocks = BLOCKS.min(iters) as usize;
+                // Runs of one algorithm's calls.
+                let mut runs: Vec<(usize, Vec<bool>)> = Vec::new();
+                for &(a, timed) in &order {
+                    match runs.last_mut() {
+                        // A new block starts with an untimed call after a timed one.
+                        Some((b, calls)) if *b == a && (timed || !*calls.last().unwrap()) => {
+                            calls.push(timed)
+                        }
+                        _ => runs.push((a, vec![timed])),
+                    }
+                }
+                assert_eq!(runs.len(), n * blocks, "n {n} iters {iters}: {runs:?}");
+                for a in 0..n {
+                    let mine: Vec<&Vec<bool>> = runs
+                        .iter()
+                        .filter(|(b, _)| *b == a)
+                        .map(|(_, c)| c)
+                        .collect();
+                    let timed: usize = mine.iter().map(|c| c.iter().filter(|&&t| t).count()).sum();
+                    assert_eq!(timed, iters as usize, "n {n} iters {iters} algorithm {a}");
+                    for (i, c) in mine.iter().enumerate() {
+                        let untimed = c.iter().take_while(|&&t| !t).count();
+                        let want = if i == 0 {
+                            (iters / 5).max(1) as usize
+                        } else {
+                            1
+                        };
+                        assert_eq!(untimed, want, "n {n} iters {iters} algorithm {a} block {i}");
+                        assert!(c[untimed..].iter().all(|&t| t) && c.len() > untimed);
+                    }
+                }
+                // Who goes first rotates.
+                let firsts: Vec<usize> = (0..blocks).map(|b| runs[b * n].0).collect();
+                let want: Vec<usize> = (0..blocks).map(|b| b % n).collect();
+                assert_eq!(firsts, want, "n {n} iters {iters}");
+            }
+        }
     }
 
     #[test]
