@@ -3,7 +3,8 @@
 //! same without checking and translating it again): calls that alternate between two
 //! lengths, two element types of one size (`u64`, `f64`: MPI's datatype differs), two
 //! operators, two roots and two collectives, each twice in a row, with
-//! `Algo::Named("native")` and `Algo::Auto`; every result is checked against the value
+//! `Algo::Named("native")` and `Algo::Auto`, and the in-place forms (all-reduce of two
+//! lengths, all-gather, scan); every result is checked against the value
 //! computed here, and a call with a wrong buffer length must give the typed error after
 //! a call of the right one. Prints `native_check: N calls matched (k ranks)` on rank 0;
 //! exit 1 on a mismatch.
@@ -67,7 +68,29 @@ fn run<X: hypercomm_rt::Transport>(comm: &mut Comm<X>) -> Result<usize, String> 
                 if all != want {
                     return Err(format!("all-gather: {all:?}, want {want:?}"));
                 }
-                calls += 7;
+                // In place (the input copied out of the buffer MPI writes, into a buffer
+                // kept from call to call): all-reduce of 3 then 1, an all-gather, a scan.
+                let mut three = [me, 1, round];
+                comm.all_reduce_in_place(&mut three, &Op::sum(), algo)
+                    .map_err(|e| e.to_string())?;
+                let mut one = [me + round];
+                comm.all_reduce_in_place(&mut one, &Op::max(), algo)
+                    .map_err(|e| e.to_string())?;
+                if three != [ranks_sum, k, k * round] || one != [k - 1 + round] {
+                    return Err(format!("all-reduce in place: {three:?}, {one:?}"));
+                }
+                let mut all = vec![u64::MAX; k as usize];
+                all[me as usize] = me * 5 + round;
+                comm.all_gather_in_place(&mut all, algo)
+                    .map_err(|e| e.to_string())?;
+                let want: Vec<u64> = (0..k).map(|r| r * 5 + round).collect();
+                let mut prefix = [me + 1, round];
+                comm.scan_in_place(&mut prefix, &Op::sum(), algo)
+                    .map_err(|e| e.to_string())?;
+                if all != want || prefix != [(me + 1) * (me + 2) / 2, (me + 1) * round] {
+                    return Err(format!("in place: all-gather {all:?}, scan {prefix:?}"));
+                }
+                calls += 11;
             }
             // A wrong length right after a right one: the typed error, on every rank.
             let mut two = [0u64; 2];

@@ -60,7 +60,16 @@ pub struct Comm<X: Transport> {
     epoch: u32,
     pub(crate) last: Option<Ran>,
     pub(crate) scratch: Scratch,
+    /// The input of an in-place call run by the backend's own collective, copied out of
+    /// the buffer the collective writes ([`Comm::native`]); its capacity is kept from
+    /// call to call up to [`STAGED_KEPT`] bytes.
+    staged: Vec<u8>,
 }
+
+/// The most bytes of [`Comm::native`]'s staging buffer kept between calls: below this an
+/// allocation per call would cost a fair share of the call (tens of ns against a few
+/// hundred for a small MPI all-reduce); above, the copy itself dominates.
+const STAGED_KEPT: usize = 1 << 20;
 
 /// How one call passes its buffers.
 enum Io<'a, T> {
@@ -112,6 +121,7 @@ impl<X: Transport> Comm<X> {
             epoch: 0,
             last: None,
             scratch: Scratch::default(),
+            staged: Vec::new(),
         }
     }
 
@@ -338,16 +348,14 @@ impl<X: Transport> Comm<X> {
         op: Option<&Op<'_, T>>,
         auto: bool,
     ) -> Result<Ran> {
-        let copy: Vec<T>;
         let (input, output, in_place): (&[T], &mut [T], bool) = match io {
             Io::Separate(input, output) => (input, output, false),
             // The root's broadcast buffer: the data, and where every rank gets it.
             Io::InPlace { buf, .. } if matches!(collective, Collective::Broadcast { .. }) => {
                 (&[], buf, true)
             }
-            Io::InPlace { buf, off, len } => {
-                copy = buf[off..off + len].to_vec();
-                (&copy, buf, false)
+            Io::InPlace { buf, off, len: n } => {
+                return self.native_staged(collective, len, buf, off..off + n, op, auto)
             }
         };
         let call = NativeCall {
@@ -362,6 +370,41 @@ impl<X: Transport> Comm<X> {
             recv_counts: &[],
         };
         self.run_native(call, in_place, auto)
+    }
+
+    /// [`Comm::native`] of an in-place call whose input is `buf[input]`: MPI's in-place
+    /// forms (`MPI_IN_PLACE`) are not reachable through rsmpi, so the input is copied
+    /// out of the buffer the collective writes, into a buffer kept from call to call
+    /// (up to [`STAGED_KEPT`] bytes): no allocation per call.
+    #[inline(never)]
+    fn native_staged<T: Pod>(
+        &mut self,
+        collective: Collective,
+        len: usize,
+        buf: &mut [T],
+        input: std::ops::Range<usize>,
+        op: Option<&Op<'_, T>>,
+        auto: bool,
+    ) -> Result<Ran> {
+        let mut staged = std::mem::take(&mut self.staged);
+        staged.clear();
+        staged.extend_from_slice(bytemuck::cast_slice(&buf[input]));
+        let call = NativeCall {
+            collective,
+            len,
+            elem_bytes: size_of::<T>(),
+            elem: Elem::of::<T>(),
+            op: op.and_then(Op::builtin),
+            input: &staged,
+            output: bytemuck::cast_slice_mut(buf),
+            send_counts: &[],
+            recv_counts: &[],
+        };
+        let done = self.run_native(call, false, auto);
+        if staged.capacity() <= STAGED_KEPT {
+            self.staged = staged;
+        }
+        done
     }
 
     /// Run `call` with the backend's own collective ([`Transport::native`]), or
@@ -1153,5 +1196,83 @@ impl<X: Transport> Comm<X> {
         guard.transport.wait_all()?;
         guard.disarm();
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::{Incoming, NativeCall, Part, PartMut, Tag};
+
+    /// Rank 0 of 2 whose native collectives write, where rank 0's input would go, its
+    /// input with every byte plus one (and 0xAA elsewhere); no point-to-point.
+    struct PlusOne;
+    impl Transport for PlusOne {
+        fn rank(&self) -> u32 {
+            0
+        }
+        fn size(&self) -> u32 {
+            2
+        }
+        unsafe fn post_send(&mut self, _: u32, _: Tag, _: &[Part]) -> Result<()> {
+            Err(Error::PeerFailed { rank: 1 })
+        }
+        unsafe fn post_recv(&mut self, _: u32, _: Tag, _: &[PartMut]) -> Result<()> {
+            Err(Error::PeerFailed { rank: 1 })
+        }
+        fn recv_with(
+            &mut self,
+            _: u32,
+            _: Tag,
+            _: usize,
+            _: &mut dyn FnMut(Incoming<'_>),
+        ) -> Result<()> {
+            Err(Error::PeerFailed { rank: 1 })
+        }
+        fn wait_all(&mut self) -> Result<()> {
+            Ok(())
+        }
+        fn cancel_all(&mut self) {}
+        fn native(&mut self, call: NativeCall<'_>) -> Option<Result<()>> {
+            call.output.fill(0xAA);
+            for (o, i) in call.output.iter_mut().zip(call.input) {
+                *o = i.wrapping_add(1);
+            }
+            Some(Ok(()))
+        }
+    }
+
+    /// An in-place call run natively passes the buffer's input as it was before the
+    /// call, at every call: the staging buffer kept between calls (growing, shrinking,
+    /// another element type) never hands over an earlier call's bytes.
+    #[test]
+    fn in_place_native_calls_pass_each_calls_own_input() {
+        let mut comm = Comm::new(PlusOne, Calibration::default());
+        let plus_one = |xs: &[u8]| xs.iter().map(|x| x.wrapping_add(1)).collect::<Vec<_>>();
+        for (round, n) in [3usize, 1, 7, 2, 300_000, 4].into_iter().enumerate() {
+            let mut buf: Vec<u32> = (0..n as u32).map(|i| i * 7 + round as u32).collect();
+            let want = plus_one(bytemuck::cast_slice(&buf));
+            let ran = comm.all_reduce_in_place(&mut buf, &Op::sum(), Algo::Named(NATIVE));
+            assert!(ran.unwrap().algorithm == NATIVE);
+            assert_eq!(
+                bytemuck::cast_slice::<u32, u8>(&buf),
+                &want[..],
+                "all-reduce of {n}"
+            );
+            // An all-gather in place: rank 0's block is the input.
+            let mut buf: Vec<u16> = (0..2 * n).map(|i| i as u16 ^ round as u16).collect();
+            let mine = plus_one(bytemuck::cast_slice(&buf[..n]));
+            comm.all_gather_in_place(&mut buf, Algo::Named(NATIVE))
+                .unwrap();
+            let bytes = bytemuck::cast_slice::<u16, u8>(&buf);
+            assert_eq!(
+                &bytes[..2 * n],
+                &mine[..],
+                "all-gather of {n}: rank 0's block"
+            );
+            assert!(bytes[2 * n..].iter().all(|&b| b == 0xAA));
+        }
+        // A large input is not kept.
+        assert!(comm.staged.capacity() <= STAGED_KEPT);
     }
 }
