@@ -88,7 +88,7 @@ fn trimmed_mean(xs: &mut [f64]) -> f64 {
 /// rounds over every fitting schedule; 3: a schedule beside native must have won
 /// both rounds, [`both_rounds`]; 4: each schedule timed in blocks of its own calls,
 /// [`call_order`], and a barrier after the last, whose call had been slowed 10-80× on
-/// ranks sharing CPUs).
+/// ranks sharing CPUs, and a schedule over native confirmed call by call, [`confirmed`]).
 const CHOOSER: u32 = 4;
 
 /// Pick codes broadcast by rank 0: an index into the registry's fitting algorithms, or
@@ -559,7 +559,8 @@ impl<X: Transport> Comm<X> {
             let slots: Vec<Algo<'_>> = std::iter::once(Algo::Named(NATIVE))
                 .chain(all.iter().map(|a| Algo::Named(a.name)))
                 .collect();
-            let got = self.time_sized(collective, m, op, &slots, screen_calls(bytes))?;
+            let calls = screen_calls(bytes);
+            let got = self.time_sized(collective, m, op, &slots, calls, Order::Blocks)?;
             screened[b * WIDE..b * WIDE + got.len()].copy_from_slice(&got);
             cands.push(all);
         }
@@ -580,7 +581,7 @@ impl<X: Transport> Comm<X> {
                     .collect();
                 let native = screened[b * WIDE].is_finite();
                 let calls = final_calls(bytes, native);
-                let got = self.time_sized(collective, m, op, &slots, calls)?;
+                let got = self.time_sized(collective, m, op, &slots, calls, Order::Blocks)?;
                 timed[b * NARROW..b * NARROW + got.len()].copy_from_slice(&got);
             }
             finals.push(picked);
@@ -596,6 +597,24 @@ impl<X: Transport> Comm<X> {
                 .collect();
             decide(t[0], &ours)
         });
+        // Round 3: a schedule that takes native's place, against native call by call.
+        let mut checked = vec![f64::INFINITY; BUCKETS * 2];
+        for (b, pick) in picks.iter().enumerate() {
+            if let (Pick::Named(name), true) = (*pick, screened[b * WIDE].is_finite()) {
+                let bytes = bucket_bytes(b);
+                let m = bytes.div_ceil(key.elem_bytes).max(1);
+                let slots = [Algo::Named(NATIVE), Algo::Named(name)];
+                let calls = final_calls(bytes, true);
+                let got = self.time_sized(collective, m, op, &slots, calls, Order::Turns)?;
+                checked[b * 2..b * 2 + 2].copy_from_slice(&got);
+            }
+        }
+        let checked = self.agree(&checked)?;
+        for (b, pick) in picks.iter_mut().enumerate() {
+            if matches!(pick, Pick::Named(_)) && screened[b * WIDE].is_finite() {
+                *pick = confirmed(*pick, checked[b * 2], checked[b * 2 + 1]);
+            }
+        }
         // A size too large to measure here takes the pick of the largest measured one
         // below it (the model alone picked 5× slower than native for an 8-rank
         // all-gather of 4 MiB, past the buffer cap).
@@ -628,11 +647,12 @@ impl<X: Transport> Comm<X> {
         op: Option<&Op<'_, T>>,
         algos: &[Algo<'_>],
         iters: u32,
+        order: Order,
     ) -> Result<Vec<f64>> {
         let (in_len, out_len) = buffer_lens(collective, self.size(), self.rank(), m);
         let input = vec![T::zeroed(); in_len as usize];
         let mut output = vec![T::zeroed(); out_len as usize];
-        self.time_calls(algos, iters, |comm, algo| {
+        self.time_calls(algos, iters, order, |comm, algo| {
             comm.call_once(collective, &input, &mut output, op, algo)
         })
     }
@@ -653,11 +673,12 @@ impl<X: Transport> Comm<X> {
         &mut self,
         algos: &[Algo<'_>],
         iters: u32,
+        order: Order,
         mut call: impl FnMut(&mut Self, Algo<'_>) -> Result<()>,
     ) -> Result<Vec<f64>> {
         let mut calls: Vec<Vec<f64>> = vec![Vec::with_capacity(iters as usize); algos.len()];
         let mut refused = vec![false; algos.len()];
-        for (a, timed) in call_order(algos.len(), iters) {
+        for (a, timed) in call_order(algos.len(), iters, order) {
             if refused[a] {
                 continue;
             }
@@ -743,6 +764,31 @@ impl<X: Transport> Comm<X> {
 /// The blocks of calls per algorithm in [`Comm::time_calls`].
 pub const BLOCKS: u32 = 4;
 
+/// How [`Comm::time_calls`] orders its calls ([`call_order`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Order {
+    /// Each algorithm's calls in blocks of back-to-back calls (a loop of one call).
+    Blocks,
+    /// The algorithms taking turns call by call (calls of several kinds mixed).
+    Turns,
+}
+
+/// Round 3's verdict on `pick`, a schedule that took native's place in rounds 1 and 2
+/// (timed in blocks): it keeps it only if, timed against native call by call, it took
+/// at most [`MARGIN`] of native's time (`native`, `ours`), else native. A loop of one
+/// call and calls of several kinds mixed favour different schedules where ranks share
+/// CPUs: on 8 MPI ranks on 2 cores, `linear` broadcasts of 8–32 B won both rounds in
+/// blocks, then ran at 1.4–1.6× `MPI_Bcast` in `vs-native`'s turns
+/// (`docs/perf-log/2026-11-27-tuning-last-call.md`). Native is the safe default: a
+/// schedule replaces it only where it is faster both ways.
+fn confirmed(pick: Pick, native: f64, ours: f64) -> Pick {
+    if !native.is_finite() || ours <= MARGIN * native {
+        pick
+    } else {
+        Pick::Native
+    }
+}
+
 /// The calls [`Comm::time_calls`] makes, in order: (algorithm index, timed), `iters`
 /// timed calls of each of `n` algorithms. Each algorithm's calls come in [`BLOCKS`]
 /// blocks (fewer when `iters` is smaller) of back-to-back calls, the algorithms taking
@@ -757,7 +803,16 @@ pub const BLOCKS: u32 = 4;
 /// ranks sharing 2 CPUs, turns call by call ranked a binomial broadcast of 8–512 B first
 /// where `bench`'s loop of each algorithm's calls measured NESBT 1.1–1.5× faster, and
 /// blocks ranked them as `bench` did.
-fn call_order(n: usize, iters: u32) -> Vec<(usize, bool)> {
+///
+/// [`Order::Turns`] instead: the algorithms take turns call by call after iters / 5
+/// untimed rounds, as `hypercomm-mpi vs-native` times native against ours.
+fn call_order(n: usize, iters: u32, order: Order) -> Vec<(usize, bool)> {
+    if order == Order::Turns {
+        let warm = (iters / 5).max(1);
+        return (0..warm + iters)
+            .flat_map(|i| (0..n).map(move |j| ((j + i as usize) % n, i >= warm)))
+            .collect();
+    }
     let blocks = BLOCKS.min(iters).max(1);
     let warm = (iters / 5).max(1);
     let mut order = Vec::new();
@@ -1064,18 +1119,19 @@ mod tests {
         use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
         let (k, iters) = (3u32, 3u32);
         // Each rank's calls, untimed and timed.
-        let per_rank = call_order(1, iters).len() as u32;
+        let per_rank = call_order(1, iters, Order::Blocks).len() as u32;
         let ended = AtomicU32::new(0);
         let seen = crate::threads::run(k, |comm| {
             let mut made = 0;
-            let times = comm.time_calls(&[Algo::Named("binomial")], iters, |c, _| {
-                made += 1;
-                if c.rank() == 1 && made == per_rank {
-                    std::thread::sleep(std::time::Duration::from_millis(30));
-                }
-                ended.fetch_add(1, SeqCst);
-                Ok(())
-            })?;
+            let times =
+                comm.time_calls(&[Algo::Named("binomial")], iters, Order::Blocks, |c, _| {
+                    made += 1;
+                    if c.rank() == 1 && made == per_rank {
+                        std::thread::sleep(std::time::Duration::from_millis(30));
+                    }
+                    ended.fetch_add(1, SeqCst);
+                    Ok(())
+                })?;
             assert!(times[0].is_finite());
             Ok::<_, Error>(ended.load(SeqCst))
         })
@@ -1090,7 +1146,7 @@ mod tests {
     fn each_algorithm_is_timed_in_blocks_of_its_own_calls() {
         for n in 1..5usize {
             for iters in [1u32, 2, 3, 6, 7, 25, 100, 200] {
-                let order = call_order(n, iters);
+                let order = call_order(n, iters, Order::Blocks);
                 let blocks = BLOCKS.min(iters) as usize;
                 // Runs of one algorithm's calls.
                 let mut runs: Vec<(usize, Vec<bool>)> = Vec::new();
@@ -1129,6 +1185,35 @@ mod tests {
                 assert_eq!(firsts, want, "n {n} iters {iters}");
             }
         }
+    }
+
+    /// In turns, every algorithm's calls alternate one by one (the first rotating), each
+    /// with `iters` timed after iters / 5 untimed rounds.
+    #[test]
+    fn in_turns_the_algorithms_alternate_call_by_call() {
+        for (n, iters) in [(2usize, 12u32), (3, 1), (1, 5)] {
+            let order = call_order(n, iters, Order::Turns);
+            let warm = (iters / 5).max(1) as usize;
+            assert_eq!(order.len(), n * (warm + iters as usize));
+            for (i, round) in order.chunks(n).enumerate() {
+                let mut who: Vec<usize> = round.iter().map(|c| c.0).collect();
+                assert_eq!(who[0], i % n, "round {i} starts with the next algorithm");
+                who.sort();
+                assert_eq!(who, (0..n).collect::<Vec<_>>());
+                assert!(round.iter().all(|c| c.1 == (i >= warm)), "round {i}");
+            }
+        }
+    }
+
+    /// Round 3 keeps a schedule over native only at or below the margin of native's
+    /// time call by call; native's refusal keeps it too.
+    #[test]
+    fn a_schedule_over_native_must_also_win_call_by_call() {
+        let pick = Pick::Named("linear");
+        assert_eq!(confirmed(pick, 10.0, 9.0), pick);
+        assert_eq!(confirmed(pick, 10.0, 9.6), Pick::Native);
+        assert_eq!(confirmed(pick, 10.0, 15.0), Pick::Native);
+        assert_eq!(confirmed(pick, f64::INFINITY, 15.0), pick);
     }
 
     #[test]
