@@ -15,7 +15,8 @@
 //!   [`Calibration::fresh_at`]);
 //! - the schedule's local copies, at τ per byte on the rank that copies the most;
 //! - what the backend does ([`Execution`]): a large message copied by two cores, ranks
-//!   sharing a CPU taking turns.
+//!   sharing a CPU taking turns, and a message between two fibers of one CPU at the
+//!   calibration's `same-cpu` bands ([`Calibration::same_cpu_at`]).
 
 use hypercomm::algorithms::{Algorithm, Packets, Params, Shape};
 use hypercomm::collective::Collective;
@@ -43,6 +44,11 @@ pub struct Execution {
     /// threads backend's blocks), and ranks that share a CPU run their steps one after
     /// another ([`cpu_shared_time`]).
     pub cpus: Option<usize>,
+    /// Whether the ranks that share a CPU ([`Execution::cpus`]) run as fibers of one
+    /// thread (`hypercomm_rt::threads::Config::fibers`): a message between two of them
+    /// is a copy within that CPU's caches, priced at the calibration's `same-cpu` bands
+    /// where it has them ([`Calibration::same_cpu_at`]).
+    pub fibers: bool,
 }
 
 /// Where rank `r`'s data sits in `out` for the in-place form of `c` with `m` elements
@@ -173,6 +179,9 @@ pub fn predict_schedule(
     let alias = |r: Rank| in_place.then(|| in_place_offset(c, r, len as usize) as u64);
     let mut price = Price::new(calibration, elem_bytes).with_fresh(schedule, alias);
     price.combine_pass = execution.combine_pass;
+    if let (Some(n), true) = (execution.cpus, execution.fibers) {
+        price = price.with_fibers(n, k);
+    }
     let local = local_elements_by_rank(schedule, alias);
     let t = match (execution.shared_copy_from, execution.cpus) {
         (_, Some(n)) if n > 0 && (n as u64) < u64::from(k) => {
@@ -227,6 +236,9 @@ pub struct Price {
     ranks: usize,
     /// A combining receive costs one more pass over its bytes ([`Execution::combine_pass`]).
     combine_pass: bool,
+    /// (CPUs, ranks) when ranks share CPUs as fibers and the calibration prices a
+    /// message between two of one CPU ([`Price::with_fibers`]).
+    fibers: Option<(usize, Rank)>,
 }
 
 impl Price {
@@ -240,7 +252,20 @@ impl Price {
             fresh: Vec::new(),
             ranks: 0,
             combine_pass: false,
+            fibers: None,
         }
+    }
+
+    /// These prices with `k` ranks run as fibers on `n` CPUs in blocks
+    /// ([`block`]): a message between two ranks of one CPU at the calibration's
+    /// `same-cpu` bands ([`Calibration::same_cpu_at`]), whatever its data (the
+    /// sender's writes are in the same CPU's caches). Nothing changes when the
+    /// calibration has no such bands.
+    pub fn with_fibers(mut self, n: usize, k: Rank) -> Self {
+        if !self.calibration.same_cpu.is_empty() && n > 0 {
+            self.fibers = Some((n, k));
+        }
+        self
     }
 
     /// These prices for `schedule`'s messages: those whose data the sender wrote
@@ -277,13 +302,21 @@ impl Price {
         beta + bytes as f64 * tau
     }
 
-    /// [`Price::message`] of `sender`'s message in step `step`: at the fresh bands if
-    /// the sender wrote its data earlier in the call.
-    fn message_of(&self, elems: u64, step: usize, sender: Rank) -> f64 {
+    /// [`Price::message`] of `sender`'s message to `receiver` in step `step`: at the
+    /// same-CPU bands if both run as fibers of one CPU ([`Price::with_fibers`]), else at
+    /// the fresh bands if the sender wrote its data earlier in the call.
+    fn message_of(&self, elems: u64, step: usize, sender: Rank, receiver: Rank) -> f64 {
+        let bytes = elems.saturating_mul(self.elem_bytes);
+        let same_cpu = self
+            .fibers
+            .filter(|&(n, k)| block(sender, n, k) == block(receiver, n, k))
+            .and_then(|_| self.calibration.same_cpu_at(bytes));
+        if let Some((beta, tau)) = same_cpu {
+            return beta + bytes as f64 * tau;
+        }
         if !self.is_fresh(step, sender) {
             return self.message(elems);
         }
-        let bytes = elems.saturating_mul(self.elem_bytes);
         let (beta, tau) = self.calibration.fresh_at(bytes);
         beta + bytes as f64 * tau
     }
@@ -306,14 +339,13 @@ fn sides(step: &Step, price: &Price, s: usize, rank: Rank) -> (f64, f64) {
     for op in &step.ops {
         match op {
             IrOp::Send { to, .. } => {
-                let cost = price.message_of(op.message_len(), s, rank);
-                for _ in to {
-                    send += cost;
+                for &receiver in to {
+                    send += price.message_of(op.message_len(), s, rank, receiver);
                 }
             }
             IrOp::Recv { from, action, .. } => {
                 let len = op.message_len();
-                recv += price.message_of(len, s, *from);
+                recv += price.message_of(len, s, *from, rank);
                 if price.combine_pass && *action != hypercomm::schedule::Action::Place {
                     recv += price.local(len);
                 }
@@ -1116,6 +1148,100 @@ mod one_band {
             )
         };
         assert_eq!(ag(c), ag(plain));
+    }
+
+    /// Ranks run as fibers on fewer CPUs: a message between two ranks of one CPU is
+    /// priced at the `same-cpu` bands, every other as before. A ring all-gather on 4
+    /// ranks over 2 CPUs ({0, 1}, {2, 3}) receives, on each CPU and in each of its 3
+    /// steps, one message from the other CPU (rank 0 from 3, rank 2 from 1) and one
+    /// from its own (rank 1 from 0, rank 3 from 2). Without fibers (threads the
+    /// scheduler time-slices, MPI processes), or without the bands, nothing changes.
+    #[test]
+    fn a_message_between_fibers_of_one_cpu_is_priced_at_the_same_cpu_bands() {
+        let mut c = Calibration::line(1e-6, 1e-9);
+        c.same_cpu = one_band(1, 2e-7, 1e-10);
+        let ag = Collective::Allgather;
+        let ring = hypercomm::algorithms::find(OpKind::Allgather, "ring").unwrap();
+        let fibers = Execution {
+            cpus: Some(2),
+            fibers: true,
+            ..Execution::default()
+        };
+        let threads = Execution {
+            fibers: false,
+            ..fibers
+        };
+        let m = 1000u64;
+        let t = |cal, exe| predict(ag, 4, m, 8, ring, Packets::Count(1), None, cal, true, exe);
+        let (cross, same) = (1e-6 + 8000.0 * 1e-9, 2e-7 + 8000.0 * 1e-10);
+        let got = t(c, fibers).unwrap();
+        assert!((got - 3.0 * (cross + same)).abs() < 1e-15, "{got}");
+        let plain = Calibration::line(1e-6, 1e-9);
+        assert_eq!(t(c, threads), t(plain, threads));
+        assert_eq!(t(plain, fibers), t(plain, threads));
+        let was = t(plain, threads).unwrap();
+        assert!((was - 6.0 * cross).abs() < 1e-15, "{was}");
+        // A message across CPUs keeps its fresh price; one within a CPU takes the
+        // same-CPU one whatever its data: a binomial broadcast from 0 on 4 ranks sends
+        // 0 → 2 (across, input) and then 0 → 1, 2 → 3 (within, the second fresh).
+        let mut both = c;
+        both.fresh = one_band(1, 3e-6, 3e-9);
+        let bcast = Collective::Broadcast { root: 0 };
+        let binomial = hypercomm::algorithms::find(OpKind::Broadcast, "binomial").unwrap();
+        let b = |cal| {
+            predict(
+                bcast,
+                4,
+                m,
+                8,
+                binomial,
+                Packets::Count(1),
+                None,
+                cal,
+                true,
+                fibers,
+            )
+            .unwrap()
+        };
+        assert!((b(both) - (cross + same)).abs() < 1e-15, "{}", b(both));
+    }
+
+    /// With ranks sharing CPUs as fibers and a calibration without `same-cpu` bands
+    /// (every file written before them, and MPI's), the prediction is what it was
+    /// without fibers, bit for bit, for every algorithm that fits.
+    #[test]
+    fn without_same_cpu_bands_fibers_predict_bit_for_bit_as_before() {
+        let mut c = Calibration::line(2.7e-7, 8.8e-11);
+        c.fresh = one_band(1, 3e-7, 2e-10);
+        c.bands = one_band(4096, 1e-6, 3e-11);
+        let mut checked = 0;
+        for col in collectives() {
+            for k in [3u32, 4, 5, 8] {
+                let Some(topology) = crate::topology_for(col.kind(), k) else {
+                    continue;
+                };
+                for algo in hypercomm::algorithms::fitting(&topology, col.kind()) {
+                    for len in [1u64, 3000] {
+                        let [a, b] = [false, true].map(|fibers| {
+                            let exe = Execution {
+                                cpus: Some(2),
+                                fibers,
+                                ..Execution::default()
+                            };
+                            predict(col, k, len, 8, algo, Packets::Opt, None, c, false, exe)
+                        });
+                        assert_eq!(
+                            a.map(f64::to_bits),
+                            b.map(f64::to_bits),
+                            "{col} {}",
+                            algo.name
+                        );
+                        checked += a.is_some() as usize;
+                    }
+                }
+            }
+        }
+        assert!(checked > 100, "{checked}");
     }
 
     /// Where a combining receive is combined after it lands (MPI), the receiver pays
