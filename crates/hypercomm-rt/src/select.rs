@@ -252,6 +252,38 @@ impl Calibration {
         }
     }
 
+    /// The largest message (bytes, a power of 2 up to 2^40) up to which a message
+    /// between two fibers of one CPU costs no more per byte than one between two CPUs
+    /// of the same data, at every power of 2 up to it: while a pair of fibers' data
+    /// stays in their CPU's caches. The `same-cpu` calibration's exchange copies two
+    /// messages on one CPU, so its CPU touches 4 such messages' bytes (each read and
+    /// written): beyond 4 × this, a CPU's data no longer stays in its caches. 0 without
+    /// `same-cpu` bands.
+    ///
+    /// ```
+    /// use hypercomm_rt::Calibration;
+    /// let c = Calibration::parse(
+    ///     "beta = 2e-7\ntau = 4e-11\nsame-cpu = 1 1e-7 1e-11\nsame-cpu = 524288 0 9e-11",
+    /// )
+    /// .unwrap();
+    /// assert_eq!(c.same_cpu_warm_bytes(), 262144);
+    /// assert_eq!(Calibration::line(2e-7, 4e-11).same_cpu_warm_bytes(), 0);
+    /// ```
+    pub fn same_cpu_warm_bytes(&self) -> u64 {
+        let mut warm = 0;
+        for bytes in (0..=40).map(|i| 1u64 << i) {
+            let Some((beta, tau)) = self.same_cpu_at(bytes) else {
+                return 0;
+            };
+            let (b, t) = self.at(bytes);
+            if beta + tau * bytes as f64 > b + t * bytes as f64 {
+                break;
+            }
+            warm = bytes;
+        }
+        warm
+    }
+
     /// The file named by `HYPERCOMM_CALIBRATION`, or the defaults when it is unset.
     pub fn from_env() -> Result<Self> {
         match std::env::var_os(CALIBRATION_ENV) {
