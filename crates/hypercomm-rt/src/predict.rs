@@ -190,8 +190,12 @@ pub fn predict_schedule(
             let warm = calibration.same_cpu_warm_bytes();
             if warm > 0 {
                 let most = cpu_bytes(schedule, alias, elem_bytes, n).into_iter().max();
-                price.warm_same_cpu = Some(warm);
-                price.cold = most.unwrap_or(0) > warm.saturating_mul(8);
+                let most = most.unwrap_or(0);
+                if most > warm.saturating_mul(8) {
+                    price.held = most;
+                } else {
+                    price.warm_same_cpu = Some(warm);
+                }
             }
         }
     }
@@ -251,10 +255,12 @@ pub struct Price {
     /// (CPUs, ranks) when ranks share CPUs as fibers and the calibration prices a
     /// message between two of one CPU ([`Price::with_fibers`]).
     fibers: Option<(usize, Rank)>,
-    /// Whether a CPU's ranks touch more bytes in the call than stay in its caches
-    /// ([`Calibration::same_cpu_warm_bytes`]): then a message of the call's input is
-    /// priced as fresh data too (its receiver's cache no longer holds it).
-    cold: bool,
+    /// The bytes the fullest CPU holds in the call ([`cpu_bytes`]) when more than stay
+    /// in its caches ([`Calibration::same_cpu_warm_bytes`]), else 0: then a message of
+    /// n bytes of the call's input between two CPUs is priced as fresh data when that
+    /// is more than the 3n its calibration's CPU held (its two buffers and the one it
+    /// read), as its receiver's cache no longer holds it.
+    held: u64,
     /// [`Calibration::same_cpu_warm_bytes`] when the call's data stay in its CPUs'
     /// caches: a larger message between two fibers of one CPU is priced on the band of
     /// this size (beyond it the calibration's pairs outgrew the caches, the call's do
@@ -274,7 +280,7 @@ impl Price {
             ranks: 0,
             combine_pass: false,
             fibers: None,
-            cold: false,
+            held: 0,
             warm_same_cpu: None,
         }
     }
@@ -336,7 +342,7 @@ impl Price {
         match (within, self.warm_same_cpu) {
             // A warm call's message larger than the calibration's warm pairs': at
             // their time per byte at that size.
-            (true, Some(warm)) if !self.cold && bytes > warm => {
+            (true, Some(warm)) if bytes > warm => {
                 if let Some((beta, tau)) = self.calibration.same_cpu_at(warm) {
                     return (beta + warm as f64 * tau) / warm as f64 * bytes as f64;
                 }
@@ -348,7 +354,8 @@ impl Price {
             }
             (false, _) => {}
         }
-        if !self.cold && !self.is_fresh(step, sender) {
+        let cold = self.held > bytes.saturating_mul(3);
+        if !cold && !self.is_fresh(step, sender) {
             return self.message(elems);
         }
         let (beta, tau) = self.calibration.fresh_at(bytes);
@@ -1314,8 +1321,9 @@ mod one_band {
     /// The calibration's same-CPU pairs stay warm up to 512 B here (a message of
     /// 1 KiB costs more within a CPU than across), so their CPU held 4 × 512 B warm
     /// and 4 × 1 KiB cold. A call whose CPU holds more than 4 KiB is cold: its messages
-    /// of input across CPUs cost what fresh data does. One that holds less is warm:
-    /// a same-CPU message above 512 B costs the warm pairs' time per byte at 512 B.
+    /// of input across CPUs cost what fresh data does, unless the CPU holds no more than
+    /// the 3n its n-byte calibration did. One that holds less is warm: a same-CPU
+    /// message above 512 B costs the warm pairs' time per byte at 512 B.
     #[test]
     fn a_call_that_outgrows_the_warm_pairs_cache_is_priced_as_fresh_data() {
         let mut c = Calibration::line(1e-6, 1e-9);
@@ -1391,8 +1399,9 @@ mod one_band {
         // m = 128: 3 KiB held, warm; its 1 KiB within a CPU at 512 B's time per byte.
         let want = cross(1024.0) + same(512.0) * 2.0;
         assert!(close(bc(128), want), "{} vs {want}", bc(128));
-        // m = 256: 6 KiB held, cold; 2 KiB within a CPU at its own band.
-        let want = fresh(2048.0) + 2048.0 * 1e-8;
+        // m = 256: 6 KiB held, cold, but 3 × 2 KiB is what the calibration's CPU held
+        // at 2 KiB: across at the warm band; 2 KiB within a CPU at its own band.
+        let want = cross(2048.0) + 2048.0 * 1e-8;
         assert!(close(bc(256), want), "{} vs {want}", bc(256));
     }
 

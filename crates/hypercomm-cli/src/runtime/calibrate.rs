@@ -23,8 +23,10 @@
 //!
 //! On the threads backend `calibrate` also measures pairs of ranks that share a CPU as
 //! fibers of one thread ([`same_cpu_reps`], [`same_cpu_points`]): a message between them
-//! is a copy within that CPU's caches, 2–5× faster up to 256 KiB than one between two
-//! cores, and the `same-cpu` bands price it ([`hypercomm_rt::Calibration::same_cpu_at`]).
+//! is a copy within that CPU's caches (here 5× faster than one between two cores up to
+//! 8 KiB, 1.7× at 64 KiB, alike at 256 KiB, and 2× slower from 512 KiB, where a pair's
+//! four buffers outgrow the CPU's 2 MiB L2), and the `same-cpu` bands price it
+//! ([`hypercomm_rt::Calibration::same_cpu_at`]).
 //!
 //! Medians, not means, so that a rank descheduled on a shared machine does not skew a
 //! size; each size's time is averaged over the pairs. [`fit`] fits `t(n) = β + τ·n` by
