@@ -1319,7 +1319,7 @@ mod one_band {
     }
 
     /// The calibration's same-CPU pairs stay warm up to 512 B here (a message of
-    /// 1 KiB costs more within a CPU than across), so their CPU held 4 × 512 B warm
+    /// 1 KiB costs 5× more within a CPU than across), so their CPU held 4 × 512 B warm
     /// and 4 × 1 KiB cold. A call whose CPU holds more than 4 KiB is cold: its messages
     /// of input across CPUs cost what fresh data does, unless the CPU holds no more than
     /// the 3n its n-byte calibration did. One that holds less is warm: a same-CPU

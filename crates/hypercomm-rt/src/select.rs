@@ -253,9 +253,10 @@ impl Calibration {
     }
 
     /// The largest message (bytes, a power of 2 up to 2^40) up to which a message
-    /// between two fibers of one CPU costs no more per byte than one between two CPUs
-    /// of the same data, at every power of 2 up to it: while a pair of fibers' data
-    /// stays in their CPU's caches. The `same-cpu` calibration's exchange copies two
+    /// between two fibers of one CPU costs at most half as much again as one between two
+    /// CPUs of the same data, at every power of 2 up to it: while a pair of fibers' data
+    /// stays in their CPU's caches (here it costs 0.2–1× as much up to 256 KiB, then 2×
+    /// at 512 KiB; the margin keeps a noisy small size from ending it). The `same-cpu` calibration's exchange copies two
     /// messages on one CPU, so its CPU touches 4 such messages' bytes (each read and
     /// written): beyond 4 × this, a CPU's data no longer stays in its caches. 0 without
     /// `same-cpu` bands.
@@ -276,7 +277,7 @@ impl Calibration {
                 return 0;
             };
             let (b, t) = self.at(bytes);
-            if beta + tau * bytes as f64 > b + t * bytes as f64 {
+            if beta + tau * bytes as f64 > 1.5 * (b + t * bytes as f64) {
                 break;
             }
             warm = bytes;
@@ -1117,6 +1118,27 @@ mod tests {
     use hypercomm::topology::Topology;
     use proptest::prelude::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// The same-CPU pairs stay warm while a message within a CPU costs at most 1.5× one
+    /// across: a small size 1.2× dearer (noise on a busy machine) does not end it, the
+    /// first size 1.6× dearer does, and a file without `same-cpu` lines has none.
+    #[test]
+    fn same_cpu_pairs_are_warm_until_clearly_dearer_than_across() {
+        let text = |small: f64| {
+            format!(
+                "beta = 1e-6\ntau = 1e-10\nsame-cpu = 1 {small:e} 0\n\
+                 same-cpu = 65536 0 {:e}",
+                1.6 * 1e-6 / 65536.0 + 1.6e-10
+            )
+        };
+        let c = Calibration::parse(&text(1.2e-6)).unwrap();
+        assert_eq!(c.same_cpu_warm_bytes(), 32768);
+        assert_eq!(c.same_cpu_at(2), Some((1.2e-6, 0.0)));
+        let c = Calibration::parse(&text(1.6e-6)).unwrap();
+        assert_eq!(c.same_cpu_warm_bytes(), 0);
+        let old = Calibration::parse("beta = 1e-6\ntau = 1e-10").unwrap();
+        assert_eq!((old.same_cpu_warm_bytes(), old.same_cpu_at(1)), (0, None));
+    }
 
     /// A call of `len` bytes (elements of one byte, not in place).
     fn call(collective: Collective, len: u64) -> Call {
