@@ -60,7 +60,7 @@ pub const CALIBRATION_ENV: &str = "HYPERCOMM_CALIBRATION";
 ///
 /// Nor, when ranks share a CPU as fibers of one thread, does a message between two of
 /// them cost what one between two CPUs does: it is a copy within that CPU's caches, with
-/// a switch of stacks for a hand-off (a 1 KiB message 0.19 µs against 0.98 µs between
+/// a switch of stacks for a hand-off (a 1 KiB message 0.18 µs against 0.96 µs between
 /// two cores, `docs/perf-log/2026-11-27-fibers-prediction.md`). `same-cpu`, when present,
 /// prices it ([`Calibration::same_cpu_at`]), measured by `calibrate` on a pair of fibers
 /// of one CPU, per message (an exchange there copies both messages, one after the other).
