@@ -631,16 +631,21 @@ impl CalibrationSource {
 mod tests {
     use super::*;
 
-    #[test]
-    fn fit_recovers_a_line() {
-        let pts: Vec<PingPong> = sizes(1 << 20)
+    /// Points on the line `beta + tau·n` at the sizes up to `max`, fresh unmeasured.
+    fn on_line(max: usize, beta: f64, tau: f64) -> Vec<PingPong> {
+        sizes(max)
             .into_iter()
             .map(|b| PingPong {
                 bytes: b,
-                time: 2e-6 + 5e-10 * b as f64,
+                time: beta + tau * b as f64,
                 fresh: 0.0,
             })
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn fit_recovers_a_line() {
+        let pts = on_line(1 << 20, 2e-6, 5e-10);
         let c = fit(&pts).unwrap();
         // One line fits every point: no bands, and the file is the one line.
         assert!(c.bands.is_empty(), "{c:?}");
@@ -813,14 +818,7 @@ mod tests {
     /// else of the calibration changes. Unmeasured (no pairs of fibers): no lines.
     #[test]
     fn same_cpu_pairs_get_bands_of_their_own_per_message() {
-        let pts: Vec<PingPong> = sizes(4 << 20)
-            .into_iter()
-            .map(|b| PingPong {
-                bytes: b,
-                time: 2.5e-7 + 4e-11 * b as f64,
-                fresh: 0.0,
-            })
-            .collect();
+        let pts = on_line(4 << 20, 2.5e-7, 4e-11);
         // Measured exchanges of one CPU: 0.4 µs to 8 KiB, then 60 ps/B.
         let exchange = |n: f64| if n <= 8192.0 { 4e-7 } else { 6e-11 * n };
         let measured: Vec<PingPong> = pts
