@@ -646,7 +646,9 @@ pub struct CalibrateArgs {
     /// Runtime backend: threads.
     #[arg(long, value_name = "B", default_value = "threads")]
     pub backend: String,
-    /// Ranks; pairs (0, 1), (2, 3), … measure at once.
+    /// Ranks; pairs (0, 1), (2, 3), … measure at once. Then two ranks a CPU, run as
+    /// fibers of one thread, measure a message within a CPU (the `same-cpu` bands, which
+    /// price such messages when more ranks than CPUs run as fibers).
     #[arg(long, value_parser = whole, allow_negative_numbers = true, value_name = "K", default_value_t = 2)]
     pub ranks: u64,
     /// How a pair measures: `exchange` (both ranks send and receive at once, as in every
@@ -664,7 +666,7 @@ pub struct CalibrateArgs {
     #[arg(long, value_parser = whole, allow_negative_numbers = true, value_name = "B", default_value_t = crate::runtime::calibrate::DEFAULT_MAX_SIZE)]
     pub max_size: u64,
     /// Repetitions per size, 1 to 100,000 [default: 5000 for small sizes down to 50 for
-    /// the largest].
+    /// the largest; a quarter of that, at least 20, within a CPU].
     #[arg(long, value_name = "N", value_parser = whole, allow_negative_numbers = true)]
     pub reps: Option<u64>,
     /// Seconds a rank waits for a peer before giving up.

@@ -81,9 +81,9 @@ fn backend_name(config: &threads::Config) -> &'static str {
 }
 
 /// What the prediction knows of how the threads backend runs `config`
-/// ([`threads::execution`], what its `auto` ranks by too).
+/// ([`threads::execution_of`], what its `auto` ranks by too).
 fn execution(config: &threads::Config) -> Execution {
-    threads::execution(config.ranks)
+    threads::execution_of(config)
 }
 
 /// `hypercomm run`.
@@ -185,8 +185,10 @@ pub fn calibrate(args: &CalibrateArgs, io: &mut Io<'_>) -> Result<Outcome, CliEr
     let timeout = config::timeout(args.timeout)?;
     let sizes = calibrate::checked_sizes(args.max_size)?;
     let largest = sizes.last().copied().unwrap_or(0) as u64;
+    // The same-CPU pairs: two ranks a CPU, as fibers (ranks 2j and 2j + 1 on CPU j).
+    let fiber_ranks = 2 * threads::cpu_count().max(1) as u32;
     config::check_rt_bytes(
-        largest.saturating_mul(2 * u64::from(k)),
+        largest.saturating_mul(2 * u64::from(k.max(fiber_ranks))),
         "the ranks' two buffers at the largest size",
         config::Placement::Together.limit(),
         "--max-size",
@@ -203,14 +205,31 @@ pub fn calibrate(args: &CalibrateArgs, io: &mut Io<'_>) -> Result<Outcome, CliEr
         Err(e) => return failed(e, io),
     };
     let points = calibrate::average(&per_rank);
-    let fitted = match calibrate::fit(&points) {
+    let mut fitted = match calibrate::fit(&points) {
         Ok(c) => c,
         Err(e) => {
             write!(io.err, "{}", calibrate::not_saved(&path, &e, &points))?;
             return Ok(Outcome::Failed);
         }
     };
-    let text = calibrate::file_text(fitted, BACKEND, k, pattern, &points);
+    let fcfg = threads::Config::new(fiber_ranks)
+        .timeout(timeout)
+        .calibration(hypercomm_rt::Calibration::default())
+        .fibers(true);
+    let same_cpu = if fcfg.uses_fibers() {
+        let reps = |b: usize| args.reps.unwrap_or_else(|| calibrate::same_cpu_reps(b));
+        match threads::run_with(&fcfg, |comm| {
+            calibrate::calibrate_rank_with(comm, &sizes, &reps, pattern, false)
+        }) {
+            Ok(r) => calibrate::same_cpu_points(&calibrate::average(&r), pattern),
+            Err(e) => return failed(e, io),
+        }
+    } else {
+        Vec::new()
+    };
+    fitted.same_cpu = calibrate::same_cpu_bands(&same_cpu);
+    let mut text = calibrate::file_text(fitted, BACKEND, k, pattern, &points);
+    text.push_str(&calibrate::same_cpu_text(&fitted, &same_cpu));
     calibrate::save(&path, &text).map_err(|source| CliError::WriteFile {
         path: path.clone(),
         source,
@@ -224,6 +243,8 @@ pub fn calibrate(args: &CalibrateArgs, io: &mut Io<'_>) -> Result<Outcome, CliEr
         tau: fitted.tau,
         bands: fitted.bands.as_slice().to_vec(),
         fresh: fitted.fresh.as_slice().to_vec(),
+        same_cpu: same_cpu.iter().map(|p| (p.bytes, p.time)).collect(),
+        same_cpu_bands: fitted.same_cpu.as_slice().to_vec(),
         saved: path.display().to_string(),
     };
     let out = match args.format {

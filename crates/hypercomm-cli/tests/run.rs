@@ -1003,6 +1003,26 @@ fn calibrate_writes_a_file_that_run_then_loads() {
         (c.beta, c.tau)
     );
     assert!(c.beta >= 0.0 && c.tau > 0.0, "{c:?}");
+    // The same-CPU pairs (two fibers a CPU): their points, and the file's bands are
+    // the report's.
+    assert_eq!(j["same_cpu"].as_array().map(Vec::len), Some(23), "{j}");
+    let bands: Vec<(u64, f64, f64)> = j["same_cpu_bands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            let f = |k: &str| b[k].as_f64().unwrap();
+            (b["from"].as_u64().unwrap(), f("beta"), f("tau"))
+        })
+        .collect();
+    let saved: Vec<(u64, f64, f64)> = c
+        .same_cpu
+        .as_slice()
+        .iter()
+        .map(|b| (b.from, b.beta, b.tau))
+        .collect();
+    assert!(!saved.is_empty());
+    assert_eq!(bands, saved);
     // run and bench load it.
     let r = hc_env(
         &[

@@ -1321,6 +1321,7 @@ pub const EXECUTION: hypercomm_rt::predict::Execution = hypercomm_rt::predict::E
     shared_copy_from: None,
     cpus: None,
     combine_pass: true,
+    fibers: false,
 };
 
 impl Transport for Mpi {

@@ -15,7 +15,8 @@
 //!   [`Calibration::fresh_at`]);
 //! - the schedule's local copies, at τ per byte on the rank that copies the most;
 //! - what the backend does ([`Execution`]): a large message copied by two cores, ranks
-//!   sharing a CPU taking turns.
+//!   sharing a CPU taking turns, and a message between two fibers of one CPU at the
+//!   calibration's `same-cpu` bands ([`Calibration::same_cpu_at`]).
 
 use hypercomm::algorithms::{Algorithm, Packets, Params, Shape};
 use hypercomm::collective::Collective;
@@ -43,6 +44,11 @@ pub struct Execution {
     /// threads backend's blocks), and ranks that share a CPU run their steps one after
     /// another ([`cpu_shared_time`]).
     pub cpus: Option<usize>,
+    /// Whether the ranks that share a CPU ([`Execution::cpus`]) run as fibers of one
+    /// thread (`hypercomm_rt::threads::Config::fibers`): a message between two of them
+    /// is a copy within that CPU's caches, priced at the calibration's `same-cpu` bands
+    /// where it has them ([`Calibration::same_cpu_at`]).
+    pub fibers: bool,
 }
 
 /// Where rank `r`'s data sits in `out` for the in-place form of `c` with `m` elements
@@ -174,6 +180,25 @@ pub fn predict_schedule(
     let mut price = Price::new(calibration, elem_bytes).with_fresh(schedule, alias);
     price.combine_pass = execution.combine_pass;
     let local = local_elements_by_rank(schedule, alias);
+    if let (Some(n), true) = (execution.cpus, execution.fibers) {
+        price = price.with_fibers(n, k);
+        if price.fibers.is_some() {
+            // The same-CPU calibration's CPU holds its pair's four buffers: warm at
+            // 4 × `warm` bytes, cold at 4 × 2 `warm` (the next size it measured); a
+            // call is priced cold beyond that (a 4-rank broadcast holding just that
+            // much ran at its warm price: docs/perf-log/2026-11-27-fibers-prediction.md).
+            let warm = calibration.same_cpu_warm_bytes();
+            if warm > 0 {
+                let most = cpu_bytes(schedule, alias, elem_bytes, n).into_iter().max();
+                let most = most.unwrap_or(0);
+                if most > warm.saturating_mul(8) {
+                    price.held = most;
+                } else {
+                    price.warm_same_cpu = Some(warm);
+                }
+            }
+        }
+    }
     let t = match (execution.shared_copy_from, execution.cpus) {
         (_, Some(n)) if n > 0 && (n as u64) < u64::from(k) => {
             let messages = cpu_shared_time(schedule, &price, n);
@@ -227,6 +252,20 @@ pub struct Price {
     ranks: usize,
     /// A combining receive costs one more pass over its bytes ([`Execution::combine_pass`]).
     combine_pass: bool,
+    /// (CPUs, ranks) when ranks share CPUs as fibers and the calibration prices a
+    /// message between two of one CPU ([`Price::with_fibers`]).
+    fibers: Option<(usize, Rank)>,
+    /// The bytes the fullest CPU holds in the call ([`cpu_bytes`]) when more than stay
+    /// in its caches ([`Calibration::same_cpu_warm_bytes`]), else 0: then a message of
+    /// n bytes of the call's input between two CPUs is priced as fresh data when that
+    /// is more than the 3n its calibration's CPU held (its two buffers and the one it
+    /// read), as its receiver's cache no longer holds it.
+    held: u64,
+    /// [`Calibration::same_cpu_warm_bytes`] when the call's data stay in its CPUs'
+    /// caches: a larger message between two fibers of one CPU is priced on the band of
+    /// this size (beyond it the calibration's pairs outgrew the caches, the call's do
+    /// not).
+    warm_same_cpu: Option<u64>,
 }
 
 impl Price {
@@ -240,7 +279,22 @@ impl Price {
             fresh: Vec::new(),
             ranks: 0,
             combine_pass: false,
+            fibers: None,
+            held: 0,
+            warm_same_cpu: None,
         }
+    }
+
+    /// These prices with `k` ranks run as fibers on `n` CPUs in blocks
+    /// ([`block`]): a message between two ranks of one CPU at the calibration's
+    /// `same-cpu` bands ([`Calibration::same_cpu_at`]), whatever its data (the
+    /// sender's writes are in the same CPU's caches). Nothing changes when the
+    /// calibration has no such bands.
+    pub fn with_fibers(mut self, n: usize, k: Rank) -> Self {
+        if !self.calibration.same_cpu.is_empty() && n > 0 {
+            self.fibers = Some((n, k));
+        }
+        self
     }
 
     /// These prices for `schedule`'s messages: those whose data the sender wrote
@@ -277,13 +331,33 @@ impl Price {
         beta + bytes as f64 * tau
     }
 
-    /// [`Price::message`] of `sender`'s message in step `step`: at the fresh bands if
-    /// the sender wrote its data earlier in the call.
-    fn message_of(&self, elems: u64, step: usize, sender: Rank) -> f64 {
-        if !self.is_fresh(step, sender) {
+    /// [`Price::message`] of `sender`'s message to `receiver` in step `step`: at the
+    /// same-CPU bands if both run as fibers of one CPU ([`Price::with_fibers`]), else at
+    /// the fresh bands if the sender wrote its data earlier in the call.
+    fn message_of(&self, elems: u64, step: usize, sender: Rank, receiver: Rank) -> f64 {
+        let bytes = elems.saturating_mul(self.elem_bytes);
+        let within = self
+            .fibers
+            .is_some_and(|(n, k)| block(sender, n, k) == block(receiver, n, k));
+        match (within, self.warm_same_cpu) {
+            // A warm call's message larger than the calibration's warm pairs': at
+            // their time per byte at that size.
+            (true, Some(warm)) if bytes > warm => {
+                if let Some((beta, tau)) = self.calibration.same_cpu_at(warm) {
+                    return (beta + warm as f64 * tau) / warm as f64 * bytes as f64;
+                }
+            }
+            (true, _) => {
+                if let Some((beta, tau)) = self.calibration.same_cpu_at(bytes) {
+                    return beta + bytes as f64 * tau;
+                }
+            }
+            (false, _) => {}
+        }
+        let cold = self.held > bytes.saturating_mul(3);
+        if !cold && !self.is_fresh(step, sender) {
             return self.message(elems);
         }
-        let bytes = elems.saturating_mul(self.elem_bytes);
         let (beta, tau) = self.calibration.fresh_at(bytes);
         beta + bytes as f64 * tau
     }
@@ -306,14 +380,13 @@ fn sides(step: &Step, price: &Price, s: usize, rank: Rank) -> (f64, f64) {
     for op in &step.ops {
         match op {
             IrOp::Send { to, .. } => {
-                let cost = price.message_of(op.message_len(), s, rank);
-                for _ in to {
-                    send += cost;
+                for &receiver in to {
+                    send += price.message_of(op.message_len(), s, rank, receiver);
                 }
             }
             IrOp::Recv { from, action, .. } => {
                 let len = op.message_len();
-                recv += price.message_of(len, s, *from);
+                recv += price.message_of(len, s, *from, rank);
                 if price.combine_pass && *action != hypercomm::schedule::Action::Place {
                     recv += price.local(len);
                 }
@@ -519,6 +592,59 @@ pub fn fresh_sends(schedule: &dyn Schedule, alias: impl Fn(Rank) -> Option<u64>)
         }
     }
     fresh
+}
+
+/// The bytes the ranks of each of `n` CPUs (in blocks, [`block`]) hold in its caches
+/// during `schedule`: each rank's buffers (`in`, `out` and `tmp`, as far as its
+/// program reaches into them; with `alias(r) = Some(_)` its `in` lies in its `out`)
+/// and the bytes it receives from ranks of other CPUs (its copy reads them there), for
+/// the caches they must fit in ([`Calibration::same_cpu_warm_bytes`]).
+pub fn cpu_bytes(
+    schedule: &dyn Schedule,
+    alias: impl Fn(Rank) -> Option<u64>,
+    elem_bytes: usize,
+    n: usize,
+) -> Vec<u64> {
+    use hypercomm::schedule::{Buf, Region};
+    let (k, n) = (schedule.nodes(), n.max(1));
+    let mut per_cpu = vec![0u64; n];
+    let mut program = Program::default();
+    for r in 0..k {
+        schedule.program_into(r, &mut program);
+        let cpu = block(r, n, k);
+        // The end of each buffer's furthest region (`in` of an in-place rank: none).
+        let mut ends = [0u64; 3];
+        let mut reach = |g: &Region| {
+            let seg = g.len / g.count.max(1);
+            let end = g.off + g.stride * g.count.saturating_sub(1) + seg;
+            let at = match (g.buf, alias(r)) {
+                (Buf::In, Some(off)) => (1, end + off),
+                (Buf::In, None) => (0, end),
+                (Buf::Out, _) => (1, end),
+                (Buf::Tmp, _) => (2, end),
+            };
+            ends[at.0] = ends[at.0].max(at.1);
+        };
+        let mut remote = 0u64;
+        for op in program.steps.iter().flat_map(|s| &s.ops) {
+            match op {
+                IrOp::Send { from, .. } => from.iter().for_each(&mut reach),
+                IrOp::Recv { from, into, .. } => {
+                    into.iter().for_each(&mut reach);
+                    if block(*from, n, k) != cpu {
+                        remote += op.message_len();
+                    }
+                }
+                IrOp::Local { from, into, .. } => {
+                    reach(from);
+                    reach(into);
+                }
+            }
+        }
+        let elems = ends.iter().sum::<u64>() + remote;
+        per_cpu[cpu] += elems.saturating_mul(elem_bytes as u64);
+    }
+    per_cpu
 }
 
 /// Written spans a rank keeps apart in [`fresh_sends`] before merging them.
@@ -1116,6 +1242,205 @@ mod one_band {
             )
         };
         assert_eq!(ag(c), ag(plain));
+    }
+
+    /// Ranks run as fibers on fewer CPUs: a message between two ranks of one CPU is
+    /// priced at the `same-cpu` bands, every other as before. A ring all-gather on 4
+    /// ranks over 2 CPUs ({0, 1}, {2, 3}) receives, on each CPU and in each of its 3
+    /// steps, one message from the other CPU (rank 0 from 3, rank 2 from 1) and one
+    /// from its own (rank 1 from 0, rank 3 from 2). Without fibers (threads the
+    /// scheduler time-slices, MPI processes), or without the bands, nothing changes.
+    #[test]
+    fn a_message_between_fibers_of_one_cpu_is_priced_at_the_same_cpu_bands() {
+        let mut c = Calibration::line(1e-6, 1e-9);
+        c.same_cpu = one_band(1, 2e-7, 1e-10);
+        let ag = Collective::Allgather;
+        let ring = hypercomm::algorithms::find(OpKind::Allgather, "ring").unwrap();
+        let fibers = Execution {
+            cpus: Some(2),
+            fibers: true,
+            ..Execution::default()
+        };
+        let threads = Execution {
+            fibers: false,
+            ..fibers
+        };
+        let m = 1000u64;
+        let t = |cal, exe| predict(ag, 4, m, 8, ring, Packets::Count(1), None, cal, true, exe);
+        let (cross, same) = (1e-6 + 8000.0 * 1e-9, 2e-7 + 8000.0 * 1e-10);
+        let got = t(c, fibers).unwrap();
+        assert!((got - 3.0 * (cross + same)).abs() < 1e-15, "{got}");
+        let plain = Calibration::line(1e-6, 1e-9);
+        assert_eq!(t(c, threads), t(plain, threads));
+        assert_eq!(t(plain, fibers), t(plain, threads));
+        let was = t(plain, threads).unwrap();
+        assert!((was - 6.0 * cross).abs() < 1e-15, "{was}");
+        // A message across CPUs keeps its fresh price; one within a CPU takes the
+        // same-CPU one whatever its data: a binomial broadcast from 0 on 4 ranks sends
+        // 0 → 2 (across, input) and then 0 → 1, 2 → 3 (within, the second fresh).
+        let mut both = c;
+        both.fresh = one_band(1, 3e-6, 3e-9);
+        let bcast = Collective::Broadcast { root: 0 };
+        let binomial = hypercomm::algorithms::find(OpKind::Broadcast, "binomial").unwrap();
+        let b = |cal| {
+            predict(
+                bcast,
+                4,
+                m,
+                8,
+                binomial,
+                Packets::Count(1),
+                None,
+                cal,
+                true,
+                fibers,
+            )
+            .unwrap()
+        };
+        assert!((b(both) - (cross + same)).abs() < 1e-15, "{}", b(both));
+    }
+
+    /// A CPU holds its ranks' buffers and what they read from other CPUs: on 4 ranks
+    /// over 2 CPUs an all-to-all's rank holds 4m of `in` and 4m of `out` and reads 2m
+    /// across; an in-place binomial broadcast's ranks hold m each and rank 2 reads its m
+    /// from rank 0, on the other CPU.
+    #[test]
+    fn a_cpu_holds_its_ranks_buffers_and_what_they_read_across() {
+        let m = 100u64;
+        let a2a = built(Collective::Alltoall, "linear", 4, m);
+        assert_eq!(cpu_bytes(a2a.as_ref(), |_| None, 8, 2), [160 * m, 160 * m]);
+        let b = built(Collective::Broadcast { root: 0 }, "binomial", 4, m);
+        assert_eq!(cpu_bytes(b.as_ref(), |_| Some(0), 8, 2), [16 * m, 24 * m]);
+        // A CPU per rank: nothing read across a CPU is in another's.
+        assert_eq!(
+            cpu_bytes(b.as_ref(), |_| Some(0), 8, 4),
+            [8 * m, 16 * m, 16 * m, 16 * m]
+        );
+    }
+
+    /// The calibration's same-CPU pairs stay warm up to 512 B here (a message of
+    /// 1 KiB costs 5× more within a CPU than across), so their CPU held 4 × 512 B warm
+    /// and 4 × 1 KiB cold. A call whose CPU holds more than 4 KiB is cold: its messages
+    /// of input across CPUs cost what fresh data does, unless the CPU holds no more than
+    /// the 3n its n-byte calibration did. One that holds less is warm: a same-CPU
+    /// message above 512 B costs the warm pairs' time per byte at 512 B.
+    #[test]
+    fn a_call_that_outgrows_the_warm_pairs_cache_is_priced_as_fresh_data() {
+        let mut c = Calibration::line(1e-6, 1e-9);
+        c.fresh = one_band(1, 3e-6, 3e-9);
+        c.same_cpu = crate::select::Bands::new(&[
+            crate::select::Band {
+                from: 1,
+                beta: 1e-7,
+                tau: 1e-10,
+            },
+            crate::select::Band {
+                from: 1024,
+                beta: 0.0,
+                tau: 1e-8,
+            },
+        ])
+        .unwrap();
+        assert_eq!(c.same_cpu_warm_bytes(), 512);
+        let fibers = Execution {
+            cpus: Some(2),
+            fibers: true,
+            ..Execution::default()
+        };
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * b;
+        let (cross, fresh) = (|n: f64| 1e-6 + n * 1e-9, |n: f64| 3e-6 + n * 3e-9);
+        let same = |n: f64| 1e-7 + n * 1e-10;
+        // A ring all-gather (not in place): a CPU holds 2 × (m + 4m) and reads 3m
+        // across, 104m bytes; each step one receive across and one within, the first
+        // step's of input, then forwarded (fresh); each rank copies its own block.
+        let ring = hypercomm::algorithms::find(OpKind::Allgather, "ring").unwrap();
+        let ag = |m: u64| {
+            let exe = fibers;
+            predict(
+                Collective::Allgather,
+                4,
+                m,
+                8,
+                ring,
+                Packets::Count(1),
+                None,
+                c,
+                false,
+                exe,
+            )
+            .unwrap()
+        };
+        let own = |m: u64| 2.0 * (m * 8) as f64 * 1e-9;
+        let n = 256.0; // m = 32: 3328 B held, warm
+        let warm = (cross(n) + same(n)) + 2.0 * (fresh(n) + same(n)) + own(32);
+        assert!(close(ag(32), warm), "{} vs {warm}", ag(32));
+        let n = 512.0; // m = 64: 6656 B held, cold
+        let cold = 3.0 * (fresh(n) + same(n)) + own(64);
+        assert!(close(ag(64), cold), "{} vs {cold}", ag(64));
+        // A binomial broadcast (in place): 0 → 2 across (input), then 0 → 1 and 2 → 3
+        // within; a CPU holds 3m at most.
+        let binomial = hypercomm::algorithms::find(OpKind::Broadcast, "binomial").unwrap();
+        let b = Collective::Broadcast { root: 0 };
+        let bc = |m: u64| {
+            predict(
+                b,
+                4,
+                m,
+                8,
+                binomial,
+                Packets::Count(1),
+                None,
+                c,
+                true,
+                fibers,
+            )
+            .unwrap()
+        };
+        // m = 128: 3 KiB held, warm; its 1 KiB within a CPU at 512 B's time per byte.
+        let want = cross(1024.0) + same(512.0) * 2.0;
+        assert!(close(bc(128), want), "{} vs {want}", bc(128));
+        // m = 256: 6 KiB held, cold, but 3 × 2 KiB is what the calibration's CPU held
+        // at 2 KiB: across at the warm band; 2 KiB within a CPU at its own band.
+        let want = cross(2048.0) + 2048.0 * 1e-8;
+        assert!(close(bc(256), want), "{} vs {want}", bc(256));
+    }
+
+    /// With ranks sharing CPUs as fibers and a calibration without `same-cpu` bands
+    /// (every file written before them, and MPI's), the prediction is what it was
+    /// without fibers, bit for bit, for every algorithm that fits.
+    #[test]
+    fn without_same_cpu_bands_fibers_predict_bit_for_bit_as_before() {
+        let mut c = Calibration::line(2.7e-7, 8.8e-11);
+        c.fresh = one_band(1, 3e-7, 2e-10);
+        c.bands = one_band(4096, 1e-6, 3e-11);
+        let mut checked = 0;
+        for col in collectives() {
+            for k in [3u32, 4, 5, 8] {
+                let Some(topology) = crate::topology_for(col.kind(), k) else {
+                    continue;
+                };
+                for algo in hypercomm::algorithms::fitting(&topology, col.kind()) {
+                    for len in [1u64, 3000] {
+                        let [a, b] = [false, true].map(|fibers| {
+                            let exe = Execution {
+                                cpus: Some(2),
+                                fibers,
+                                ..Execution::default()
+                            };
+                            predict(col, k, len, 8, algo, Packets::Opt, None, c, false, exe)
+                        });
+                        assert_eq!(
+                            a.map(f64::to_bits),
+                            b.map(f64::to_bits),
+                            "{col} {}",
+                            algo.name
+                        );
+                        checked += a.is_some() as usize;
+                    }
+                }
+            }
+        }
+        assert!(checked > 100, "{checked}");
     }
 
     /// Where a combining receive is combined after it lands (MPI), the receiver pays

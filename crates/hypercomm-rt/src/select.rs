@@ -58,10 +58,19 @@ pub const CALIBRATION_ENV: &str = "HYPERCOMM_CALIBRATION";
 /// [`crate::predict`] uses for a message whose data its sender wrote earlier in the
 /// call).
 ///
+/// Nor, when ranks share a CPU as fibers of one thread, does a message between two of
+/// them cost what one between two CPUs does: it is a copy within that CPU's caches, with
+/// a switch of stacks for a hand-off (a 1 KiB message 0.18 µs against 0.96 µs between
+/// two cores, `docs/perf-log/2026-11-27-fibers-prediction.md`). `same-cpu`, when present,
+/// prices it ([`Calibration::same_cpu_at`]), measured by `calibrate` on a pair of fibers
+/// of one CPU, per message (an exchange there copies both messages, one after the other).
+///
 /// The file format is one `key = value` per line (`#` starts a comment), keys `beta`,
 /// `tau`, any number of `band = FROM BETA TAU` (bytes, seconds, seconds per byte;
 /// `from` strictly increasing, at most [`MAX_BANDS`]) and as many `fresh = FROM BETA
-/// TAU`, the bands of fresh data (none: priced as the others); a JSON object `{"beta": 1e-6,
+/// TAU`, the bands of fresh data (none: priced as the others), and as many `same-cpu =
+/// FROM BETA TAU`, the bands of a message between two fibers of one CPU (none: priced as
+/// the others); a JSON object `{"beta": 1e-6,
 /// "tau": 1e-9}` is read too (without bands). A file's β must be ≥ 0 and its τ > 0: a
 /// time per byte of 0 would price bandwidth as free, and `Auto` would choose as if
 /// messages had no length (what a fit of one size gives). A band's τ must be ≥ 0 and its
@@ -88,6 +97,9 @@ pub struct Calibration {
     /// The bands of a message whose data its sender wrote since the receiver last read
     /// it; none: priced as any other ([`Calibration::fresh_at`]).
     pub fresh: Bands,
+    /// The bands of a message between two ranks that run as fibers of one CPU's thread;
+    /// none: priced as any other ([`Calibration::same_cpu_at`]).
+    pub same_cpu: Bands,
 }
 
 /// Most [`Band`]s a [`Calibration`] holds.
@@ -185,6 +197,7 @@ impl Calibration {
             tau,
             bands: NONE,
             fresh: NONE,
+            same_cpu: NONE,
         }
     }
 
@@ -212,6 +225,64 @@ impl Calibration {
             Some(b) => (b.beta, b.tau),
             None => self.at(bytes),
         }
+    }
+
+    /// (β, τ) of a message of `bytes` bytes between two ranks that run as fibers of one
+    /// CPU's thread: its `same-cpu` band's, or `None` without one (then it is priced as
+    /// any other message).
+    ///
+    /// ```
+    /// use hypercomm_rt::Calibration;
+    /// let c = Calibration::parse("beta = 2e-7\ntau = 4e-11\nsame-cpu = 1 1e-7 1e-11").unwrap();
+    /// assert_eq!(c.same_cpu_at(65536), Some((1e-7, 1e-11)));
+    /// assert_eq!(Calibration::line(2e-7, 4e-11).same_cpu_at(65536), None);
+    /// ```
+    pub fn same_cpu_at(&self, bytes: u64) -> Option<(f64, f64)> {
+        let band = self
+            .same_cpu
+            .as_slice()
+            .iter()
+            .rev()
+            .find(|b| b.from <= bytes);
+        match (band, self.same_cpu.as_slice().first()) {
+            (Some(b), _) => Some((b.beta, b.tau)),
+            // Below the first band: its line, as the one line prices below `band`s.
+            (None, Some(first)) => Some((first.beta, first.tau)),
+            (None, None) => None,
+        }
+    }
+
+    /// The largest message (bytes, a power of 2 up to 2^40) up to which a message
+    /// between two fibers of one CPU costs at most half as much again as one between two
+    /// CPUs of the same data, at every power of 2 up to it: while a pair of fibers' data
+    /// stays in their CPU's caches (here it costs 0.2–1× as much up to 256 KiB, then 2×
+    /// at 512 KiB; the margin keeps a noisy small size from ending it). The `same-cpu` calibration's exchange copies two
+    /// messages on one CPU, so its CPU touches 4 such messages' bytes (each read and
+    /// written): beyond 4 × this, a CPU's data no longer stays in its caches. 0 without
+    /// `same-cpu` bands.
+    ///
+    /// ```
+    /// use hypercomm_rt::Calibration;
+    /// let c = Calibration::parse(
+    ///     "beta = 2e-7\ntau = 4e-11\nsame-cpu = 1 1e-7 1e-11\nsame-cpu = 524288 0 9e-11",
+    /// )
+    /// .unwrap();
+    /// assert_eq!(c.same_cpu_warm_bytes(), 262144);
+    /// assert_eq!(Calibration::line(2e-7, 4e-11).same_cpu_warm_bytes(), 0);
+    /// ```
+    pub fn same_cpu_warm_bytes(&self) -> u64 {
+        let mut warm = 0;
+        for bytes in (0..=40).map(|i| 1u64 << i) {
+            let Some((beta, tau)) = self.same_cpu_at(bytes) else {
+                return 0;
+            };
+            let (b, t) = self.at(bytes);
+            if beta + tau * bytes as f64 > 1.5 * (b + t * bytes as f64) {
+                break;
+            }
+            warm = bytes;
+        }
+        warm
     }
 
     /// The file named by `HYPERCOMM_CALIBRATION`, or the defaults when it is unset.
@@ -246,7 +317,7 @@ impl Calibration {
     /// Parse the text of a calibration file (defaults for keys it omits).
     pub fn parse(text: &str) -> Result<Self> {
         let mut c = Self::default();
-        let (mut bands, mut fresh) = (Vec::new(), Vec::new());
+        let (mut bands, mut fresh, mut same_cpu) = (Vec::new(), Vec::new(), Vec::new());
         let bad = |m: String| Error::Calibration(m);
         let cleaned: String = text
             .lines()
@@ -265,7 +336,7 @@ impl Calibration {
                 .split_once(['=', ':'])
                 .ok_or_else(|| bad(format!("`{line}` is not `key = value`")))?;
             let (key, value) = (key.trim(), value.trim());
-            if key == "band" || key == "fresh" {
+            if key == "band" || key == "fresh" || key == "same-cpu" {
                 let parts: Vec<&str> = value.split_whitespace().collect();
                 let [from, beta, tau] = parts[..] else {
                     return Err(bad(format!(
@@ -276,10 +347,10 @@ impl Calibration {
                 let from = from
                     .parse()
                     .map_err(|_| bad(format!("{key} from `{from}` is not a byte count")))?;
-                let to = if key == "band" {
-                    &mut bands
-                } else {
-                    &mut fresh
+                let to = match key {
+                    "band" => &mut bands,
+                    "fresh" => &mut fresh,
+                    _ => &mut same_cpu,
                 };
                 to.push(Band {
                     from,
@@ -287,6 +358,11 @@ impl Calibration {
                     tau: number(tau)?,
                 });
                 continue;
+            }
+            if key != "beta" && key != "tau" {
+                return Err(bad(format!(
+                    "unknown key `{key}`; valid: beta, tau, band, fresh, same-cpu"
+                )));
             }
             let v = number(value)?;
             match key {
@@ -301,19 +377,18 @@ impl Calibration {
                     )));
                 }
                 "beta" => c.beta = v,
-                "tau" => c.tau = v,
-                k => {
-                    return Err(bad(format!(
-                        "unknown key `{k}`; valid: beta, tau, band, fresh"
-                    )))
-                }
+                _ => c.tau = v,
             }
         }
         c.bands = Bands::new(&bands)?;
-        c.fresh = Bands::new(&fresh).map_err(|e| match e {
-            Error::Calibration(m) => Error::Calibration(format!("fresh bands: {m}")),
-            other => other,
-        })?;
+        let named = |what: &'static str| {
+            move |e| match e {
+                Error::Calibration(m) => Error::Calibration(format!("{what} bands: {m}")),
+                other => other,
+            }
+        };
+        c.fresh = Bands::new(&fresh).map_err(named("fresh"))?;
+        c.same_cpu = Bands::new(&same_cpu).map_err(named("same-cpu"))?;
         Ok(c)
     }
 
@@ -341,6 +416,9 @@ impl Calibration {
         }
         for b in self.fresh.as_slice() {
             (1u8, b.from, b.beta.to_bits(), b.tau.to_bits()).hash(&mut h);
+        }
+        for b in self.same_cpu.as_slice() {
+            (2u8, b.from, b.beta.to_bits(), b.tau.to_bits()).hash(&mut h);
         }
         h.finish()
     }
@@ -1040,6 +1118,27 @@ mod tests {
     use hypercomm::topology::Topology;
     use proptest::prelude::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// The same-CPU pairs stay warm while a message within a CPU costs at most 1.5× one
+    /// across: a small size 1.2× dearer (noise on a busy machine) does not end it, the
+    /// first size 1.6× dearer does, and a file without `same-cpu` lines has none.
+    #[test]
+    fn same_cpu_pairs_are_warm_until_clearly_dearer_than_across() {
+        let text = |small: f64| {
+            format!(
+                "beta = 1e-6\ntau = 1e-10\nsame-cpu = 1 {small:e} 0\n\
+                 same-cpu = 65536 0 {:e}",
+                1.6 * 1e-6 / 65536.0 + 1.6e-10
+            )
+        };
+        let c = Calibration::parse(&text(1.2e-6)).unwrap();
+        assert_eq!(c.same_cpu_warm_bytes(), 32768);
+        assert_eq!(c.same_cpu_at(2), Some((1.2e-6, 0.0)));
+        let c = Calibration::parse(&text(1.6e-6)).unwrap();
+        assert_eq!(c.same_cpu_warm_bytes(), 0);
+        let old = Calibration::parse("beta = 1e-6\ntau = 1e-10").unwrap();
+        assert_eq!((old.same_cpu_warm_bytes(), old.same_cpu_at(1)), (0, None));
+    }
 
     /// A call of `len` bytes (elements of one byte, not in place).
     fn call(collective: Collective, len: u64) -> Call {

@@ -21,6 +21,13 @@
 //! 16 KiB to 256 KiB the second is 2.5–3× the first (both backends; `β, τ` and the bands
 //! fit the first, the `fresh` bands the second: [`hypercomm_rt::Calibration::fresh_at`]).
 //!
+//! On the threads backend `calibrate` also measures pairs of ranks that share a CPU as
+//! fibers of one thread ([`same_cpu_reps`], [`same_cpu_points`]): a message between them
+//! is a copy within that CPU's caches (here 5× faster than one between two cores up to
+//! 8 KiB, 1.7× at 64 KiB, alike at 256 KiB, and 2× slower from 512 KiB, where a pair's
+//! four buffers outgrow the CPU's 2 MiB L2), and the `same-cpu` bands price it
+//! ([`hypercomm_rt::Calibration::same_cpu_at`]).
+//!
 //! Medians, not means, so that a rank descheduled on a shared machine does not skew a
 //! size; each size's time is averaged over the pairs. [`fit`] fits `t(n) = β + τ·n` by
 //! least squares on the relative error (each point weighted by 1/t², so the small sizes,
@@ -119,6 +126,19 @@ pub fn calibrate_rank<X: Transport>(
     reps: &dyn Fn(usize) -> u64,
     pattern: Pattern,
 ) -> hypercomm_rt::Result<Vec<PingPong>> {
+    calibrate_rank_with(comm, sizes, reps, pattern, true)
+}
+
+/// [`calibrate_rank`], measuring fresh data too only with `fresh` (else its times are
+/// 0: not measured).
+pub fn calibrate_rank_with<X: Transport>(
+    comm: &mut Comm<X>,
+    sizes: &[usize],
+    reps: &dyn Fn(usize) -> u64,
+    pattern: Pattern,
+    fresh: bool,
+) -> hypercomm_rt::Result<Vec<PingPong>> {
+    let measure_fresh = fresh;
     let (r, k) = (comm.rank(), comm.size());
     let partner = if r % 2 == 0 { r + 1 } else { r - 1 };
     let active = partner < k;
@@ -169,7 +189,7 @@ pub fn calibrate_rank<X: Transport>(
             })
         };
         let time = measure(false)?;
-        let fresh = measure(true)?;
+        let fresh = if measure_fresh { measure(true)? } else { 0.0 };
         if active && r % 2 == 0 {
             points.push(PingPong { bytes, time, fresh });
         }
@@ -381,17 +401,30 @@ pub fn fit(points: &[PingPong]) -> Result<Calibration, FitError> {
 /// one line as one band from the smallest size); none when they were not measured or
 /// do not fit (then fresh data is priced as any other).
 pub fn fresh_bands(points: &[PingPong]) -> hypercomm_rt::select::Bands {
+    bands_of(points, |p| p.fresh)
+}
+
+/// The `same-cpu` bands of a calibration from [`same_cpu_points`]: [`fit`] of their
+/// (same data) times, as [`fresh_bands`] fits the fresh ones; none when they were not
+/// measured or do not fit (then such a message is priced as any other).
+pub fn same_cpu_bands(points: &[PingPong]) -> hypercomm_rt::select::Bands {
+    bands_of(points, |p| p.time)
+}
+
+/// The bands of [`fit`] of the times `time` picks (its bands, or its one line as one
+/// band from the smallest size); none when no point has one or they do not fit.
+fn bands_of(points: &[PingPong], time: impl Fn(&PingPong) -> f64) -> hypercomm_rt::select::Bands {
     use hypercomm_rt::select::{Band, Bands};
-    let fresh: Vec<PingPong> = points
+    let timed: Vec<PingPong> = points
         .iter()
-        .filter(|p| p.fresh > 0.0)
+        .filter(|p| time(p) > 0.0)
         .map(|p| PingPong {
-            time: p.fresh,
+            time: time(p),
             fresh: 0.0,
             ..*p
         })
         .collect();
-    let (Ok(c), Some(first)) = (fit(&fresh), fresh.iter().map(|p| p.bytes).min()) else {
+    let (Ok(c), Some(first)) = (fit(&timed), timed.iter().map(|p| p.bytes).min()) else {
         return Bands::default();
     };
     if !c.bands.is_empty() {
@@ -403,6 +436,50 @@ pub fn fresh_bands(points: &[PingPong]) -> hypercomm_rt::select::Bands {
         tau: c.tau,
     };
     Bands::new(&[line]).unwrap_or_default()
+}
+
+/// Repetitions at `bytes` of the same-CPU pairs when the user gave none: a quarter of
+/// [`default_reps`], at least 20 (their median is as steady: one CPU, no peer to
+/// wake; and `calibrate` stays near a second).
+pub fn same_cpu_reps(bytes: usize) -> u64 {
+    (default_reps(bytes) / 4).max(20)
+}
+
+/// The one-way time of one message between two ranks of one CPU, from
+/// [`calibrate_rank_with`]'s points of pairs that each share a CPU: a ping-pong's
+/// one-way time is one message already; an exchange on one CPU copies both messages,
+/// one after the other, so one is half of it.
+pub fn same_cpu_points(points: &[PingPong], pattern: Pattern) -> Vec<PingPong> {
+    let per = match pattern {
+        Pattern::Exchange => 0.5,
+        Pattern::PingPong => 1.0,
+    };
+    points
+        .iter()
+        .map(|p| PingPong {
+            time: p.time * per,
+            fresh: p.fresh * per,
+            ..*p
+        })
+        .collect()
+}
+
+/// The lines a calibration file gets for the same-CPU pairs ([`same_cpu_points`]):
+/// their times as comments and `same-cpu` bands (none without bands).
+pub fn same_cpu_text(c: &Calibration, points: &[PingPong]) -> String {
+    if c.same_cpu.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from(
+        "# a message between two ranks run as fibers of one CPU (same-cpu = FROM_BYTES BETA TAU), measured:\n",
+    );
+    for p in points {
+        s.push_str(&format!("#   {:>10} B  {:.4e} s\n", p.bytes, p.time));
+    }
+    for b in c.same_cpu.as_slice() {
+        s.push_str(&format!("same-cpu = {} {:e} {:e}\n", b.from, b.beta, b.tau));
+    }
+    s
 }
 
 /// Most repetitions per size of `calibrate --reps`: each rank keeps every repetition's
@@ -554,16 +631,21 @@ impl CalibrationSource {
 mod tests {
     use super::*;
 
-    #[test]
-    fn fit_recovers_a_line() {
-        let pts: Vec<PingPong> = sizes(1 << 20)
+    /// Points on the line `beta + tau·n` at the sizes up to `max`, fresh unmeasured.
+    fn on_line(max: usize, beta: f64, tau: f64) -> Vec<PingPong> {
+        sizes(max)
             .into_iter()
             .map(|b| PingPong {
                 bytes: b,
-                time: 2e-6 + 5e-10 * b as f64,
+                time: beta + tau * b as f64,
                 fresh: 0.0,
             })
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn fit_recovers_a_line() {
+        let pts = on_line(1 << 20, 2e-6, 5e-10);
         let c = fit(&pts).unwrap();
         // One line fits every point: no bands, and the file is the one line.
         assert!(c.bands.is_empty(), "{c:?}");
@@ -729,6 +811,55 @@ mod tests {
         assert_eq!(one.as_slice()[0].from, 1);
     }
 
+    /// The same-CPU pairs' points give bands of their own: an exchange on one CPU
+    /// copies both messages, so one message is half its time (a ping-pong's one-way
+    /// time is one message already); their fit prices every point within the band
+    /// tolerance, the file's `same-cpu` lines read back to the same bands, and nothing
+    /// else of the calibration changes. Unmeasured (no pairs of fibers): no lines.
+    #[test]
+    fn same_cpu_pairs_get_bands_of_their_own_per_message() {
+        let pts = on_line(4 << 20, 2.5e-7, 4e-11);
+        // Measured exchanges of one CPU: 0.4 µs to 8 KiB, then 60 ps/B.
+        let exchange = |n: f64| if n <= 8192.0 { 4e-7 } else { 6e-11 * n };
+        let measured: Vec<PingPong> = pts
+            .iter()
+            .map(|p| PingPong {
+                time: exchange(p.bytes as f64),
+                ..*p
+            })
+            .collect();
+        let one = same_cpu_points(&measured, Pattern::Exchange);
+        for (m, o) in measured.iter().zip(&one) {
+            assert_eq!((o.bytes, o.time), (m.bytes, m.time / 2.0));
+        }
+        assert_eq!(same_cpu_points(&measured, Pattern::PingPong), measured);
+        let mut c = fit(&pts).unwrap();
+        let alone = c;
+        c.same_cpu = same_cpu_bands(&one);
+        assert!(!c.same_cpu.is_empty());
+        for p in &one {
+            let (beta, tau) = c.same_cpu_at(p.bytes as u64).unwrap();
+            let err = ((beta + tau * p.bytes as f64) - p.time).abs() / p.time;
+            assert!(err <= BAND_TOLERANCE + 1e-9, "{} B: {err} ({c:?})", p.bytes);
+        }
+        let mut text = file_text(c, "threads", 2, Pattern::Exchange, &pts);
+        text.push_str(&same_cpu_text(&c, &one));
+        let back = Calibration::parse(&text).unwrap();
+        assert_eq!(back, c, "{text}");
+        assert_eq!(
+            Calibration {
+                same_cpu: alone.same_cpu,
+                ..back
+            },
+            alone
+        );
+        assert!(same_cpu_bands(&[]).is_empty());
+        assert_eq!(same_cpu_text(&alone, &[]), "");
+        // The default repetitions: a quarter, at least 20.
+        assert_eq!(same_cpu_reps(1), 1250);
+        assert_eq!(same_cpu_reps(4 << 20), 20);
+    }
+
     /// A file written before bands (the one line) parses as one line: no bands, and
     /// every size priced at its β and τ. Bands out of order, or of a negative τ, are
     /// refused with what is wrong.
@@ -740,7 +871,8 @@ mod tests {
                    beta = 2.75e-7\ntau = 8.79e-11\n";
         let c = Calibration::parse(old).unwrap();
         assert_eq!(c, Calibration::line(2.75e-7, 8.79e-11));
-        assert!(c.bands.is_empty());
+        assert!(c.bands.is_empty() && c.same_cpu.is_empty());
+        assert_eq!(c.same_cpu_at(1 << 20), None);
         assert_eq!(c.at(1 << 20), (2.75e-7, 8.79e-11));
         let json = Calibration::parse(r#"{"beta": 2.75e-7, "tau": 8.79e-11}"#).unwrap();
         assert_eq!(json, c);
@@ -758,6 +890,26 @@ mod tests {
             (
                 "beta = 1e-6\ntau = 1e-9\nfresh = 100",
                 "fresh = FROM BETA TAU",
+            ),
+            (
+                "beta = 1e-6\ntau = 1e-9\nsame-cpu = 100 1e-6 1e-9\nsame-cpu = 10 1e-6 1e-9",
+                "same-cpu bands: band from 10 B follows the band from 100 B",
+            ),
+            (
+                "beta = 1e-6\ntau = 1e-9\nsame-cpu = 1 -1e-6 1e-9",
+                "same-cpu bands",
+            ),
+            (
+                "beta = 1e-6\ntau = 1e-9\nsame-cpu = 1 x 1e-9",
+                "`x` is not a number",
+            ),
+            (
+                "beta = 1e-6\ntau = 1e-9\nsame-cpu = 1 1e-6",
+                "same-cpu = FROM BETA TAU",
+            ),
+            (
+                "beta = 1e-6\ntau = 1e-9\nsame_cpu = 1 1e-6 1e-9",
+                "same-cpu",
             ),
         ] {
             let e = Calibration::parse(bad).unwrap_err().to_string();

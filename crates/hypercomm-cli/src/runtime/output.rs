@@ -331,6 +331,13 @@ pub struct CalibrationReport {
     /// The bands of data its sender wrote since the receiver last read it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub fresh: Vec<hypercomm_rt::select::Band>,
+    /// (bytes, one-way seconds) of a message between two ranks run as fibers of one CPU
+    /// (`calibrate::same_cpu_points`; none on other backends, or with a CPU per rank).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub same_cpu: Vec<(usize, f64)>,
+    /// The bands fitted to `same_cpu`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub same_cpu_bands: Vec<hypercomm_rt::select::Band>,
     /// Where it was saved.
     pub saved: String,
 }
@@ -373,6 +380,20 @@ pub fn calibration_text(r: &CalibrationReport) -> String {
                 let f = band.map_or(fitted, |b| b.beta + b.tau * p.bytes as f64);
                 row.extend([secs(p.fresh), sig(Some(p.fresh / f), 3)]);
             }
+            if !r.same_cpu_bands.is_empty() {
+                let t = r
+                    .same_cpu
+                    .iter()
+                    .find(|q| q.0 == p.bytes)
+                    .map_or(0.0, |q| q.1);
+                let band = r
+                    .same_cpu_bands
+                    .iter()
+                    .rev()
+                    .find(|b| b.from <= p.bytes as u64);
+                let f = band.map_or(fitted, |b| b.beta + b.tau * p.bytes as f64);
+                row.extend([secs(t), sig(Some(t / f), 3)]);
+            }
             row
         })
         .collect();
@@ -382,6 +403,9 @@ pub fn calibration_text(r: &CalibrationReport) -> String {
     }
     if !r.fresh.is_empty() {
         head.extend(["fresh", "ratio"]);
+    }
+    if !r.same_cpu_bands.is_empty() {
+        head.extend(["same CPU", "ratio"]);
     }
     s.push_str(&table(&head, &rows));
     if let Some(first) = r.bands.first() {
@@ -398,6 +422,13 @@ pub fn calibration_text(r: &CalibrationReport) -> String {
             "# fresh: the same exchange of data its sender wrote since the receiver last \
              read it (partial sums, forwarded blocks), and its fit's ratio; the `fresh` \
              bands price such messages\n",
+        );
+    }
+    if !r.same_cpu_bands.is_empty() {
+        s.push_str(
+            "# same CPU: one message between two ranks run as fibers of one CPU (pairs of \
+             fibers, one pair a CPU), and its fit's ratio; the `same-cpu` bands price such \
+             messages when ranks share CPUs as fibers\n",
         );
     }
     s.push_str(&block(&[

@@ -477,7 +477,14 @@ pub fn block(rank: Rank, n: usize, k: u32) -> usize {
 /// Call it on the thread that launches the ranks: a rank's own thread may be bound to
 /// one CPU (the ranks' transports use the count their launch took).
 pub fn execution(ranks: u32) -> crate::predict::Execution {
-    execution_on(ranks, cpus())
+    execution_on(ranks, cpus(), false)
+}
+
+/// [`execution`] of the ranks `config` launches, knowing whether they run as fibers
+/// ([`Config::uses_fibers`]: then a message between two ranks of one CPU is priced at
+/// the calibration's `same-cpu` bands, [`crate::predict::Execution::fibers`]).
+pub fn execution_of(config: &Config) -> crate::predict::Execution {
+    execution_on(config.ranks, cpus(), config.uses_fibers())
 }
 
 /// The CPUs the backend places ranks on (fibers, bound threads, [`cpu_count`]) and the
@@ -489,14 +496,22 @@ fn cpus() -> (usize, usize) {
     (placed, quota)
 }
 
-/// [`execution`] with the counts of [`cpus`].
-fn execution_on(ranks: u32, (placed, quota): (usize, usize)) -> crate::predict::Execution {
+/// [`execution`] with the counts of [`cpus`], and whether the ranks run as fibers.
+fn execution_on(
+    ranks: u32,
+    (placed, quota): (usize, usize),
+    fibers: bool,
+) -> crate::predict::Execution {
     let cpus = placed.min(quota);
+    let shared = ranks as usize > cpus;
     crate::predict::Execution {
         // A CPU per rank (`Config::ranks_have_cpus`).
         shared_copy_from: (ranks as usize <= quota).then_some(SHARED_COPY_FROM as u64),
-        cpus: (ranks as usize > cpus).then_some(cpus),
+        cpus: shared.then_some(cpus),
         combine_pass: false,
+        // Fibers are placed by `cpu_count` (`placed`): blocks agree only when it is
+        // the count the prediction uses.
+        fibers: fibers && shared && cpus == placed,
     }
 }
 
@@ -1099,7 +1114,7 @@ impl Transport for Threads<'_> {
     fn execution(&self) -> crate::predict::Execution {
         // Counted where the run was launched: this rank's thread may be bound to one CPU.
         let counts = self.registry.map_or_else(cpus, |r| r.cpus());
-        execution_on(self.size(), counts)
+        execution_on(self.size(), counts, self.fiber.is_some())
     }
 
     unsafe fn post_send(&mut self, to: Rank, tag: Tag, parts: &[Part]) -> Result<()> {
