@@ -103,6 +103,28 @@ fn no_native(kind: OpKind) -> Error {
     }
 }
 
+/// A fixed-count native call of `collective` (`len` per block) on these buffers.
+#[inline(always)]
+fn native_call<'a, T: Pod>(
+    collective: Collective,
+    len: usize,
+    input: &'a [u8],
+    output: &'a mut [T],
+    op: Option<&Op<'_, T>>,
+) -> NativeCall<'a> {
+    NativeCall {
+        collective,
+        len,
+        elem_bytes: size_of::<T>(),
+        elem: Elem::of::<T>(),
+        op: op.and_then(Op::builtin),
+        input,
+        output: bytemuck::cast_slice_mut(output),
+        send_counts: &[],
+        recv_counts: &[],
+    }
+}
+
 /// The root's buffer, which it must pass.
 fn root_buffer<B>(buf: Option<B>, root: Rank, what: &str) -> Result<B> {
     buf.ok_or_else(|| Error::RootBuffer(format!("rank {root} is the root: it must pass {what}")))
@@ -358,17 +380,7 @@ impl<X: Transport> Comm<X> {
                 return self.native_staged(collective, len, buf, off..off + n, op, auto)
             }
         };
-        let call = NativeCall {
-            collective,
-            len,
-            elem_bytes: size_of::<T>(),
-            elem: Elem::of::<T>(),
-            op: op.and_then(Op::builtin),
-            input: bytemuck::cast_slice(input),
-            output: bytemuck::cast_slice_mut(output),
-            send_counts: &[],
-            recv_counts: &[],
-        };
+        let call = native_call(collective, len, bytemuck::cast_slice(input), output, op);
         self.run_native(call, in_place, auto)
     }
 
@@ -389,17 +401,7 @@ impl<X: Transport> Comm<X> {
         let mut staged = std::mem::take(&mut self.staged);
         staged.clear();
         staged.extend_from_slice(bytemuck::cast_slice(&buf[input]));
-        let call = NativeCall {
-            collective,
-            len,
-            elem_bytes: size_of::<T>(),
-            elem: Elem::of::<T>(),
-            op: op.and_then(Op::builtin),
-            input: &staged,
-            output: bytemuck::cast_slice_mut(buf),
-            send_counts: &[],
-            recv_counts: &[],
-        };
+        let call = native_call(collective, len, &staged, buf, op);
         let done = self.run_native(call, false, auto);
         if staged.capacity() <= STAGED_KEPT {
             self.staged = staged;
@@ -1200,14 +1202,27 @@ impl<X: Transport> Comm<X> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::transport::{Incoming, NativeCall, Part, PartMut, Tag};
 
-    /// Rank 0 of 2 whose native collectives write, where rank 0's input would go, its
-    /// input with every byte plus one (and 0xAA elsewhere); no point-to-point.
-    struct PlusOne;
-    impl Transport for PlusOne {
+    /// Rank 0 of 2 whose native collectives record their collective and length and run
+    /// `write` on the call; no point-to-point (a schedule's first message fails with a
+    /// timeout naming rank 1).
+    pub(crate) struct NativeOnly {
+        pub calls: Vec<(Collective, usize)>,
+        pub write: fn(NativeCall<'_>),
+    }
+
+    impl NativeOnly {
+        pub fn new(write: fn(NativeCall<'_>)) -> Self {
+            NativeOnly {
+                calls: Vec::new(),
+                write,
+            }
+        }
+    }
+    impl Transport for NativeOnly {
         fn rank(&self) -> u32 {
             0
         }
@@ -1234,11 +1249,18 @@ mod tests {
         }
         fn cancel_all(&mut self) {}
         fn native(&mut self, call: NativeCall<'_>) -> Option<Result<()>> {
-            call.output.fill(0xAA);
-            for (o, i) in call.output.iter_mut().zip(call.input) {
-                *o = i.wrapping_add(1);
-            }
+            self.calls.push((call.collective, call.len));
+            (self.write)(call);
             Some(Ok(()))
+        }
+    }
+
+    /// Writes, where rank 0's input would go, its input with every byte plus one (and
+    /// 0xAA elsewhere).
+    fn plus_one(call: NativeCall<'_>) {
+        call.output.fill(0xAA);
+        for (o, i) in call.output.iter_mut().zip(call.input) {
+            *o = i.wrapping_add(1);
         }
     }
 
@@ -1247,11 +1269,11 @@ mod tests {
     /// another element type) never hands over an earlier call's bytes.
     #[test]
     fn in_place_native_calls_pass_each_calls_own_input() {
-        let mut comm = Comm::new(PlusOne, Calibration::default());
-        let plus_one = |xs: &[u8]| xs.iter().map(|x| x.wrapping_add(1)).collect::<Vec<_>>();
+        let mut comm = Comm::new(NativeOnly::new(plus_one), Calibration::default());
+        let plus1 = |xs: &[u8]| xs.iter().map(|x| x.wrapping_add(1)).collect::<Vec<_>>();
         for (round, n) in [3usize, 1, 7, 2, 300_000, 4].into_iter().enumerate() {
             let mut buf: Vec<u32> = (0..n as u32).map(|i| i * 7 + round as u32).collect();
-            let want = plus_one(bytemuck::cast_slice(&buf));
+            let want = plus1(bytemuck::cast_slice(&buf));
             let ran = comm.all_reduce_in_place(&mut buf, &Op::sum(), Algo::Named(NATIVE));
             assert!(ran.unwrap().algorithm == NATIVE);
             assert_eq!(
@@ -1261,7 +1283,7 @@ mod tests {
             );
             // An all-gather in place: rank 0's block is the input.
             let mut buf: Vec<u16> = (0..2 * n).map(|i| i as u16 ^ round as u16).collect();
-            let mine = plus_one(bytemuck::cast_slice(&buf[..n]));
+            let mine = plus1(bytemuck::cast_slice(&buf[..n]));
             comm.all_gather_in_place(&mut buf, Algo::Named(NATIVE))
                 .unwrap();
             let bytes = bytemuck::cast_slice::<u16, u8>(&buf);

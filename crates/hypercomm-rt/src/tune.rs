@@ -9,7 +9,7 @@
 //! two from 8 B to 4 MiB, native (when the backend has it) and the schedules that fit,
 //! as `hypercomm bench` and OSU do: a barrier, then one timed call, each schedule's
 //! calls in blocks of back-to-back calls, the schedules taking turns block by block
-//! ([`call_order`]); the mean over the iterations without the slowest
+//! (`call_order`); the mean over the iterations without the slowest
 //! [`TRIM`] of them (what a loop of calls costs, short of the calls that lost a time
 //! slice to another process: a schedule that is fast in most calls but stalls in many
 //! loses to a steady one), the slowest rank's. It does so in two rounds: every fitting
@@ -762,7 +762,7 @@ impl<X: Transport> Comm<X> {
 }
 
 /// The blocks of calls per algorithm in [`Comm::time_calls`].
-pub const BLOCKS: u32 = 4;
+const BLOCKS: u32 = 4;
 
 /// How [`Comm::time_calls`] orders its calls ([`call_order`]).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -872,44 +872,8 @@ fn name_of(p: Pick) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::comm::tests::NativeOnly;
     use crate::select::Calibration;
-    use crate::transport::{Incoming, NativeCall, Part, PartMut, Tag};
-
-    /// Rank 0 of 2 whose native collectives record their collective and length (and
-    /// write nothing); a schedule's first send fails with a timeout naming rank 1.
-    #[derive(Default)]
-    struct Natives(Vec<(Collective, usize)>);
-    impl Transport for Natives {
-        fn rank(&self) -> u32 {
-            0
-        }
-        fn size(&self) -> u32 {
-            2
-        }
-        unsafe fn post_send(&mut self, _: u32, _: Tag, _: &[Part]) -> Result<()> {
-            Err(Error::PeerFailed { rank: 1 })
-        }
-        unsafe fn post_recv(&mut self, _: u32, _: Tag, _: &[PartMut]) -> Result<()> {
-            Err(Error::PeerFailed { rank: 1 })
-        }
-        fn recv_with(
-            &mut self,
-            _: u32,
-            _: Tag,
-            _: usize,
-            _: &mut dyn FnMut(Incoming<'_>),
-        ) -> Result<()> {
-            Err(Error::PeerFailed { rank: 1 })
-        }
-        fn wait_all(&mut self) -> Result<()> {
-            Ok(())
-        }
-        fn cancel_all(&mut self) {}
-        fn native(&mut self, call: NativeCall<'_>) -> Option<Result<()>> {
-            self.0.push((call.collective, call.len));
-            Some(Ok(()))
-        }
-    }
 
     /// What an `Auto` call ran: native, or a schedule (whose first send fails here).
     fn ran(got: Result<crate::Ran>) -> &'static str {
@@ -925,7 +889,7 @@ mod tests {
 
     #[test]
     fn the_native_fast_path_never_returns_a_stale_pick() {
-        let mut comm = Comm::new(Natives::default(), Calibration::default());
+        let mut comm = Comm::new(NativeOnly::new(|_| {}), Calibration::default());
         comm.set_tuning(Tuning::measure());
         let key = |kind| Key {
             kind,
@@ -974,7 +938,7 @@ mod tests {
         }
         // Native ran exactly where picked: 3 rounds of 3 all-reduces of 1 element and
         // one all-gather of 2.
-        let natives = &comm.transport().0;
+        let natives = &comm.transport().calls;
         let reduce_8 = (Collective::Allreduce, 1);
         let gather_16 = (Collective::Allgather, 2);
         assert_eq!(natives.len(), 12);
