@@ -68,8 +68,8 @@ fn run<X: hypercomm_rt::Transport>(comm: &mut Comm<X>) -> Result<usize, String> 
                 if all != want {
                     return Err(format!("all-gather: {all:?}, want {want:?}"));
                 }
-                // In place (the input copied out of the buffer MPI writes, into a buffer
-                // kept from call to call): all-reduce of 3 then 1, an all-gather, a scan.
+                // In place (the input copied out of the buffer MPI writes): all-reduce
+                // of 3 then 1, an all-gather, a scan.
                 let mut three = [me, 1, round];
                 comm.all_reduce_in_place(&mut three, &Op::sum(), algo)
                     .map_err(|e| e.to_string())?;

@@ -9,7 +9,10 @@
 //!    the transport's native collective);
 //! 4. `auto`: hypercomm's call with `Algo::Auto`, which runs native where the tuning
 //!    picked it (every size here on Open MPI): the tuning's look-up added. On 1 rank
-//!    `Auto` is the cost model's (no tuning), so this layer is left out there.
+//!    `Auto` is the cost model's (no tuning), so this layer is left out there;
+//! 5. `in-place`: the in-place form by name (`all_reduce_in_place`,
+//!    `all_gather_in_place`; a broadcast is in place anyway), whose input hypercomm
+//!    copies out of the buffer MPI writes (not on 1 rank either).
 //!
 //! ```text
 //! mpirun -n 2 target/release/examples/native_dispatch [op] [bytes] [calls] [reps] [layer,…]
@@ -57,9 +60,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dup = world.duplicate();
     let mut comm = world.hypercomm()?;
     let sum = Op::<u64>::sum();
-    let names = ["mpi", "mpi-dup", "named", "auto"];
-    let layers = if k == 1 { 3 } else { 4 };
-    let mut ran = [""; 4];
+    let names = ["mpi", "mpi-dup", "named", "auto", "in-place"];
+    let layers = if k == 1 { 3 } else { 5 };
+    let mut ran = [""; 5];
     let mut ns: Vec<Vec<f64>> = vec![Vec::new(); layers];
     let ours = |comm: &mut hypercomm_rt::Comm<_>, recv: &mut [u64], algo| match op.as_str() {
         "broadcast" => comm.broadcast_into(0, recv, algo),
@@ -85,7 +88,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     0 => call(&world, &op, &send, &mut recv),
                     1 => call(&dup, &op, &send, &mut recv),
                     2 => ran[2] = ours(&mut comm, &mut recv, Algo::Named("native"))?.algorithm,
-                    _ => ran[3] = ours(&mut comm, &mut recv, Algo::Auto)?.algorithm,
+                    3 => ran[3] = ours(&mut comm, &mut recv, Algo::Auto)?.algorithm,
+                    // The in-place form by name (the input copied out of the buffer
+                    // native MPI writes): all-reduce and all-gather; broadcast is
+                    // always in place.
+                    _ => {
+                        let native = Algo::Named("native");
+                        ran[4] = match op.as_str() {
+                            "allreduce" => comm.all_reduce_in_place(&mut recv, &sum, native)?,
+                            "allgather" => comm.all_gather_in_place(&mut recv, native)?,
+                            _ => comm.broadcast_into(0, &mut recv, native)?,
+                        }
+                        .algorithm
+                    }
                 }
             }
             out.push(start.elapsed().as_secs_f64() * 1e9 / calls as f64);
