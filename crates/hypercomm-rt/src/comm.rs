@@ -94,28 +94,6 @@ fn no_native(kind: OpKind) -> Error {
     }
 }
 
-/// A fixed-count native call of `collective` (`len` per block) on these buffers.
-#[inline(always)]
-fn native_call<'a, T: Pod>(
-    collective: Collective,
-    len: usize,
-    input: &'a [u8],
-    output: &'a mut [T],
-    op: Option<&Op<'_, T>>,
-) -> NativeCall<'a> {
-    NativeCall {
-        collective,
-        len,
-        elem_bytes: size_of::<T>(),
-        elem: Elem::of::<T>(),
-        op: op.and_then(Op::builtin),
-        input,
-        output: bytemuck::cast_slice_mut(output),
-        send_counts: &[],
-        recv_counts: &[],
-    }
-}
-
 /// The root's buffer, which it must pass.
 fn root_buffer<B>(buf: Option<B>, root: Rank, what: &str) -> Result<B> {
     buf.ok_or_else(|| Error::RootBuffer(format!("rank {root} is the root: it must pass {what}")))
@@ -360,38 +338,30 @@ impl<X: Transport> Comm<X> {
         op: Option<&Op<'_, T>>,
         auto: bool,
     ) -> Result<Ran> {
+        let copy: Vec<T>;
         let (input, output, in_place): (&[T], &mut [T], bool) = match io {
             Io::Separate(input, output) => (input, output, false),
             // The root's broadcast buffer: the data, and where every rank gets it.
             Io::InPlace { buf, .. } if matches!(collective, Collective::Broadcast { .. }) => {
                 (&[], buf, true)
             }
-            Io::InPlace { buf, off, len: n } => {
-                return self.native_staged(collective, len, buf, off..off + n, op, auto)
+            Io::InPlace { buf, off, len } => {
+                copy = buf[off..off + len].to_vec();
+                (&copy, buf, false)
             }
         };
-        let call = native_call(collective, len, bytemuck::cast_slice(input), output, op);
+        let call = NativeCall {
+            collective,
+            len,
+            elem_bytes: size_of::<T>(),
+            elem: Elem::of::<T>(),
+            op: op.and_then(Op::builtin),
+            input: bytemuck::cast_slice(input),
+            output: bytemuck::cast_slice_mut(output),
+            send_counts: &[],
+            recv_counts: &[],
+        };
         self.run_native(call, in_place, auto)
-    }
-
-    /// [`Comm::native`] of an in-place call whose input is `buf[input]`: MPI's in-place
-    /// forms (`MPI_IN_PLACE`) are not reachable through rsmpi, so the input is copied
-    /// out of the buffer the collective writes. (A buffer kept from call to call
-    /// instead of this allocation measured no faster: 2 MPI ranks, all-reduce of 8 B to
-    /// 512 KiB, `examples/native_dispatch`'s `in-place` layer; the copy is the cost.)
-    #[inline(never)]
-    fn native_staged<T: Pod>(
-        &mut self,
-        collective: Collective,
-        len: usize,
-        buf: &mut [T],
-        input: std::ops::Range<usize>,
-        op: Option<&Op<'_, T>>,
-        auto: bool,
-    ) -> Result<Ran> {
-        let staged: Vec<u8> = bytemuck::cast_slice(&buf[input]).to_vec();
-        let call = native_call(collective, len, &staged, buf, op);
-        self.run_native(call, false, auto)
     }
 
     /// Run `call` with the backend's own collective ([`Transport::native`]), or
