@@ -1,6 +1,7 @@
 //! What hypercomm's dispatch costs in front of the MPI library's own collective (issue
 //! 20): the same small collective, `calls` times back to back, each layer timed on its
-//! own, the layers in turn per repetition:
+//! own, the layers in turn per repetition (each repetition starting one layer further,
+//! so that every layer takes every place in the turn alike):
 //!
 //! 1. `mpi`: the MPI library's call on `world` (rsmpi), what `vs-native` calls native;
 //! 2. `mpi-dup`: the same call on a duplicate of `world` (`MPI_Comm_dup`), as the
@@ -19,7 +20,9 @@
 //! ```
 //! `op` is `broadcast`, `allreduce` or `allgather` (u64 elements, sum). Prints rank 0's
 //! median ns per call over the repetitions, with the quartiles, and each layer's excess
-//! over `mpi` (medians). Under load, take short blocks and many repetitions (e.g.
+//! over `mpi` (medians). `DISPATCH_BARRIER=1`: a barrier on `world` before each call,
+//! outside the clock, as `vs-native` times calls (the caches and the branch predictor
+//! then as cold as there). Under load, take short blocks and many repetitions (e.g.
 //! `allreduce 8 200 301`). `HYPERCOMM_TUNING` as for the binary (a file keeps the picks
 //! between runs).
 
@@ -61,6 +64,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut comm = world.hypercomm()?;
     let sum = Op::<u64>::sum();
     let names = ["mpi", "mpi-dup", "named", "auto", "in-place"];
+    // `DISPATCH_BARRIER=1`: a barrier on `world` before each call, outside the clock,
+    // as `vs-native` times its calls.
+    let each_barrier = std::env::var_os("DISPATCH_BARRIER").is_some_and(|v| v == "1");
     let layers = if k == 1 { 3 } else { 5 };
     let mut ran = [""; 5];
     let mut ns: Vec<Vec<f64>> = vec![Vec::new(); layers];
@@ -73,8 +79,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for algo in [Algo::Named("native"), Algo::Auto] {
         ours(&mut comm, &mut recv, algo)?;
     }
-    for _ in 0..reps {
-        for (layer, out) in ns.iter_mut().enumerate() {
+    for rep in 0..reps {
+        // The layers in turn, starting one further each repetition: a layer's place in
+        // the turn (after which communicator, which call) weighs on every layer alike.
+        for turn in 0..layers {
+            let layer = (rep + turn) % layers;
+            let out = &mut ns[layer];
             if only
                 .as_ref()
                 .is_some_and(|o| !o.iter().any(|n| n == names[layer]))
@@ -82,8 +92,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 continue;
             }
             world.barrier();
-            let start = Instant::now();
+            let mut start = Instant::now();
+            let mut took = std::time::Duration::ZERO;
             for _ in 0..calls {
+                if each_barrier {
+                    world.barrier();
+                    start = Instant::now();
+                }
                 match layer {
                     0 => call(&world, &op, &send, &mut recv),
                     1 => call(&dup, &op, &send, &mut recv),
@@ -102,8 +117,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         .algorithm
                     }
                 }
+                if each_barrier {
+                    took += start.elapsed();
+                }
             }
-            out.push(start.elapsed().as_secs_f64() * 1e9 / calls as f64);
+            if !each_barrier {
+                took = start.elapsed();
+            }
+            out.push(took.as_secs_f64() * 1e9 / calls as f64);
         }
     }
     if me == 0 && std::env::var_os("DISPATCH_BLOCKS").is_some() {
