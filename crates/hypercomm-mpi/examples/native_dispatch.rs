@@ -22,7 +22,8 @@
 //! median ns per call over the repetitions, with the quartiles, and each layer's excess
 //! over `mpi` (medians). `DISPATCH_BARRIER=1`: a barrier on `world` before each call,
 //! outside the clock, as `vs-native` times calls (the caches and the branch predictor
-//! then as cold as there). Under load, take short blocks and many repetitions (e.g.
+//! then as cold as there); `DISPATCH_RANKS=1`: every rank prints its figures (rank 0
+//! only by default; with MPICH, `-outfile-pattern f.%r` keeps them apart). Under load, take short blocks and many repetitions (e.g.
 //! `allreduce 8 200 301`). `HYPERCOMM_TUNING` as for the binary (a file keeps the picks
 //! between runs).
 
@@ -133,7 +134,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             println!("# {}: {}", names[layer], v.join(" "));
         }
     }
-    if me == 0 {
+    // `DISPATCH_RANKS=1`: every rank prints its own (rank 0 only by default).
+    let every_rank = std::env::var_os("DISPATCH_RANKS").is_some_and(|v| v == "1");
+    if me == 0 || every_rank {
+        if every_rank {
+            print!("rank {me}: ");
+        }
         println!(
             "{k} ranks, {op} {bytes} B, {calls} calls back to back, median of {reps}: ns per call"
         );
