@@ -339,10 +339,18 @@ impl<X: Transport> Comm<X> {
         auto: bool,
     ) -> Result<Ran> {
         let copy: Vec<T>;
+        // The input's byte offset in the output, for a backend that reads it there.
+        let mut at = None;
         let (input, output, in_place): (&[T], &mut [T], bool) = match io {
             Io::Separate(input, output) => (input, output, false),
             // The root's broadcast buffer: the data, and where every rank gets it.
             Io::InPlace { buf, .. } if matches!(collective, Collective::Broadcast { .. }) => {
+                (&[], buf, true)
+            }
+            // The backend reads the input where it is (MPI's `MPI_IN_PLACE`, whose
+            // layout the in-place forms share: see `NativeCall::in_place`).
+            Io::InPlace { buf, off, .. } if self.transport.native_in_place(collective) => {
+                at = Some(off * size_of::<T>());
                 (&[], buf, true)
             }
             Io::InPlace { buf, off, len } => {
@@ -360,6 +368,7 @@ impl<X: Transport> Comm<X> {
             output: bytemuck::cast_slice_mut(output),
             send_counts: &[],
             recv_counts: &[],
+            in_place: at,
         };
         self.run_native(call, in_place, auto)
     }
@@ -1161,34 +1170,55 @@ pub(crate) mod tests {
     use super::*;
     use crate::transport::{Incoming, NativeCall, Part, PartMut, Tag};
 
-    /// Rank 0 of 2 whose native collectives record their collective and length and run
-    /// `write` on the call; no point-to-point (a schedule's first message fails with a
-    /// timeout naming rank 1).
+    /// Rank `rank` (0 unless set) of 2 whose native collectives record their collective
+    /// and length, and how the buffers came ([`Passed`]), and run `write` on the call;
+    /// no point-to-point (a schedule's first message fails with a timeout naming the
+    /// other rank). It takes calls in place ([`Transport::native_in_place`]) if
+    /// `in_place`.
     pub(crate) struct NativeOnly {
         pub calls: Vec<(Collective, usize)>,
+        pub passed: Vec<Passed>,
         pub write: fn(NativeCall<'_>),
+        pub rank: u32,
+        pub in_place: bool,
+    }
+
+    /// How a native call's buffers came: the input's address and length, the output's
+    /// address, and [`NativeCall::in_place`].
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub(crate) struct Passed {
+        pub input: (usize, usize),
+        pub output: usize,
+        pub in_place: Option<usize>,
     }
 
     impl NativeOnly {
         pub fn new(write: fn(NativeCall<'_>)) -> Self {
             NativeOnly {
                 calls: Vec::new(),
+                passed: Vec::new(),
                 write,
+                rank: 0,
+                in_place: false,
             }
         }
     }
     impl Transport for NativeOnly {
         fn rank(&self) -> u32 {
-            0
+            self.rank
         }
         fn size(&self) -> u32 {
             2
         }
         unsafe fn post_send(&mut self, _: u32, _: Tag, _: &[Part]) -> Result<()> {
-            Err(Error::PeerFailed { rank: 1 })
+            Err(Error::PeerFailed {
+                rank: 1 - self.rank,
+            })
         }
         unsafe fn post_recv(&mut self, _: u32, _: Tag, _: &[PartMut]) -> Result<()> {
-            Err(Error::PeerFailed { rank: 1 })
+            Err(Error::PeerFailed {
+                rank: 1 - self.rank,
+            })
         }
         fn recv_with(
             &mut self,
@@ -1197,7 +1227,9 @@ pub(crate) mod tests {
             _: usize,
             _: &mut dyn FnMut(Incoming<'_>),
         ) -> Result<()> {
-            Err(Error::PeerFailed { rank: 1 })
+            Err(Error::PeerFailed {
+                rank: 1 - self.rank,
+            })
         }
         fn wait_all(&mut self) -> Result<()> {
             Ok(())
@@ -1205,8 +1237,16 @@ pub(crate) mod tests {
         fn cancel_all(&mut self) {}
         fn native(&mut self, call: NativeCall<'_>) -> Option<Result<()>> {
             self.calls.push((call.collective, call.len));
+            self.passed.push(Passed {
+                input: (call.input.as_ptr() as usize, call.input.len()),
+                output: call.output.as_ptr() as usize,
+                in_place: call.in_place,
+            });
             (self.write)(call);
             Some(Ok(()))
+        }
+        fn native_in_place(&self, _: Collective) -> bool {
+            self.in_place
         }
     }
 
@@ -1248,6 +1288,107 @@ pub(crate) mod tests {
                 "all-gather of {n}: rank 0's block"
             );
             assert!(bytes[2 * n..].iter().all(|&b| b == 0xAA));
+        }
+    }
+
+    /// Writes, in an in-place call, the input where it is plus one byte-wise (and 0xAA
+    /// elsewhere); a call not in place writes only 0xAA.
+    fn plus_one_where_it_is(call: NativeCall<'_>) {
+        let n = call.len * call.elem_bytes;
+        let mine: Option<Vec<u8>> = call.in_place.map(|off| {
+            let input = &call.output[off..off + n];
+            input.iter().map(|x| x.wrapping_add(1)).collect()
+        });
+        call.output.fill(0xAA);
+        if let (Some(off), Some(mine)) = (call.in_place, mine) {
+            call.output[off..off + n].copy_from_slice(&mine);
+        }
+    }
+
+    /// The four in-place forms run natively by rank `rank` of `comm` on buffers of
+    /// `n` elements per block: each call's buffer, before and after, and the call's
+    /// [`Ran`].
+    fn in_place_calls<X: Transport>(
+        comm: &mut Comm<X>,
+        n: usize,
+    ) -> Vec<(Vec<u32>, Vec<u32>, Ran)> {
+        let native = Algo::Named(NATIVE);
+        let mut out = Vec::new();
+        for form in 0..4 {
+            let len = if form == 3 { 2 * n } else { n };
+            let mut buf: Vec<u32> = (0..len as u32).map(|i| i * 7 + form).collect();
+            let before = buf.clone();
+            let ran = match form {
+                0 => comm.all_reduce_in_place(&mut buf, &Op::sum(), native),
+                1 => comm.scan_in_place(&mut buf, &Op::sum(), native),
+                2 => comm.exclusive_scan_in_place(&mut buf, &Op::sum(), native),
+                _ => comm.all_gather_in_place(&mut buf, native),
+            };
+            out.push((before, buf, ran.unwrap()));
+        }
+        out
+    }
+
+    /// A transport that takes in-place calls gets each one without a copy: no input,
+    /// the output is the caller's buffer itself, the input's offset in it is MPI's (0,
+    /// or this rank's block of an all-gather), and what the backend wrote where the
+    /// input was is the result; the call ran in place.
+    #[test]
+    fn in_place_native_calls_reach_a_transport_that_takes_them_without_a_copy() {
+        for rank in [0, 1] {
+            let mut t = NativeOnly::new(plus_one_where_it_is);
+            (t.rank, t.in_place) = (rank, true);
+            let mut comm = Comm::new(t, Calibration::default());
+            for n in [1usize, 5, 70_000] {
+                let calls = in_place_calls(&mut comm, n);
+                let passed = comm.transport().passed.clone();
+                comm.transport().passed.clear();
+                for ((before, after, ran), p) in calls.iter().zip(&passed) {
+                    let off = if after.len() == 2 * n {
+                        rank as usize * n
+                    } else {
+                        0
+                    };
+                    assert_eq!(p.in_place, Some(off * 4), "rank {rank}, {ran:?}");
+                    assert_eq!(p.input.1, 0, "no input passed: {ran:?}");
+                    assert_eq!(p.output, after.as_ptr() as usize, "the buffer itself");
+                    assert!(ran.in_place && ran.algorithm == NATIVE, "{ran:?}");
+                    let bytes: &[u8] = bytemuck::cast_slice(&before[off..off + n]);
+                    let want: Vec<u8> = bytes.iter().map(|x| x.wrapping_add(1)).collect();
+                    let got: &[u8] = bytemuck::cast_slice(after);
+                    assert_eq!(&got[off * 4..(off + n) * 4], &want[..], "{ran:?}");
+                }
+                assert_eq!(passed.len(), 4);
+            }
+        }
+    }
+
+    /// A transport that does not take in-place calls (the default) gets each one's
+    /// input as a copy, apart from the buffer, and no in-place offset; the call did not
+    /// run in place.
+    #[test]
+    fn in_place_native_calls_copy_for_a_transport_that_does_not_take_them() {
+        let mut t = NativeOnly::new(plus_one);
+        t.rank = 1;
+        let mut comm = Comm::new(t, Calibration::default());
+        for n in [1usize, 5, 70_000] {
+            let calls = in_place_calls(&mut comm, n);
+            let passed = comm.transport().passed.clone();
+            comm.transport().passed.clear();
+            for ((before, after, ran), p) in calls.iter().zip(&passed) {
+                assert_eq!(p.in_place, None, "{ran:?}");
+                assert_eq!(p.input.1, n * 4, "the input passed: {ran:?}");
+                let buf = after.as_ptr() as usize..after.as_ptr() as usize + after.len() * 4;
+                assert!(!buf.contains(&p.input.0), "a copy, not the buffer: {ran:?}");
+                assert!(!ran.in_place, "{ran:?}");
+                // The copy held the input as it was (rank 1's block of an all-gather).
+                let off = if after.len() == 2 * n { n } else { 0 };
+                let bytes: &[u8] = bytemuck::cast_slice(&before[off..off + n]);
+                let got: &[u8] = bytemuck::cast_slice(after);
+                let want: Vec<u8> = bytes.iter().map(|x| x.wrapping_add(1)).collect();
+                assert_eq!(&got[..n * 4], &want[..], "{ran:?}");
+            }
+            assert_eq!(passed.len(), 4);
         }
     }
 }
