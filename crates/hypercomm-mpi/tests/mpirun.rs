@@ -1071,6 +1071,17 @@ fn native_calls_alternating_lengths_types_and_roots_stay_right() {
         let verdict = format!("native_check: 192 calls matched ({ranks} ranks)");
         assert!(job.stdout.contains(&verdict), "{}", job.stdout);
     }
+    // MPI's non-blocking collectives (`MPI_Iallreduce`, …, in place too).
+    let checked = [("HYPERCOMM_NATIVE", Some(Path::new("checked")))];
+    let limit = Duration::from_secs(120);
+    let job = mpirun_env(&example("native_check"), 3, &[], &checked, limit);
+    assert_eq!(job.code, Some(0), "{}\n{}", job.stdout, job.stderr);
+    assert!(
+        job.stdout
+            .contains("native_check: 192 calls matched (3 ranks)"),
+        "{}",
+        job.stdout
+    );
 }
 
 #[test]
