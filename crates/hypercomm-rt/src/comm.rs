@@ -1305,13 +1305,28 @@ pub(crate) mod tests {
         }
     }
 
-    /// The four in-place forms run natively by rank `rank` of `comm` on buffers of
-    /// `n` elements per block: each call's buffer, before and after, and the call's
-    /// [`Ran`].
-    fn in_place_calls<X: Transport>(
-        comm: &mut Comm<X>,
-        n: usize,
-    ) -> Vec<(Vec<u32>, Vec<u32>, Ran)> {
+    /// One in-place call run natively: the buffer before and after, what it ran, how
+    /// the transport got it, and where in the buffer the input was (elements).
+    struct InPlaceCall {
+        before: Vec<u32>,
+        after: Vec<u32>,
+        ran: Ran,
+        passed: Passed,
+        off: usize,
+    }
+
+    impl InPlaceCall {
+        /// The input's bytes, each plus one (what both writers put in the output).
+        fn input_plus_one(&self, n: usize) -> Vec<u8> {
+            let bytes: &[u8] = bytemuck::cast_slice(&self.before[self.off..self.off + n]);
+            bytes.iter().map(|x| x.wrapping_add(1)).collect()
+        }
+    }
+
+    /// The four in-place forms run natively on `comm` (all-reduce, scan, exclusive
+    /// scan of `n` elements, all-gather of blocks of `n`), each with what its transport
+    /// was passed.
+    fn in_place_calls(comm: &mut Comm<NativeOnly>, n: usize) -> Vec<InPlaceCall> {
         let native = Algo::Named(NATIVE);
         let mut out = Vec::new();
         for form in 0..4 {
@@ -1324,7 +1339,20 @@ pub(crate) mod tests {
                 2 => comm.exclusive_scan_in_place(&mut buf, &Op::sum(), native),
                 _ => comm.all_gather_in_place(&mut buf, native),
             };
-            out.push((before, buf, ran.unwrap()));
+            let passed = comm.transport().passed.pop().expect("a native call");
+            let off = if form == 3 {
+                comm.rank() as usize * n
+            } else {
+                0
+            };
+            let ran = ran.unwrap();
+            out.push(InPlaceCall {
+                before,
+                after: buf,
+                ran,
+                passed,
+                off,
+            });
         }
         out
     }
@@ -1340,25 +1368,15 @@ pub(crate) mod tests {
             (t.rank, t.in_place) = (rank, true);
             let mut comm = Comm::new(t, Calibration::default());
             for n in [1usize, 5, 70_000] {
-                let calls = in_place_calls(&mut comm, n);
-                let passed = comm.transport().passed.clone();
-                comm.transport().passed.clear();
-                for ((before, after, ran), p) in calls.iter().zip(&passed) {
-                    let off = if after.len() == 2 * n {
-                        rank as usize * n
-                    } else {
-                        0
-                    };
+                for c in in_place_calls(&mut comm, n) {
+                    let (p, ran, off) = (c.passed, c.ran, c.off);
                     assert_eq!(p.in_place, Some(off * 4), "rank {rank}, {ran:?}");
                     assert_eq!(p.input.1, 0, "no input passed: {ran:?}");
-                    assert_eq!(p.output, after.as_ptr() as usize, "the buffer itself");
+                    assert_eq!(p.output, c.after.as_ptr() as usize, "the buffer itself");
                     assert!(ran.in_place && ran.algorithm == NATIVE, "{ran:?}");
-                    let bytes: &[u8] = bytemuck::cast_slice(&before[off..off + n]);
-                    let want: Vec<u8> = bytes.iter().map(|x| x.wrapping_add(1)).collect();
-                    let got: &[u8] = bytemuck::cast_slice(after);
-                    assert_eq!(&got[off * 4..(off + n) * 4], &want[..], "{ran:?}");
+                    let got: &[u8] = bytemuck::cast_slice(&c.after);
+                    assert_eq!(got[off * 4..(off + n) * 4], c.input_plus_one(n), "{ran:?}");
                 }
-                assert_eq!(passed.len(), 4);
             }
         }
     }
@@ -1372,23 +1390,19 @@ pub(crate) mod tests {
         t.rank = 1;
         let mut comm = Comm::new(t, Calibration::default());
         for n in [1usize, 5, 70_000] {
-            let calls = in_place_calls(&mut comm, n);
-            let passed = comm.transport().passed.clone();
-            comm.transport().passed.clear();
-            for ((before, after, ran), p) in calls.iter().zip(&passed) {
+            for c in in_place_calls(&mut comm, n) {
+                let (p, ran) = (c.passed, c.ran);
                 assert_eq!(p.in_place, None, "{ran:?}");
                 assert_eq!(p.input.1, n * 4, "the input passed: {ran:?}");
-                let buf = after.as_ptr() as usize..after.as_ptr() as usize + after.len() * 4;
+                let at = c.after.as_ptr() as usize;
+                let buf = at..at + c.after.len() * 4;
                 assert!(!buf.contains(&p.input.0), "a copy, not the buffer: {ran:?}");
                 assert!(!ran.in_place, "{ran:?}");
-                // The copy held the input as it was (rank 1's block of an all-gather).
-                let off = if after.len() == 2 * n { n } else { 0 };
-                let bytes: &[u8] = bytemuck::cast_slice(&before[off..off + n]);
-                let got: &[u8] = bytemuck::cast_slice(after);
-                let want: Vec<u8> = bytes.iter().map(|x| x.wrapping_add(1)).collect();
-                assert_eq!(&got[..n * 4], &want[..], "{ran:?}");
+                // The copy held the input as it was (rank 1's block of an all-gather),
+                // which `plus_one` writes at the output's start.
+                let got: &[u8] = bytemuck::cast_slice(&c.after);
+                assert_eq!(got[..n * 4], c.input_plus_one(n), "{ran:?}");
             }
-            assert_eq!(passed.len(), 4);
         }
     }
 }
