@@ -1398,10 +1398,10 @@ impl Transport for Mpi {
         true
     }
 
-    /// `MPI_IN_PLACE` where MPI's layout is the in-place form's (`native::in_place_offset`).
+    /// `MPI_IN_PLACE` where MPI's layout is the in-place form's (`native::mpi_in_place_offset`).
     #[inline]
     fn native_in_place(&self, collective: hypercomm::collective::Collective) -> bool {
-        native::in_place_offset(collective, 0, 0).is_some()
+        native::mpi_in_place_offset(collective, 0, 0).is_some()
     }
 
     #[inline(always)]

@@ -14,7 +14,7 @@
 //!
 //! An in-place form (`all_reduce_in_place`, `scan_in_place`, `exclusive_scan_in_place`,
 //! `all_gather_in_place`) passes `MPI_IN_PLACE` as the send buffer, MPI reading the input
-//! where the runtime's in-place forms keep it ([`in_place_offset`]): nothing is copied.
+//! where the runtime's in-place forms keep it ([`mpi_in_place_offset`]): nothing is copied.
 //! rsmpi does not export `MPI_IN_PLACE`, whose value each MPI library chooses; the
 //! crate's build script compiles it from `mpi.h` (`csrc/in_place.c`).
 //!
@@ -45,7 +45,7 @@ extern "C" {
 /// their input apart (MPI's in-place reduce, gather and scatter are the root's only, and
 /// its reduce-scatter's and all-to-all's input fills the buffer that the output is a
 /// block of or replaces: no runtime form has those layouts).
-pub(crate) fn in_place_offset(c: Collective, me: u32, block: usize) -> Option<usize> {
+pub(crate) fn mpi_in_place_offset(c: Collective, me: u32, block: usize) -> Option<usize> {
     match c {
         Collective::Allreduce | Collective::Scan | Collective::ExclusiveScan => Some(0),
         Collective::Allgather => Some(me as usize * block),
@@ -153,7 +153,7 @@ impl Prepared {
         let (mut want_in, want_out) = lengths(c, me, k as usize, block);
         if let Some(off) = call.in_place {
             // In place: no input apart, and the input where MPI reads it.
-            if in_place_offset(c, me, block) != Some(off) {
+            if mpi_in_place_offset(c, me, block) != Some(off) {
                 return Err(refuse(format!(
                     "its input at byte {off} of the buffer is not where MPI_IN_PLACE \
                      reads it"
