@@ -70,8 +70,9 @@ echo "scripts/test.sh: MPI backend built and tested in $(($(date +%s) - mpi_star
 # names stay Open MPI's). rsmpi finds the library through MPICC; a separate target
 # directory keeps the two builds apart. Every algorithm against MPICH's own collectives
 # on 1, 2, 3, 5 and 8 ranks (the variable-count ones, gatherv … reduce-scatterv, against
-# MPICH's MPI_*v on random counts with zeros, included), the sub-communicator, request
-# and persistent example against MPICH's own on the same ranks, and a failing rank must
+# MPICH's MPI_*v on random counts with zeros, included), the native calls' check
+# (examples/native_check: in place with MPICH's MPI_IN_PLACE), the sub-communicator,
+# request and persistent example against MPICH's own on the same ranks, and a failing rank must
 # make mpirun exit non-zero.
 mpich_start=$(date +%s)
 if ! command -v mpicc.mpich >/dev/null || ! command -v mpirun.mpich >/dev/null; then
@@ -82,7 +83,8 @@ if ! command -v mpicc.mpich >/dev/null || ! command -v mpirun.mpich >/dev/null; 
 fi
 if command -v mpicc.mpich >/dev/null && command -v mpirun.mpich >/dev/null; then
     MPICC=mpicc.mpich CARGO_TARGET_DIR=target/mpich \
-        cargo build --release --locked -p hypercomm-mpi --bin hypercomm-mpi --example subcomm
+        cargo build --release --locked -p hypercomm-mpi --bin hypercomm-mpi --example subcomm \
+        --example native_check
     bin=target/mpich/release/hypercomm-mpi
     export UCX_LOG_LEVEL=error # MPICH's UCX warns of notices a finished rank never read
     # On more ranks than CPUs, MPICH 4.0's ranks poll without yielding: preload the shim
@@ -106,6 +108,13 @@ if command -v mpicc.mpich >/dev/null && command -v mpirun.mpich >/dev/null; then
                 exit 1
             }
         done
+        # Native calls made ready once, and the in-place ones with MPICH's MPI_IN_PLACE.
+        out=$(timeout 300 mpirun.mpich "${preload[@]}" -n "$k" target/mpich/release/examples/native_check 2>&1)
+        grep -q "^native_check: [0-9]* calls matched ($k ranks)" <<<"$out" || {
+            echo "scripts/test.sh: MPICH native_check on $k ranks failed:" >&2
+            echo "$out" | tail -5 >&2
+            exit 1
+        }
         out=$(timeout 300 mpirun.mpich "${preload[@]}" -n "$k" target/mpich/release/examples/subcomm 2>&1)
         grep -q "^subcomm: every rank matched native MPI ($k ranks)" <<<"$out" || {
             echo "scripts/test.sh: MPICH subcomm on $k ranks failed:" >&2

@@ -4,9 +4,10 @@
 //! lengths, two element types of one size (`u64`, `f64`: MPI's datatype differs), two
 //! operators, two roots and two collectives, each twice in a row, with
 //! `Algo::Named("native")` and `Algo::Auto`, and the in-place forms (all-reduce of two
-//! lengths, all-gather, scan); every result is checked against the value
+//! lengths, all-gather, scan, exclusive scan), which native runs with `MPI_IN_PLACE`
+//! (`Ran::in_place`: no copy); every result is checked against the value
 //! computed here, and a call with a wrong buffer length must give the typed error after
-//! a call of the right one. Prints `native_check: N calls matched (k ranks)` on rank 0;
+//! a call of the right one (separate buffers, and an all-gather in place). Prints `native_check: N calls matched (k ranks)` on rank 0;
 //! exit 1 on a mismatch.
 //!
 //! ```text
@@ -68,35 +69,52 @@ fn run<X: hypercomm_rt::Transport>(comm: &mut Comm<X>) -> Result<usize, String> 
                 if all != want {
                     return Err(format!("all-gather: {all:?}, want {want:?}"));
                 }
-                // In place (the input copied out of the buffer MPI writes): all-reduce
-                // of 3 then 1, an all-gather, a scan.
+                // In place (MPI_IN_PLACE when native runs): all-reduce of 3 then 1,
+                // an all-gather, a scan, an exclusive scan.
+                let mut ran = Vec::new();
                 let mut three = [me, 1, round];
-                comm.all_reduce_in_place(&mut three, &Op::sum(), algo)
-                    .map_err(|e| e.to_string())?;
+                ran.push(comm.all_reduce_in_place(&mut three, &Op::sum(), algo));
                 let mut one = [me + round];
-                comm.all_reduce_in_place(&mut one, &Op::max(), algo)
-                    .map_err(|e| e.to_string())?;
+                ran.push(comm.all_reduce_in_place(&mut one, &Op::max(), algo));
                 if three != [ranks_sum, k, k * round] || one != [k - 1 + round] {
                     return Err(format!("all-reduce in place: {three:?}, {one:?}"));
                 }
                 let mut all = vec![u64::MAX; k as usize];
                 all[me as usize] = me * 5 + round;
-                comm.all_gather_in_place(&mut all, algo)
-                    .map_err(|e| e.to_string())?;
+                ran.push(comm.all_gather_in_place(&mut all, algo));
                 let want: Vec<u64> = (0..k).map(|r| r * 5 + round).collect();
                 let mut prefix = [me + 1, round];
-                comm.scan_in_place(&mut prefix, &Op::sum(), algo)
-                    .map_err(|e| e.to_string())?;
+                ran.push(comm.scan_in_place(&mut prefix, &Op::sum(), algo));
                 if all != want || prefix != [(me + 1) * (me + 2) / 2, (me + 1) * round] {
                     return Err(format!("in place: all-gather {all:?}, scan {prefix:?}"));
                 }
-                calls += 11;
+                // Rank 0's result is unspecified (MPI's too).
+                let mut before = [me + 1, round];
+                ran.push(comm.exclusive_scan_in_place(&mut before, &Op::sum(), algo));
+                if me > 0 && before != [me * (me + 1) / 2, me * round] {
+                    return Err(format!("exclusive scan in place: {before:?}"));
+                }
+                for r in ran {
+                    let r = r.map_err(|e| e.to_string())?;
+                    if r.algorithm == "native" && !r.in_place {
+                        return Err(format!("native {} in place ran on a copy", r.op));
+                    }
+                }
+                calls += 12;
             }
             // A wrong length right after a right one: the typed error, on every rank.
             let mut two = [0u64; 2];
             match comm.all_reduce_into(&[me], &mut two, &Op::sum(), algo) {
                 Err(Error::BufferLength { .. }) => {}
                 other => return Err(format!("a wrong length gave {other:?}")),
+            }
+            // In place, after in-place calls of the right length.
+            if k > 1 {
+                let mut odd = vec![0u64; k as usize + 1];
+                match comm.all_gather_in_place(&mut odd, algo) {
+                    Err(Error::BufferLength { .. }) => {}
+                    other => return Err(format!("a wrong in-place length gave {other:?}")),
+                }
             }
         }
     }

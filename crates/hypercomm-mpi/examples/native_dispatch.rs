@@ -12,8 +12,8 @@
 //!    picked it (every size here on Open MPI): the tuning's look-up added. On 1 rank
 //!    `Auto` is the cost model's (no tuning), so this layer is left out there;
 //! 5. `in-place`: the in-place form by name (`all_reduce_in_place`,
-//!    `all_gather_in_place`; a broadcast is in place anyway), whose input hypercomm
-//!    copies out of the buffer MPI writes (not on 1 rank either).
+//!    `all_gather_in_place`; a broadcast is in place anyway), which MPI runs with
+//!    `MPI_IN_PLACE`, nothing copied (not on 1 rank either).
 //!
 //! ```text
 //! mpirun -n 2 target/release/examples/native_dispatch [op] [bytes] [calls] [reps] [layer,…]
@@ -105,9 +105,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     1 => call(&dup, &op, &send, &mut recv),
                     2 => ran[2] = ours(&mut comm, &mut recv, Algo::Named("native"))?.algorithm,
                     3 => ran[3] = ours(&mut comm, &mut recv, Algo::Auto)?.algorithm,
-                    // The in-place form by name (the input copied out of the buffer
-                    // native MPI writes): all-reduce and all-gather; broadcast is
-                    // always in place.
+                    // The in-place form by name (`MPI_IN_PLACE`): all-reduce and
+                    // all-gather; broadcast is always in place.
                     _ => {
                         let native = Algo::Named("native");
                         ran[4] = match op.as_str() {

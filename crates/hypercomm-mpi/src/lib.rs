@@ -1398,6 +1398,12 @@ impl Transport for Mpi {
         true
     }
 
+    /// `MPI_IN_PLACE` where MPI's layout is the in-place form's (`native::mpi_in_place_offset`).
+    #[inline]
+    fn native_in_place(&self, collective: hypercomm::collective::Collective) -> bool {
+        native::mpi_in_place_offset(collective, 0, 0).is_some()
+    }
+
     #[inline(always)]
     fn native(&mut self, call: hypercomm_rt::transport::NativeCall<'_>) -> Option<Result<()>> {
         if let Some(rank) = self.failed {

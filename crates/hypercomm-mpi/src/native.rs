@@ -12,6 +12,12 @@
 //! otherwise ([`Error::Native`]), as a bitwise operator on floats cannot arise (the
 //! runtime offers none).
 //!
+//! An in-place form (`all_reduce_in_place`, `scan_in_place`, `exclusive_scan_in_place`,
+//! `all_gather_in_place`) passes `MPI_IN_PLACE` as the send buffer, MPI reading the input
+//! where the runtime's in-place forms keep it ([`mpi_in_place_offset`]): nothing is copied.
+//! rsmpi does not export `MPI_IN_PLACE`, whose value each MPI library chooses; the
+//! crate's build script compiles it from `mpi.h` (`csrc/in_place.c`).
+//!
 //! The calls block inside MPI: unlike the schedules' waits they have no deadline and
 //! see no failure notice, so a peer that fails during one leaves this rank waiting until
 //! `mpirun` ends the job (which it does when the failed rank exits non-zero). A peer
@@ -25,6 +31,27 @@ use hypercomm_rt::{Error, Result};
 use mpi::ffi;
 
 use crate::{bytes_type, error_string, success};
+
+extern "C" {
+    /// MPI's `MPI_IN_PLACE` (`csrc/in_place.c`, compiled with the MPI library's `mpi.h`).
+    static HYPERCOMM_MPI_IN_PLACE: *mut c_void;
+}
+
+/// Where MPI's `MPI_IN_PLACE` reads rank `me`'s input of `c` in the receive buffer, in
+/// bytes (blocks of `block` bytes), for the collectives whose in-place layout is the
+/// runtime's in-place forms': the whole buffer of an all-reduce, scan and exclusive scan
+/// (`MPI_Allreduce`, `MPI_Scan`, `MPI_Exscan`: recvbuf holds the input), block `me` of an
+/// all-gather (`MPI_Allgather`). `None` for the others, which the runtime passes with
+/// their input apart (MPI's in-place reduce, gather and scatter are the root's only, and
+/// its reduce-scatter's and all-to-all's input fills the buffer that the output is a
+/// block of or replaces: no runtime form has those layouts).
+pub(crate) fn mpi_in_place_offset(c: Collective, me: u32, block: usize) -> Option<usize> {
+    match c {
+        Collective::Allreduce | Collective::Scan | Collective::ExclusiveScan => Some(0),
+        Collective::Allgather => Some(me as usize * block),
+        _ => None,
+    }
+}
 
 fn datatype(elem: Elem) -> Option<ffi::MPI_Datatype> {
     // SAFETY: reading extern constants of the MPI library.
@@ -91,6 +118,8 @@ pub(crate) struct Prepared {
     op: Option<Builtin>,
     want_in: usize,
     want_out: usize,
+    /// [`NativeCall::in_place`]: the input is in the output, MPI gets `MPI_IN_PLACE`.
+    in_place: Option<usize>,
     dt: ffi::MPI_Datatype,
     count: c_int,
     mpi_op: ffi::MPI_Op,
@@ -107,6 +136,7 @@ impl Prepared {
             && self.op == call.op
             && self.want_in == call.input.len()
             && self.want_out == call.output.len()
+            && self.in_place == call.in_place
     }
 
     /// `call` checked and translated for MPI, or why MPI cannot run it.
@@ -120,7 +150,17 @@ impl Prepared {
         // The buffer lengths the runtime checked, checked again: MPI reads and writes
         // exactly this many bytes.
         let block = call.len * call.elem_bytes;
-        let (want_in, want_out) = lengths(c, me, k as usize, block);
+        let (mut want_in, want_out) = lengths(c, me, k as usize, block);
+        if let Some(off) = call.in_place {
+            // In place: no input apart, and the input where MPI reads it.
+            if mpi_in_place_offset(c, me, block) != Some(off) {
+                return Err(refuse(format!(
+                    "its input at byte {off} of the buffer is not where MPI_IN_PLACE \
+                     reads it"
+                )));
+            }
+            want_in = 0;
+        }
         if call.input.len() != want_in || call.output.len() != want_out {
             return Err(refuse(format!(
                 "buffers of {} and {} bytes, expected {want_in} and {want_out}",
@@ -167,6 +207,7 @@ impl Prepared {
             op: call.op,
             want_in,
             want_out,
+            in_place: call.in_place,
             dt,
             count,
             mpi_op,
@@ -185,7 +226,11 @@ impl Prepared {
         blocking: bool,
     ) -> Result<ffi::MPI_Request> {
         let (count, dt, mpi_op) = (self.count, self.dt, self.mpi_op);
-        let send = input.as_ptr() as *const c_void;
+        let send = match self.in_place {
+            // SAFETY: reading a constant of the shim.
+            Some(_) => (unsafe { HYPERCOMM_MPI_IN_PLACE }) as *const c_void,
+            None => input.as_ptr() as *const c_void,
+        };
         let recv = output.as_mut_ptr() as *mut c_void;
         let root = |r: u32| r as c_int;
         let mut req = crate::request_null();
@@ -201,8 +246,9 @@ impl Prepared {
         }
         // SAFETY: every buffer holds exactly what the call reads or writes on this rank
         // (`fits`: the lengths `Prepared::new` checked, `count` elements of `dt`, `k`
-        // blocks where the collective gathers or scatters), and stays borrowed for the
-        // blocking call's duration (the caller waits for a request before returning).
+        // blocks where the collective gathers or scatters; in place, the input inside
+        // the output where MPI reads it), and stays borrowed for the blocking call's
+        // duration (the caller waits for a request before returning).
         let rc = unsafe {
             match self.collective {
                 Collective::Broadcast { root: r } => {

@@ -1059,16 +1059,19 @@ fn persistent_plans_on_staged_requests_match_plain_runs() {
 /// (`examples/native_check.rs`).
 #[test]
 fn native_calls_alternating_lengths_types_and_roots_stay_right() {
-    for ranks in [1, 2, 3] {
-        let job = run_example("native_check", ranks, &[]);
+    // Blocking, then MPI's non-blocking collectives (`MPI_Iallreduce`, …, in place too).
+    let checked = [("HYPERCOMM_NATIVE", Some(Path::new("checked")))];
+    for (ranks, env) in [(1, &[][..]), (2, &[]), (3, &[]), (3, &checked)] {
+        let limit = Duration::from_secs(120);
+        let job = mpirun_env(&example("native_check"), ranks, &[], env, limit);
         assert_eq!(
             job.code,
             Some(0),
-            "{ranks} ranks:\n{}\n{}",
+            "{ranks} ranks {env:?}:\n{}\n{}",
             job.stdout,
             job.stderr
         );
-        let verdict = format!("native_check: 176 calls matched ({ranks} ranks)");
+        let verdict = format!("native_check: 192 calls matched ({ranks} ranks)");
         assert!(job.stdout.contains(&verdict), "{}", job.stdout);
     }
 }

@@ -339,10 +339,18 @@ impl<X: Transport> Comm<X> {
         auto: bool,
     ) -> Result<Ran> {
         let copy: Vec<T>;
+        // The input's byte offset in the output, for a backend that reads it there.
+        let mut at = None;
         let (input, output, in_place): (&[T], &mut [T], bool) = match io {
             Io::Separate(input, output) => (input, output, false),
             // The root's broadcast buffer: the data, and where every rank gets it.
             Io::InPlace { buf, .. } if matches!(collective, Collective::Broadcast { .. }) => {
+                (&[], buf, true)
+            }
+            // The backend reads the input where it is (MPI's `MPI_IN_PLACE`, whose
+            // layout the in-place forms share: see `NativeCall::in_place`).
+            Io::InPlace { buf, off, .. } if self.transport.native_in_place(collective) => {
+                at = Some(off * size_of::<T>());
                 (&[], buf, true)
             }
             Io::InPlace { buf, off, len } => {
@@ -360,6 +368,7 @@ impl<X: Transport> Comm<X> {
             output: bytemuck::cast_slice_mut(output),
             send_counts: &[],
             recv_counts: &[],
+            in_place: at,
         };
         self.run_native(call, in_place, auto)
     }
@@ -1161,34 +1170,55 @@ pub(crate) mod tests {
     use super::*;
     use crate::transport::{Incoming, NativeCall, Part, PartMut, Tag};
 
-    /// Rank 0 of 2 whose native collectives record their collective and length and run
-    /// `write` on the call; no point-to-point (a schedule's first message fails with a
-    /// timeout naming rank 1).
+    /// Rank `rank` (0 unless set) of 2 whose native collectives record their collective
+    /// and length, and how the buffers came ([`Passed`]), and run `write` on the call;
+    /// no point-to-point (a schedule's first message fails with a timeout naming the
+    /// other rank). It takes calls in place ([`Transport::native_in_place`]) if
+    /// `in_place`.
     pub(crate) struct NativeOnly {
         pub calls: Vec<(Collective, usize)>,
+        pub passed: Vec<Passed>,
         pub write: fn(NativeCall<'_>),
+        pub rank: u32,
+        pub in_place: bool,
+    }
+
+    /// How a native call's buffers came: the input's address and length, the output's
+    /// address, and [`NativeCall::in_place`].
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub(crate) struct Passed {
+        pub input: (usize, usize),
+        pub output: usize,
+        pub in_place: Option<usize>,
     }
 
     impl NativeOnly {
         pub fn new(write: fn(NativeCall<'_>)) -> Self {
             NativeOnly {
                 calls: Vec::new(),
+                passed: Vec::new(),
                 write,
+                rank: 0,
+                in_place: false,
             }
         }
     }
     impl Transport for NativeOnly {
         fn rank(&self) -> u32 {
-            0
+            self.rank
         }
         fn size(&self) -> u32 {
             2
         }
         unsafe fn post_send(&mut self, _: u32, _: Tag, _: &[Part]) -> Result<()> {
-            Err(Error::PeerFailed { rank: 1 })
+            Err(Error::PeerFailed {
+                rank: 1 - self.rank,
+            })
         }
         unsafe fn post_recv(&mut self, _: u32, _: Tag, _: &[PartMut]) -> Result<()> {
-            Err(Error::PeerFailed { rank: 1 })
+            Err(Error::PeerFailed {
+                rank: 1 - self.rank,
+            })
         }
         fn recv_with(
             &mut self,
@@ -1197,7 +1227,9 @@ pub(crate) mod tests {
             _: usize,
             _: &mut dyn FnMut(Incoming<'_>),
         ) -> Result<()> {
-            Err(Error::PeerFailed { rank: 1 })
+            Err(Error::PeerFailed {
+                rank: 1 - self.rank,
+            })
         }
         fn wait_all(&mut self) -> Result<()> {
             Ok(())
@@ -1205,8 +1237,16 @@ pub(crate) mod tests {
         fn cancel_all(&mut self) {}
         fn native(&mut self, call: NativeCall<'_>) -> Option<Result<()>> {
             self.calls.push((call.collective, call.len));
+            self.passed.push(Passed {
+                input: (call.input.as_ptr() as usize, call.input.len()),
+                output: call.output.as_ptr() as usize,
+                in_place: call.in_place,
+            });
             (self.write)(call);
             Some(Ok(()))
+        }
+        fn native_in_place(&self, _: Collective) -> bool {
+            self.in_place
         }
     }
 
@@ -1248,6 +1288,121 @@ pub(crate) mod tests {
                 "all-gather of {n}: rank 0's block"
             );
             assert!(bytes[2 * n..].iter().all(|&b| b == 0xAA));
+        }
+    }
+
+    /// Writes, in an in-place call, the input where it is plus one byte-wise (and 0xAA
+    /// elsewhere); a call not in place writes only 0xAA.
+    fn plus_one_where_it_is(call: NativeCall<'_>) {
+        let n = call.len * call.elem_bytes;
+        let mine: Option<Vec<u8>> = call.in_place.map(|off| {
+            let input = &call.output[off..off + n];
+            input.iter().map(|x| x.wrapping_add(1)).collect()
+        });
+        call.output.fill(0xAA);
+        if let (Some(off), Some(mine)) = (call.in_place, mine) {
+            call.output[off..off + n].copy_from_slice(&mine);
+        }
+    }
+
+    /// One in-place call run natively: the buffer before and after, what it ran, how
+    /// the transport got it, and where in the buffer the input was (elements).
+    struct InPlaceCall {
+        before: Vec<u32>,
+        after: Vec<u32>,
+        ran: Ran,
+        passed: Passed,
+        off: usize,
+    }
+
+    impl InPlaceCall {
+        /// The input's bytes, each plus one (what both writers put in the output).
+        fn input_plus_one(&self, n: usize) -> Vec<u8> {
+            let bytes: &[u8] = bytemuck::cast_slice(&self.before[self.off..self.off + n]);
+            bytes.iter().map(|x| x.wrapping_add(1)).collect()
+        }
+    }
+
+    /// The four in-place forms run natively on `comm` (all-reduce, scan, exclusive
+    /// scan of `n` elements, all-gather of blocks of `n`), each with what its transport
+    /// was passed.
+    fn in_place_calls(comm: &mut Comm<NativeOnly>, n: usize) -> Vec<InPlaceCall> {
+        let native = Algo::Named(NATIVE);
+        let mut out = Vec::new();
+        for form in 0..4 {
+            let len = if form == 3 { 2 * n } else { n };
+            let mut buf: Vec<u32> = (0..len as u32).map(|i| i * 7 + form).collect();
+            let before = buf.clone();
+            let ran = match form {
+                0 => comm.all_reduce_in_place(&mut buf, &Op::sum(), native),
+                1 => comm.scan_in_place(&mut buf, &Op::sum(), native),
+                2 => comm.exclusive_scan_in_place(&mut buf, &Op::sum(), native),
+                _ => comm.all_gather_in_place(&mut buf, native),
+            };
+            let passed = comm.transport().passed.pop().expect("a native call");
+            let off = if form == 3 {
+                comm.rank() as usize * n
+            } else {
+                0
+            };
+            let ran = ran.unwrap();
+            out.push(InPlaceCall {
+                before,
+                after: buf,
+                ran,
+                passed,
+                off,
+            });
+        }
+        out
+    }
+
+    /// A transport that takes in-place calls gets each one without a copy: no input,
+    /// the output is the caller's buffer itself, the input's offset in it is MPI's (0,
+    /// or this rank's block of an all-gather), and what the backend wrote where the
+    /// input was is the result; the call ran in place.
+    #[test]
+    fn in_place_native_calls_reach_a_transport_that_takes_them_without_a_copy() {
+        for rank in [0, 1] {
+            let mut t = NativeOnly::new(plus_one_where_it_is);
+            (t.rank, t.in_place) = (rank, true);
+            let mut comm = Comm::new(t, Calibration::default());
+            for n in [1usize, 5, 70_000] {
+                for c in in_place_calls(&mut comm, n) {
+                    let (p, ran, off) = (c.passed, c.ran, c.off);
+                    assert_eq!(p.in_place, Some(off * 4), "rank {rank}, {ran:?}");
+                    assert_eq!(p.input.1, 0, "no input passed: {ran:?}");
+                    assert_eq!(p.output, c.after.as_ptr() as usize, "the buffer itself");
+                    assert!(ran.in_place && ran.algorithm == NATIVE, "{ran:?}");
+                    let got: &[u8] = bytemuck::cast_slice(&c.after);
+                    assert_eq!(got[off * 4..(off + n) * 4], c.input_plus_one(n), "{ran:?}");
+                }
+            }
+        }
+    }
+
+    /// A transport that does not take in-place calls (the default) gets each one's
+    /// input as a copy, apart from the buffer, and no in-place offset; the call did not
+    /// run in place.
+    #[test]
+    fn in_place_native_calls_copy_for_a_transport_that_does_not_take_them() {
+        let mut t = NativeOnly::new(plus_one);
+        t.rank = 1;
+        let mut comm = Comm::new(t, Calibration::default());
+        for n in [1usize, 5, 70_000] {
+            for c in in_place_calls(&mut comm, n) {
+                let (p, ran) = (c.passed, c.ran);
+                assert_eq!(p.in_place, None, "{ran:?}");
+                assert_eq!(p.input.1, n * 4, "the input passed: {ran:?}");
+                let at = c.after.as_ptr() as usize;
+                let buf = at..at + c.after.len() * 4;
+                assert!(!buf.contains(&p.input.0), "a copy, not the buffer: {ran:?}");
+                assert!(!ran.in_place, "{ran:?}");
+                // The copy held the input as it was (rank 1's block of an all-gather),
+                // which `plus_one` writes at the output's start.
+                let got: &[u8] = bytemuck::cast_slice(&c.after);
+                assert_eq!(got[..n * 4], c.input_plus_one(n), "{ran:?}");
+            }
         }
     }
 }

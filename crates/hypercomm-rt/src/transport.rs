@@ -272,6 +272,19 @@ pub trait Transport {
         false
     }
 
+    /// Whether [`Transport::native`] takes `collective` in place
+    /// ([`NativeCall::in_place`]: the input read from the output buffer, as MPI's
+    /// `MPI_IN_PLACE`). The default, no: [`crate::Comm`] then passes an in-place form's
+    /// input as a copy of it. Asked for the in-place forms whose layout is MPI's
+    /// (all-reduce, scan and exclusive scan: the whole buffer; all-gather: this rank's
+    /// block), on every call that runs native, so it should be a constant per
+    /// collective.
+    #[inline]
+    fn native_in_place(&self, collective: Collective) -> bool {
+        let _ = collective;
+        false
+    }
+
     /// Make persistent requests for the messages of a persistent plan
     /// ([`crate::persistent`]), `channels` listing them step by step (a step's sends,
     /// then its receives, each in the program's order). `Some(Ok(_))` when the backend
@@ -374,7 +387,7 @@ pub struct NativeCall<'a> {
     /// for a user operator, and for collectives that do not reduce.
     pub op: Option<Builtin>,
     /// This rank's input; empty where the rank has none (a scatter's non-root, and a
-    /// broadcast, whose data is in `output`).
+    /// broadcast, whose data is in `output`) and in an in-place call (`in_place`).
     pub input: &'a [u8],
     /// This rank's output; empty where the rank has none (a gather's and a reduce's
     /// non-root). A broadcast's buffer on every rank, holding the data on the root.
@@ -387,6 +400,12 @@ pub struct NativeCall<'a> {
     /// `MPI_Allgatherv`, `MPI_Alltoallv`, `MPI_Reduce_scatter`; this rank's one count
     /// for scatterv); empty otherwise.
     pub recv_counts: &'a [usize],
+    /// `Some(off)` for an in-place call (only to a transport whose
+    /// [`Transport::native_in_place`] took the collective): this rank's input is the
+    /// `len · elem_bytes` bytes of `output` from byte `off`, where MPI's `MPI_IN_PLACE`
+    /// reads it (0 for an all-reduce, scan or exclusive scan, `rank · len · elem_bytes`
+    /// for an all-gather), and `input` is empty. `None` otherwise.
+    pub in_place: Option<usize>,
 }
 
 /// The element types a backend's own reductions may know ([`NativeCall::elem`]).

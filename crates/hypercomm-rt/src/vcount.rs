@@ -590,6 +590,7 @@ impl<X: Transport> Comm<X> {
             output: bytemuck::cast_slice_mut(output),
             send_counts,
             recv_counts,
+            in_place: None,
         };
         self.run_native(native, false, false)
     }
