@@ -40,7 +40,7 @@ use hypercomm::schedule::Rank;
 use hypercomm::topology::Topology;
 use hypercomm_cli::args::{BenchArgs, Pattern, RtRunArgs};
 use hypercomm_mpi::{exit_watchdog, Config, Failure, Mpi};
-use hypercomm_rt::{Algo, Comm, Error, Op, Persistent, Ran};
+use hypercomm_rt::{Algo, Comm, Error, Op, Persistent};
 use mpi::collective::SystemOperation;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
@@ -1164,7 +1164,7 @@ fn vs_native(
             };
             let first = {
                 world.barrier();
-                run_ours(comm, op, &input, &mut output, hc_algo).map(name_of)
+                run_ours(comm, op, &input, &mut output, hc_algo).map(|ran| name_of(comm, ran))
             };
             if let Err(e) = first {
                 if !refused(&e) {
@@ -1210,7 +1210,7 @@ fn vs_native(
                     } else {
                         let done = run_ours(comm, op, &input, &mut output, hc_algo);
                         let took = t.elapsed();
-                        ran = name_of(done?);
+                        ran = name_of(comm, done?);
                         took
                     };
                     let took = took.as_secs_f64() * 1e6;
@@ -1330,32 +1330,64 @@ fn run_native(world: &SimpleCommunicator, op: OpKind, input: &[u64], output: &mu
     }
 }
 
-/// The algorithm `run_ours` ran, `-` for none.
-fn name_of(ran: Option<Ran>) -> &'static str {
-    ran.map_or("-", |r| r.algorithm)
+/// The algorithm the last call of ours ran (`comm.last()`), `-` for none.
+fn name_of(comm: &Comm<Mpi>, ran: bool) -> &'static str {
+    if ran {
+        comm.last_algorithm().unwrap_or("-")
+    } else {
+        "-"
+    }
 }
 
+/// Ours: `op` on `comm` (root 0, sum); `false` for a collective `vs-native` does not
+/// time. What ran is read afterwards, outside the clock ([`name_of`]): copying the
+/// returned [`Ran`](hypercomm_rt::Ran) here, inside it, cost 75–200 ns at a broadcast's root (Open MPI, 2
+/// ranks, 8–256 B; `perf`): its 16-byte loads could not be forwarded from the callee's
+/// 8-byte stores, so they waited until every older store had reached the cache, MPI's
+/// stores into the peer's shared-memory queue among them, a wait that the native side,
+/// which returns nothing, never timed. A caller that only checks for an error
+/// (`comm.broadcast_into(…)?;`) does not pay it either.
 fn run_ours(
     comm: &mut Comm<Mpi>,
     op: OpKind,
     input: &[u64],
     output: &mut [u64],
     algo: Algo,
-) -> Result<Option<Ran>, Error> {
+) -> Result<bool, Error> {
     let is_root = comm.rank() == 0;
     let sum = Op::<u64>::sum();
-    let ran = match op {
-        OpKind::Broadcast => comm.broadcast_into(0, output, algo)?,
-        OpKind::Scatter => comm.scatter_into(0, is_root.then_some(input), output, algo)?,
-        OpKind::Gather => comm.gather_into(0, input, is_root.then_some(output), algo)?,
-        OpKind::Allgather => comm.all_gather_into(input, output, algo)?,
-        OpKind::Alltoall => comm.all_to_all_into(input, output, algo)?,
-        OpKind::Reduce => comm.reduce_into(0, input, is_root.then_some(output), &sum, algo)?,
-        OpKind::Allreduce => comm.all_reduce_into(input, output, &sum, algo)?,
-        OpKind::Scan => comm.scan_into(input, output, &sum, algo)?,
-        OpKind::ExclusiveScan => comm.exclusive_scan_into(input, output, &sum, algo)?,
-        OpKind::ReduceScatter => comm.reduce_scatter_block_into(input, output, &sum, algo)?,
-        _ => return Ok(None),
-    };
-    Ok(Some(ran))
+    match op {
+        OpKind::Broadcast => {
+            comm.broadcast_into(0, output, algo)?;
+        }
+        OpKind::Scatter => {
+            comm.scatter_into(0, is_root.then_some(input), output, algo)?;
+        }
+        OpKind::Gather => {
+            comm.gather_into(0, input, is_root.then_some(output), algo)?;
+        }
+        OpKind::Allgather => {
+            comm.all_gather_into(input, output, algo)?;
+        }
+        OpKind::Alltoall => {
+            comm.all_to_all_into(input, output, algo)?;
+        }
+        OpKind::Reduce => {
+            comm.reduce_into(0, input, is_root.then_some(output), &sum, algo)?;
+        }
+        OpKind::Allreduce => {
+            comm.all_reduce_into(input, output, &sum, algo)?;
+        }
+        OpKind::Scan => {
+            comm.scan_into(input, output, &sum, algo)?;
+        }
+        OpKind::ExclusiveScan => {
+            comm.exclusive_scan_into(input, output, &sum, algo)?;
+        }
+        OpKind::ReduceScatter => {
+            comm.reduce_scatter_block_into(input, output, &sum, algo)?;
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
 }
