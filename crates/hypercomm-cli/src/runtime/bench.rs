@@ -213,13 +213,25 @@ pub fn bench_rank<X: Transport>(
             // The two calls alternate, so that a load that comes and goes weighs on
             // both alike.
             let forms = 1 + usize::from(plan.is_some());
-            let timed = time_calls(comm, cfg.barrier, warmup, iters, forms, |comm, form| {
-                let ran = match &plan {
-                    Some(plan) if form == 1 => super::run_planned(comm, plan, &input, &mut output),
-                    _ => plain(comm, &mut output),
-                };
-                ran.map(|r| r.algorithm)
-            })?;
+            let timed = time_calls(
+                comm,
+                cfg.barrier,
+                warmup,
+                iters,
+                forms,
+                |comm, form| {
+                    match &plan {
+                        Some(plan) if form == 1 => {
+                            super::run_planned(comm, plan, &input, &mut output)?;
+                        }
+                        _ => {
+                            plain(comm, &mut output)?;
+                        }
+                    }
+                    Ok(())
+                },
+                |comm, _| comm.last_algorithm(),
+            )?;
             for (form, (latency, algorithm)) in timed.into_iter().enumerate() {
                 points.push(RankPoint {
                     size,
@@ -247,26 +259,36 @@ pub fn bench_rank<X: Transport>(
 /// forms of a call (`call(comm, form)`, the forms in turn, so that a load that comes
 /// and goes weighs on all alike), after `warmup` untimed rounds, each call followed by
 /// `barrier` (outside the timing), as the OSU micro-benchmarks time a call; per form,
-/// with the algorithm its last call ran (`None` without calls).
+/// with the algorithm its last call ran (`ran(comm, form)`, asked after the clock has
+/// stopped; `None` without calls).
+///
+/// `call` returns nothing but its error: a caller that copied the call's
+/// [`Ran`](hypercomm_rt::Ran) inside the clock waited there for the call's last stores
+/// to reach the cache (the copy's wide loads cannot be forwarded from the callee's
+/// narrow stores, and on x86 they wait for every older store, a transport's into the
+/// peer's queue among them): 75–200 ns at an MPI broadcast's root, which MPI's own
+/// call, returning nothing, never paid (`docs/perf-log/2026-11-27-native-dispatch.md`).
 pub fn time_calls<X: Transport>(
     comm: &mut Comm<X>,
     barrier: Barrier,
     warmup: u64,
     iters: u64,
     forms: usize,
-    mut call: impl FnMut(&mut Comm<X>, usize) -> hypercomm_rt::Result<&'static str>,
+    mut call: impl FnMut(&mut Comm<X>, usize) -> hypercomm_rt::Result<()>,
+    ran: impl Fn(&Comm<X>, usize) -> Option<&'static str>,
 ) -> hypercomm_rt::Result<Vec<(f64, Option<&'static str>)>> {
     let mut total = vec![Duration::ZERO; forms];
     let mut algorithm = vec![None; forms];
     for i in 0..warmup + iters {
         for form in 0..forms {
             let start = Instant::now();
-            let ran = call(comm, form)?;
+            let done = call(comm, form);
             let t = start.elapsed();
+            done?;
             if i >= warmup {
                 total[form] += t;
             }
-            algorithm[form] = Some(ran);
+            algorithm[form] = ran(comm, form);
             comm.barrier_with(barrier)?;
         }
     }

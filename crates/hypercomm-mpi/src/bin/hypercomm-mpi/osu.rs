@@ -220,16 +220,26 @@ fn latency_rows(
                     ),
                     _ => world.all_gather_varcount_into(&send[..], &mut into),
                 }
-                return Ok(hypercomm_rt::NATIVE);
+                return Ok(());
             }
             let algo = cfg.algos[form - 1].algo();
-            let ran = match cfg.benchmark {
+            match cfg.benchmark {
                 Benchmark::Alltoallv => {
-                    comm.all_to_allv_into(&send, &send_counts, out, &recv_counts, algo)?
+                    comm.all_to_allv_into(&send, &send_counts, out, &recv_counts, algo)?;
                 }
-                _ => comm.all_gatherv_into(&send, out, &recv_counts, algo)?,
-            };
-            Ok(ran.algorithm)
+                _ => {
+                    comm.all_gatherv_into(&send, out, &recv_counts, algo)?;
+                }
+            }
+            Ok(())
+        },
+        // Form 0 is MPI's own call, on `world`.
+        |comm, form| {
+            if form == 0 {
+                Some(hypercomm_rt::NATIVE)
+            } else {
+                comm.last_algorithm()
+            }
         },
     )?;
     let latencies: Vec<f64> = timed.iter().map(|t| t.0 * 1e6).collect();
