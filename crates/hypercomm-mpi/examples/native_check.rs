@@ -5,7 +5,9 @@
 //! operators, two roots and two collectives, each twice in a row, with
 //! `Algo::Named("native")` and `Algo::Auto`, and the in-place forms (all-reduce of two
 //! lengths, all-gather, scan, exclusive scan), which native runs with `MPI_IN_PLACE`
-//! (`Ran::in_place`: no copy); every result is checked against the value
+//! (`Ran::in_place`: no copy), and the variable-count all-gatherv and all-to-allv with
+//! two sets of counts in turn (native keeps the last call's MPI count arrays); every
+//! result is checked against the value
 //! computed here, and a call with a wrong buffer length must give the typed error after
 //! a call of the right one (separate buffers, and an all-gather in place). Prints `native_check: N calls matched (k ranks)` on rank 0;
 //! exit 1 on a mismatch.
@@ -100,7 +102,43 @@ fn run<X: hypercomm_rt::Transport>(comm: &mut Comm<X>) -> Result<usize, String> 
                         return Err(format!("native {} in place ran on a copy", r.op));
                     }
                 }
-                calls += 12;
+                // Variable counts, which native runs with the count arrays kept from
+                // the last call when the counts are the same: an all-gatherv and an
+                // all-to-allv with one set of counts, then another.
+                for shape in [0u64, 1] {
+                    let counts: Vec<usize> = (0..k)
+                        .map(|r| if shape == 0 { r + 1 } else { k - r + round } as usize)
+                        .collect();
+                    let mine = vec![me + 100 * shape; counts[me as usize]];
+                    let mut got = vec![0u64; counts.iter().sum()];
+                    comm.all_gatherv_into(&mine, &mut got, &counts, algo)
+                        .map_err(|e| e.to_string())?;
+                    let want: Vec<u64> = (0..k)
+                        .flat_map(|r| std::iter::repeat_n(r + 100 * shape, counts[r as usize]))
+                        .collect();
+                    if got != want {
+                        return Err(format!("all-gatherv {counts:?}: {got:?}, want {want:?}"));
+                    }
+                    // Rank i sends j + 1 + shape elements i·1000 + j to rank j.
+                    let send_counts: Vec<usize> =
+                        (0..k).map(|j| (j + 1 + shape) as usize).collect();
+                    let recv_counts = vec![(me + 1 + shape) as usize; k as usize];
+                    let send: Vec<u64> = (0..k)
+                        .flat_map(|j| std::iter::repeat_n(me * 1000 + j, send_counts[j as usize]))
+                        .collect();
+                    let mut got = vec![0u64; recv_counts.iter().sum()];
+                    comm.all_to_allv_into(&send, &send_counts, &mut got, &recv_counts, algo)
+                        .map_err(|e| e.to_string())?;
+                    let want: Vec<u64> = (0..k)
+                        .flat_map(|i| std::iter::repeat_n(i * 1000 + me, recv_counts[i as usize]))
+                        .collect();
+                    if got != want {
+                        return Err(format!(
+                            "all-to-allv (shape {shape}): {got:?}, want {want:?}"
+                        ));
+                    }
+                }
+                calls += 16;
             }
             // A wrong length right after a right one: the typed error, on every rank.
             let mut two = [0u64; 2];

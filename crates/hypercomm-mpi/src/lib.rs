@@ -415,6 +415,8 @@ pub struct Mpi {
     /// The last fixed-count native call, made ready for MPI: the next call that is the
     /// same goes to MPI without being checked and translated again.
     native_last: Option<native::Prepared>,
+    /// The count arrays of the last variable-count native call, kept for the next.
+    native_arrays: native::VarcountArrays,
 }
 
 /// CPUs online on this node (Linux: `/sys/devices/system/cpu/online`, e.g. `0-3,6`),
@@ -575,6 +577,7 @@ impl Mpi {
             home: None,
             peers_clean: true,
             native_last: None,
+            native_arrays: native::VarcountArrays::default(),
         };
         mpi.post_notice_recv();
         mpi
@@ -1418,6 +1421,7 @@ impl Transport for Mpi {
                 call,
                 blocking,
                 &mut self.native_last,
+                &mut self.native_arrays,
             )
             .and_then(|req| {
                 if blocking {

@@ -371,14 +371,15 @@ pub(crate) fn start(
     call: NativeCall<'_>,
     blocking: bool,
     last: &mut Option<Prepared>,
+    arrays: &mut VarcountArrays,
 ) -> Result<ffi::MPI_Request> {
     match last {
         Some(p) if p.fits(&call) => p.call(comm, call.input, call.output, blocking),
-        _ => start_new(comm, me, k, call, blocking, last),
+        _ => start_new(comm, me, k, call, blocking, last, arrays),
     }
 }
 
-/// [`start`] for a call that is not the last one's.
+/// [`start`] for a call that is not the last one's (every variable-count call).
 #[inline(never)]
 fn start_new(
     comm: ffi::MPI_Comm,
@@ -387,15 +388,51 @@ fn start_new(
     call: NativeCall<'_>,
     blocking: bool,
     last: &mut Option<Prepared>,
+    arrays: &mut VarcountArrays,
 ) -> Result<ffi::MPI_Request> {
     *last = None;
     if call.collective.kind().is_varcount() {
         // Blocking in either mode (MPI_Ialltoallv … are not used yet).
-        return run_varcount(comm, me, k, call).map(|()| crate::request_null());
+        return run_varcount(comm, me, k, call, arrays).map(|()| crate::request_null());
     }
     let p = Prepared::new(me, k, &call)?;
     *last = Some(p);
     p.call(comm, call.input, call.output, blocking)
+}
+
+/// The count and displacement arrays that MPI's variable-count calls take (C ints of
+/// bytes; `MPI_Reduce_scatter`'s counts in elements), kept from the last variable-count
+/// call with the counts and element size they were made for: a loop of calls with the
+/// same counts converts them once instead of allocating five arrays per call (at 8 B on
+/// 2 ranks those allocations were most of the 75 ns that `auto` (native) spent over
+/// `MPI_Alltoallv` and `MPI_Allgatherv`: BENCHMARKS.md section 6).
+#[derive(Debug, Default)]
+pub(crate) struct VarcountArrays {
+    /// Element size, send counts and receive counts the arrays are of.
+    key: Option<(usize, Vec<usize>, Vec<usize>)>,
+    scount: Vec<c_int>,
+    sdispl: Vec<c_int>,
+    rcount: Vec<c_int>,
+    rdispl: Vec<c_int>,
+    /// The receive counts in elements.
+    relems: Vec<c_int>,
+}
+
+impl VarcountArrays {
+    /// The arrays of `sc` and `rc` with elements of `eb` bytes: the kept ones if they
+    /// are of the same, else made (and kept), or the reason a count or a total does not
+    /// fit a C int (nothing kept).
+    fn of(&mut self, sc: &[usize], rc: &[usize], eb: usize) -> std::result::Result<&Self, String> {
+        let same = matches!(&self.key, Some((e, s, r)) if *e == eb && s[..] == *sc && r[..] == *rc);
+        if !same {
+            self.key = None;
+            (self.scount, self.sdispl) = counts_and_displs(sc, eb)?;
+            (self.rcount, self.rdispl) = counts_and_displs(rc, eb)?;
+            self.relems = counts_and_displs(rc, 1)?.0;
+            self.key = Some((eb, sc.to_vec(), rc.to_vec()));
+        }
+        Ok(self)
+    }
 }
 
 /// C ints of `counts` times `scale`, and their prefix sums (MPI's `displs`), or the
@@ -425,7 +462,13 @@ fn fit_total(x: usize) -> std::result::Result<c_int, String> {
 /// The variable-count collectives: `MPI_Gatherv`, `MPI_Scatterv`, `MPI_Allgatherv`,
 /// `MPI_Alltoallv` (bytes, displacements the prefix sums of the counts) and
 /// `MPI_Reduce_scatter` (elements of the primitive type, a built-in operator).
-fn run_varcount(comm: ffi::MPI_Comm, me: u32, k: u32, call: NativeCall<'_>) -> Result<()> {
+fn run_varcount(
+    comm: ffi::MPI_Comm,
+    me: u32,
+    k: u32,
+    call: NativeCall<'_>,
+    arrays: &mut VarcountArrays,
+) -> Result<()> {
     let c = call.collective;
     let kind = c.kind();
     let refuse = |reason: String| Error::Native {
@@ -472,8 +515,8 @@ fn run_varcount(comm: ffi::MPI_Comm, me: u32, k: u32, call: NativeCall<'_>) -> R
     let send = call.input.as_ptr() as *const c_void;
     let recv = call.output.as_mut_ptr() as *mut c_void;
     let bytes = bytes_type();
-    let (scount, sdispl) = counts_and_displs(sc, eb).map_err(refuse)?;
-    let (rcount, rdispl) = counts_and_displs(rc, eb).map_err(refuse)?;
+    let a = arrays.of(sc, rc, eb).map_err(refuse)?;
+    let (scount, sdispl, rcount, rdispl) = (&a.scount, &a.sdispl, &a.rcount, &a.rdispl);
     let own_send = fit_total(want_in * eb).map_err(refuse)?;
     let own_recv = fit_total(want_out * eb).map_err(refuse)?;
     let r = root as c_int;
@@ -529,8 +572,7 @@ fn run_varcount(comm: ffi::MPI_Comm, me: u32, k: u32, call: NativeCall<'_>) -> R
                 let dt = reduction_type(&call).map_err(refuse)?;
                 let op = reduction_op(&call).map_err(refuse)?;
                 // MPI_Reduce_scatter's counts are in elements.
-                let (elems, _) = counts_and_displs(rc, 1).map_err(refuse)?;
-                ffi::MPI_Reduce_scatter(send, recv, elems.as_ptr(), dt, op, comm)
+                ffi::MPI_Reduce_scatter(send, recv, a.relems.as_ptr(), dt, op, comm)
             }
         }
     };

@@ -71,6 +71,11 @@ fn to_u64(c: &[usize]) -> Vec<u64> {
     c.iter().map(|&x| x as u64).collect()
 }
 
+/// Whether `algo` names the backend's own collective.
+fn is_native(algo: Algo) -> bool {
+    matches!(algo, Algo::Named(n) if n.eq_ignore_ascii_case(NATIVE))
+}
+
 /// What decides a variable-count call's plan, besides the algorithm and the element
 /// type: the blocking, non-blocking and persistent forms all start from it.
 struct VSpec<'a> {
@@ -110,7 +115,8 @@ impl<X: Transport> Comm<X> {
         counts: &[usize],
         algo: Algo,
     ) -> Result<Ran> {
-        let spec = self.spec(Collective::Gatherv { root }, counts, true)?;
+        let (algo, auto) = self.v_auto::<T>(algo, None);
+        let spec = self.spec(Collective::Gatherv { root }, counts, true, algo)?;
         let output = match recv {
             Some(r) => r,
             None if self.rank() == root => {
@@ -120,7 +126,6 @@ impl<X: Transport> Comm<X> {
             }
             None => &mut [],
         };
-        let (algo, auto) = self.v_auto::<T>(algo, None);
         let ran = self.varcount(spec, send, output, None, algo)?;
         Ok(self.v_ran(ran, auto))
     }
@@ -151,7 +156,8 @@ impl<X: Transport> Comm<X> {
         counts: &[usize],
         algo: Algo,
     ) -> Result<Ran> {
-        let spec = self.spec(Collective::Scatterv { root }, counts, true)?;
+        let (algo, auto) = self.v_auto::<T>(algo, None);
+        let spec = self.spec(Collective::Scatterv { root }, counts, true, algo)?;
         let input = match send {
             Some(s) => s,
             None if self.rank() == root => {
@@ -161,7 +167,6 @@ impl<X: Transport> Comm<X> {
             }
             None => &[],
         };
-        let (algo, auto) = self.v_auto::<T>(algo, None);
         let ran = self.varcount(spec, input, recv, None, algo)?;
         Ok(self.v_ran(ran, auto))
     }
@@ -190,8 +195,8 @@ impl<X: Transport> Comm<X> {
         counts: &[usize],
         algo: Algo,
     ) -> Result<Ran> {
-        let spec = self.spec(Collective::Allgatherv, counts, true)?;
         let (algo, auto) = self.v_auto::<T>(algo, None);
+        let spec = self.spec(Collective::Allgatherv, counts, true, algo)?;
         let ran = self.varcount(spec, send, recv, None, algo)?;
         Ok(self.v_ran(ran, auto))
     }
@@ -261,19 +266,27 @@ impl<X: Transport> Comm<X> {
         op: &Op<'_, T>,
         algo: Algo,
     ) -> Result<Ran> {
-        let spec = self.spec(Collective::ReduceScatterv, counts, op.is_commutative())?;
         let (algo, auto) = self.v_auto::<T>(algo, Some(op));
+        let spec = self.spec(
+            Collective::ReduceScatterv,
+            counts,
+            op.is_commutative(),
+            algo,
+        )?;
         let ran = self.varcount(spec, send, recv, Some(op), algo)?;
         Ok(self.v_ran(ran, auto))
     }
 
     /// The spec of a call with one count per rank (`counts`, the same on every rank):
-    /// the root checked, and MPI's send and receive counts of this rank.
+    /// the root checked, and MPI's send and receive counts of this rank. Under `algo`
+    /// native, the schedules' copy of the counts is left empty: MPI's call takes them
+    /// as they are, and the copy was an allocation per call.
     fn spec<'a>(
         &self,
         collective: Collective,
         counts: &'a [usize],
         commutative: bool,
+        algo: Algo,
     ) -> Result<VSpec<'a>> {
         collective.check_ranks(self.size())?;
         let me = self.rank() as usize;
@@ -285,7 +298,11 @@ impl<X: Transport> Comm<X> {
         };
         Ok(VSpec {
             collective,
-            counts: Counts::PerRank(to_u64(counts)),
+            counts: Counts::PerRank(if is_native(algo) {
+                Vec::new()
+            } else {
+                to_u64(counts)
+            }),
             commutative,
             native,
         })
@@ -310,7 +327,7 @@ impl<X: Transport> Comm<X> {
         }
         let counts = match algo {
             // MPI takes this rank's row and column as they are.
-            Algo::Named(n) if n.eq_ignore_ascii_case(NATIVE) => Counts::Matrix(vec![]),
+            _ if is_native(algo) => Counts::Matrix(vec![]),
             // A direct schedule's program on this rank reads only its row and column:
             // no exchange (a count that disagrees with its peer's is a length mismatch
             // at the receiver). The store-and-forward ones (`bruck`,
@@ -409,7 +426,7 @@ impl<X: Transport> Comm<X> {
         op: Option<&Op<'_, T>>,
         algo: Algo,
     ) -> Result<Ran> {
-        if matches!(algo, Algo::Named(n) if n.eq_ignore_ascii_case(NATIVE)) {
+        if is_native(algo) {
             return self.varcount_native(spec, input, output, op);
         }
         let (ran, plan) = self.vplan::<T>(spec, algo)?;
@@ -632,7 +649,7 @@ impl<X: Transport> Comm<X> {
         counts: &[usize],
         algo: Algo,
     ) -> Result<Persistent<'static, T>> {
-        let spec = self.spec(Collective::Gatherv { root }, counts, true)?;
+        let spec = self.spec(Collective::Gatherv { root }, counts, true, algo)?;
         self.plan_v(spec, None, algo)
     }
 
@@ -644,7 +661,7 @@ impl<X: Transport> Comm<X> {
         counts: &[usize],
         algo: Algo,
     ) -> Result<Persistent<'static, T>> {
-        let spec = self.spec(Collective::Scatterv { root }, counts, true)?;
+        let spec = self.spec(Collective::Scatterv { root }, counts, true, algo)?;
         self.plan_v(spec, None, algo)
     }
 
@@ -654,7 +671,7 @@ impl<X: Transport> Comm<X> {
         counts: &[usize],
         algo: Algo,
     ) -> Result<Persistent<'static, T>> {
-        let spec = self.spec(Collective::Allgatherv, counts, true)?;
+        let spec = self.spec(Collective::Allgatherv, counts, true, algo)?;
         self.plan_v(spec, None, algo)
     }
 
@@ -681,7 +698,12 @@ impl<X: Transport> Comm<X> {
         op: Op<'f, T>,
         algo: Algo,
     ) -> Result<Persistent<'f, T>> {
-        let spec = self.spec(Collective::ReduceScatterv, counts, op.is_commutative())?;
+        let spec = self.spec(
+            Collective::ReduceScatterv,
+            counts,
+            op.is_commutative(),
+            algo,
+        )?;
         self.plan_v(spec, Some(op), algo)
     }
 
