@@ -1341,12 +1341,12 @@ fn name_of(comm: &Comm<Mpi>, ran: bool) -> &'static str {
 
 /// Ours: `op` on `comm` (root 0, sum); `false` for a collective `vs-native` does not
 /// time. What ran is read afterwards, outside the clock ([`name_of`]): copying the
-/// returned [`Ran`](hypercomm_rt::Ran) here, inside it, cost 75–200 ns at a broadcast's root (Open MPI, 2
-/// ranks, 8–256 B; `perf`): its 16-byte loads could not be forwarded from the callee's
-/// 8-byte stores, so they waited until every older store had reached the cache, MPI's
-/// stores into the peer's shared-memory queue among them, a wait that the native side,
-/// which returns nothing, never timed. A caller that only checks for an error
-/// (`comm.broadcast_into(…)?;`) does not pay it either.
+/// returned [`Ran`](hypercomm_rt::Ran) here, inside it, cost 75–200 ns at a
+/// broadcast's root (Open MPI, 2 ranks, 8–256 B; `perf`): its 16-byte loads could not
+/// be forwarded from the callee's 8-byte stores, so they waited until every older store
+/// had reached the cache, MPI's stores into the peer's shared-memory queue among them,
+/// a wait that the native side, which returns nothing, never timed. A caller that only
+/// checks for an error (`comm.broadcast_into(…)?;`) does not pay it either.
 fn run_ours(
     comm: &mut Comm<Mpi>,
     op: OpKind,
