@@ -61,7 +61,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let m = (bytes / 8).max(1);
     let send = vec![me as u64 + 1; m];
     let out_len = if op == "allgather" { k * m } else { m };
-    let mut recv = vec![0u64; out_len];
+    // Written, not zeroed: a broadcast's root sends from it (unwritten pages read as
+    // the kernel's shared zero page).
+    let mut recv = vec![me as u64 + 1; out_len];
     let dup = world.duplicate();
     let mut comm = world.hypercomm()?;
     let sum = Op::<u64>::sum();
