@@ -1097,13 +1097,16 @@ impl Transport for Threads<'_> {
     }
 
     /// `threads-<ranks>ranks-<cpus>cpus[-fibers]`: picks measured with one placement
-    /// of ranks on CPUs are not read under another.
+    /// of ranks on CPUs are not read under another. The CPUs are those of the launch,
+    /// as for [`Transport::execution`]: this rank's thread may be bound to one (it
+    /// said `1cpus` for 4 ranks as fibers of 2 CPUs before).
     fn machine_key(&self) -> Option<String> {
         let fibers = if self.fiber.is_some() { "-fibers" } else { "" };
+        let (placed, quota) = self.registry.map_or_else(cpus, |r| r.cpus());
         Some(format!(
             "threads-{}ranks-{}cpus{fibers}",
             self.size(),
-            cpu_count()
+            placed.min(quota)
         ))
     }
 
@@ -1212,6 +1215,27 @@ mod tests {
         let over = Config::new(cpus + 1).fibers(true);
         assert!(over.uses_fibers());
         assert_eq!(over.eager, EAGER_LIMIT_SPIN);
+    }
+
+    /// The tuning file's key names the CPUs the ranks were launched on, not the one
+    /// CPU a pinned rank's thread may run on: ranks bound one to a CPU, as fibers of
+    /// the CPUs or as threads, all see the launch's count.
+    #[test]
+    fn the_machine_key_counts_the_launch_cpus_not_a_pinned_rank_thread() {
+        let cpus = affinity::cpu_count();
+        for fibers in [true, false] {
+            let cfg = Config::new(cpus as u32 + 1)
+                .pin(true)
+                .fibers(fibers)
+                .calibration(Calibration::default());
+            let keys = run_with(&cfg, |comm| {
+                Ok::<_, Error>(comm.transport.machine_key().unwrap_or_default())
+            })
+            .unwrap();
+            let suffix = if fibers { "-fibers" } else { "" };
+            let want = format!("threads-{}ranks-{cpus}cpus{suffix}", cpus + 1);
+            assert!(keys.iter().all(|k| *k == want), "{keys:?}, want {want}");
+        }
     }
 
     #[test]
