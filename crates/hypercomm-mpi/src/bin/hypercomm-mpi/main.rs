@@ -1243,7 +1243,7 @@ fn vs_native(
                 let pred = predicted(op, k as u32, m, ran, comm.calibration());
                 let (pred_us, over) = match pred {
                     Some(p) if p > 0.0 => (
-                        format!("{:.2}", p * 1e6),
+                        format!("{:.3}", p * 1e6),
                         format!("{:.2}", ours / (p * 1e6)),
                     ),
                     _ => ("-".into(), "-".into()),
