@@ -39,7 +39,7 @@
 //! [`NATIVE`], or `Algo::Auto` on a backend with collectives of its own whose reduction,
 //! if any, it may know (a built-in operator on a primitive number), starts the
 //! backend's non-blocking collective on the rank's thread
-//! ([`Transport::native_start`](crate::transport::Transport::native_start): on MPI
+//! ([`Transport::native_start`]: on MPI
 //! `MPI_Ibcast`, `MPI_Iscatter`, `MPI_Igather`, `MPI_Iallgather`, `MPI_Ialltoall`,
 //! `MPI_Ireduce`, `MPI_Iallreduce`, `MPI_Iscan`, `MPI_Iexscan`,
 //! `MPI_Ireduce_scatter_block`, the non-blocking collective operations of MPI-3.1
@@ -440,7 +440,7 @@ impl<'scope, R> ScopedRequest<'scope, R> {
     pub fn test(mut self) -> std::result::Result<Result<R>, Self> {
         match &mut self.inner {
             Inner::Thread(shared) => {
-                let done = shared.borrow().as_ref().is_none_or(Request::is_complete);
+                let done = shared.borrow().as_ref().map_or(true, Request::is_complete);
                 if !done {
                     return Err(self);
                 }
