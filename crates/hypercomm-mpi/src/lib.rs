@@ -57,6 +57,16 @@
 //!   MPI library's own blocking collective (`MPI_Allreduce`, …) on the data duplicate;
 //!   reductions for primitive element types with the built-in operators only. It has
 //!   no deadline and sees no failure notice (`mpirun` ends a job whose rank failed).
+//! - Non-blocking calls (`immediate_*`, [`hypercomm_rt::immediate`]): in a
+//!   `std::thread::scope` each runs on a progress thread of its own, over a duplicate
+//!   of the data communicator (`MPI_Comm_idup`), which needs MPI initialized with
+//!   `MPI_THREAD_MULTIPLE`. In an [`hypercomm_rt::immediate::scope`], a fixed-count
+//!   call with `Algo::Auto` or `native` starts MPI's own non-blocking collective
+//!   (`MPI_Ibcast`, … `MPI_Ireduce_scatter_block`: MPI-3.1 §5.12) on the data
+//!   duplicate, from the rank's thread ([`Transport::native_start`]): no thread, any
+//!   thread level; `wait` is `MPI_Wait` and `test` `MPI_Test`, with MPI's failure
+//!   semantics (as native's blocking calls: no deadline, no failure notice). It
+//!   progresses as the MPI library progresses it, mostly inside MPI calls of the rank.
 //!
 //! ## Faults
 //!
@@ -1431,6 +1441,36 @@ impl Transport for Mpi {
                 }
             }),
         )
+    }
+
+    /// MPI's non-blocking collective (`MPI_Ibcast`, … `MPI_Ireduce_scatter_block`:
+    /// MPI-3.1 §5.12) on the data duplicate, started on this rank's thread; its request
+    /// is completed with `MPI_Test` / `MPI_Wait` whatever [`Config::native_wait`] says
+    /// (MPI's failure semantics, as [`NativeWait::Blocking`]'s). A variable-count call
+    /// (which the runtime does not start this way) runs blocking and returns completed.
+    unsafe fn native_start(
+        &mut self,
+        call: hypercomm_rt::transport::NativeCall<'_>,
+    ) -> Option<Result<Box<dyn hypercomm_rt::transport::NativeRequest>>> {
+        if let Some(rank) = self.failed {
+            return Some(Err(Error::PeerFailed { rank }));
+        }
+        let collective = call.collective;
+        // The caller keeps the buffers until the request completes (this function's
+        // contract), as `native::start`'s non-blocking form needs.
+        let started = native::start(
+            self.data,
+            self.rank,
+            self.size,
+            call,
+            false,
+            &mut self.native_last,
+            &mut self.native_arrays,
+        );
+        Some(started.map(|req| {
+            Box::new(native::Started::new(req, collective))
+                as Box<dyn hypercomm_rt::transport::NativeRequest>
+        }))
     }
 
     /// `mpi-<library>-<ranks>-<host>`: the MPI library (a hash of its version string),

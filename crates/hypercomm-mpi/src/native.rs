@@ -26,11 +26,11 @@
 use std::ffi::{c_int, c_void};
 
 use hypercomm::collective::Collective;
-use hypercomm_rt::transport::{Builtin, Elem, NativeCall};
+use hypercomm_rt::transport::{Builtin, Elem, NativeCall, NativeRequest};
 use hypercomm_rt::{Error, Result};
 use mpi::ffi;
 
-use crate::{bytes_type, error_string, success};
+use crate::{bytes_type, error_string, mpi_finalized, request_null, success};
 
 extern "C" {
     /// MPI's `MPI_IN_PLACE` (`csrc/in_place.c`, compiled with the MPI library's `mpi.h`).
@@ -248,7 +248,8 @@ impl Prepared {
         // (`fits`: the lengths `Prepared::new` checked, `count` elements of `dt`, `k`
         // blocks where the collective gathers or scatters; in place, the input inside
         // the output where MPI reads it), and stays borrowed for the blocking call's
-        // duration (the caller waits for a request before returning).
+        // duration (`Transport::native` waits for a request before returning;
+        // `Transport::native_start`'s caller keeps the memory until it completes).
         let rc = unsafe {
             match self.collective {
                 Collective::Broadcast { root: r } => {
@@ -345,6 +346,67 @@ impl Prepared {
             return Err(failed(self.collective, rc));
         }
         Ok(req)
+    }
+}
+
+/// A non-blocking collective started by `Transport::native_start` (`MPI_Iallreduce`,
+/// …: MPI-3.1 §5.12): MPI's request, completed with `MPI_Test` and `MPI_Wait` on the
+/// thread that started it (not `Send`: a raw MPI handle). MPI's own failure semantics,
+/// as `NativeWait::Blocking`'s: `MPI_Wait` has no deadline and sees no failure notice.
+pub(crate) struct Started {
+    /// `MPI_REQUEST_NULL` once complete (MPI sets it so).
+    req: ffi::MPI_Request,
+    collective: Collective,
+}
+
+impl Started {
+    pub(crate) fn new(req: ffi::MPI_Request, collective: Collective) -> Started {
+        Started { req, collective }
+    }
+
+    fn done(&self) -> bool {
+        self.req == request_null()
+    }
+}
+
+impl NativeRequest for Started {
+    fn test(&mut self) -> Result<bool> {
+        if self.done() {
+            return Ok(true);
+        }
+        let mut flag: c_int = 0;
+        // SAFETY: a live request of this process; MPI sets it to MPI_REQUEST_NULL once
+        // complete.
+        let rc = unsafe { ffi::MPI_Test(&mut self.req, &mut flag, ffi::RSMPI_STATUS_IGNORE) };
+        if rc != success() {
+            // An error completes the request as far as we are concerned: not again.
+            self.req = request_null();
+            return Err(failed(self.collective, rc));
+        }
+        Ok(flag != 0)
+    }
+
+    fn wait(&mut self) -> Result<()> {
+        if self.done() {
+            return Ok(());
+        }
+        // SAFETY: as in `test`.
+        let rc = unsafe { ffi::MPI_Wait(&mut self.req, ffi::RSMPI_STATUS_IGNORE) };
+        if rc != success() {
+            self.req = request_null();
+            return Err(failed(self.collective, rc));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Started {
+    /// Waits for an unfinished collective (its error is lost): MPI may write the
+    /// buffers until then. After `MPI_Finalize` nothing can be waited for.
+    fn drop(&mut self) {
+        if !self.done() && !mpi_finalized() {
+            let _ = self.wait();
+        }
     }
 }
 

@@ -1028,6 +1028,29 @@ fn example_subcomm_matches_native_mpi_on_1_2_3_5_8_ranks() {
     }
 }
 
+/// Issue 20: in an `immediate::scope`, the non-blocking fixed-count calls with `Auto`
+/// and `native` start MPI's own non-blocking collectives on the rank's thread (no
+/// thread started, `Ran::algorithm == "native"`, MPI at its default thread level), ten
+/// in flight at once with a blocking call among them, completed in another order than
+/// started, one polled, one forgotten and completed by the scope's end, each result
+/// against MPI's blocking collective; a start that cannot run is its typed error
+/// (`examples/native_requests.rs`), on 1, 2, 3 and 4 ranks.
+#[test]
+fn native_requests_match_mpis_blocking_collectives_on_1_2_3_4_ranks() {
+    for ranks in [1, 2, 3, 4] {
+        let job = run_example("native_requests", ranks, &[]);
+        assert_eq!(
+            job.code,
+            Some(0),
+            "native_requests on {ranks} ranks:\n{}\n{}",
+            job.stdout,
+            job.stderr
+        );
+        let verdict = format!("native_requests: 60 requests matched MPI ({ranks} ranks)");
+        assert!(job.stdout.contains(&verdict), "{}", job.stdout);
+    }
+}
+
 /// Persistent plans run on the requests made for them (`src/persist.rs`) give what the
 /// same plans give run as plain calls: every fixed-count collective, several algorithms
 /// and sizes, on 1, 2, 3 and 5 ranks; every plan staged on 2 ranks or more

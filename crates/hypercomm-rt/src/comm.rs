@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::exec::{self, Buffers, Plan, Scratch};
 use crate::op::Op;
 use crate::select::{Algo, Calibration, Call, Ran, Selector, NATIVE};
-use crate::transport::{Elem, NativeCall, Part, PartMut, Tag, Transport};
+use crate::transport::{Elem, NativeCall, NativeRequest, Part, PartMut, Tag, Transport};
 use crate::tune::{Pick, Signature, Tuner};
 
 /// The algorithm of a [`Comm::barrier_with`]. Which rank leaves a barrier first, and
@@ -60,6 +60,27 @@ pub struct Comm<X: Transport> {
     epoch: u32,
     pub(crate) last: Option<Ran>,
     pub(crate) scratch: Scratch,
+    /// Whether a native call is to be *started* ([`Transport::native_start`]) rather than
+    /// run: set by [`crate::immediate::scope`]'s requests around one call, whose
+    /// buffers they keep borrowed until the request completes.
+    pub(crate) starting: bool,
+}
+
+std::thread_local! {
+    /// The request of the native call just started on this thread ([`Comm::starting`]),
+    /// and what it must keep alive until it completes (an in-place input's copy); taken
+    /// by the request that set `starting`, at once. A thread-local rather than a field,
+    /// so that [`Comm`] stays `Send` where its transport is (a native request is not).
+    pub(crate) static STARTED: std::cell::RefCell<Option<Started>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// A native call started ([`STARTED`]).
+pub(crate) struct Started {
+    /// The backend's request.
+    pub(crate) request: Box<dyn NativeRequest>,
+    /// Memory the request uses that the call made (a copy of an in-place input).
+    pub(crate) keep: Option<Box<dyn std::any::Any>>,
 }
 
 /// How one call passes its buffers.
@@ -112,6 +133,7 @@ impl<X: Transport> Comm<X> {
             epoch: 0,
             last: None,
             scratch: Scratch::default(),
+            starting: false,
         }
     }
 
@@ -353,6 +375,9 @@ impl<X: Transport> Comm<X> {
                 at = Some(off * size_of::<T>());
                 (&[], buf, true)
             }
+            Io::InPlace { buf, off, len } if self.starting => {
+                return self.start_on_copy(collective, len, buf, off, op, auto);
+            }
             Io::InPlace { buf, off, len } => {
                 copy = buf[off..off + len].to_vec();
                 (&copy, buf, false)
@@ -384,10 +409,84 @@ impl<X: Transport> Comm<X> {
         auto: bool,
     ) -> Result<Ran> {
         let kind = call.collective.kind();
+        if self.starting {
+            return self.start_native(call, in_place, auto);
+        }
         match self.transport.native(call) {
             Some(done) => done?,
             None => return Err(no_native(kind)),
         }
+        let ran = Ran {
+            op: kind,
+            algorithm: NATIVE,
+            auto,
+            steps: 0,
+            in_place,
+        };
+        self.last = Some(ran);
+        Ok(ran)
+    }
+
+    /// [`Comm::native`] of an in-place form whose input the backend takes apart, when
+    /// the call is started ([`Comm::starting`]): the input's copy is kept with the
+    /// request until it completes.
+    #[cold]
+    #[inline(never)]
+    fn start_on_copy<T: Pod>(
+        &mut self,
+        collective: Collective,
+        len: usize,
+        buf: &mut [T],
+        off: usize,
+        op: Option<&Op<'_, T>>,
+        auto: bool,
+    ) -> Result<Ran> {
+        let copy: Vec<T> = buf[off..off + len].to_vec();
+        let call = NativeCall {
+            collective,
+            len,
+            elem_bytes: size_of::<T>(),
+            elem: Elem::of::<T>(),
+            op: op.and_then(Op::builtin),
+            input: bytemuck::cast_slice(&copy),
+            output: bytemuck::cast_slice_mut(buf),
+            send_counts: &[],
+            recv_counts: &[],
+            in_place: None,
+        };
+        let ran = self.start_native(call, false, auto)?;
+        // Moving the vector keeps its heap buffer, which the request reads, in place.
+        STARTED.with_borrow_mut(|s| {
+            if let Some(s) = s.as_mut() {
+                s.keep = Some(Box::new(copy));
+            }
+        });
+        Ok(ran)
+    }
+
+    /// [`Comm::run_native`] when the call is started ([`Comm::starting`]): the
+    /// backend's non-blocking collective ([`Transport::native_start`]), its request left
+    /// in [`STARTED`] for the caller; the [`Ran`] its wait will return.
+    #[cold]
+    #[inline(never)]
+    fn start_native(&mut self, call: NativeCall<'_>, in_place: bool, auto: bool) -> Result<Ran> {
+        let kind = call.collective.kind();
+        // SAFETY: `starting` is set only by `immediate::scope`'s requests, around one
+        // call whose buffers they borrow for the scope's lifetime `'scope`; the request
+        // made of what is left in `STARTED` completes before the scope ends (at its
+        // wait, test, drop, or the scope's end if it was forgotten), so the memory stays
+        // valid and untouched by anyone else until then. A copy made for the call is
+        // kept with the request (`Started::keep`).
+        let request = match unsafe { self.transport.native_start(call) } {
+            Some(started) => started?,
+            None => return Err(no_native(kind)),
+        };
+        STARTED.with_borrow_mut(|s| {
+            *s = Some(Started {
+                request,
+                keep: None,
+            })
+        });
         let ran = Ran {
             op: kind,
             algorithm: NATIVE,

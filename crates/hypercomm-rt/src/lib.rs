@@ -213,7 +213,9 @@ mod vcount;
 
 pub use comm::{Barrier, Comm};
 pub use error::{Error, Result};
-pub use immediate::{Detach, Request};
+pub use immediate::{
+    scope as request_scope, Detach, NativeScope, Request, RequestScope, ScopedRequest,
+};
 pub use op::Op;
 pub use persistent::Persistent;
 pub use select::{topology_for, Algo, Calibration, Ran, NATIVE};

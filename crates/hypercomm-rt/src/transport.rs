@@ -272,6 +272,34 @@ pub trait Transport {
         false
     }
 
+    /// Start `call` with the backend's own *non-blocking* collective (MPI's
+    /// `MPI_Iallreduce`, …: MPI-3.1 §5.12) and return at once with an object that
+    /// completes it ([`NativeRequest`]), or `None` when the backend has none (the
+    /// default). Used by the requests of [`crate::immediate::scope`]: a fixed-count call
+    /// (never a variable-count one) that would run [`Transport::native`] is started
+    /// here instead, on the rank's thread, with no progress thread. A call the backend
+    /// cannot run (an element type or operator it does not know, a buffer of the wrong
+    /// length) returns `Some(Err(`[`crate::Error::Native`]`))` and starts nothing.
+    /// Called between collective calls, with nothing posted; calls started here may
+    /// still be in flight when later calls (blocking or started) are made: the backend
+    /// keeps them apart from its messages, as MPI keeps collectives apart from
+    /// point-to-point traffic, and runs them in call order on every rank.
+    ///
+    /// # Safety
+    /// The memory of `call.input` and `call.output` must stay valid, and be neither
+    /// written (input) nor read or written (output) by anyone else, until the returned
+    /// request completes: its [`NativeRequest::test`] returned `Ok(true)`, its
+    /// [`NativeRequest::wait`] returned, or it was dropped (dropping an unfinished one
+    /// waits for it). The request outlives the borrow of `call`, which is why this is
+    /// `unsafe`.
+    unsafe fn native_start(
+        &mut self,
+        call: NativeCall<'_>,
+    ) -> Option<Result<Box<dyn NativeRequest>>> {
+        let _ = call;
+        None
+    }
+
     /// Whether [`Transport::native`] takes `collective` in place
     /// ([`NativeCall::in_place`]: the input read from the output buffer, as MPI's
     /// `MPI_IN_PLACE`). The default, no: [`crate::Comm`] then passes an in-place form's
@@ -332,6 +360,20 @@ pub trait Transport {
     fn execution(&self) -> crate::predict::Execution {
         crate::predict::Execution::default()
     }
+}
+
+/// A backend's non-blocking collective in flight ([`Transport::native_start`]): MPI's
+/// `MPI_Request` of an `MPI_Iallreduce`, …. It is used from the thread that started it
+/// (it need not be `Send`: MPI then needs no `MPI_THREAD_MULTIPLE`). Dropping one that
+/// has not completed waits for it (its error is lost), so that the memory it uses is
+/// never touched after the drop.
+pub trait NativeRequest {
+    /// Whether the collective has completed (MPI's `MPI_Test`); once it returned
+    /// `Ok(true)` or an error, the request is complete and `wait` returns at once.
+    fn test(&mut self) -> Result<bool>;
+    /// Wait until the collective completes (MPI's `MPI_Wait`): its result, with the
+    /// failure semantics of the backend's own blocking collective.
+    fn wait(&mut self) -> Result<()>;
 }
 
 /// One message of a persistent plan, for [`Transport::persist`].

@@ -20,7 +20,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use bytemuck::Pod;
-use hypercomm_rt::{Algo, Barrier, Comm, Detach, Op, Transport};
+use hypercomm_rt::{Algo, Barrier, Comm, Detach, Op, Ran, Transport};
 
 /// Average, minimum and maximum over the ranks of one per-rank figure.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -122,8 +122,14 @@ pub fn overlap_rank<X: Transport>(
 }
 
 /// One call of ours for [`overlap_rank`]: start the non-blocking all-reduce of `send`
-/// into `recv` ([`Comm::immediate_all_reduce_into`]), compute for `work` meanwhile,
-/// wait; the time computed.
+/// into `recv` ([`Comm::immediate_all_reduce_into`]) in an
+/// [`immediate::scope`](hypercomm_rt::immediate::scope), compute for `work` meanwhile,
+/// wait; the time computed, and what the request ran. On a backend with collectives of its own (MPI), `auto` and
+/// `native` start its non-blocking collective (`MPI_Iallreduce`) on this thread, as
+/// `osu_iallreduce` does, and it progresses as MPI progresses it (with most libraries,
+/// in the wait: little overlap, as MPI's own); a named schedule, and every call on
+/// threads, runs on a progress thread of its own, which moves the data while this
+/// thread computes.
 pub fn ours_iallreduce<X, T>(
     comm: &mut Comm<X>,
     send: &[T],
@@ -131,16 +137,16 @@ pub fn ours_iallreduce<X, T>(
     op: &Op<'_, T>,
     algo: Algo<'_>,
     work: Option<Duration>,
-) -> hypercomm_rt::Result<Duration>
+) -> hypercomm_rt::Result<(Duration, Ran)>
 where
     X: Detach,
     T: Pod + Send + Sync,
 {
-    std::thread::scope(|s| {
+    hypercomm_rt::immediate::scope(|s| {
         let request = comm.immediate_all_reduce_into(s, send, recv, op, algo)?;
         let worked = work.map_or(Duration::ZERO, compute);
-        request.wait()?;
-        Ok(worked)
+        let ran = request.wait()?;
+        Ok((worked, ran))
     })
 }
 
@@ -174,7 +180,9 @@ mod tests {
             let op = Op::sum();
             let times = overlap_rank(comm, Barrier::RecursiveDoubling, 1, 3, |comm, work| {
                 recv = [0; 2];
-                let worked = ours_iallreduce(comm, &send, &mut recv, &op, Algo::Auto, work)?;
+                let (worked, ran) = ours_iallreduce(comm, &send, &mut recv, &op, Algo::Auto, work)?;
+                // Threads have no collectives of their own: a schedule, on a thread.
+                assert_ne!(ran.algorithm, hypercomm_rt::NATIVE);
                 results.push(recv);
                 Ok(worked)
             })?;

@@ -17,9 +17,10 @@
 //! iallreduce reports OSU's overlap columns: `pure` (start, wait), `compute` (the
 //! computation between start and wait, targeted at `pure`), `overall` (start, compute,
 //! wait) and `overlap` = max(0, 100 · (1 − (overall − compute) / pure)) %, and
-//! `ours/native` of the pure times. Ours progresses on a thread of its own, which needs
-//! MPI initialized with `MPI_THREAD_MULTIPLE` (this binary asks for it for `osu
-//! iallreduce`).
+//! `ours/native` of the pure times. Ours runs in an `immediate::scope`: `auto` (and
+//! `native`) starts `MPI_Iallreduce` on the rank's thread, as native does, and a named
+//! algorithm progresses on a thread of its own, which needs MPI initialized with
+//! `MPI_THREAD_MULTIPLE` (this binary asks for it for `osu iallreduce`, for both).
 
 use std::time::Duration;
 
@@ -326,18 +327,27 @@ fn overlap_rows(
             )?
         } else {
             let algo = cfg.algos[form - 1].algo();
+            let mut ran = None;
             let t = overlap_rank(
                 comm,
                 Barrier::RecursiveDoubling,
                 warmup,
                 iters,
-                |comm, work| ours_iallreduce(comm, &send, &mut out, &sum, algo, work),
+                |comm, work| {
+                    let (worked, r) = ours_iallreduce(comm, &send, &mut out, &sum, algo, work)?;
+                    ran = Some(r);
+                    Ok(worked)
+                },
             )?;
-            // What the blocking call runs (the request's own choice is not returned).
-            let mut check = vec![0u32; m];
-            algorithm = comm
-                .all_reduce_into(&send, &mut check, &sum, algo)?
-                .algorithm;
+            // What the requests ran (`auto`: MPI_Iallreduce, started on this thread).
+            algorithm = match ran {
+                Some(ran) => ran.algorithm,
+                None => {
+                    let mut check = vec![0u32; m];
+                    comm.all_reduce_into(&send, &mut check, &sum, algo)?
+                        .algorithm
+                }
+            };
             t
         };
         let us = times.map(|t| t * 1e6);
