@@ -416,15 +416,21 @@ impl<X: Transport> Comm<X> {
             Some(done) => done?,
             None => return Err(no_native(kind)),
         }
+        Ok(self.ran_native(kind, in_place, auto))
+    }
+
+    /// What a native call ran (run or started), kept as the last call.
+    #[inline(always)]
+    fn ran_native(&mut self, op: OpKind, in_place: bool, auto: bool) -> Ran {
         let ran = Ran {
-            op: kind,
+            op,
             algorithm: NATIVE,
             auto,
             steps: 0,
             in_place,
         };
         self.last = Some(ran);
-        Ok(ran)
+        ran
     }
 
     /// [`Comm::native`] of an in-place form whose input the backend takes apart, when
@@ -487,15 +493,7 @@ impl<X: Transport> Comm<X> {
                 keep: None,
             })
         });
-        let ran = Ran {
-            op: kind,
-            algorithm: NATIVE,
-            auto,
-            steps: 0,
-            in_place,
-        };
-        self.last = Some(ran);
-        Ok(ran)
+        Ok(self.ran_native(kind, in_place, auto))
     }
 
     /// Broadcast: every rank's `buf` gets the root's `buf` (in place).
