@@ -115,6 +115,31 @@ fn no_native(kind: OpKind) -> Error {
     }
 }
 
+/// A fixed-count call of `len` elements for the backend's own collective
+/// ([`Transport::native`], [`Transport::native_start`]).
+#[inline(always)]
+fn fixed_call<'a, T: Pod>(
+    collective: Collective,
+    len: usize,
+    op: Option<&Op<'_, T>>,
+    input: &'a [T],
+    output: &'a mut [T],
+    in_place: Option<usize>,
+) -> NativeCall<'a> {
+    NativeCall {
+        collective,
+        len,
+        elem_bytes: size_of::<T>(),
+        elem: Elem::of::<T>(),
+        op: op.and_then(Op::builtin),
+        input: bytemuck::cast_slice(input),
+        output: bytemuck::cast_slice_mut(output),
+        send_counts: &[],
+        recv_counts: &[],
+        in_place,
+    }
+}
+
 /// The root's buffer, which it must pass.
 fn root_buffer<B>(buf: Option<B>, root: Rank, what: &str) -> Result<B> {
     buf.ok_or_else(|| Error::RootBuffer(format!("rank {root} is the root: it must pass {what}")))
@@ -383,18 +408,7 @@ impl<X: Transport> Comm<X> {
                 (&copy, buf, false)
             }
         };
-        let call = NativeCall {
-            collective,
-            len,
-            elem_bytes: size_of::<T>(),
-            elem: Elem::of::<T>(),
-            op: op.and_then(Op::builtin),
-            input: bytemuck::cast_slice(input),
-            output: bytemuck::cast_slice_mut(output),
-            send_counts: &[],
-            recv_counts: &[],
-            in_place: at,
-        };
+        let call = fixed_call(collective, len, op, input, output, at);
         self.run_native(call, in_place, auto)
     }
 
@@ -448,18 +462,7 @@ impl<X: Transport> Comm<X> {
         auto: bool,
     ) -> Result<Ran> {
         let copy: Vec<T> = buf[off..off + len].to_vec();
-        let call = NativeCall {
-            collective,
-            len,
-            elem_bytes: size_of::<T>(),
-            elem: Elem::of::<T>(),
-            op: op.and_then(Op::builtin),
-            input: bytemuck::cast_slice(&copy),
-            output: bytemuck::cast_slice_mut(buf),
-            send_counts: &[],
-            recv_counts: &[],
-            in_place: None,
-        };
+        let call = fixed_call(collective, len, op, &copy, buf, None);
         let ran = self.start_native(call, false, auto)?;
         // Moving the vector keeps its heap buffer, which the request reads, in place.
         STARTED.with_borrow_mut(|s| {
