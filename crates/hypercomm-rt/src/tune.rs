@@ -54,6 +54,35 @@ use crate::transport::Transport;
 /// Environment variable: the tuning file to use, or `off`.
 pub const TUNING_ENV: &str = "HYPERCOMM_TUNING";
 
+/// Environment variable: when set (to anything but `0`), rank 0 prints each measuring
+/// round's agreed times to standard error, one line per size (as `NCCL_DEBUG=INFO`
+/// prints NCCL's tuning): why `auto` picked what it did.
+pub const TUNING_LOG_ENV: &str = "HYPERCOMM_TUNING_LOG";
+
+/// Whether [`TUNING_LOG_ENV`] asks for the log.
+fn logging() -> bool {
+    std::env::var_os(TUNING_LOG_ENV).is_some_and(|v| v != "0")
+}
+
+/// One line of the tuning log: `round` of `key` at `bytes`, each slot's name and time.
+fn log_line(key: &Key, round: &str, bytes: usize, slots: &[(&str, f64)]) -> String {
+    let times: Vec<String> = slots
+        .iter()
+        .map(|(n, t)| {
+            if t.is_finite() {
+                format!("{n} {:.3}", t * 1e6)
+            } else {
+                format!("{n} -")
+            }
+        })
+        .collect();
+    format!(
+        "hypercomm tuning: {} {round} {bytes} B (µs): {}",
+        key.name(),
+        times.join(", ")
+    )
+}
+
 /// Smallest and largest measured sizes, as powers of two of bytes (8 B … 4 MiB).
 const MIN_LOG: u32 = 3;
 const MAX_LOG: u32 = 22;
@@ -63,8 +92,9 @@ const BUCKETS: usize = (MAX_LOG - MIN_LOG + 1) as usize;
 /// every fitting one in practice (13 for an all-gather on 4 ranks).
 pub const SCREENED: usize = 16;
 
-/// The schedules round 1 sends to round 2, beside native.
-pub const FINALISTS: usize = 2;
+/// The schedules round 1 sends to round 2, beside native (2 to chooser 5: with round
+/// 1's few calls, the fastest schedule was third there at times; [`screen_calls`]).
+pub const FINALISTS: usize = 3;
 
 /// A schedule is picked over native only at or below this fraction of native's time.
 pub const MARGIN: f64 = 0.95;
@@ -128,8 +158,9 @@ fn trimmed(times: Vec<Summary>) -> Vec<f64> {
 /// both rounds, [`both_rounds`]; 4: each schedule timed in blocks of its own calls,
 /// [`call_order`], and a barrier after the last, whose call had been slowed 10-80× on
 /// ranks sharing CPUs, and a schedule over native confirmed call by call, [`confirmed`];
-/// 5: that confirmation by the median too).
-const CHOOSER: u32 = 5;
+/// 5: that confirmation by the median too; 6: [`SIZE_WARMUP`] untimed calls at each
+/// size before any is timed, round 1 with 2 timed calls at least, 3 finalists).
+const CHOOSER: u32 = 6;
 
 /// Pick codes broadcast by rank 0: an index into the registry's fitting algorithms, or
 /// one of these.
@@ -301,13 +332,17 @@ fn timed_calls(bytes: usize) -> u32 {
     (262_144 / bytes).clamp(3, 100) as u32
 }
 
-/// Round 1's timed calls per schedule: a quarter of [`timed_calls`], at least 1 (after
+/// Round 1's timed calls per schedule: a quarter of [`timed_calls`], at least 2 (after
 /// one untimed). Enough to tell a schedule 1.5× slower than the best from it; not enough
-/// to choose between close ones, which round 2 does. From 128 KiB that is 2 calls of each
-/// of up to 13 schedules: with 2 timed calls, a 4-rank all-gather took 7.9 s to tune
-/// (under a load of 9).
+/// to choose between close ones, which round 2 does. From 32 KiB that is 2 calls of each
+/// of up to 13 schedules. With 1 (to chooser 5), a 4-rank thread all-gather of 1–4 MiB
+/// (fibers on 2 CPUs) measured ADEA, the model's best and timed first, at 1.2–2.7× of
+/// `bench`'s time and never sent it to round 2; `bench` then found the TEA2 picks
+/// 1.25–1.3× slower than ADEA (`docs/perf-log/2026-11-27-tuning-size-warmup.md`). With
+/// 2 and 3 finalists it reached round 2 at 1–2 MiB in 2 of 3 runs; a 4-rank MPI
+/// all-gather takes 6.3–6.6 s to tune instead of 4.8–5.1.
 fn screen_calls(bytes: usize) -> u32 {
-    (timed_calls(bytes) / 4).max(1)
+    (timed_calls(bytes) / 4).max(2)
 }
 
 /// Round 2's timed calls per finalist: twice [`timed_calls`], at least 12 beside a
@@ -605,6 +640,17 @@ impl<X: Transport> Comm<X> {
             cands.push(all);
         }
         let screened = self.agree(&screened)?;
+        let log = logging() && self.rank() == 0;
+        if log {
+            for (b, all) in cands.iter().enumerate().filter(|(_, a)| !a.is_empty()) {
+                let slots: Vec<(&str, f64)> = std::iter::once(NATIVE)
+                    .chain(all.iter().map(|a| a.name))
+                    .zip(&screened[b * WIDE..])
+                    .map(|(n, &t)| (n, t))
+                    .collect();
+                eprintln!("{}", log_line(&key, "round 1", bucket_bytes(b), &slots));
+            }
+        }
         // Round 2: native and the finalists, slot 0 native.
         const NARROW: usize = FINALISTS + 1;
         // Each size's finalists, as indices into its candidates.
@@ -628,6 +674,16 @@ impl<X: Transport> Comm<X> {
             finals.push(picked);
         }
         let timed = self.agree(&timed)?;
+        if log {
+            for (b, picked) in finals.iter().enumerate().filter(|(_, p)| !p.is_empty()) {
+                let slots: Vec<(&str, f64)> = std::iter::once(NATIVE)
+                    .chain(picked.iter().map(|&i| cands[b][i].name))
+                    .zip(&timed[b * NARROW..])
+                    .map(|(n, &t)| (n, t))
+                    .collect();
+                eprintln!("{}", log_line(&key, "round 2", bucket_bytes(b), &slots));
+            }
+        }
         let mut picks: [Pick; BUCKETS] = std::array::from_fn(|b| {
             let t = &timed[b * NARROW..(b + 1) * NARROW];
             let round1 = &screened[b * WIDE..(b + 1) * WIDE];
@@ -658,8 +714,17 @@ impl<X: Transport> Comm<X> {
         }
         let checked = self.agree(&checked)?;
         for (b, pick) in picks.iter_mut().enumerate() {
-            if matches!(pick, Pick::Named(_)) && screened[b * WIDE].is_finite() {
+            if let (Pick::Named(name), true) = (*pick, screened[b * WIDE].is_finite()) {
                 let c = &checked[b * 4..b * 4 + 4];
+                if log {
+                    let slots = [
+                        ("native trimmed", c[0]),
+                        (name, c[1]),
+                        ("native median", c[2]),
+                        (name, c[3]),
+                    ];
+                    eprintln!("{}", log_line(&key, "round 3", bucket_bytes(b), &slots));
+                }
                 let native = Summary {
                     trimmed: c[0],
                     median: c[2],
@@ -678,6 +743,14 @@ impl<X: Transport> Comm<X> {
             if cands[b].is_empty() && picks[b] == Pick::Model {
                 picks[b] = picks[b - 1];
             }
+        }
+        if log {
+            let all: Vec<String> = picks
+                .iter()
+                .enumerate()
+                .map(|(b, p)| format!("{} {}", bucket_bytes(b), name_of(*p)))
+                .collect();
+            eprintln!("hypercomm tuning: {} picks: {}", key.name(), all.join(", "));
         }
         Ok(picks)
     }
@@ -735,6 +808,22 @@ impl<X: Transport> Comm<X> {
     ) -> Result<Vec<Summary>> {
         let mut calls: Vec<Vec<f64>> = vec![Vec::with_capacity(iters as usize); algos.len()];
         let mut refused = vec![false; algos.len()];
+        // A size's first calls are slow whatever runs them: [`SIZE_WARMUP`] untimed
+        // calls of the first algorithm that runs here, before any is timed.
+        'warm: for a in 0..algos.len() {
+            for _ in 0..SIZE_WARMUP {
+                self.barrier()?;
+                match call(self, algos[a]) {
+                    Ok(()) => {}
+                    Err(Error::Native { .. }) => {
+                        refused[a] = true;
+                        continue 'warm;
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            break;
+        }
         for (a, timed) in call_order(algos.len(), iters, order) {
             if refused[a] {
                 continue;
@@ -841,6 +930,15 @@ fn back_with_memory(buf: &mut [u8]) {
 
 /// The blocks of calls per algorithm in [`Comm::time_calls`].
 const BLOCKS: u32 = 4;
+
+/// Untimed calls at a size before [`Comm::time_calls`] times any: the first calls
+/// on new buffers are slow whatever algorithm makes them. On 4 thread ranks on 2 CPUs
+/// (fibers), `bench --iters 1 --warmup 1` timed a 1 MiB all-gather that went first at
+/// 393–737 µs (ADEA) and 436–691 µs (TEA2), the one that went second at 279–498 µs;
+/// after 3 untimed calls the first took 303–450 µs (not page faults: their count does
+/// not change with the warm-up calls; not the allocator's `mmap` threshold). Round 1
+/// times the model's best first (`docs/perf-log/2026-11-27-tuning-size-warmup.md`).
+const SIZE_WARMUP: u32 = 3;
 
 /// How [`Comm::time_calls`] orders its calls ([`call_order`]).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -1125,7 +1223,7 @@ mod tests {
         let names = ["a", "b", "c", "d", "e"];
         let screen = [5.0, 3.2, 4.0, 1.0, f64::INFINITY];
         let fin = finalists(&screen, FINALISTS);
-        assert_eq!(fin, vec![3, 1], "the fastest first, then the next");
+        assert_eq!(fin, vec![3, 1, 2], "the fastest first, then the next ones");
         // Round 2 without native (threads): the fastest of round 2, not of round 1.
         let ours: Vec<(f64, &str)> = fin.iter().map(|&i| (screen[i], names[i])).collect();
         assert_eq!(decide(f64::INFINITY, &ours), Pick::Named("d"));
@@ -1167,8 +1265,8 @@ mod tests {
     fn no_rank_leaves_the_measurement_before_every_call_has_ended() {
         use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
         let (k, iters) = (3u32, 3u32);
-        // Each rank's calls, untimed and timed.
-        let per_rank = call_order(1, iters, Order::Blocks).len() as u32;
+        // Each rank's calls: the size's warm-up, then the untimed and timed ones.
+        let per_rank = SIZE_WARMUP + call_order(1, iters, Order::Blocks).len() as u32;
         let ended = AtomicU32::new(0);
         let seen = crate::threads::run(k, |comm| {
             let mut made = 0;
@@ -1333,13 +1431,35 @@ mod tests {
         assert!(buf.iter().all(|&b| b == 0));
     }
 
+    /// `HYPERCOMM_TUNING_LOG`'s line: each slot's time in µs, a refusal as `-`.
+    #[test]
+    fn a_log_line_names_each_slot_and_its_time() {
+        let key = Key {
+            kind: OpKind::Allreduce,
+            elem_bytes: 8,
+            commutative: true,
+        };
+        let line = log_line(
+            &key,
+            "round 2",
+            1024,
+            &[(NATIVE, f64::INFINITY), ("ring", 2.5e-6)],
+        );
+        assert_eq!(
+            line,
+            "hypercomm tuning: allreduce 8B commutative round 2 1024 B (µs): native -, ring 2.500"
+        );
+    }
+
     #[test]
     fn round_two_times_more_calls_than_round_one() {
         for b in 0..BUCKETS {
             let bytes = bucket_bytes(b);
-            assert!(screen_calls(bytes) >= 1);
+            // Two at least: one timed call per schedule left the model's best, timed
+            // first, out of round 2 at 1-4 MiB.
+            assert!(screen_calls(bytes) >= 2);
             for native in [false, true] {
-                assert!(final_calls(bytes, native) >= 6 * screen_calls(bytes));
+                assert!(final_calls(bytes, native) >= 3 * screen_calls(bytes));
             }
             assert!(final_calls(bytes, true) >= 12);
         }
