@@ -18,11 +18,13 @@
 #
 # A cell is held out (EVAL=held-out, the default): the odd runs name the best algorithm
 # (the least median over them), the even runs measure it: the median over the even runs
-# of auto's time / the median over the even runs of that algorithm's. Naming the best and
-# measuring it in the same runs (EVAL=same, all runs) is biased against auto: the least
-# of a dozen noisy medians is lower than the true time of any of them (with a dozen
-# algorithms tied within 10 %, it sits near 0.9 of their times, and auto, one of them,
-# lands near 1.1 of it). Both counts are printed.
+# of each run's auto / that algorithm (side by side in one run: whole runs differ by 2x
+# on a VM whose state changes, and a ratio of medians taken apart mixed the states).
+# Naming the best and measuring it in the same runs (EVAL=same, all runs) is biased
+# against auto: the least of a dozen noisy medians is lower than the true time of any of
+# them (with a dozen algorithms tied within 10 %, it sits near 0.9 of their times, and
+# auto, one of them, lands near 1.1 of it). Both counts are printed. FROM_ROWS=FILE
+# analyses the rows an earlier run kept with ROWS=FILE instead of measuring.
 #
 # Prints, per (backend, ranks, op): how many sizes have a median auto/best > 1.1 (and of
 # them, at how many auto ran the algorithm that was fastest: the run's noise), the worst
@@ -32,7 +34,7 @@
 # size) row goes to FILE as well; with ROWS=FILE, the raw rows (both statistics).
 #
 # Usage: [RUNS=6] [ITERS=osu|N] [STAT=max|avg] [EVAL=held-out|same] [OPS="broadcast ..."]
-#        [KS_THREADS="2 4"] [KS_MPI="2 4"] [MPI=auto|0|1] [FULL=file.md]
+#        [KS_THREADS="2 4"] [KS_MPI="2 4"] [MPI=auto|0|1] [FULL=file.md] [FROM_ROWS=rows]
 #        [SMOKE=1: 8-64 B, 2 runs, 5 iterations, 2 ranks]
 #        [BIN_DIR=dir: the binaries to run, built elsewhere; default target/release, built]
 #        scripts/bench-table-auto.sh [MAX_BYTES]
@@ -99,6 +101,10 @@ one() {
     echo "$backend $k $op $tuned $off" >>"$out/tuning"
 }
 
+if [ -n "${FROM_ROWS:-}" ]; then
+    # Only the analysis, of rows kept by an earlier run's ROWS=FILE (no tuning times).
+    cp "$FROM_ROWS" "$out/rows"; : >"$out/tuning"; OPS=""
+fi
 for op in $OPS; do
     for k in $KS_THREADS; do
         for r in $(seq "$RUNS"); do one threads "$k" "$op" "$r" "$BIN_DIR/hypercomm"; done
@@ -113,6 +119,7 @@ for op in $OPS; do
     fi
 done
 
+[ -n "${FROM_ROWS:-}" ] && echo "Rows of $FROM_ROWS (measured earlier), analysed at:"
 bench_stamp "$RUNS runs ($EVAL), $ITERS iterations, 8 B to $MAX B, $STAT over ranks, \`RUNS=$RUNS ITERS=$ITERS STAT=$STAT EVAL=$EVAL scripts/bench-table-auto.sh $MAX\`"
 bench_smoke_note
 echo
@@ -152,24 +159,32 @@ def medians(runs):
             times[algo].append(us)
     return {a: statistics.median(t) for a, t in times.items()}, autos, ran
 def cell(runs, select, measure):
-    """(auto / best, auto's min and max / best, what auto ran, the best) with the best
-    named by the runs `select` and both measured by the runs `measure`; None without
-    data."""
+    """(auto / best, its min and max over the runs, what auto ran, the best) with the
+    best named by the runs `select` (the least median over them) and auto / best the
+    median over the runs `measure` of each run's ratio: auto and the best side by side
+    in one run, so that a run measured in a slower state of the machine (whole runs
+    differ by 2x on the AMD VM) weighs on both alike; None without data."""
     named, _, _ = medians([runs[r] for r in select if r in runs])
-    meds, autos, ran = medians([runs[r] for r in measure if r in runs])
-    if not named or not autos:
+    if not named:
         return None
     best = min(named, key=lambda a: (named[a], a))
-    if best not in meds:
+    ratios, ran = [], collections.Counter()
+    for r in measure:
+        x = runs.get(r)
+        if x is None or x["auto"] is None:
+            continue
+        t = dict(x["all"]).get(best)
+        if t:
+            ratios.append(x["auto"][1] / t); ran[x["auto"][0]] += 1
+    if not ratios:
         return None
-    t = meds[best]
     a = ", ".join(x for x, _ in ran.most_common())
-    return statistics.median(autos) / t, min(autos) / t, max(autos) / t, a, best
+    return statistics.median(ratios), min(ratios), max(ratios), a, best
 held = how == "held-out"
 summary = ["| backend, ranks | op | sizes auto > 1.1× best, " + ("held out" if held else "same runs") +
            " (of them, auto ran the best: noise) | same runs, biased | worst median auto/best (size: auto ran → best) | tuning s |",
            "|---|---|---:|---:|---|---:|"]
-rows = ["| backend, ranks | op | size | auto median / best median (auto's min–max) | auto ran | best | same runs |",
+rows = ["| backend, ranks | op | size | auto/best, median over runs (min–max) | auto ran | best | same runs |",
         "|---|---|---:|---:|---|---|---:|"]
 for (b, k, op), sizes in d.items():
     cells, same_over = [], 0

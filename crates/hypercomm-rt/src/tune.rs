@@ -93,7 +93,7 @@ const BUCKETS: usize = (MAX_LOG - MIN_LOG + 1) as usize;
 pub const SCREENED: usize = 16;
 
 /// The schedules round 1 sends to round 2, beside native (2 to chooser 5: with round
-/// 1's few calls, the fastest schedule was third there at times; [`screen_calls`]).
+/// 1's few calls, the fastest schedule was third there at times; `screen_calls`).
 pub const FINALISTS: usize = 3;
 
 /// A schedule is picked over native only at or below this fraction of native's time.
