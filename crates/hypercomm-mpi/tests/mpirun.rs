@@ -374,22 +374,31 @@ fn vs_native_prints_a_ratio_per_size() {
     let dir = std::env::temp_dir().join(format!("hypercomm-vs-native-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let tuning = dir.join("tuning.json");
-    let env = [("HYPERCOMM_TUNING", Some(tuning.as_path()))];
+    // With the tuning's log: rank 0 alone prints each round and the picks.
+    let env = [
+        ("HYPERCOMM_TUNING", Some(tuning.as_path())),
+        ("HYPERCOMM_TUNING_LOG", Some(Path::new("1"))),
+    ];
     let job = mpirun_env(exe, 2, &args, &env, Duration::from_secs(60));
     assert_eq!(job.code, Some(0), "{}\n{}", job.stdout, job.stderr);
     for op in ["broadcast 8B", "allreduce 8B commutative"] {
         let line = format!("# auto: {op} measured in");
         assert!(job.stdout.contains(&line), "no `{line}`:\n{}", job.stdout);
+        let picks = format!("hypercomm tuning: {op} picks: 8 ");
+        assert_eq!(job.stderr.matches(&picks).count(), 1, "{}", job.stderr);
+        let round = format!("hypercomm tuning: {op} round 1 8 B (µs): native ");
+        assert_eq!(job.stderr.matches(&round).count(), 1, "{}", job.stderr);
     }
     let text = std::fs::read_to_string(&tuning).unwrap();
     assert!(text.contains("\"allreduce 8B commutative\""), "{text}");
-    // Read back, not measured again.
+    // Read back, not measured again: nothing to log.
     let job = mpirun_env(exe, 2, &args, &env, Duration::from_secs(60));
     assert!(
         job.stdout.contains("# auto: broadcast 8B picks read from"),
         "{}",
         job.stdout
     );
+    assert!(!job.stderr.contains("hypercomm tuning:"), "{}", job.stderr);
     let _ = std::fs::remove_dir_all(&dir);
     // The model's picks alone: a prediction for every row.
     let off = [("HYPERCOMM_TUNING", Some(Path::new("off")))];

@@ -717,11 +717,12 @@ impl<X: Transport> Comm<X> {
             if let (Pick::Named(name), true) = (*pick, screened[b * WIDE].is_finite()) {
                 let c = &checked[b * 4..b * 4 + 4];
                 if log {
+                    let (t, m) = (format!("{name} trimmed"), format!("{name} median"));
                     let slots = [
                         ("native trimmed", c[0]),
-                        (name, c[1]),
+                        (t.as_str(), c[1]),
                         ("native median", c[2]),
-                        (name, c[3]),
+                        (m.as_str(), c[3]),
                     ];
                     eprintln!("{}", log_line(&key, "round 3", bucket_bytes(b), &slots));
                 }
