@@ -92,8 +92,9 @@ const BUCKETS: usize = (MAX_LOG - MIN_LOG + 1) as usize;
 /// every fitting one in practice (13 for an all-gather on 4 ranks).
 pub const SCREENED: usize = 16;
 
-/// The schedules round 1 sends to round 2, beside native (2 to chooser 5: with round
-/// 1's few calls, the fastest schedule was third there at times; `screen_calls`).
+/// The most schedules round 1 sends to round 2, beside native (2 to chooser 5: with
+/// round 1's few calls, the fastest schedule was third there at times; `screen_calls`);
+/// the third only if near the fastest (`NEAR`).
 pub const FINALISTS: usize = 3;
 
 /// A schedule is picked over native only at or below this fraction of native's time.
@@ -159,7 +160,7 @@ fn trimmed(times: Vec<Summary>) -> Vec<f64> {
 /// [`call_order`], and a barrier after the last, whose call had been slowed 10-80× on
 /// ranks sharing CPUs, and a schedule over native confirmed call by call, [`confirmed`];
 /// 5: that confirmation by the median too; 6: [`SIZE_WARMUP`] untimed calls at each
-/// size before any is timed, round 1 with 2 timed calls at least, 3 finalists).
+/// size before any is timed, round 1 with 2 timed calls at least, 3 finalists if near).
 const CHOOSER: u32 = 6;
 
 /// Pick codes broadcast by rank 0: an index into the registry's fitting algorithms, or
@@ -363,13 +364,29 @@ fn candidates(selector: &crate::select::Selector, call: Call) -> Vec<&'static Al
 }
 
 /// The indices of the `n` least finite `times` (fastest first; the earlier index, the
-/// model's better rank, on a tie). A schedule that refused the call (infinite) is none.
+/// model's better rank, on a tie), past the second only those within [`NEAR`] of the
+/// fastest. A schedule that refused the call (infinite) is none.
 fn finalists(times: &[f64], n: usize) -> Vec<usize> {
     let mut order: Vec<usize> = (0..times.len()).filter(|&i| times[i].is_finite()).collect();
     order.sort_by(|&a, &b| times[a].total_cmp(&times[b]));
     order.truncate(n);
+    if let Some(&first) = order.first() {
+        let near = NEAR * times[first];
+        let mut kept = 0;
+        order.retain(|&i| {
+            kept += 1;
+            kept <= 2 || times[i] <= near
+        });
+    }
     order
 }
+
+/// A third finalist goes to round 2 only if round 1 timed it within this factor of the
+/// fastest: round 1's one or two calls had timed ADEA, which `bench` then found the
+/// fastest, at 1.24–1.37 × the fastest at 1–4 MiB (4 thread ranks on 2 CPUs), while
+/// re-timing a clearly slower third costs round 2 a third more calls (12 per finalist
+/// beside native: most of a 4-rank MPI tuning's time at 1–4 MiB).
+const NEAR: f64 = 1.5;
 
 /// The pick from round 2's times: the fastest of `ours` (time, name), over native only
 /// at or below [`MARGIN`] of native's time (or where native refused the call: infinite);
@@ -1224,7 +1241,9 @@ mod tests {
         let names = ["a", "b", "c", "d", "e"];
         let screen = [5.0, 3.2, 4.0, 1.0, f64::INFINITY];
         let fin = finalists(&screen, FINALISTS);
-        assert_eq!(fin, vec![3, 1, 2], "the fastest first, then the next ones");
+        assert_eq!(fin, vec![3, 1], "the fastest first, then the next; c, 4×, is not near");
+        let near = [1.4, 1.2, 1.0, 2.0];
+        assert_eq!(finalists(&near, FINALISTS), vec![2, 1, 0], "a third within NEAR");
         // Round 2 without native (threads): the fastest of round 2, not of round 1.
         let ours: Vec<(f64, &str)> = fin.iter().map(|&i| (screen[i], names[i])).collect();
         assert_eq!(decide(f64::INFINITY, &ours), Pick::Named("d"));
