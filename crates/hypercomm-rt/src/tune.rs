@@ -340,8 +340,9 @@ fn timed_calls(bytes: usize) -> u32 {
 /// (fibers on 2 CPUs) measured ADEA, the model's best and timed first, at 1.2–2.7× of
 /// `bench`'s time and never sent it to round 2; `bench` then found the TEA2 picks
 /// 1.25–1.3× slower than ADEA (`docs/perf-log/2026-11-27-tuning-size-warmup.md`). With
-/// 2 and 3 finalists it reached round 2 at 1–2 MiB in 2 of 3 runs; a 4-rank MPI
-/// all-gather takes 6.3–6.6 s to tune instead of 4.8–5.1.
+/// 2 calls and 3 finalists it reached round 2 at 1–2 MiB in 2 of 3 runs, and a one-size
+/// `bench` of a 4-rank MPI all-gather from an empty home took 6.3–6.6 s instead of
+/// 4.8–5.1 (a third finalist only when near the fastest, `NEAR`, took back 8–16 %).
 fn screen_calls(bytes: usize) -> u32 {
     (timed_calls(bytes) / 4).max(2)
 }
@@ -1241,9 +1242,17 @@ mod tests {
         let names = ["a", "b", "c", "d", "e"];
         let screen = [5.0, 3.2, 4.0, 1.0, f64::INFINITY];
         let fin = finalists(&screen, FINALISTS);
-        assert_eq!(fin, vec![3, 1], "the fastest first, then the next; c, 4×, is not near");
+        assert_eq!(
+            fin,
+            vec![3, 1],
+            "the fastest first, then the next; c, 4×, is not near"
+        );
         let near = [1.4, 1.2, 1.0, 2.0];
-        assert_eq!(finalists(&near, FINALISTS), vec![2, 1, 0], "a third within NEAR");
+        assert_eq!(
+            finalists(&near, FINALISTS),
+            vec![2, 1, 0],
+            "a third within NEAR"
+        );
         // Round 2 without native (threads): the fastest of round 2, not of round 1.
         let ours: Vec<(f64, &str)> = fin.iter().map(|&i| (screen[i], names[i])).collect();
         assert_eq!(decide(f64::INFINITY, &ours), Pick::Named("d"));
