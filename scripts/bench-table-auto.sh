@@ -149,22 +149,21 @@ def name(s):
             return f"{s // n} {unit}"
     return f"{s} B"
 def medians(runs):
-    """Each algorithm's median over `runs`, auto's times and what auto ran."""
-    autos, times, ran = [], collections.defaultdict(list), collections.Counter()
+    """Each algorithm's median over those of `runs` where auto ran too."""
+    times = collections.defaultdict(list)
     for r in runs:
         if r["auto"] is None or not r["all"]:
             continue
-        autos.append(r["auto"][1]); ran[r["auto"][0]] += 1
         for algo, us in r["all"]:
             times[algo].append(us)
-    return {a: statistics.median(t) for a, t in times.items()}, autos, ran
+    return {a: statistics.median(t) for a, t in times.items()}
 def cell(runs, select, measure):
     """(auto / best, its min and max over the runs, what auto ran, the best) with the
     best named by the runs `select` (the least median over them) and auto / best the
     median over the runs `measure` of each run's ratio: auto and the best side by side
     in one run, so that a run measured in a slower state of the machine (whole runs
     differ by 2x on the AMD VM) weighs on both alike; None without data."""
-    named, _, _ = medians([runs[r] for r in select if r in runs])
+    named = medians([runs[r] for r in select if r in runs])
     if not named:
         return None
     best = min(named, key=lambda a: (named[a], a))

@@ -83,6 +83,22 @@ fn log_line(key: &Key, round: &str, bytes: usize, slots: &[(&str, f64)]) -> Stri
     )
 }
 
+/// Print round 1's or 2's line of size bucket `b`: native, then `names`, timed `times`
+/// in that order (native's slot first).
+fn log_round<'n>(
+    key: &Key,
+    round: &str,
+    b: usize,
+    names: impl Iterator<Item = &'n str>,
+    times: &[f64],
+) {
+    let slots: Vec<(&str, f64)> = std::iter::once(NATIVE)
+        .chain(names)
+        .zip(times.iter().copied())
+        .collect();
+    eprintln!("{}", log_line(key, round, bucket_bytes(b), &slots));
+}
+
 /// Smallest and largest measured sizes, as powers of two of bytes (8 B … 4 MiB).
 const MIN_LOG: u32 = 3;
 const MAX_LOG: u32 = 22;
@@ -370,16 +386,14 @@ fn candidates(selector: &crate::select::Selector, call: Call) -> Vec<&'static Al
 fn finalists(times: &[f64], n: usize) -> Vec<usize> {
     let mut order: Vec<usize> = (0..times.len()).filter(|&i| times[i].is_finite()).collect();
     order.sort_by(|&a, &b| times[a].total_cmp(&times[b]));
-    order.truncate(n);
-    if let Some(&first) = order.first() {
-        let near = NEAR * times[first];
-        let mut kept = 0;
-        order.retain(|&i| {
-            kept += 1;
-            kept <= 2 || times[i] <= near
-        });
-    }
+    let near = order.first().map_or(0.0, |&i| NEAR * times[i]);
     order
+        .into_iter()
+        .take(n)
+        .enumerate()
+        .filter(|&(place, i)| place < 2 || times[i] <= near)
+        .map(|(_, i)| i)
+        .collect()
 }
 
 /// A third finalist goes to round 2 only if round 1 timed it within this factor of the
@@ -661,12 +675,8 @@ impl<X: Transport> Comm<X> {
         let log = logging() && self.rank() == 0;
         if log {
             for (b, all) in cands.iter().enumerate().filter(|(_, a)| !a.is_empty()) {
-                let slots: Vec<(&str, f64)> = std::iter::once(NATIVE)
-                    .chain(all.iter().map(|a| a.name))
-                    .zip(&screened[b * WIDE..])
-                    .map(|(n, &t)| (n, t))
-                    .collect();
-                eprintln!("{}", log_line(&key, "round 1", bucket_bytes(b), &slots));
+                let names = all.iter().map(|a| a.name);
+                log_round(&key, "round 1", b, names, &screened[b * WIDE..]);
             }
         }
         // Round 2: native and the finalists, slot 0 native.
@@ -694,12 +704,8 @@ impl<X: Transport> Comm<X> {
         let timed = self.agree(&timed)?;
         if log {
             for (b, picked) in finals.iter().enumerate().filter(|(_, p)| !p.is_empty()) {
-                let slots: Vec<(&str, f64)> = std::iter::once(NATIVE)
-                    .chain(picked.iter().map(|&i| cands[b][i].name))
-                    .zip(&timed[b * NARROW..])
-                    .map(|(n, &t)| (n, t))
-                    .collect();
-                eprintln!("{}", log_line(&key, "round 2", bucket_bytes(b), &slots));
+                let names = picked.iter().map(|&i| cands[b][i].name);
+                log_round(&key, "round 2", b, names, &timed[b * NARROW..]);
             }
         }
         let mut picks: [Pick; BUCKETS] = std::array::from_fn(|b| {

@@ -787,6 +787,12 @@ fn check_unless_ready(
 }
 
 impl<'s> Threads<'s> {
+    /// The CPUs where the run was launched ([`cpus`]): this rank's thread may be bound
+    /// to one, and the tuning's key and the prediction both count the launch's.
+    fn launch_cpus(&self) -> (usize, usize) {
+        self.registry.map_or_else(cpus, |r| r.cpus())
+    }
+
     fn new(
         shared: &'s Shared,
         rank: Rank,
@@ -1102,7 +1108,7 @@ impl Transport for Threads<'_> {
     /// said `1cpus` for 4 ranks as fibers of 2 CPUs before).
     fn machine_key(&self) -> Option<String> {
         let fibers = if self.fiber.is_some() { "-fibers" } else { "" };
-        let (placed, quota) = self.registry.map_or_else(cpus, |r| r.cpus());
+        let (placed, quota) = self.launch_cpus();
         Some(format!(
             "threads-{}ranks-{}cpus{fibers}",
             self.size(),
@@ -1115,9 +1121,7 @@ impl Transport for Threads<'_> {
     }
 
     fn execution(&self) -> crate::predict::Execution {
-        // Counted where the run was launched: this rank's thread may be bound to one CPU.
-        let counts = self.registry.map_or_else(cpus, |r| r.cpus());
-        execution_on(self.size(), counts, self.fiber.is_some())
+        execution_on(self.size(), self.launch_cpus(), self.fiber.is_some())
     }
 
     unsafe fn post_send(&mut self, to: Rank, tag: Tag, parts: &[Part]) -> Result<()> {
