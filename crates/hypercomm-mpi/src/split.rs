@@ -159,10 +159,14 @@ impl Detach for Mpi {
     /// receives on the duplicate lent to it. (Open MPI 4.1 never completed two
     /// `MPI_Comm_idup`s waited for by two progress threads at once: the hang of the
     /// first MPI version of `examples/subcomm.rs`.)
-    fn detach(&mut self) -> Result<Lent> {
-        let level = thread_level();
+    /// With `MPI_THREAD_MULTIPLE` only.
+    fn detachable(&self) -> bool {
         // SAFETY: reading an extern constant of the MPI library.
-        if level < unsafe { ffi::RSMPI_THREAD_MULTIPLE } {
+        thread_level() >= unsafe { ffi::RSMPI_THREAD_MULTIPLE }
+    }
+
+    fn detach(&mut self) -> Result<Lent> {
+        if !self.detachable() {
             return Err(Error::Unsupported {
                 call: "immediate",
                 reason: "a request progresses on a thread of its own, which needs MPI \

@@ -1060,6 +1060,32 @@ fn native_requests_match_mpis_blocking_collectives_on_1_2_3_4_ranks() {
     }
 }
 
+/// `Algo::Auto` in an `immediate::scope` (MPI_THREAD_MULTIPLE) measures its route, MPI's
+/// non-blocking collective or the blocking call on a progress thread, keeps it in the
+/// tuning file beside the blocking picks, reads it back without measuring and follows
+/// it: `thread ring` runs ring, `native` runs MPI's call; every result equals
+/// `MPI_Allreduce`'s and every rank runs the same (`examples/immediate_routes.rs`), on 2
+/// and 3 ranks.
+#[test]
+fn immediate_auto_measures_reads_back_and_follows_its_route() {
+    for ranks in [2, 3] {
+        let file =
+            std::env::temp_dir().join(format!("hc-mpi-routes-{}-{ranks}.json", std::process::id()));
+        let _ = std::fs::remove_file(&file);
+        let job = run_example("immediate_routes", ranks, &[file.to_str().unwrap()]);
+        let _ = std::fs::remove_file(&file);
+        assert_eq!(
+            job.code,
+            Some(0),
+            "{ranks} ranks:\n{}\n{}",
+            job.stdout,
+            job.stderr
+        );
+        let verdict = format!("immediate_routes: measured, read back and followed ({ranks} ranks)");
+        assert!(job.stdout.contains(&verdict), "{}", job.stdout);
+    }
+}
+
 /// Persistent plans run on the requests made for them (`src/persist.rs`) give what the
 /// same plans give run as plain calls: every fixed-count collective, several algorithms
 /// and sizes, on 1, 2, 3 and 5 ranks; every plan staged on 2 ranks or more

@@ -37,7 +37,8 @@
 //! fixed-count call (broadcast, scatter, gather, all-gather, all-to-all, reduce,
 //! all-reduce, scan, exclusive scan, reduce-scatter-block) whose algorithm is
 //! [`NATIVE`], or `Algo::Auto` on a backend with collectives of its own whose reduction,
-//! if any, it may know (a built-in operator on a primitive number), starts the
+//! if any, it may know (a built-in operator on a primitive number) at a size where its
+//! measured route is native (below), starts the
 //! backend's non-blocking collective on the rank's thread
 //! ([`Transport::native_start`]: on MPI
 //! `MPI_Ibcast`, `MPI_Iscatter`, `MPI_Igather`, `MPI_Iallgather`, `MPI_Ialltoall`,
@@ -59,9 +60,22 @@
 //! call on a backend without collectives of its own (threads), where
 //! `Algo::Named("native")` is [`Error::Native`] at start.
 //!
+//! **`Algo::Auto` in a [`scope`] measures which of the two is faster**, where the
+//! backend has collectives of its own and the communicator measures its picks
+//! ([`crate::Tuning::Measure`], the MPI backend's default) and can start progress
+//! threads (MPI: `MPI_THREAD_MULTIPLE`): the first such call of a collective (per
+//! element size and operator commutativity) times, at every size from 8 B to 4 MiB, the
+//! backend's non-blocking call against a progress thread running the blocking call's
+//! measured pick (and the model's best schedule), and keeps the routes in the tuning
+//! file beside the blocking picks. A thread route is taken where it measured at most
+//! 0.95 of the native call's time: on 2 Open MPI ranks, from 1 MiB for an all-reduce
+//! (`MPI_Iallreduce` of 1 MiB 238 µs, recursive doubling on a thread 160 µs); below,
+//! the thread's start (about 40 µs) loses. The request then runs as a named schedule's
+//! does, with `Ran::auto` set.
+//!
 //! Every rank must make the same decision for a call, which holds since it depends only
-//! on the algorithm, the backend, the element type and the operator, as the call itself
-//! must be the same on every rank.
+//! on the algorithm, the backend, the element type, the operator and the agreed
+//! routes, as the call itself must be the same on every rank.
 //!
 //! Requests live in a scope, as rsmpi's do: `std::thread::scope(|s| …)` or
 //! [`immediate::scope(|s| …)`](scope), and the buffers a request reads or writes are
@@ -113,6 +127,8 @@ use crate::error::{Error, Result};
 use crate::op::Op;
 use crate::select::{Algo, Ran, NATIVE};
 use crate::transport::{Elem, Transport};
+use crate::tune::Route;
+use hypercomm::collective::Collective;
 
 /// A backend whose communicators can be duplicated for a progress thread.
 pub trait Detach: Transport + Sized {
@@ -125,6 +141,14 @@ pub trait Detach: Transport + Sized {
 
     /// Enter a duplicate, on the thread that will use it.
     fn attach(detached: Self::Detached) -> Result<Self>;
+
+    /// Whether [`Detach::detach`] can make duplicates here at all (MPI: only when
+    /// initialized with `MPI_THREAD_MULTIPLE`): where it cannot, `Algo::Auto` in a
+    /// [`scope`] takes the backend's non-blocking collective without measuring the
+    /// progress-thread route. The same on every rank of a job.
+    fn detachable(&self) -> bool {
+        true
+    }
 
     /// Take back the transport of a request whose call returned, on its progress
     /// thread (not called when the call panicked: the transport is then dropped while
@@ -496,18 +520,20 @@ pub trait RequestScope<'scope>: Copy + sealed::Sealed {
 
     /// Start the fixed-count collective `call(comm, algo)`: natively where this scope
     /// and the call allow it (`known`: a backend may know its element type and
-    /// operator, see [`known_reduction`]), else on a progress thread.
+    /// operator, see [`known_reduction`]; for `Auto`, where `route` measured the
+    /// backend's non-blocking call faster), else on a progress thread.
     #[doc(hidden)]
-    fn start<X, F>(
+    fn start<X, P, F>(
         self,
         comm: &mut Comm<X>,
         algo: Algo<'scope>,
-        known: bool,
+        route: (bool, P),
         call: F,
     ) -> Result<Self::Request<Ran>>
     where
         X: Detach + 'scope,
         X::Detached: 'scope,
+        P: FnOnce(&mut Comm<X>) -> Result<Route>,
         F: FnOnce(&mut Comm<X>, Algo<'scope>) -> Result<Ran> + Send + 'scope;
 }
 
@@ -533,16 +559,17 @@ impl<'scope, 'env> RequestScope<'scope> for &'scope Scope<'scope, 'env> {
         comm.spawn_request(self, call)
     }
 
-    fn start<X, F>(
+    fn start<X, P, F>(
         self,
         comm: &mut Comm<X>,
         algo: Algo<'scope>,
-        _known: bool,
+        _: (bool, P),
         call: F,
     ) -> Result<Request<'scope, Ran>>
     where
         X: Detach + 'scope,
         X::Detached: 'scope,
+        P: FnOnce(&mut Comm<X>) -> Result<Route>,
         F: FnOnce(&mut Comm<X>, Algo<'scope>) -> Result<Ran> + Send + 'scope,
     {
         comm.spawn_request(self, move |c| call(c, algo))
@@ -568,21 +595,31 @@ impl<'a, 'scope, 'env> RequestScope<'scope> for &'a NativeScope<'scope, 'env> {
         })
     }
 
-    fn start<X, F>(
+    fn start<X, P, F>(
         self,
         comm: &mut Comm<X>,
         algo: Algo<'scope>,
-        known: bool,
+        (known, route): (bool, P),
         call: F,
     ) -> Result<ScopedRequest<'scope, Ran>>
     where
         X: Detach + 'scope,
         X::Detached: 'scope,
+        P: FnOnce(&mut Comm<X>) -> Result<Route>,
         F: FnOnce(&mut Comm<X>, Algo<'scope>) -> Result<Ran> + Send + 'scope,
     {
         let native = match algo {
             Algo::Named(name) => name.eq_ignore_ascii_case(NATIVE),
-            Algo::Auto => known && comm.transport.has_native(),
+            Algo::Auto if known && comm.transport.has_native() => match route(comm)? {
+                Route::Native => true,
+                // Measured faster on a progress thread: the blocking call there.
+                Route::Thread(name) => {
+                    return self.spawn(comm, move |c| {
+                        let ran = call(c, Algo::Named(name))?;
+                        Ok(Ran { auto: true, ..ran })
+                    });
+                }
+            },
             _ => false,
         };
         if !native {
@@ -622,6 +659,21 @@ impl<'a, 'scope, 'env> RequestScope<'scope> for &'a NativeScope<'scope, 'env> {
             },
         })
     }
+}
+
+/// What [`RequestScope::start`] needs to route an `Auto` call: whether the backend may
+/// know its element type and operator (`known`), and how to find its measured route
+/// ([`Comm::immediate_route`], for `collective` with `len` elements per block), asked
+/// only by a [`scope`]'s start of an `Auto` call that the backend could run natively.
+fn routed<'o, X: Detach, T: Pod + Send + Sync>(
+    known: bool,
+    collective: Collective,
+    len: usize,
+    op: Option<&'o Op<'o, T>>,
+) -> (bool, impl FnOnce(&mut Comm<X>) -> Result<Route> + 'o) {
+    (known, move |c: &mut Comm<X>| {
+        c.immediate_route(collective, len, op)
+    })
 }
 
 /// Whether a backend's own reduction may know `op` and `T` (a built-in operator on a
@@ -666,7 +718,7 @@ impl<X: Detach> Comm<X> {
     }
 
     /// [`Comm::immediate`] on a progress thread of `scope` (the thread path).
-    fn spawn_request<'scope, 'env, R, F>(
+    pub(crate) fn spawn_request<'scope, 'env, R, F>(
         &mut self,
         scope: &'scope Scope<'scope, 'env>,
         call: F,
@@ -714,7 +766,15 @@ impl<X: Detach> Comm<X> {
         X: 'scope,
         X::Detached: 'scope,
     {
-        scope.start(self, algo, true, move |c, a| c.broadcast_into(root, buf, a))
+        let route = routed(
+            true,
+            Collective::Broadcast { root },
+            buf.len(),
+            None::<&Op<T>>,
+        );
+        scope.start(self, algo, route, move |c, a| {
+            c.broadcast_into(root, buf, a)
+        })
     }
 
     /// Non-blocking [`Comm::scatter_into`].
@@ -732,7 +792,13 @@ impl<X: Detach> Comm<X> {
         X: 'scope,
         X::Detached: 'scope,
     {
-        scope.start(self, algo, true, move |c, a| {
+        let route = routed(
+            true,
+            Collective::Scatter { root },
+            recv.len(),
+            None::<&Op<T>>,
+        );
+        scope.start(self, algo, route, move |c, a| {
             c.scatter_into(root, send, recv, a)
         })
     }
@@ -752,7 +818,13 @@ impl<X: Detach> Comm<X> {
         X: 'scope,
         X::Detached: 'scope,
     {
-        scope.start(self, algo, true, move |c, a| {
+        let route = routed(
+            true,
+            Collective::Gather { root },
+            send.len(),
+            None::<&Op<T>>,
+        );
+        scope.start(self, algo, route, move |c, a| {
             c.gather_into(root, send, recv, a)
         })
     }
@@ -771,7 +843,8 @@ impl<X: Detach> Comm<X> {
         X: 'scope,
         X::Detached: 'scope,
     {
-        scope.start(self, algo, true, move |c, a| {
+        let route = routed(true, Collective::Allgather, send.len(), None::<&Op<T>>);
+        scope.start(self, algo, route, move |c, a| {
             c.all_gather_into(send, recv, a)
         })
     }
@@ -790,7 +863,9 @@ impl<X: Detach> Comm<X> {
         X: 'scope,
         X::Detached: 'scope,
     {
-        scope.start(self, algo, true, move |c, a| {
+        let m = send.len() / self.size().max(1) as usize;
+        let route = routed(true, Collective::Alltoall, m, None::<&Op<T>>);
+        scope.start(self, algo, route, move |c, a| {
             c.all_to_all_into(send, recv, a)
         })
     }
@@ -811,8 +886,13 @@ impl<X: Detach> Comm<X> {
         X: 'scope,
         X::Detached: 'scope,
     {
-        let known = known_reduction(op);
-        scope.start(self, algo, known, move |c, a| {
+        let route = routed(
+            known_reduction(op),
+            Collective::Reduce { root },
+            send.len(),
+            Some(op),
+        );
+        scope.start(self, algo, route, move |c, a| {
             c.reduce_into(root, send, recv, op, a)
         })
     }
@@ -832,8 +912,13 @@ impl<X: Detach> Comm<X> {
         X: 'scope,
         X::Detached: 'scope,
     {
-        let known = known_reduction(op);
-        scope.start(self, algo, known, move |c, a| {
+        let route = routed(
+            known_reduction(op),
+            Collective::Allreduce,
+            send.len(),
+            Some(op),
+        );
+        scope.start(self, algo, route, move |c, a| {
             c.all_reduce_into(send, recv, op, a)
         })
     }
@@ -853,8 +938,8 @@ impl<X: Detach> Comm<X> {
         X: 'scope,
         X::Detached: 'scope,
     {
-        let known = known_reduction(op);
-        scope.start(self, algo, known, move |c, a| {
+        let route = routed(known_reduction(op), Collective::Scan, send.len(), Some(op));
+        scope.start(self, algo, route, move |c, a| {
             c.scan_into(send, recv, op, a)
         })
     }
@@ -874,8 +959,13 @@ impl<X: Detach> Comm<X> {
         X: 'scope,
         X::Detached: 'scope,
     {
-        let known = known_reduction(op);
-        scope.start(self, algo, known, move |c, a| {
+        let route = routed(
+            known_reduction(op),
+            Collective::ExclusiveScan,
+            send.len(),
+            Some(op),
+        );
+        scope.start(self, algo, route, move |c, a| {
             c.exclusive_scan_into(send, recv, op, a)
         })
     }
@@ -895,8 +985,13 @@ impl<X: Detach> Comm<X> {
         X: 'scope,
         X::Detached: 'scope,
     {
-        let known = known_reduction(op);
-        scope.start(self, algo, known, move |c, a| {
+        let route = routed(
+            known_reduction(op),
+            Collective::ReduceScatter,
+            recv.len(),
+            Some(op),
+        );
+        scope.start(self, algo, route, move |c, a| {
             c.reduce_scatter_block_into(send, recv, op, a)
         })
     }

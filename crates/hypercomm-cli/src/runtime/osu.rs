@@ -124,12 +124,13 @@ pub fn overlap_rank<X: Transport>(
 /// One call of ours for [`overlap_rank`]: start the non-blocking all-reduce of `send`
 /// into `recv` ([`Comm::immediate_all_reduce_into`]) in an
 /// [`immediate::scope`](hypercomm_rt::immediate::scope), compute for `work` meanwhile,
-/// wait; the time computed, and what the request ran. On a backend with collectives of its own (MPI), `auto` and
-/// `native` start its non-blocking collective (`MPI_Iallreduce`) on this thread, as
+/// wait; the time computed, and what the request ran. On a backend with collectives of its own (MPI), `native`
+/// starts its non-blocking collective (`MPI_Iallreduce`) on this thread, as
 /// `osu_iallreduce` does, and it progresses as MPI progresses it (with most libraries,
-/// in the wait: little overlap, as MPI's own); a named schedule, and every call on
-/// threads, runs on a progress thread of its own, which moves the data while this
-/// thread computes.
+/// in the wait: little overlap, as MPI's own), and so does `auto` where its measured
+/// route is native (`hypercomm_rt::immediate`); a named schedule, `auto` where the
+/// thread measured faster, and every call on threads, run on a progress thread of their
+/// own, which moves the data while this thread computes.
 pub fn ours_iallreduce<X, T>(
     comm: &mut Comm<X>,
     send: &[T],

@@ -17,10 +17,11 @@
 //! iallreduce reports OSU's overlap columns: `pure` (start, wait), `compute` (the
 //! computation between start and wait, targeted at `pure`), `overall` (start, compute,
 //! wait) and `overlap` = max(0, 100 · (1 − (overall − compute) / pure)) %, and
-//! `ours/native` of the pure times. Ours runs in an `immediate::scope`: `auto` (and
-//! `native`) starts `MPI_Iallreduce` on the rank's thread, as native does, and a named
-//! algorithm progresses on a thread of its own, which needs MPI initialized with
-//! `MPI_THREAD_MULTIPLE` (this binary asks for it for `osu iallreduce`, for both).
+//! `ours/native` of the pure times. Ours runs in an `immediate::scope`: `native` starts
+//! `MPI_Iallreduce` on the rank's thread, as native does, a named algorithm progresses
+//! on a thread of its own, which needs MPI initialized with `MPI_THREAD_MULTIPLE` (this
+//! binary asks for it for `osu iallreduce`), and `auto` takes whichever of the two its
+//! measured route says is faster at the size (the `algorithm` column names what ran).
 
 use std::time::Duration;
 
@@ -339,7 +340,7 @@ fn overlap_rows(
                     Ok(worked)
                 },
             )?;
-            // What the requests ran (`auto`: MPI_Iallreduce, started on this thread).
+            // What the requests ran (`auto`: its measured route's).
             algorithm = match ran {
                 Some(ran) => ran.algorithm,
                 None => {

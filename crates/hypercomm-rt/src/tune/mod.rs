@@ -51,6 +51,10 @@ use crate::op::Op;
 use crate::select::{Algo, Call, NATIVE};
 use crate::transport::Transport;
 
+mod immediate;
+#[doc(hidden)]
+pub use immediate::Route;
+
 /// Environment variable: the tuning file to use, or `off`.
 pub const TUNING_ENV: &str = "HYPERCOMM_TUNING";
 
@@ -300,6 +304,8 @@ pub(crate) struct Tuner {
     /// The picks of a key never change once made, and a new [`Tuning`] starts a new
     /// `Tuner`, so this never holds a pick that is no longer the call's.
     pub native_at: Option<Signature>,
+    /// The measured routes of `Auto` calls in an `immediate::scope`, by key.
+    routes: FxHashMap<Key, [Route; BUCKETS]>,
     pub reports: Vec<Tuned>,
 }
 
@@ -495,6 +501,42 @@ fn write(path: &Path, file: &File) {
     }
 }
 
+/// What [`Comm::saved_codes`] found: the codes, and where to save new picks.
+struct Saved {
+    codes: [u16; BUCKETS],
+    /// Rank 0's file, if it fits this machine.
+    file: Option<File>,
+    path: Option<PathBuf>,
+    machine: Option<String>,
+    rank0: bool,
+}
+
+impl Saved {
+    /// Rank 0 writes `names` under `key` into its file (made if it had none).
+    fn save(self, key: String, names: impl Iterator<Item = String>) {
+        let (Some(path), true) = (&self.path, self.rank0) else {
+            return;
+        };
+        let machine = self.machine;
+        let mut f = self.file.unwrap_or_else(|| File {
+            machine: machine.unwrap_or_default(),
+            chooser: CHOOSER,
+            sizes: sizes(),
+            picks: BTreeMap::new(),
+        });
+        f.picks.insert(key, names.collect());
+        write(path, &f);
+    }
+}
+
+/// The code of the fitting algorithm named `n` (its index), [`CODE_NONE`] if none.
+fn code_of(n: &str, fitting: &[&'static Algorithm]) -> u16 {
+    fitting
+        .iter()
+        .position(|a| a.name == n)
+        .map_or(CODE_NONE, |i| i as u16)
+}
+
 impl<X: Transport> Comm<X> {
     /// Measure every `Auto` choice from now on (the MPI backend's default), or not.
     pub fn set_tuning(&mut self, tuning: Tuning) {
@@ -564,51 +606,22 @@ impl<X: Transport> Comm<X> {
         op: Option<&Op<'_, T>>,
     ) -> Result<[Pick; BUCKETS]> {
         let start = Instant::now();
-        let machine = self.transport.machine_key();
-        let path = self.tuner.file(machine.as_deref());
         let fitting = self.selector.fitting(key.kind);
-        // Rank 0 reads the file; every rank gets its codes.
-        let mut codes = [CODE_NONE; BUCKETS];
-        let mut file = None;
-        if self.rank() == 0 {
-            file = path.as_deref().and_then(read);
-            if let Some(f) = file.as_ref().filter(|f| fits(f, &machine)) {
-                if let Some(names) = f.picks.get(&key.name()) {
-                    for (c, n) in codes.iter_mut().zip(names) {
-                        *c = if n == NATIVE {
-                            CODE_NATIVE
-                        } else if n == MODEL {
-                            CODE_MODEL
-                        } else {
-                            fitting
-                                .iter()
-                                .position(|a| a.name == n)
-                                .map_or(CODE_NONE, |i| i as u16)
-                        };
-                    }
-                }
+        let saved = self.saved_codes(&key.name(), |n| {
+            if n == NATIVE {
+                CODE_NATIVE
+            } else if n == MODEL {
+                CODE_MODEL
+            } else {
+                code_of(n, &fitting)
             }
-        }
-        self.broadcast_into(0, &mut codes, Algo::Named("binomial"))?;
-        let (picks, measured_for) = if codes.iter().all(|&c| c != CODE_NONE) {
-            (codes.map(|c| decode(c, &fitting)), 0.0)
+        })?;
+        let path = saved.path.clone();
+        let (picks, measured_for) = if saved.codes.iter().all(|&c| c != CODE_NONE) {
+            (saved.codes.map(|c| decode(c, &fitting)), 0.0)
         } else {
             let picks = self.measure(collective, key, op)?;
-            if self.rank() == 0 {
-                if let Some(path) = &path {
-                    let mut f = file.filter(|f| fits(f, &machine)).unwrap_or_else(|| File {
-                        machine: machine.clone().unwrap_or_default(),
-                        chooser: CHOOSER,
-                        sizes: sizes(),
-                        picks: BTreeMap::new(),
-                    });
-                    f.picks.insert(
-                        key.name(),
-                        picks.iter().map(|p| name_of(*p).to_string()).collect(),
-                    );
-                    write(path, &f);
-                }
-            }
+            saved.save(key.name(), picks.iter().map(|p| name_of(*p).to_string()));
             (picks, start.elapsed().as_secs_f64())
         };
         self.tuner.reports.push(Tuned {
@@ -622,6 +635,31 @@ impl<X: Transport> Comm<X> {
             file: path,
         });
         Ok(picks)
+    }
+
+    /// Rank 0's tuning file's picks under `name`, one code per size by `encode`
+    /// ([`CODE_NONE`] where it has none), broadcast: the same codes on every rank.
+    fn saved_codes(&mut self, name: &str, encode: impl Fn(&str) -> u16) -> Result<Saved> {
+        let machine = self.transport.machine_key();
+        let path = self.tuner.file(machine.as_deref());
+        let mut codes = [CODE_NONE; BUCKETS];
+        let mut file = None;
+        if self.rank() == 0 {
+            file = path.as_deref().and_then(read).filter(|f| fits(f, &machine));
+            if let Some(names) = file.as_ref().and_then(|f| f.picks.get(name)) {
+                for (c, n) in codes.iter_mut().zip(names) {
+                    *c = encode(n);
+                }
+            }
+        }
+        self.broadcast_into(0, &mut codes, Algo::Named("binomial"))?;
+        Ok(Saved {
+            codes,
+            file,
+            path,
+            machine,
+            rank0: self.rank() == 0,
+        })
     }
 
     /// Time native and every schedule that fits at every size, in two rounds; the
@@ -646,12 +684,7 @@ impl<X: Transport> Comm<X> {
         for b in 0..BUCKETS {
             let bytes = bucket_bytes(b);
             let m = bytes.div_ceil(key.elem_bytes).max(1);
-            // Every rank decides alike: by the largest buffers any rank holds.
-            let most = (0..k)
-                .map(|r| collective.in_len(k, m as u64, r) + collective.out_len(k, m as u64, r))
-                .max()
-                .unwrap_or(0);
-            if most.saturating_mul(key.elem_bytes as u64) > buffer_cap(k) {
+            if !measurable(collective, k, m, key.elem_bytes) {
                 cands.push(Vec::new());
                 continue;
             }
@@ -807,38 +840,39 @@ impl<X: Transport> Comm<X> {
         let mut input = vec![T::zeroed(); in_len as usize];
         let mut output = vec![T::zeroed(); out_len as usize];
         back_with_memory(bytemuck::cast_slice_mut(&mut input));
-        self.time_calls(algos, iters, order, |comm, algo| {
-            comm.call_once(collective, &input, &mut output, op, algo)
+        self.time_calls(algos.len(), iters, order, |comm, a| {
+            comm.call_once(collective, &input, &mut output, op, algos[a])
         })
     }
 
-    /// This rank's time of one call of each of `algos`, in order: the mean over `iters`
-    /// timed calls with the slowest [`TRIM`] of them left out, and their median
-    /// ([`Summary`]), or infinity for an algorithm that refuses the call here (native without a native collective, or for
-    /// this type or operator; the same refusal happens on every rank). The calls go in
+    /// This rank's time of one call of each of `n` slots (algorithms, or ways to run
+    /// one), in order: the mean over `iters` timed calls with the slowest [`TRIM`] of
+    /// them left out, and their median ([`Summary`]), or infinity for a slot that
+    /// refuses the call here ([`Error::Native`]: native without a native collective, or
+    /// for this type or operator; the same refusal happens on every rank). The calls go in
     /// the order of [`call_order`]: each algorithm's in a few blocks of back-to-back
     /// calls, the algorithms taking turns block by block, so a change of load during the
     /// measurement weighs on all of them alike, while each is timed in a run of its own
     /// calls as an application's loop (and `bench`) runs it. A barrier goes before each
     /// call and after the last. Leaving out the slowest few calls drops the ones that
     /// lost a time slice to another process, while a schedule that stalls often still
-    /// pays for it. `call(comm, algo)` makes one call ([`Comm::call_once`] on the
+    /// pays for it. `call(comm, slot)` makes one call ([`Comm::call_once`] on the
     /// size's buffers).
     fn time_calls(
         &mut self,
-        algos: &[Algo<'_>],
+        n: usize,
         iters: u32,
         order: Order,
-        mut call: impl FnMut(&mut Self, Algo<'_>) -> Result<()>,
+        mut call: impl FnMut(&mut Self, usize) -> Result<()>,
     ) -> Result<Vec<Summary>> {
-        let mut calls: Vec<Vec<f64>> = vec![Vec::with_capacity(iters as usize); algos.len()];
-        let mut refused = vec![false; algos.len()];
+        let mut calls: Vec<Vec<f64>> = vec![Vec::with_capacity(iters as usize); n];
+        let mut refused = vec![false; n];
         // A size's first calls are slow whatever runs them: [`SIZE_WARMUP`] untimed
         // calls of the first algorithm that runs here, before any is timed.
-        'warm: for a in 0..algos.len() {
+        'warm: for a in 0..n {
             for _ in 0..SIZE_WARMUP {
                 self.barrier()?;
-                match call(self, algos[a]) {
+                match call(self, a) {
                     Ok(()) => {}
                     Err(Error::Native { .. }) => {
                         refused[a] = true;
@@ -849,13 +883,13 @@ impl<X: Transport> Comm<X> {
             }
             break;
         }
-        for (a, timed) in call_order(algos.len(), iters, order) {
+        for (a, timed) in call_order(n, iters, order) {
             if refused[a] {
                 continue;
             }
             self.barrier()?;
             let t = Instant::now();
-            match call(self, algos[a]) {
+            match call(self, a) {
                 Ok(()) => {}
                 Err(Error::Native { .. }) => {
                     refused[a] = true;
@@ -989,12 +1023,18 @@ enum Order {
 /// (`docs/perf-log/2026-11-27-tuning-last-call.md`). Native is the safe default: a
 /// schedule replaces it only where it is faster both ways.
 fn confirmed(pick: Pick, native: Summary, ours: Summary) -> Pick {
-    let wins = |native: f64, ours: f64| !native.is_finite() || ours <= MARGIN * native;
-    if wins(native.trimmed, ours.trimmed) && wins(native.median, ours.median) {
+    if beats(native, ours) {
         pick
     } else {
         Pick::Native
     }
+}
+
+/// Whether `ours` took at most [`MARGIN`] of `native`'s time by the trimmed mean and by
+/// the median alike (or native refused the call).
+fn beats(native: Summary, ours: Summary) -> bool {
+    let wins = |native: f64, ours: f64| !native.is_finite() || ours <= MARGIN * native;
+    wins(native.trimmed, ours.trimmed) && wins(native.median, ours.median)
 }
 
 /// The calls [`Comm::time_calls`] makes, in order: (algorithm index, timed), `iters`
@@ -1042,6 +1082,16 @@ fn call_order(n: usize, iters: u32, order: Order) -> Vec<(usize, bool)> {
 /// sizes take the largest measured size's pick.
 fn buffer_cap(k: u32) -> u64 {
     ((256u64 << 20) / u64::from(k.max(1))).max(1 << 20)
+}
+
+/// Whether a size of `m` elements per block is measured on `k` ranks: its buffers within
+/// [`buffer_cap`] on every rank (every rank decides alike, by the largest any rank holds).
+fn measurable(collective: Collective, k: u32, m: usize, elem_bytes: usize) -> bool {
+    let most = (0..k)
+        .map(|r| collective.in_len(k, m as u64, r) + collective.out_len(k, m as u64, r))
+        .max()
+        .unwrap_or(0);
+    most.saturating_mul(elem_bytes as u64) <= buffer_cap(k)
 }
 
 /// Communicators of more ranks than this are left to the model (measuring them would
@@ -1305,15 +1355,14 @@ mod tests {
         let ended = AtomicU32::new(0);
         let seen = crate::threads::run(k, |comm| {
             let mut made = 0;
-            let times =
-                comm.time_calls(&[Algo::Named("binomial")], iters, Order::Blocks, |c, _| {
-                    made += 1;
-                    if c.rank() == 1 && made == per_rank {
-                        std::thread::sleep(std::time::Duration::from_millis(30));
-                    }
-                    ended.fetch_add(1, SeqCst);
-                    Ok(())
-                })?;
+            let times = comm.time_calls(1, iters, Order::Blocks, |c, _| {
+                made += 1;
+                if c.rank() == 1 && made == per_rank {
+                    std::thread::sleep(std::time::Duration::from_millis(30));
+                }
+                ended.fetch_add(1, SeqCst);
+                Ok(())
+            })?;
             assert!(times[0].trimmed.is_finite() && times[0].median.is_finite());
             Ok::<_, Error>(ended.load(SeqCst))
         })

@@ -1,0 +1,326 @@
+//! Measured routes for `Algo::Auto` in an [`crate::immediate::scope`] (issue 20): the
+//! backend's own non-blocking collective (MPI's `MPI_Iallreduce`, …) started on the
+//! rank's thread, or the blocking call run on a progress thread.
+//!
+//! Which is faster is the machine's and the library's business, not the model's: on
+//! 2 Open MPI 4.1 ranks (2 vCPUs) `MPI_Iallreduce` of 1 MiB took 738 µs from start to
+//! wait, a dimension-exchange all-reduce on a progress thread 173 µs (0.235 of it),
+//! while up to 32 KiB a progress thread's start (about 40 µs) made the thread path
+//! 1.6–5× slower (`hypercomm-mpi osu iallreduce`,
+//! `docs/perf-log/2026-11-27-immediate-routes.md`). So, as for blocking calls
+//! ([`super`]), the first `Auto` call of a collective key in a scope measures, at every
+//! size from 8 B to 4 MiB: native's non-blocking call (start, then wait) against the
+//! progress thread running the blocking call's measured pick at that size (native's
+//! blocking collective on the thread's duplicate, or a schedule) and, where different,
+//! the cost model's best schedule. A thread route is taken only where it measured at
+//! most [`MARGIN`] of native's time by the trimmed mean and by the median
+//! ([`beats`]), after an all-reduce of the times (their maximum over the ranks), so
+//! every rank takes the same routes. The routes are kept in the tuning file beside the
+//! blocking picks (`immediate allreduce 8B commutative`: `native`, `thread native`,
+//! `thread <schedule>` per size).
+//!
+//! What is timed is the request's whole life with nothing to overlap (OSU's "pure"
+//! time): a route that is slower there but overlaps more is not preferred.
+//! The thread route needs MPI initialized with `MPI_THREAD_MULTIPLE`; without it
+//! ([`Detach::detachable`], the same on every rank of a job) native is the route, with
+//! nothing measured.
+
+use super::*;
+use crate::comm::STARTED;
+use crate::immediate::Detach;
+
+/// How an `Auto` call in an [`crate::immediate::scope`] runs (the machinery of the
+/// sealed [`crate::immediate::RequestScope`], not for use outside the crate).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Route {
+    /// The backend's non-blocking collective, started on the rank's thread.
+    #[default]
+    Native,
+    /// The blocking call with this algorithm ([`NATIVE`]: the backend's blocking
+    /// collective) on a progress thread.
+    Thread(&'static str),
+}
+
+/// The tuning file's word for a thread route, before its algorithm.
+const THREAD: &str = "thread";
+
+/// The code of [`Route::Thread`] with the backend's blocking collective.
+const CODE_THREAD_NATIVE: u16 = u16::MAX - 3;
+
+/// The tuning file's name of a route: `native`, `thread native`, `thread <schedule>`.
+fn route_name(r: Route) -> String {
+    match r {
+        Route::Native => NATIVE.to_string(),
+        Route::Thread(name) => format!("{THREAD} {name}"),
+    }
+}
+
+/// The code of a route's name in the tuning file ([`CODE_NONE`] if it names none).
+fn route_code(n: &str, fitting: &[&'static Algorithm]) -> u16 {
+    match n.strip_prefix(THREAD).and_then(|n| n.strip_prefix(' ')) {
+        None if n == NATIVE => CODE_NATIVE,
+        None => CODE_NONE,
+        Some(NATIVE) => CODE_THREAD_NATIVE,
+        Some(name) => code_of(name, fitting),
+    }
+}
+
+fn route_of(code: u16, fitting: &[&'static Algorithm]) -> Route {
+    match code {
+        CODE_THREAD_NATIVE => Route::Thread(NATIVE),
+        c => match fitting.get(c as usize) {
+            Some(a) => Route::Thread(a.name),
+            None => Route::Native,
+        },
+    }
+}
+
+/// One way [`Comm::measure_routes`] times a call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Slot {
+    /// The backend's non-blocking collective, started and waited for.
+    Native,
+    /// A progress thread running the blocking call with this algorithm.
+    Thread(&'static str),
+}
+
+impl<X: Detach> Comm<X> {
+    /// The route of an `Auto` call of `collective` with `len` elements per block in an
+    /// [`crate::immediate::scope`] on a backend with collectives of its own: measured
+    /// (collectively, once per key and machine) or read from the tuning file, after the
+    /// blocking call's picks. [`Route::Native`] without tuning, or where the blocking
+    /// call is the model's alone.
+    pub(crate) fn immediate_route<T: Pod + Send + Sync>(
+        &mut self,
+        collective: Collective,
+        len: usize,
+        op: Option<&Op<'_, T>>,
+    ) -> Result<Route> {
+        if !self.transport.detachable() || self.pick(collective, len, op)?.is_none() {
+            return Ok(Route::Native);
+        }
+        let key = Key {
+            kind: collective.kind(),
+            elem_bytes: size_of::<T>(),
+            commutative: op.map_or(true, |o| o.is_commutative()),
+        };
+        let b = bucket(len.saturating_mul(key.elem_bytes));
+        if let Some(routes) = self.tuner.routes.get(&key) {
+            return Ok(routes[b]);
+        }
+        let start = Instant::now();
+        let name = format!("immediate {}", key.name());
+        let fitting = self.selector.fitting(key.kind);
+        let saved = self.saved_codes(&name, |n| route_code(n, &fitting))?;
+        let path = saved.path.clone();
+        let (routes, measured_for) = if saved.codes.iter().all(|&c| c != CODE_NONE) {
+            (saved.codes.map(|c| route_of(c, &fitting)), 0.0)
+        } else {
+            let routes = self.measure_routes(collective, key, op)?;
+            saved.save(name.clone(), routes.iter().map(|r| route_name(*r)));
+            (routes, start.elapsed().as_secs_f64())
+        };
+        self.tuner.routes.insert(key, routes);
+        self.tuner.reports.push(Tuned {
+            key: name,
+            picks: routes
+                .iter()
+                .enumerate()
+                .map(|(b, r)| {
+                    let shown = match r {
+                        Route::Native => "native (non-blocking)",
+                        Route::Thread(n) => n,
+                    };
+                    (bucket_bytes(b), shown)
+                })
+                .collect(),
+            measured_for,
+            file: path,
+        });
+        Ok(routes[b])
+    }
+
+    /// Time native's non-blocking call against the progress-thread slots at every
+    /// size; the agreed routes.
+    fn measure_routes<T: Pod + Send + Sync>(
+        &mut self,
+        collective: Collective,
+        key: Key,
+        op: Option<&Op<'_, T>>,
+    ) -> Result<[Route; BUCKETS]> {
+        let k = self.size();
+        let picks = self.tuner.picks.get(&key).copied();
+        // Per size: native, the blocking pick on a thread, the model's best on a thread.
+        const WIDE: usize = 3;
+        let mut times = vec![f64::INFINITY; BUCKETS * WIDE * 2];
+        let mut slots_at: Vec<Vec<Slot>> = Vec::with_capacity(BUCKETS);
+        for b in 0..BUCKETS {
+            let bytes = bucket_bytes(b);
+            let m = bytes.div_ceil(key.elem_bytes).max(1);
+            if !measurable(collective, k, m, key.elem_bytes) {
+                slots_at.push(Vec::new());
+                continue;
+            }
+            let call = Call {
+                collective,
+                len: m as u64,
+                elem_bytes: key.elem_bytes,
+                commutative: key.commutative,
+                alias: None,
+            };
+            let mut slots = vec![Slot::Native];
+            let blocking = match picks.map(|p| p[b]) {
+                Some(Pick::Native) => Some(NATIVE),
+                Some(Pick::Named(n)) => Some(n),
+                _ => None,
+            };
+            let model = candidates(&self.selector, call).first().map(|a| a.name);
+            for name in [blocking, model].into_iter().flatten() {
+                if !slots.contains(&Slot::Thread(name)) {
+                    slots.push(Slot::Thread(name));
+                }
+            }
+            let got = self.time_slots(collective, m, op, &slots, timed_calls(bytes))?;
+            for (i, s) in got.iter().enumerate() {
+                times[(b * WIDE + i) * 2] = s.trimmed;
+                times[(b * WIDE + i) * 2 + 1] = s.median;
+            }
+            slots_at.push(slots);
+        }
+        let times = self.agree(&times)?;
+        let log = logging() && self.rank() == 0;
+        let mut routes = [Route::Native; BUCKETS];
+        for (b, slots) in slots_at.iter().enumerate() {
+            let at = |i: usize| Summary {
+                trimmed: times[(b * WIDE + i) * 2],
+                median: times[(b * WIDE + i) * 2 + 1],
+            };
+            let best = (1..slots.len()).min_by(|&x, &y| at(x).trimmed.total_cmp(&at(y).trimmed));
+            if let Some(i) = best.filter(|&i| beats(at(0), at(i))) {
+                if let Slot::Thread(name) = slots[i] {
+                    routes[b] = Route::Thread(name);
+                }
+            }
+            if log && !slots.is_empty() {
+                let names: Vec<String> = slots
+                    .iter()
+                    .map(|s| match s {
+                        Slot::Native => "native non-blocking".to_string(),
+                        Slot::Thread(n) => format!("thread {n}"),
+                    })
+                    .collect();
+                let shown: Vec<(&str, f64)> = names
+                    .iter()
+                    .enumerate()
+                    .map(|(i, n)| (n.as_str(), at(i).trimmed))
+                    .collect();
+                eprintln!("{}", log_line(&key, "immediate", bucket_bytes(b), &shown));
+            }
+        }
+        // A size too large to measure takes the route of the largest measured one.
+        for b in 1..BUCKETS {
+            if slots_at[b].is_empty() {
+                routes[b] = routes[b - 1];
+            }
+        }
+        if log {
+            let all: Vec<String> = routes
+                .iter()
+                .enumerate()
+                .map(|(b, r)| format!("{} {}", bucket_bytes(b), route_name(*r)))
+                .collect();
+            eprintln!(
+                "hypercomm tuning: immediate {} routes: {}",
+                key.name(),
+                all.join(", ")
+            );
+        }
+        Ok(routes)
+    }
+
+    /// [`Comm::time_calls`] of `slots` on buffers of `m` elements per block, in blocks.
+    fn time_slots<T: Pod + Send + Sync>(
+        &mut self,
+        collective: Collective,
+        m: usize,
+        op: Option<&Op<'_, T>>,
+        slots: &[Slot],
+        iters: u32,
+    ) -> Result<Vec<Summary>> {
+        let (in_len, out_len) = buffer_lens(collective, self.size(), self.rank(), m);
+        let mut input = vec![T::zeroed(); in_len as usize];
+        let mut output = vec![T::zeroed(); out_len as usize];
+        back_with_memory(bytemuck::cast_slice_mut(&mut input));
+        self.time_calls(slots.len(), iters, Order::Blocks, |comm, s| {
+            match slots[s] {
+                Slot::Native => comm.start_and_wait(collective, &input, &mut output, op),
+                Slot::Thread(name) => {
+                    let (input, output) = (&input[..], &mut output[..]);
+                    std::thread::scope(|scope| {
+                        comm.spawn_request(scope, move |c| {
+                            c.call_once(collective, input, output, op, Algo::Named(name))
+                        })?
+                        .wait()
+                    })
+                    // No progress thread here (MPI without MPI_THREAD_MULTIPLE): a
+                    // refusal, as every rank's.
+                    .map_err(|e| match e {
+                        Error::Unsupported { call, reason } => Error::Native {
+                            op: call.to_string(),
+                            reason,
+                        },
+                        e => e,
+                    })
+                }
+            }
+        })
+    }
+
+    /// One call of the backend's non-blocking collective, started as an
+    /// `immediate::scope` starts it and waited for at once.
+    fn start_and_wait<T: Pod>(
+        &mut self,
+        collective: Collective,
+        input: &[T],
+        output: &mut [T],
+        op: Option<&Op<'_, T>>,
+    ) -> Result<()> {
+        self.starting = true;
+        let done = self.call_once(collective, input, output, op, Algo::Named(NATIVE));
+        self.starting = false;
+        let started = STARTED.with_borrow_mut(Option::take);
+        done?;
+        match started {
+            Some(mut s) => s.request.wait(),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_route_reads_back_as_written() {
+        let machine = hypercomm::topology::Topology::complete(4);
+        let fitting = hypercomm::algorithms::fitting(&machine, OpKind::Allreduce);
+        let ring = fitting.iter().position(|a| a.name == "ring").unwrap() as u16;
+        for (route, code) in [
+            (Route::Native, CODE_NATIVE),
+            (Route::Thread(NATIVE), CODE_THREAD_NATIVE),
+            (Route::Thread("ring"), ring),
+        ] {
+            let name = route_name(route);
+            assert_eq!(route_code(&name, &fitting), code, "{name}");
+            if code != CODE_NATIVE {
+                assert_eq!(route_of(code, &fitting), route, "{name}");
+            }
+        }
+        assert_eq!(route_name(Route::Thread("ring")), "thread ring");
+        for unknown in ["thread", "thread nonesuch", "threadring", "ring"] {
+            assert_eq!(route_code(unknown, &fitting), CODE_NONE, "{unknown}");
+        }
+    }
+}
