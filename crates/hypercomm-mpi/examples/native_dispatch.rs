@@ -13,7 +13,13 @@
 //!    `Auto` is the cost model's (no tuning), so this layer is left out there;
 //! 5. `in-place`: the in-place form by name (`all_reduce_in_place`,
 //!    `all_gather_in_place`; a broadcast is in place anyway), which MPI runs with
-//!    `MPI_IN_PLACE`, nothing copied (not on 1 rank either).
+//!    `MPI_IN_PLACE`, nothing copied (not on 1 rank either);
+//! 6. `imm-mpi`: the MPI library's non-blocking call, waited for at once, in an rsmpi
+//!    request scope (`MPI_Iallreduce` + `MPI_Wait`), what `osu iallreduce` calls native;
+//! 7. `imm-auto`: hypercomm's `immediate_*` call with `Algo::Auto` in an
+//!    `immediate::scope`, waited for at once: at the default thread level its route is
+//!    MPI's non-blocking call, so this is the scope's and the request's own cost;
+//! 8. `imm-dup`: `imm-mpi` on the duplicate of `world`.
 //!
 //! ```text
 //! mpirun -n 2 target/release/examples/native_dispatch [op] [bytes] [calls] [reps] [layer,…]
@@ -44,6 +50,22 @@ fn call(world: &SimpleCommunicator, op: &str, send: &[u64], recv: &mut [u64]) {
     }
 }
 
+/// The MPI library's non-blocking call, waited for at once.
+fn call_immediate(world: &SimpleCommunicator, op: &str, send: &[u64], recv: &mut [u64]) {
+    mpi::request::scope(|scope| {
+        match op {
+            "broadcast" => world
+                .process_at_rank(0)
+                .immediate_broadcast_into(scope, recv)
+                .wait(),
+            "allgather" => world.immediate_all_gather_into(scope, send, recv).wait(),
+            _ => world
+                .immediate_all_reduce_into(scope, send, recv, SystemOperation::sum())
+                .wait(),
+        };
+    });
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let a: Vec<String> = std::env::args().skip(1).collect();
     let op = a.first().map_or("allreduce", String::as_str).to_owned();
@@ -67,12 +89,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dup = world.duplicate();
     let mut comm = world.hypercomm()?;
     let sum = Op::<u64>::sum();
-    let names = ["mpi", "mpi-dup", "named", "auto", "in-place"];
+    let names = [
+        "mpi", "mpi-dup", "named", "auto", "in-place", "imm-mpi", "imm-auto", "imm-dup",
+    ];
     // `DISPATCH_BARRIER=1`: a barrier on `world` before each call, outside the clock,
     // as `vs-native` times its calls.
     let each_barrier = std::env::var_os("DISPATCH_BARRIER").is_some_and(|v| v == "1");
-    let layers = if k == 1 { 3 } else { 5 };
-    let mut ran = [""; 5];
+    let layers = if k == 1 { 3 } else { 8 };
+    let mut ran = [""; 8];
     let mut ns: Vec<Vec<f64>> = vec![Vec::new(); layers];
     let ours = |comm: &mut hypercomm_rt::Comm<_>, recv: &mut [u64], algo| match op.as_str() {
         "broadcast" => comm.broadcast_into(0, recv, algo),
@@ -115,6 +139,32 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     3 => {
                         ours(&mut comm, &mut recv, Algo::Auto)?;
                     }
+                    5 => call_immediate(&world, &op, &send, &mut recv),
+                    7 => call_immediate(&dup, &op, &send, &mut recv),
+                    6 => {
+                        let send = &send[..];
+                        hypercomm_rt::immediate::scope(|s| {
+                            match op.as_str() {
+                                "broadcast" => {
+                                    comm.immediate_broadcast_into(s, 0, &mut recv[..], Algo::Auto)
+                                }
+                                "allgather" => comm.immediate_all_gather_into(
+                                    s,
+                                    send,
+                                    &mut recv[..],
+                                    Algo::Auto,
+                                ),
+                                _ => comm.immediate_all_reduce_into(
+                                    s,
+                                    send,
+                                    &mut recv[..],
+                                    &sum,
+                                    Algo::Auto,
+                                ),
+                            }?
+                            .wait()
+                        })?;
+                    }
                     // The in-place form by name (`MPI_IN_PLACE`): all-reduce and
                     // all-gather; broadcast is always in place.
                     _ => {
@@ -134,7 +184,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 took = start.elapsed();
             }
             out.push(took.as_secs_f64() * 1e9 / calls as f64);
-            if layer >= 2 {
+            if (2..5).contains(&layer) || layer == 6 {
                 ran[layer] = comm.last_algorithm().unwrap_or("-");
             }
         }
