@@ -2,7 +2,10 @@
 //! `immediate::scope`, every fixed-count call (broadcast, scatter, gather, all-gather,
 //! all-to-all, reduce, all-reduce, scan, exclusive scan, reduce-scatter-block) with
 //! `Algo::Auto` and with `Algo::Named("native")` starts `MPI_Ibcast` … on the rank's
-//! thread; the ten are in flight at once, with a blocking all-reduce of ours made
+//! thread (and the five variable-count calls `MPI_Igatherv`, `MPI_Iscatterv`,
+//! `MPI_Iallgatherv`, `MPI_Ialltoallv`, `MPI_Ireduce_scatter`, on counts with zeros,
+//! against the blocking calls, from 2 ranks); the ten are in flight at once, with a
+//! blocking all-reduce of ours made
 //! meanwhile, then completed in another order than started (one polled with `test`,
 //! one forgotten with `std::mem::forget`, which the scope's end completes), for three
 //! lengths; every result is compared with MPI's blocking collective (rsmpi's) on the
@@ -231,6 +234,9 @@ fn check(world: &SimpleCommunicator) -> Result<usize, String> {
     for (seed, m) in [(0u64, 1usize), (1, 3), (2, 1000)] {
         for algo in [Algo::Auto, Algo::Named(NATIVE)] {
             n += round(&mut comm, world, algo, m, seed)?;
+            if comm.size() > 1 {
+                n += vround(&mut comm, algo, seed)?;
+            }
         }
     }
     // A start that cannot run is the start's typed error, with nothing started.
@@ -256,6 +262,116 @@ fn check(world: &SimpleCommunicator) -> Result<usize, String> {
         return Err(format!("after the errors: {sum:?}"));
     }
     Ok(n)
+}
+
+/// The five variable-count calls, in the order [`vround`] starts them.
+const VCALLS: [&str; 5] = [
+    "gatherv",
+    "scatterv",
+    "all-gatherv",
+    "all-to-allv",
+    "reduce-scatter",
+];
+
+/// One round of the five variable-count requests of `algo` (counts with zeros, from
+/// `seed`), all in flight at once and waited for from the last, each checked against
+/// the blocking call with `native` (`MPI_Gatherv` …); how many requests ran.
+fn vround(
+    comm: &mut hypercomm_rt::Comm<hypercomm_mpi::Mpi>,
+    algo: Algo<'_>,
+    seed: u64,
+) -> Result<usize, String> {
+    let (me, k) = (comm.rank() as usize, comm.size() as usize);
+    let root = (seed as usize % k) as u32;
+    let is_root = me == root as usize;
+    let counts: Vec<usize> = (0..k).map(|r| (r * 3 + seed as usize) % 4).collect();
+    let total: usize = counts.iter().sum();
+    // Rank i sends (i + 2j + seed) % 3 elements to rank j.
+    let a2a = |i: usize, j: usize| (i + 2 * j + seed as usize) % 3;
+    let (sc, rc): (Vec<usize>, Vec<usize>) = (0..k).map(|j| (a2a(me, j), a2a(j, me))).unzip();
+    let val = |i: usize| (me * 1_000_003 + i * 7) as u64 + seed;
+    let mine: Vec<u64> = (0..counts[me]).map(val).collect();
+    let all: Vec<u64> = (0..total).map(val).collect();
+    let send: Vec<u64> = (0..sc.iter().sum::<usize>()).map(val).collect();
+    let plus = Op::<u64>::sum();
+    let native = Algo::Named(NATIVE);
+    // Ours, blocking, by MPI's own calls.
+    let mut want = vec![
+        vec![0u64; if is_root { total } else { 0 }],
+        vec![0u64; counts[me]],
+        vec![0u64; total],
+        vec![0u64; rc.iter().sum()],
+        vec![0u64; counts[me]],
+    ];
+    let mut got = want.clone();
+    let blocking = |comm: &mut hypercomm_rt::Comm<_>, out: &mut [Vec<u64>]| {
+        let [ga, sv, ag, aa, rs] = out else {
+            unreachable!("five calls")
+        };
+        let root_all = is_root.then_some(&all[..]);
+        comm.gatherv_into(root, &mine, is_root.then_some(&mut ga[..]), &counts, native)?;
+        comm.scatterv_into(root, root_all, sv, &counts, native)?;
+        comm.all_gatherv_into(&mine, ag, &counts, native)?;
+        comm.all_to_allv_into(&send, &sc, aa, &rc, native)?;
+        comm.reduce_scatter_into(&all, rs, &counts, &plus, native)?;
+        Ok::<_, Error>(())
+    };
+    blocking(comm, &mut want).map_err(|e| format!("blocking v-calls: {e}"))?;
+    let before = threads_now();
+    let [ga, sv, ag, aa, rs] = &mut got[..] else {
+        unreachable!("five calls")
+    };
+    let (after, rans) = immediate::scope(|s| {
+        let root_all = is_root.then_some(&all[..]);
+        let reqs = vec![
+            comm.immediate_gatherv_into(
+                s,
+                root,
+                &mine,
+                is_root.then_some(&mut ga[..]),
+                &counts,
+                algo,
+            )?,
+            comm.immediate_scatterv_into(s, root, root_all, sv, &counts, algo)?,
+            comm.immediate_all_gatherv_into(s, &mine, ag, &counts, algo)?,
+            comm.immediate_all_to_allv_into(s, &send, &sc, aa, &rc, algo)?,
+            comm.immediate_reduce_scatter_into(s, &all, rs, &counts, &plus, algo)?,
+        ];
+        let after = threads_now();
+        if let Some(i) = reqs.iter().position(|q| !q.is_native()) {
+            return Err(Error::Native {
+                op: VCALLS[i].into(),
+                reason: "the request is not native".into(),
+            });
+        }
+        let mut rans = Vec::new();
+        for q in reqs.into_iter().rev() {
+            rans.push(q.wait()?);
+        }
+        Ok((after, rans))
+    })
+    .map_err(|e: Error| format!("{algo:?} v-calls: {e}"))?;
+    if before.is_none() || before != after {
+        return Err(format!(
+            "{algo:?} v-calls: {before:?} threads before starting, {after:?} after"
+        ));
+    }
+    let auto = matches!(algo, Algo::Auto);
+    if let Some(ran) = rans
+        .iter()
+        .find(|r| r.algorithm != NATIVE || r.auto != auto)
+    {
+        return Err(format!("{algo:?} v-call ran {ran:?}"));
+    }
+    for (i, name) in VCALLS.iter().enumerate() {
+        if got[i] != want[i] {
+            return Err(format!(
+                "{algo:?} {name}: started {:?}, blocking {:?}",
+                got[i], want[i]
+            ));
+        }
+    }
+    Ok(VCALLS.len())
 }
 
 fn main() -> ExitCode {

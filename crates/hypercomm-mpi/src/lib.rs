@@ -1443,11 +1443,13 @@ impl Transport for Mpi {
         )
     }
 
-    /// MPI's non-blocking collective (`MPI_Ibcast`, … `MPI_Ireduce_scatter_block`:
-    /// MPI-3.1 §5.12) on the data duplicate, started on this rank's thread; its request
-    /// is completed with `MPI_Test` / `MPI_Wait` whatever [`Config::native_wait`] says
-    /// (MPI's failure semantics, as [`NativeWait::Blocking`]'s). A variable-count call
-    /// (which the runtime does not start this way) runs blocking and returns completed.
+    /// MPI's non-blocking collective (`MPI_Ibcast`, … `MPI_Ireduce_scatter_block`, and
+    /// the variable-count `MPI_Igatherv`, `MPI_Iscatterv`, `MPI_Iallgatherv`,
+    /// `MPI_Ialltoallv`, `MPI_Ireduce_scatter`: MPI-3.1 §5.12) on the data duplicate,
+    /// started on this rank's thread; its request is completed with `MPI_Test` /
+    /// `MPI_Wait` whatever [`Config::native_wait`] says (MPI's failure semantics, as
+    /// [`NativeWait::Blocking`]'s). A variable-count call's count and displacement arrays
+    /// are made for it and kept with its request until it completes.
     unsafe fn native_start(
         &mut self,
         call: hypercomm_rt::transport::NativeCall<'_>,
@@ -1456,6 +1458,16 @@ impl Transport for Mpi {
             return Some(Err(Error::PeerFailed { rank }));
         }
         let collective = call.collective;
+        if collective.kind().is_varcount() {
+            let mut arrays = Box::default();
+            let (data, me, k) = (self.data, self.rank, self.size);
+            // As below; the arrays live in the request.
+            let started = native::start_varcount(data, me, k, call, &mut arrays, false);
+            return Some(started.map(|req| {
+                Box::new(native::Started::keeping(req, collective, arrays))
+                    as Box<dyn hypercomm_rt::transport::NativeRequest>
+            }));
+        }
         // The caller keeps the buffers until the request completes (this function's
         // contract), as `native::start`'s non-blocking form needs.
         let started = native::start(

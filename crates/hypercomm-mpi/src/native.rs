@@ -357,11 +357,32 @@ pub(crate) struct Started {
     /// `MPI_REQUEST_NULL` once complete (MPI sets it so).
     req: ffi::MPI_Request,
     collective: Collective,
+    /// A variable-count call's counts and displacements, which MPI reads until the
+    /// request completes (dropped after [`Started`]'s drop has waited for it).
+    _arrays: Option<Box<VarcountArrays>>,
 }
 
 impl Started {
     pub(crate) fn new(req: ffi::MPI_Request, collective: Collective) -> Started {
-        Started { req, collective }
+        Started {
+            req,
+            collective,
+            _arrays: None,
+        }
+    }
+
+    /// A started variable-count call ([`start_varcount`]), keeping the arrays MPI
+    /// reads until it completes.
+    pub(crate) fn keeping(
+        req: ffi::MPI_Request,
+        collective: Collective,
+        arrays: Box<VarcountArrays>,
+    ) -> Started {
+        Started {
+            req,
+            collective,
+            _arrays: Some(arrays),
+        }
     }
 
     fn done(&self) -> bool {
@@ -454,8 +475,9 @@ fn start_new(
 ) -> Result<ffi::MPI_Request> {
     *last = None;
     if call.collective.kind().is_varcount() {
-        // Blocking in either mode (MPI_Ialltoallv … are not used yet).
-        return run_varcount(comm, me, k, call, arrays).map(|()| crate::request_null());
+        // Non-blocking (`NativeWait::Checked`) on the kept arrays: the caller waits
+        // for it before the next call. A started one (`Mpi::native_start`) has its own.
+        return start_varcount(comm, me, k, call, arrays, blocking);
     }
     let p = Prepared::new(me, k, &call)?;
     *last = Some(p);
@@ -523,14 +545,21 @@ fn fit_total(x: usize) -> std::result::Result<c_int, String> {
 
 /// The variable-count collectives: `MPI_Gatherv`, `MPI_Scatterv`, `MPI_Allgatherv`,
 /// `MPI_Alltoallv` (bytes, displacements the prefix sums of the counts) and
-/// `MPI_Reduce_scatter` (elements of the primitive type, a built-in operator).
-fn run_varcount(
+/// `MPI_Reduce_scatter` (elements of the primitive type, a built-in operator), blocking;
+/// or (`blocking` false) MPI's non-blocking forms (`MPI_Igatherv`, `MPI_Iscatterv`,
+/// `MPI_Iallgatherv`, `MPI_Ialltoallv`, `MPI_Ireduce_scatter`: MPI-3.1 §5.12) with
+/// their request returned: then `arrays` (the counts and displacements MPI reads) and
+/// the buffers must stay untouched until it completes (MPI-3.1 §5.12: they are the
+/// call's arguments until then), which the caller ensures by waiting before the next
+/// call or by keeping `arrays` with the request ([`Started::keeping`]).
+pub(crate) fn start_varcount(
     comm: ffi::MPI_Comm,
     me: u32,
     k: u32,
     call: NativeCall<'_>,
     arrays: &mut VarcountArrays,
-) -> Result<()> {
+    blocking: bool,
+) -> Result<ffi::MPI_Request> {
     let c = call.collective;
     let kind = c.kind();
     let refuse = |reason: String| Error::Native {
@@ -582,12 +611,14 @@ fn run_varcount(
     let own_send = fit_total(want_in * eb).map_err(refuse)?;
     let own_recv = fit_total(want_out * eb).map_err(refuse)?;
     let r = root as c_int;
+    let mut req = crate::request_null();
     // SAFETY: every buffer holds exactly the bytes its counts name on this rank (checked
     // above), the count and displacement arrays have k entries where MPI reads k, and
-    // all stay borrowed for the blocking call's duration.
+    // all stay borrowed for the blocking call's duration, or (non-blocking) until the
+    // request completes (this function's contract).
     let rc_ = unsafe {
-        match c {
-            Collective::Gatherv { .. } => ffi::MPI_Gatherv(
+        match (c, blocking) {
+            (Collective::Gatherv { .. }, true) => ffi::MPI_Gatherv(
                 send,
                 own_send,
                 bytes,
@@ -598,7 +629,19 @@ fn run_varcount(
                 r,
                 comm,
             ),
-            Collective::Scatterv { .. } => ffi::MPI_Scatterv(
+            (Collective::Gatherv { .. }, false) => ffi::MPI_Igatherv(
+                send,
+                own_send,
+                bytes,
+                recv,
+                rcount.as_ptr(),
+                rdispl.as_ptr(),
+                bytes,
+                r,
+                comm,
+                &mut req,
+            ),
+            (Collective::Scatterv { .. }, true) => ffi::MPI_Scatterv(
                 send,
                 scount.as_ptr(),
                 sdispl.as_ptr(),
@@ -609,7 +652,19 @@ fn run_varcount(
                 r,
                 comm,
             ),
-            Collective::Allgatherv => ffi::MPI_Allgatherv(
+            (Collective::Scatterv { .. }, false) => ffi::MPI_Iscatterv(
+                send,
+                scount.as_ptr(),
+                sdispl.as_ptr(),
+                bytes,
+                recv,
+                own_recv,
+                bytes,
+                r,
+                comm,
+                &mut req,
+            ),
+            (Collective::Allgatherv, true) => ffi::MPI_Allgatherv(
                 send,
                 own_send,
                 bytes,
@@ -619,7 +674,18 @@ fn run_varcount(
                 bytes,
                 comm,
             ),
-            Collective::Alltoallv => ffi::MPI_Alltoallv(
+            (Collective::Allgatherv, false) => ffi::MPI_Iallgatherv(
+                send,
+                own_send,
+                bytes,
+                recv,
+                rcount.as_ptr(),
+                rdispl.as_ptr(),
+                bytes,
+                comm,
+                &mut req,
+            ),
+            (Collective::Alltoallv, true) => ffi::MPI_Alltoallv(
                 send,
                 scount.as_ptr(),
                 sdispl.as_ptr(),
@@ -630,18 +696,35 @@ fn run_varcount(
                 bytes,
                 comm,
             ),
-            _ => {
+            (Collective::Alltoallv, false) => ffi::MPI_Ialltoallv(
+                send,
+                scount.as_ptr(),
+                sdispl.as_ptr(),
+                bytes,
+                recv,
+                rcount.as_ptr(),
+                rdispl.as_ptr(),
+                bytes,
+                comm,
+                &mut req,
+            ),
+            (_, blocking) => {
                 let dt = reduction_type(&call).map_err(refuse)?;
                 let op = reduction_op(&call).map_err(refuse)?;
                 // MPI_Reduce_scatter's counts are in elements.
-                ffi::MPI_Reduce_scatter(send, recv, a.relems.as_ptr(), dt, op, comm)
+                let counts = a.relems.as_ptr();
+                if blocking {
+                    ffi::MPI_Reduce_scatter(send, recv, counts, dt, op, comm)
+                } else {
+                    ffi::MPI_Ireduce_scatter(send, recv, counts, dt, op, comm, &mut req)
+                }
             }
         }
     };
     if rc_ != success() {
         return Err(refuse(error_string(rc_)));
     }
-    Ok(())
+    Ok(req)
 }
 
 /// Bytes of rank `me`'s input and output for `c` on `k` ranks with blocks of `block`

@@ -55,10 +55,13 @@
 //! `test` and `wait` among them), not while the rank computes between them, unlike a
 //! progress thread. Its failure semantics are MPI's own blocking collective's (the
 //! backend's `NativeWait::Blocking`): no deadline, no failure notice (`mpirun` ends a
-//! job whose rank failed). The variable-count calls, the barrier, [`Comm::immediate`]
-//! and named schedules take the progress-thread path in either scope; so does every
-//! call on a backend without collectives of its own (threads), where
-//! `Algo::Named("native")` is [`Error::Native`] at start.
+//! job whose rank failed). The variable-count calls take the same path where the
+//! blocking call's `Auto` takes the backend's own (`MPI_Igatherv`, `MPI_Iscatterv`,
+//! `MPI_Iallgatherv`, `MPI_Ialltoallv`, `MPI_Ireduce_scatter`, their count and
+//! displacement arrays kept with the request), and with `native`. The barrier,
+//! [`Comm::immediate`] and named schedules take the progress-thread path in either
+//! scope; so does every call on a backend without collectives of its own (threads),
+//! where `Algo::Named("native")` is [`Error::Native`] at start.
 //!
 //! **`Algo::Auto` in a [`scope`] measures which of the two is faster**, where the
 //! backend has collectives of its own and the communicator measures its picks
@@ -228,8 +231,10 @@ impl<R> Drop for Request<'_, R> {
 /// [`Algo::Auto`] on a backend with collectives of its own (MPI), start the backend's own
 /// non-blocking collective on the rank's thread (`MPI_Iallreduce`, …:
 /// [`crate::transport::Transport::native_start`]) and return a [`ScopedRequest`] that
-/// `wait`, `test` and drop complete (`MPI_Wait`, `MPI_Test`). Every other call started
-/// in it (a named schedule, a variable-count call, [`Comm::immediate`], any call on a
+/// `wait`, `test` and drop complete (`MPI_Wait`, `MPI_Test`), where `Auto`'s measured
+/// route is native (the module's documentation; a variable-count call's `Auto` where
+/// its blocking form would run the backend's own). Every other call started
+/// in it (a named schedule, [`Comm::immediate`], any call on a
 /// backend without collectives of its own, such as threads) runs on a progress thread
 /// of the scope, exactly as with [`std::thread::scope`]. rsmpi's `mpi::request::scope`
 /// is the model.
@@ -676,6 +681,13 @@ fn routed<'o, X: Detach, T: Pod + Send + Sync>(
     })
 }
 
+/// [`routed`] for a variable-count call: `Auto` takes the backend's non-blocking call
+/// wherever its blocking form would take the backend's own (`known`,
+/// [`Comm::v_auto_native`]), unmeasured, as the blocking `Auto` does.
+fn v_routed<X: Detach>(known: bool) -> (bool, impl FnOnce(&mut Comm<X>) -> Result<Route>) {
+    (known, |_: &mut Comm<X>| Ok(Route::Native))
+}
+
 /// Whether a backend's own reduction may know `op` and `T` (a built-in operator on a
 /// primitive number, [`crate::transport::NativeCall`]'s `op` and `elem`): where it
 /// cannot, `Algo::Auto` in a [`scope`] takes the thread path rather than fail.
@@ -1008,9 +1020,14 @@ impl<X: Detach> Comm<X> {
     }
 }
 
-/// The variable-count collectives ([`Comm::gatherv_into`] and the rest), non-blocking: the same arguments, every buffer and count list borrowed until the
-/// scope ends. A wrong count or buffer is reported at `wait`, as the blocking call
-/// reports it.
+/// The variable-count collectives ([`Comm::gatherv_into`] and the rest), non-blocking:
+/// the same arguments, every buffer and count list borrowed until the scope ends. On a
+/// progress thread a wrong count or buffer is reported at `wait`, as the blocking call
+/// reports it; in an [`immediate::scope`](scope) on a backend with collectives of its
+/// own (MPI), `Auto` (where the blocking call's `Auto` takes the backend's own) and
+/// `native` start the backend's non-blocking call on the rank's thread (`MPI_Igatherv`,
+/// `MPI_Iscatterv`, `MPI_Iallgatherv`, `MPI_Ialltoallv`, `MPI_Ireduce_scatter`), and a
+/// wrong count or buffer is the start's error.
 ///
 /// ```
 /// use hypercomm_rt::{threads, Algo, Op};
@@ -1050,8 +1067,9 @@ impl<X: Detach> Comm<X> {
         X: 'scope,
         X::Detached: 'scope,
     {
-        self.immediate(scope, move |c| {
-            c.gatherv_into(root, send, recv, counts, algo)
+        let route = v_routed(self.v_auto_native::<T>(None));
+        scope.start(self, algo, route, move |c, a| {
+            c.gatherv_into(root, send, recv, counts, a)
         })
     }
 
@@ -1072,8 +1090,9 @@ impl<X: Detach> Comm<X> {
         X: 'scope,
         X::Detached: 'scope,
     {
-        self.immediate(scope, move |c| {
-            c.scatterv_into(root, send, recv, counts, algo)
+        let route = v_routed(self.v_auto_native::<T>(None));
+        scope.start(self, algo, route, move |c, a| {
+            c.scatterv_into(root, send, recv, counts, a)
         })
     }
 
@@ -1093,7 +1112,10 @@ impl<X: Detach> Comm<X> {
         X: 'scope,
         X::Detached: 'scope,
     {
-        self.immediate(scope, move |c| c.all_gatherv_into(send, recv, counts, algo))
+        let route = v_routed(self.v_auto_native::<T>(None));
+        scope.start(self, algo, route, move |c, a| {
+            c.all_gatherv_into(send, recv, counts, a)
+        })
     }
 
     /// Non-blocking [`Comm::all_to_allv_into`] (rsmpi's
@@ -1115,8 +1137,9 @@ impl<X: Detach> Comm<X> {
         X: 'scope,
         X::Detached: 'scope,
     {
-        self.immediate(scope, move |c| {
-            c.all_to_allv_into(send, send_counts, recv, recv_counts, algo)
+        let route = v_routed(self.v_auto_native::<T>(None));
+        scope.start(self, algo, route, move |c, a| {
+            c.all_to_allv_into(send, send_counts, recv, recv_counts, a)
         })
     }
 
@@ -1137,8 +1160,9 @@ impl<X: Detach> Comm<X> {
         X: 'scope,
         X::Detached: 'scope,
     {
-        self.immediate(scope, move |c| {
-            c.reduce_scatter_into(send, recv, counts, op, algo)
+        let route = v_routed(self.v_auto_native(Some(op)));
+        scope.start(self, algo, route, move |c, a| {
+            c.reduce_scatter_into(send, recv, counts, op, a)
         })
     }
 }

@@ -393,18 +393,20 @@ impl<X: Transport> Comm<X> {
     /// collectives ([`crate::tune`]). Elsewhere, and for the persistent forms, the cost
     /// model chooses among the schedules.
     fn v_auto<'a, T: Pod>(&self, algo: Algo<'a>, op: Option<&Op<'_, T>>) -> (Algo<'a>, bool) {
-        let native_fits = op.is_none_or(|o| o.builtin().is_some() && Elem::of::<T>().is_some());
         match algo {
-            Algo::Auto
-                if self.size() > 1
-                    && self.transport.has_native()
-                    && self.tuner.policy != crate::tune::Tuning::Off
-                    && native_fits =>
-            {
-                (Algo::Named(NATIVE), true)
-            }
+            Algo::Auto if self.v_auto_native(op) => (Algo::Named(NATIVE), true),
             _ => (algo, matches!(algo, Algo::Auto)),
         }
+    }
+
+    /// Whether `Algo::Auto` of a variable-count call runs the backend's own
+    /// ([`Comm::v_auto`]'s rule; the immediate forms start its non-blocking one).
+    pub(crate) fn v_auto_native<T: Pod>(&self, op: Option<&Op<'_, T>>) -> bool {
+        let native_fits = op.is_none_or(|o| o.builtin().is_some() && Elem::of::<T>().is_some());
+        self.size() > 1
+            && self.transport.has_native()
+            && self.tuner.policy != crate::tune::Tuning::Off
+            && native_fits
     }
 
     /// `ran`, marked as `Auto`'s choice when `auto` (also as the last call).
