@@ -72,8 +72,10 @@ echo "scripts/test.sh: MPI backend built and tested in $(($(date +%s) - mpi_star
 # on 1, 2, 3, 5 and 8 ranks (the variable-count ones, gatherv … reduce-scatterv, against
 # MPICH's MPI_*v on random counts with zeros, included), the native calls' check
 # (examples/native_check: in place with MPICH's MPI_IN_PLACE), the sub-communicator,
-# request and persistent example against MPICH's own on the same ranks, and a failing rank must
-# make mpirun exit non-zero.
+# request and persistent example against MPICH's own on the same ranks, MPICH's
+# non-blocking collectives as requests (examples/native_requests), `auto`'s measured
+# route in an immediate::scope (examples/immediate_routes, 2 ranks), and a failing rank
+# must make mpirun exit non-zero.
 mpich_start=$(date +%s)
 if ! command -v mpicc.mpich >/dev/null || ! command -v mpirun.mpich >/dev/null; then
     if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
@@ -84,7 +86,7 @@ fi
 if command -v mpicc.mpich >/dev/null && command -v mpirun.mpich >/dev/null; then
     MPICC=mpicc.mpich CARGO_TARGET_DIR=target/mpich \
         cargo build --release --locked -p hypercomm-mpi --bin hypercomm-mpi --example subcomm \
-        --example native_check
+        --example native_check --example native_requests --example immediate_routes
     bin=target/mpich/release/hypercomm-mpi
     export UCX_LOG_LEVEL=error # MPICH's UCX warns of notices a finished rank never read
     # On more ranks than CPUs, MPICH 4.0's ranks poll without yielding: preload the shim
@@ -121,7 +123,23 @@ if command -v mpicc.mpich >/dev/null && command -v mpirun.mpich >/dev/null; then
             echo "$out" | tail -5 >&2
             exit 1
         }
+        # MPICH's non-blocking collectives (MPI_Ibcast … MPI_Ialltoallv) as requests.
+        out=$(timeout 300 mpirun.mpich "${preload[@]}" -n "$k" target/mpich/release/examples/native_requests 2>&1)
+        grep -q "^native_requests: [0-9]* requests matched MPI ($k ranks)" <<<"$out" || {
+            echo "scripts/test.sh: MPICH native_requests on $k ranks failed:" >&2
+            echo "$out" | tail -5 >&2
+            exit 1
+        }
     done
+    # auto's measured route in an immediate::scope (MPI_THREAD_MULTIPLE), on 2 ranks.
+    routes=$(mktemp -u /tmp/hc-mpich-routes.XXXXXX)
+    out=$(timeout 300 mpirun.mpich -n 2 target/mpich/release/examples/immediate_routes "$routes" 2>&1)
+    rm -f "$routes"
+    grep -q "^immediate_routes: measured, read back and followed (2 ranks)" <<<"$out" || {
+        echo "scripts/test.sh: MPICH immediate_routes failed:" >&2
+        echo "$out" | tail -5 >&2
+        exit 1
+    }
     if timeout 300 mpirun.mpich -n 3 "$bin" fault --rank 1 >/dev/null 2>&1; then
         echo "scripts/test.sh: on MPICH a failing rank did not fail the job" >&2
         exit 1
