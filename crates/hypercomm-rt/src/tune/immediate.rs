@@ -97,17 +97,19 @@ impl<X: Detach> Comm<X> {
         len: usize,
         op: Option<&Op<'_, T>>,
     ) -> Result<Route> {
-        if !self.transport.detachable() || self.pick(collective, len, op)?.is_none() {
-            return Ok(Route::Native);
-        }
         let key = Key {
             kind: collective.kind(),
             elem_bytes: size_of::<T>(),
             commutative: op.map_or(true, |o| o.is_commutative()),
         };
         let b = bucket(len.saturating_mul(key.elem_bytes));
+        // A loop of calls: the routes found at the first.
         if let Some(routes) = self.tuner.routes.get(&key) {
             return Ok(routes[b]);
+        }
+        if !self.transport.detachable() || self.pick(collective, len, op)?.is_none() {
+            self.tuner.routes.insert(key, [Route::Native; BUCKETS]);
+            return Ok(Route::Native);
         }
         let start = Instant::now();
         let name = format!("immediate {}", key.name());
