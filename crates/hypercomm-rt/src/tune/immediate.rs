@@ -158,26 +158,20 @@ impl<X: Detach> Comm<X> {
         let mut times = vec![f64::INFINITY; BUCKETS * WIDE * 2];
         let mut slots_at: Vec<Vec<Slot>> = Vec::with_capacity(BUCKETS);
         for b in 0..BUCKETS {
-            let bytes = bucket_bytes(b);
-            let m = bytes.div_ceil(key.elem_bytes).max(1);
+            let (bytes, m) = (bucket_bytes(b), key.elems_at(b));
             if !measurable(collective, k, m, key.elem_bytes) {
                 slots_at.push(Vec::new());
                 continue;
             }
-            let call = Call {
-                collective,
-                len: m as u64,
-                elem_bytes: key.elem_bytes,
-                commutative: key.commutative,
-                alias: None,
-            };
             let mut slots = vec![Slot::Native];
             let blocking = match picks.map(|p| p[b]) {
                 Some(Pick::Native) => Some(NATIVE),
                 Some(Pick::Named(n)) => Some(n),
                 _ => None,
             };
-            let model = candidates(&self.selector, call).first().map(|a| a.name);
+            let model = candidates(&self.selector, key.call(collective, m))
+                .first()
+                .map(|a| a.name);
             for name in [blocking, model].into_iter().flatten() {
                 if !slots.contains(&Slot::Thread(name)) {
                     slots.push(Slot::Thread(name));

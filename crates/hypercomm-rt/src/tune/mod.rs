@@ -266,6 +266,22 @@ struct Key {
 }
 
 impl Key {
+    /// Elements per block at size bucket `b` (at least one).
+    fn elems_at(&self, b: usize) -> usize {
+        bucket_bytes(b).div_ceil(self.elem_bytes).max(1)
+    }
+
+    /// The call of `collective` measured with `m` elements per block.
+    fn call(&self, collective: Collective, m: usize) -> Call {
+        Call {
+            collective,
+            len: m as u64,
+            elem_bytes: self.elem_bytes,
+            commutative: self.commutative,
+            alias: None,
+        }
+    }
+
     /// `allreduce 8B commutative`, `alltoall 8B`.
     fn name(&self) -> String {
         let order = match (self.kind.is_reduction(), self.commutative) {
@@ -682,20 +698,12 @@ impl<X: Transport> Comm<X> {
         let mut screened = vec![f64::INFINITY; BUCKETS * WIDE];
         let mut cands: Vec<Vec<&'static Algorithm>> = Vec::with_capacity(BUCKETS);
         for b in 0..BUCKETS {
-            let bytes = bucket_bytes(b);
-            let m = bytes.div_ceil(key.elem_bytes).max(1);
+            let (bytes, m) = (bucket_bytes(b), key.elems_at(b));
             if !measurable(collective, k, m, key.elem_bytes) {
                 cands.push(Vec::new());
                 continue;
             }
-            let call = Call {
-                collective,
-                len: m as u64,
-                elem_bytes: key.elem_bytes,
-                commutative: key.commutative,
-                alias: None,
-            };
-            let all = candidates(&self.selector, call);
+            let all = candidates(&self.selector, key.call(collective, m));
             let slots: Vec<Algo<'_>> = std::iter::once(Algo::Named(NATIVE))
                 .chain(all.iter().map(|a| Algo::Named(a.name)))
                 .collect();
@@ -721,8 +729,7 @@ impl<X: Transport> Comm<X> {
             let row = &screened[b * WIDE + 1..b * WIDE + 1 + all.len()];
             let picked = finalists(row, FINALISTS);
             if !all.is_empty() {
-                let bytes = bucket_bytes(b);
-                let m = bytes.div_ceil(key.elem_bytes).max(1);
+                let (bytes, m) = (bucket_bytes(b), key.elems_at(b));
                 let slots: Vec<Algo<'_>> = std::iter::once(Algo::Named(NATIVE))
                     .chain(picked.iter().map(|&i| Algo::Named(all[i].name)))
                     .collect();
@@ -756,8 +763,7 @@ impl<X: Transport> Comm<X> {
         let mut checked = vec![f64::INFINITY; BUCKETS * 4];
         for (b, pick) in picks.iter().enumerate() {
             if let (Pick::Named(name), true) = (*pick, screened[b * WIDE].is_finite()) {
-                let bytes = bucket_bytes(b);
-                let m = bytes.div_ceil(key.elem_bytes).max(1);
+                let (bytes, m) = (bucket_bytes(b), key.elems_at(b));
                 let slots = [Algo::Named(NATIVE), Algo::Named(name)];
                 let calls = final_calls(bytes, true);
                 let got = self.time_sized(collective, m, op, &slots, calls, Order::Turns)?;
