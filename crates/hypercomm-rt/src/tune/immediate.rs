@@ -192,7 +192,9 @@ impl<X: Detach> Comm<X> {
                 trimmed: times[(b * WIDE + i) * 2],
                 median: times[(b * WIDE + i) * 2 + 1],
             };
-            let best = (1..slots.len()).min_by(|&x, &y| at(x).trimmed.total_cmp(&at(y).trimmed));
+            let best = (1..slots.len())
+                .filter(|&i| at(i).trimmed.is_finite())
+                .min_by(|&x, &y| at(x).trimmed.total_cmp(&at(y).trimmed));
             if let Some(i) = best.filter(|&i| beats(at(0), at(i))) {
                 if let Slot::Thread(name) = slots[i] {
                     routes[b] = Route::Thread(name);
