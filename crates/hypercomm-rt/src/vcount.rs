@@ -402,7 +402,7 @@ impl<X: Transport> Comm<X> {
     /// Whether `Algo::Auto` of a variable-count call runs the backend's own
     /// ([`Comm::v_auto`]'s rule; the immediate forms start its non-blocking one).
     pub(crate) fn v_auto_native<T: Pod>(&self, op: Option<&Op<'_, T>>) -> bool {
-        let native_fits = op.is_none_or(|o| o.builtin().is_some() && Elem::of::<T>().is_some());
+        let native_fits = op.map_or(true, |o| o.builtin().is_some() && Elem::of::<T>().is_some());
         self.size() > 1
             && self.transport.has_native()
             && self.tuner.policy != crate::tune::Tuning::Off

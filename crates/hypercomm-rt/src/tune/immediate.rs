@@ -85,6 +85,20 @@ enum Slot {
     Thread(&'static str),
 }
 
+/// The route of one size from its slots' agreed times (`slots[0]` native's
+/// non-blocking call, the others progress threads): the thread slot of least trimmed
+/// mean, if it ran and [`beats`] native (at most [`MARGIN`] of its time by the trimmed
+/// mean and by the median, or native refused the call), else native.
+fn route_from(slots: &[Slot], times: &[Summary]) -> Route {
+    let best = (1..slots.len().min(times.len()))
+        .filter(|&i| times[i].trimmed.is_finite())
+        .min_by(|&x, &y| times[x].trimmed.total_cmp(&times[y].trimmed));
+    match best.map(|i| (slots[i], times[i])) {
+        Some((Slot::Thread(name), ours)) if beats(times[0], ours) => Route::Thread(name),
+        _ => Route::Native,
+    }
+}
+
 impl<X: Detach> Comm<X> {
     /// The route of an `Auto` call of `collective` with `len` elements per block in an
     /// [`crate::immediate::scope`] on a backend with collectives of its own: measured
@@ -192,14 +206,8 @@ impl<X: Detach> Comm<X> {
                 trimmed: times[(b * WIDE + i) * 2],
                 median: times[(b * WIDE + i) * 2 + 1],
             };
-            let best = (1..slots.len())
-                .filter(|&i| at(i).trimmed.is_finite())
-                .min_by(|&x, &y| at(x).trimmed.total_cmp(&at(y).trimmed));
-            if let Some(i) = best.filter(|&i| beats(at(0), at(i))) {
-                if let Slot::Thread(name) = slots[i] {
-                    routes[b] = Route::Thread(name);
-                }
-            }
+            let summaries: Vec<Summary> = (0..slots.len()).map(at).collect();
+            routes[b] = route_from(slots, &summaries);
             if log && !slots.is_empty() {
                 let names: Vec<String> = slots
                     .iter()
@@ -299,6 +307,46 @@ impl<X: Detach> Comm<X> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_thread_is_the_route_only_where_it_beats_native_by_both_statistics() {
+        let t = |trimmed: f64, median: f64| Summary { trimmed, median };
+        let slots = [Slot::Native, Slot::Thread(NATIVE), Slot::Thread("ring")];
+        let route = |times: [Summary; 3]| route_from(&slots, &times);
+        // Ring is fastest and at most MARGIN of native both ways.
+        let native = t(100.0, 100.0);
+        assert_eq!(
+            route([native, t(80.0, 80.0), t(60.0, 60.0)]),
+            Route::Thread("ring")
+        );
+        // The faster thread by the trimmed mean, though both win.
+        assert_eq!(
+            route([native, t(60.0, 60.0), t(80.0, 80.0)]),
+            Route::Thread(NATIVE)
+        );
+        // Above MARGIN of native by the median: native.
+        assert_eq!(route([native, t(99.0, 99.0), t(90.0, 96.0)]), Route::Native);
+        // Slower: native.
+        assert_eq!(
+            route([native, t(150.0, 150.0), t(120.0, 110.0)]),
+            Route::Native
+        );
+        // A thread slot that refused the call is never the route, even beside a
+        // native call that refused too.
+        let refused = t(f64::INFINITY, f64::INFINITY);
+        assert_eq!(route([refused, refused, refused]), Route::Native);
+        assert_eq!(
+            route([native, refused, t(50.0, 50.0)]),
+            Route::Thread("ring")
+        );
+        // Native refused, a thread ran: the thread.
+        assert_eq!(
+            route([refused, t(70.0, 70.0), refused]),
+            Route::Thread(NATIVE)
+        );
+        // A size not measured (no slots): native.
+        assert_eq!(route_from(&[], &[]), Route::Native);
+    }
 
     #[test]
     fn a_route_reads_back_as_written() {

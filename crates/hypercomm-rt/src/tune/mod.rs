@@ -875,13 +875,13 @@ impl<X: Transport> Comm<X> {
         let mut refused = vec![false; n];
         // A size's first calls are slow whatever runs them: [`SIZE_WARMUP`] untimed
         // calls of the first algorithm that runs here, before any is timed.
-        'warm: for a in 0..n {
+        'warm: for (a, no) in refused.iter_mut().enumerate() {
             for _ in 0..SIZE_WARMUP {
                 self.barrier()?;
                 match call(self, a) {
                     Ok(()) => {}
                     Err(Error::Native { .. }) => {
-                        refused[a] = true;
+                        *no = true;
                         continue 'warm;
                     }
                     Err(e) => return Err(e),
