@@ -1545,7 +1545,7 @@ fn osu_rows(stdout: &str, columns: &[&str]) -> Vec<Vec<String>> {
         .collect()
 }
 
-/// `osu alltoallv|allgatherv|iallreduce` (issue 24): per size a native row, then one per
+/// `osu alltoallv|allgatherv|iallreduce|ialltoallv|iallgatherv` (issue 24): per size a native row, then one per
 /// form of ours asked for, in that order; every result equals native MPI's (`ok`), the
 /// ratio is a number for ours and absent for native, iallreduce's overlap is a
 /// percentage. Tiny sizes, few calls: shapes and correctness, no timing.
@@ -1644,6 +1644,50 @@ fn osu_benchmarks_put_ours_beside_native_mpi() {
         assert_eq!(row[9], "yes", "{row:?}");
     }
     assert_eq!(rows[2][2], "recursive-doubling");
+    // The non-blocking variable-count ones: `auto` starts MPI's own call
+    // (`MPI_Ialltoallv`, `MPI_Iallgatherv`), a named schedule runs on a thread.
+    for (bench, named, ranks) in [("ialltoallv", "pairwise", 2), ("iallgatherv", "ring", 3)] {
+        let algos = format!("auto,{named}");
+        let args = [
+            "osu",
+            bench,
+            "--algo",
+            &algos,
+            "--max-size",
+            "4",
+            "--iters",
+            "3",
+            "--warmup",
+            "1",
+        ];
+        let job = mpirun(ranks, &args, Duration::from_secs(60));
+        assert_eq!(job.code, Some(0), "{}\n{}", job.stdout, job.stderr);
+        assert!(job
+            .stdout
+            .starts_with(&format!("# osu_{bench} conventions, {ranks} ranks")));
+        let rows = osu_rows(
+            &job.stdout,
+            &[
+                "size",
+                "impl",
+                "algorithm",
+                "iters",
+                "pure_us",
+                "compute_us",
+                "overall_us",
+                "overlap_%",
+                "ours/native",
+                "ok",
+            ],
+        );
+        // Sizes 1, 2, 4 B; native, auto, the named one.
+        assert_eq!(rows.len(), 3 * 3, "{}", job.stdout);
+        for (i, row) in rows.iter().enumerate() {
+            let want = ["native", "native", named][i % 3];
+            assert_eq!(row[2], want, "{row:?}");
+            assert_eq!(row[9], "yes", "{row:?}");
+        }
+    }
 }
 
 /// `osu` refuses, exit 2 with one message from rank 0, `native` in `--algo` (it is the

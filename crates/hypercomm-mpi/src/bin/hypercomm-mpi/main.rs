@@ -22,8 +22,9 @@
 //!   exists, else the defaults); the header says which. `HYPERCOMM_PER_RANK=1` also
 //!   prints each rank's own mean to stderr (which rank is the slowest, on each side).
 //! - `calibrate`: β and τ of the MPI backend, saved where `bench` and `vs-native` read.
-//! - `osu alltoallv|allgatherv|iallreduce`: the OSU micro-benchmarks of those names
-//!   (latency avg/min/max over ranks; iallreduce's overlap %), ours (`auto` and the
+//! - `osu alltoallv|allgatherv|iallreduce|ialltoallv|iallgatherv`: the OSU
+//!   micro-benchmarks of those names (latency avg/min/max over ranks; the non-blocking
+//!   ones' overlap %), ours (`auto` and the
 //!   algorithms named) against native MPI in one run, with the ratio and whether each
 //!   result equals native's (exit 1 if one does not).
 
@@ -147,11 +148,11 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         output: Option<std::path::PathBuf>,
     },
-    /// OSU micro-benchmarks (osu_alltoallv, osu_allgatherv, osu_iallreduce): ours against
-    /// native MPI in one run.
+    /// OSU micro-benchmarks (osu_alltoallv, osu_allgatherv, osu_iallreduce,
+    /// osu_ialltoallv, osu_iallgatherv): ours against native MPI in one run.
     ///
     /// Rows per size: native, then each of ours (`--algo`), with latency avg/min/max
-    /// over ranks (iallreduce: pure, compute, overall µs and the overlap %), ours/native,
+    /// over ranks (the non-blocking ones: pure, compute, overall µs and the overlap %), ours/native,
     /// and `ok`: the result equals native MPI's on every rank (exit 1 if not).
     Osu {
         #[command(flatten)]
@@ -229,12 +230,14 @@ fn arguments(size: i32) -> Vec<String> {
 
 fn main() -> ExitCode {
     // Requests progress on threads of their own, which need MPI_THREAD_MULTIPLE
-    // (`fault --immediate`, `osu iallreduce`); the other commands keep the default level
-    // (no locking inside the MPI library).
+    // (`fault --immediate`, `osu iallreduce|ialltoallv|iallgatherv`); the other commands
+    // keep the default level (no locking inside the MPI library).
     let argv: Vec<String> = std::env::args().collect();
     let requests = argv.iter().any(|a| a == "--immediate")
         || (argv.get(1).map(String::as_str) == Some("osu")
-            && argv.iter().any(|a| a == "iallreduce"));
+            && argv
+                .iter()
+                .any(|a| ["iallreduce", "ialltoallv", "iallgatherv"].contains(&a.as_str())));
     let universe = if requests {
         mpi::initialize_with_threading(mpi::Threading::Multiple).map(|(u, _)| u)
     } else {

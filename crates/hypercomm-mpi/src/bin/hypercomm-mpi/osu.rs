@@ -1,11 +1,11 @@
-//! `hypercomm-mpi osu alltoallv|allgatherv|iallreduce`: the OSU micro-benchmarks of
-//! those names, ours (`auto` and the algorithms asked for) against the MPI library's
+//! `hypercomm-mpi osu alltoallv|allgatherv|iallreduce|ialltoallv|iallgatherv`: the OSU
+//! micro-benchmarks of those names, ours (`auto` and the algorithms asked for) against the MPI library's
 //! own collective, in one run.
 //!
 //! Conventions (OSU's, [`hypercomm_cli::runtime::osu`]): sizes in bytes double from
 //! `--min-size` to `--max-size`; a size is what one rank sends to each other rank
-//! (alltoallv: every count is `size` bytes, as `osu_alltoallv` sets them) or
-//! contributes (allgatherv), or the whole vector (iallreduce, `u32` elements summed,
+//! (alltoallv, ialltoallv: every count is `size` bytes, as `osu_alltoallv` sets them)
+//! or contributes (allgatherv, iallgatherv), or the whole vector (iallreduce, `u32` elements summed,
 //! `size / 4` of them: sizes from 4 B). 1000 timed calls after 200 warm-up up to 8 KiB,
 //! 100 after 10 above (`--iters`, `--warmup`). A rank's latency is its mean; rows give
 //! the average, minimum and maximum over ranks. Unlike OSU, which runs one library per
@@ -14,14 +14,17 @@
 //! is the ratio of averages. `ok` says every rank's result equals native MPI's (the
 //! last call's).
 //!
-//! iallreduce reports OSU's overlap columns: `pure` (start, wait), `compute` (the
+//! The non-blocking ones (iallreduce, ialltoallv, iallgatherv) report OSU's overlap
+//! columns: `pure` (start, wait), `compute` (the
 //! computation between start and wait, targeted at `pure`), `overall` (start, compute,
 //! wait) and `overlap` = max(0, 100 · (1 − (overall − compute) / pure)) %, and
 //! `ours/native` of the pure times. Ours runs in an `immediate::scope`: `native` starts
-//! `MPI_Iallreduce` on the rank's thread, as native does, a named algorithm progresses
-//! on a thread of its own, which needs MPI initialized with `MPI_THREAD_MULTIPLE` (this
-//! binary asks for it for `osu iallreduce`), and `auto` takes whichever of the two its
-//! measured route says is faster at the size (the `algorithm` column names what ran).
+//! MPI's non-blocking call (`MPI_Iallreduce`, `MPI_Ialltoallv`, `MPI_Iallgatherv`) on the
+//! rank's thread, as native does, a named algorithm progresses on a thread of its own,
+//! which needs MPI initialized with `MPI_THREAD_MULTIPLE` (this binary asks for it for
+//! these three), and `auto` takes, for iallreduce, whichever of the two its measured
+//! route says is faster at the size, for the variable-count ones MPI's call (the
+//! `algorithm` column names what ran).
 
 use std::time::Duration;
 
@@ -50,6 +53,12 @@ pub enum Benchmark {
     Allgatherv,
     /// `osu_iallreduce`: non-blocking all-reduce, overlap with computation.
     Iallreduce,
+    /// `osu_ialltoallv`: non-blocking alltoallv (`size` bytes to every rank), overlap
+    /// with computation.
+    Ialltoallv,
+    /// `osu_iallgatherv`: non-blocking allgatherv (`size` bytes from every rank),
+    /// overlap with computation.
+    Iallgatherv,
 }
 
 impl Benchmark {
@@ -58,6 +67,8 @@ impl Benchmark {
             Benchmark::Alltoallv => OpKind::Alltoallv,
             Benchmark::Allgatherv => OpKind::Allgatherv,
             Benchmark::Iallreduce => OpKind::Allreduce,
+            Benchmark::Ialltoallv => OpKind::Alltoallv,
+            Benchmark::Iallgatherv => OpKind::Allgatherv,
         }
     }
     fn name(self) -> &'static str {
@@ -65,6 +76,22 @@ impl Benchmark {
             Benchmark::Alltoallv => "osu_alltoallv",
             Benchmark::Allgatherv => "osu_allgatherv",
             Benchmark::Iallreduce => "osu_iallreduce",
+            Benchmark::Ialltoallv => "osu_ialltoallv",
+            Benchmark::Iallgatherv => "osu_iallgatherv",
+        }
+    }
+    /// A non-blocking benchmark: OSU's overlap columns.
+    fn overlapped(self) -> bool {
+        matches!(
+            self,
+            Benchmark::Iallreduce | Benchmark::Ialltoallv | Benchmark::Iallgatherv
+        )
+    }
+    /// The send and receive counts (bytes) of a variable-count benchmark on `k` ranks.
+    fn counts(self, size: usize, k: usize) -> (Vec<usize>, Vec<usize>) {
+        match self {
+            Benchmark::Alltoallv | Benchmark::Ialltoallv => (vec![size; k], vec![size; k]),
+            _ => (vec![size], vec![size; k]),
         }
     }
 }
@@ -168,6 +195,9 @@ pub fn osu(comm: &mut Comm<Mpi>, world: &SimpleCommunicator, cfg: &OsuConfig) ->
                 latency_rows(comm, world, cfg, size, iters, warmup)?
             }
             Benchmark::Iallreduce => overlap_rows(comm, world, cfg, size, iters, warmup)?,
+            Benchmark::Ialltoallv | Benchmark::Iallgatherv => {
+                overlap_v_rows(comm, world, cfg, size, iters, warmup)?
+            }
         };
         rows.extend(got);
     }
@@ -196,10 +226,7 @@ fn latency_rows(
 ) -> Result<Vec<Row>, Stop> {
     let (me, k) = (comm.rank() as usize, comm.size() as usize);
     let forms = 1 + cfg.algos.len();
-    let (send_counts, recv_counts) = match cfg.benchmark {
-        Benchmark::Alltoallv => (vec![size; k], vec![size; k]),
-        _ => (vec![size], vec![size; k]),
-    };
+    let (send_counts, recv_counts) = cfg.benchmark.counts(size, k);
     let send: Vec<u8> = (0..send_counts.iter().sum()).map(|i| byte(me, i)).collect();
     let out_len: usize = recv_counts.iter().sum();
     let mut outputs = vec![vec![0u8; out_len]; forms];
@@ -299,56 +326,127 @@ fn overlap_rows(
     let me = comm.rank() as usize;
     let m = size / 4;
     let send: Vec<u32> = (0..m).map(|i| (me * 1000 + i) as u32).collect();
-    let mut native_out = vec![0u32; m];
     let sum = Op::<u32>::sum();
+    overlap_forms(
+        comm,
+        cfg,
+        (size, iters, warmup),
+        m,
+        |out, work| {
+            mpi::request::scope(|scope| {
+                let req = world.immediate_all_reduce_into(
+                    scope,
+                    &send[..],
+                    &mut out[..],
+                    SystemOperation::sum(),
+                );
+                let worked = work.map_or(Duration::ZERO, compute);
+                req.wait();
+                worked
+            })
+        },
+        |comm, out, algo, work| ours_iallreduce(comm, &send, out, &sum, algo, work),
+    )
+}
+
+/// `osu_ialltoallv` and `osu_iallgatherv`: MPI's `MPI_Ialltoallv` / `MPI_Iallgatherv`
+/// (rsmpi's) against ours in an `immediate::scope` (`auto` there starts the same MPI
+/// call on the rank's thread; a named schedule runs on a progress thread).
+fn overlap_v_rows(
+    comm: &mut Comm<Mpi>,
+    world: &SimpleCommunicator,
+    cfg: &OsuConfig,
+    size: usize,
+    iters: u64,
+    warmup: u64,
+) -> Result<Vec<Row>, Stop> {
+    let (me, k) = (comm.rank() as usize, comm.size() as usize);
+    let alltoallv = cfg.benchmark == Benchmark::Ialltoallv;
+    let (send_counts, recv_counts) = cfg.benchmark.counts(size, k);
+    let send: Vec<u8> = (0..send_counts.iter().sum()).map(|i| byte(me, i)).collect();
+    let (sc, sd) = partition(&send_counts);
+    let (rc, rd) = partition(&recv_counts);
+    let parts = Partition::new(&send[..], &sc[..], &sd[..]);
+    overlap_forms(
+        comm,
+        cfg,
+        (size, iters, warmup),
+        recv_counts.iter().sum(),
+        |out, work| {
+            let mut into = PartitionMut::new(out, &rc[..], &rd[..]);
+            mpi::request::scope(|scope| {
+                let req = if alltoallv {
+                    world.immediate_all_to_all_varcount_into(scope, &parts, &mut into)
+                } else {
+                    world.immediate_all_gather_varcount_into(scope, &send[..], &mut into)
+                };
+                let worked = work.map_or(Duration::ZERO, compute);
+                req.wait();
+                worked
+            })
+        },
+        |comm, out, algo, work| {
+            hypercomm_rt::immediate::scope(|s| {
+                let req = if alltoallv {
+                    comm.immediate_all_to_allv_into(
+                        s,
+                        &send,
+                        &send_counts,
+                        out,
+                        &recv_counts,
+                        algo,
+                    )?
+                } else {
+                    comm.immediate_all_gatherv_into(s, &send, out, &recv_counts, algo)?
+                };
+                let worked = work.map_or(Duration::ZERO, compute);
+                Ok((worked, req.wait()?))
+            })
+        },
+    )
+}
+
+/// OSU's overlap rows of one size: native (`native(out, work)`: MPI's non-blocking call,
+/// the computation, the wait; the time computed), then each of ours (`ours(comm, out,
+/// algo, work)`, also what the request ran), each form's output of `out_len` elements
+/// checked equal to native's on every rank.
+fn overlap_forms<T: Copy + Default + PartialEq>(
+    comm: &mut Comm<Mpi>,
+    cfg: &OsuConfig,
+    (size, iters, warmup): (usize, u64, u64),
+    out_len: usize,
+    mut native: impl FnMut(&mut [T], Option<Duration>) -> Duration,
+    mut ours: impl FnMut(
+        &mut Comm<Mpi>,
+        &mut [T],
+        hypercomm_rt::Algo<'_>,
+        Option<Duration>,
+    ) -> hypercomm_rt::Result<(Duration, hypercomm_rt::Ran)>,
+) -> Result<Vec<Row>, Stop> {
+    let mut native_out = vec![T::default(); out_len];
     let mut rows = Vec::new();
     let mut native_pure = 0.0;
     for form in 0..=cfg.algos.len() {
-        let mut out = vec![0u32; m];
+        let mut out = vec![T::default(); out_len];
         let mut algorithm = hypercomm_rt::NATIVE;
         let times = if form == 0 {
-            overlap_rank(
-                comm,
-                Barrier::RecursiveDoubling,
-                warmup,
-                iters,
-                |_, work| {
-                    Ok(mpi::request::scope(|scope| {
-                        let req = world.immediate_all_reduce_into(
-                            scope,
-                            &send[..],
-                            &mut native_out[..],
-                            SystemOperation::sum(),
-                        );
-                        let worked = work.map_or(Duration::ZERO, compute);
-                        req.wait();
-                        worked
-                    }))
-                },
-            )?
+            let b = Barrier::RecursiveDoubling;
+            overlap_rank(comm, b, warmup, iters, |_, work| {
+                Ok(native(&mut native_out, work))
+            })?
         } else {
             let algo = cfg.algos[form - 1].algo();
-            let mut ran = None;
             let t = overlap_rank(
                 comm,
                 Barrier::RecursiveDoubling,
                 warmup,
                 iters,
                 |comm, work| {
-                    let (worked, r) = ours_iallreduce(comm, &send, &mut out, &sum, algo, work)?;
-                    ran = Some(r);
+                    let (worked, ran) = ours(comm, &mut out, algo, work)?;
+                    algorithm = ran.algorithm;
                     Ok(worked)
                 },
             )?;
-            // What the requests ran (`auto`: its measured route's).
-            algorithm = match ran {
-                Some(ran) => ran.algorithm,
-                None => {
-                    let mut check = vec![0u32; m];
-                    comm.all_reduce_into(&send, &mut check, &sum, algo)?
-                        .algorithm
-                }
-            };
             t
         };
         let us = times.map(|t| t * 1e6);
@@ -379,12 +477,17 @@ fn table(cfg: &OsuConfig, k: u32, rows: &[Row]) -> String {
         "# {} conventions, {k} ranks, mpi backend: ours against native MPI in one run\n",
         cfg.benchmark.name()
     );
-    let iallreduce = cfg.benchmark == Benchmark::Iallreduce;
+    let iallreduce = cfg.benchmark.overlapped();
     if iallreduce {
-        s.push_str(
-            "# size: the vector (u32 sum); µs, avg over ranks; overlap = max(0, 100·(1 − \
+        let size = if cfg.benchmark == Benchmark::Iallreduce {
+            "the vector (u32 sum)"
+        } else {
+            "bytes per rank (pair)"
+        };
+        s.push_str(&format!(
+            "# size: {size}; µs, avg over ranks; overlap = max(0, 100·(1 − \
              (overall − compute)/pure)) %; ours/native: pure times; ok: result = native's\n",
-        );
+        ));
     } else {
         s.push_str(
             "# size: bytes per rank (pair); latency µs over ranks of each rank's mean, the \
