@@ -1545,6 +1545,20 @@ fn osu_rows(stdout: &str, columns: &[&str]) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// The columns of `osu`'s non-blocking benchmarks (OSU's overlap).
+const OVERLAP_HEADER: [&str; 10] = [
+    "size",
+    "impl",
+    "algorithm",
+    "iters",
+    "pure_us",
+    "compute_us",
+    "overall_us",
+    "overlap_%",
+    "ours/native",
+    "ok",
+];
+
 /// `osu alltoallv|allgatherv|iallreduce|ialltoallv|iallgatherv` (issue 24): per size a native row, then one per
 /// form of ours asked for, in that order; every result equals native MPI's (`ok`), the
 /// ratio is a number for ours and absent for native, iallreduce's overlap is a
@@ -1622,21 +1636,7 @@ fn osu_benchmarks_put_ours_beside_native_mpi() {
         Duration::from_secs(60),
     );
     assert_eq!(job.code, Some(0), "{}\n{}", job.stdout, job.stderr);
-    let rows = osu_rows(
-        &job.stdout,
-        &[
-            "size",
-            "impl",
-            "algorithm",
-            "iters",
-            "pure_us",
-            "compute_us",
-            "overall_us",
-            "overlap_%",
-            "ours/native",
-            "ok",
-        ],
-    );
+    let rows = osu_rows(&job.stdout, &OVERLAP_HEADER);
     assert_eq!(rows.len(), 3 * 3, "{}", job.stdout);
     for row in &rows {
         let overlap: f64 = row[7].parse().unwrap();
@@ -1665,21 +1665,7 @@ fn osu_benchmarks_put_ours_beside_native_mpi() {
         assert!(job
             .stdout
             .starts_with(&format!("# osu_{bench} conventions, {ranks} ranks")));
-        let rows = osu_rows(
-            &job.stdout,
-            &[
-                "size",
-                "impl",
-                "algorithm",
-                "iters",
-                "pure_us",
-                "compute_us",
-                "overall_us",
-                "overlap_%",
-                "ours/native",
-                "ok",
-            ],
-        );
+        let rows = osu_rows(&job.stdout, &OVERLAP_HEADER);
         // Sizes 1, 2, 4 B; native, auto, the named one.
         assert_eq!(rows.len(), 3 * 3, "{}", job.stdout);
         for (i, row) in rows.iter().enumerate() {
