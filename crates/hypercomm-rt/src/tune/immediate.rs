@@ -254,33 +254,26 @@ impl<X: Detach> Comm<X> {
         slots: &[Slot],
         iters: u32,
     ) -> Result<Vec<Summary>> {
-        let (in_len, out_len) = buffer_lens(collective, self.size(), self.rank(), m);
-        let mut input = vec![T::zeroed(); in_len as usize];
-        let mut output = vec![T::zeroed(); out_len as usize];
-        back_with_memory(bytemuck::cast_slice_mut(&mut input));
-        self.time_calls(slots.len(), iters, Order::Blocks, |comm, s| {
-            match slots[s] {
-                Slot::Native => comm.start_and_wait(collective, &input, &mut output, op),
-                Slot::Thread(name) => {
-                    let (input, output) = (&input[..], &mut output[..]);
-                    std::thread::scope(|scope| {
+        let n = slots.len();
+        self.time_on_buffers(
+            collective,
+            m,
+            n,
+            iters,
+            Order::Blocks,
+            |comm, s, input, output| {
+                match slots[s] {
+                    Slot::Native => comm.start_and_wait(collective, input, output, op),
+                    // Measured only where threads can start (`Detach::detachable`).
+                    Slot::Thread(name) => std::thread::scope(|scope| {
                         comm.spawn_request(scope, move |c| {
                             c.call_once(collective, input, output, op, Algo::Named(name))
                         })?
                         .wait()
-                    })
-                    // No progress thread here (MPI without MPI_THREAD_MULTIPLE): a
-                    // refusal, as every rank's.
-                    .map_err(|e| match e {
-                        Error::Unsupported { call, reason } => Error::Native {
-                            op: call.to_string(),
-                            reason,
-                        },
-                        e => e,
-                    })
+                    }),
                 }
-            }
-        })
+            },
+        )
     }
 
     /// One call of the backend's non-blocking collective, started as an

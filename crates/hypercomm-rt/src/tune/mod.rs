@@ -832,7 +832,7 @@ impl<X: Transport> Comm<X> {
         Ok(agreed)
     }
 
-    /// [`Comm::time_calls`] on buffers of `m` elements per block.
+    /// [`Comm::time_calls`] of `algos` on buffers of `m` elements per block.
     fn time_sized<T: Pod>(
         &mut self,
         collective: Collective,
@@ -842,12 +842,29 @@ impl<X: Transport> Comm<X> {
         iters: u32,
         order: Order,
     ) -> Result<Vec<Summary>> {
+        self.time_on_buffers(collective, m, algos.len(), iters, order, |comm, a, i, o| {
+            comm.call_once(collective, i, o, op, algos[a])
+        })
+    }
+
+    /// [`Comm::time_calls`] of `n` slots, `call(comm, slot, input, output)` on this
+    /// rank's buffers of `collective` with `m` elements per block (the input's pages
+    /// written: [`back_with_memory`]).
+    fn time_on_buffers<T: Pod>(
+        &mut self,
+        collective: Collective,
+        m: usize,
+        n: usize,
+        iters: u32,
+        order: Order,
+        mut call: impl FnMut(&mut Self, usize, &[T], &mut [T]) -> Result<()>,
+    ) -> Result<Vec<Summary>> {
         let (in_len, out_len) = buffer_lens(collective, self.size(), self.rank(), m);
         let mut input = vec![T::zeroed(); in_len as usize];
         let mut output = vec![T::zeroed(); out_len as usize];
         back_with_memory(bytemuck::cast_slice_mut(&mut input));
-        self.time_calls(algos.len(), iters, order, |comm, a| {
-            comm.call_once(collective, &input, &mut output, op, algos[a])
+        self.time_calls(n, iters, order, |comm, a| {
+            call(comm, a, &input, &mut output)
         })
     }
 
