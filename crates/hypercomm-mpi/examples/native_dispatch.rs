@@ -19,7 +19,10 @@
 //! 7. `imm-auto`: hypercomm's `immediate_*` call with `Algo::Auto` in an
 //!    `immediate::scope`, waited for at once: at the default thread level its route is
 //!    MPI's non-blocking call, so this is the scope's and the request's own cost;
-//! 8. `imm-dup`: `imm-mpi` on the duplicate of `world`.
+//! 8. `imm-dup`: `imm-mpi` on the duplicate of `world`;
+//! 9. `imm-named`: `imm-auto` with `Algo::Named("native")`: no route looked up;
+//! 10. `imm-scope1`: `imm-named` with every call of a repetition in one
+//!     `immediate::scope`: what a scope of its own per call costs.
 //!
 //! ```text
 //! mpirun -n 2 target/release/examples/native_dispatch [op] [bytes] [calls] [reps] [layer,…]
@@ -66,6 +69,22 @@ fn call_immediate(world: &SimpleCommunicator, op: &str, send: &[u64], recv: &mut
     });
 }
 
+/// hypercomm's `immediate_*` call of `op` in scope `s`, waited for at once.
+fn immediate<'s>(
+    s: &hypercomm_rt::immediate::NativeScope<'s, '_>,
+    comm: &mut hypercomm_rt::Comm<hypercomm_mpi::Mpi>,
+    (op, send, sum): (&str, &'s [u64], &'s Op<'static, u64>),
+    recv: &'s mut [u64],
+    algo: Algo<'s>,
+) -> hypercomm_rt::Result<hypercomm_rt::Ran> {
+    match op {
+        "broadcast" => comm.immediate_broadcast_into(s, 0, recv, algo),
+        "allgather" => comm.immediate_all_gather_into(s, send, recv, algo),
+        _ => comm.immediate_all_reduce_into(s, send, recv, sum, algo),
+    }?
+    .wait()
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let a: Vec<String> = std::env::args().skip(1).collect();
     let op = a.first().map_or("allreduce", String::as_str).to_owned();
@@ -90,13 +109,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut comm = world.hypercomm()?;
     let sum = Op::<u64>::sum();
     let names = [
-        "mpi", "mpi-dup", "named", "auto", "in-place", "imm-mpi", "imm-auto", "imm-dup",
+        "mpi",
+        "mpi-dup",
+        "named",
+        "auto",
+        "in-place",
+        "imm-mpi",
+        "imm-auto",
+        "imm-dup",
+        "imm-named",
+        "imm-scope1",
     ];
     // `DISPATCH_BARRIER=1`: a barrier on `world` before each call, outside the clock,
     // as `vs-native` times its calls.
     let each_barrier = std::env::var_os("DISPATCH_BARRIER").is_some_and(|v| v == "1");
-    let layers = if k == 1 { 3 } else { 8 };
-    let mut ran = [""; 8];
+    let layers = names.len();
+    // On 1 rank `Auto` is the cost model's (no tuning) and the in-place forms have
+    // nothing to do: those layers are left out.
+    let skipped = |layer: usize| k == 1 && [3, 4, 6].contains(&layer);
+    let mut ran = [""; 10];
     let mut ns: Vec<Vec<f64>> = vec![Vec::new(); layers];
     let ours = |comm: &mut hypercomm_rt::Comm<_>, recv: &mut [u64], algo| match op.as_str() {
         "broadcast" => comm.broadcast_into(0, recv, algo),
@@ -113,15 +144,31 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         for turn in 0..layers {
             let layer = (rep + turn) % layers;
             let out = &mut ns[layer];
-            if only
-                .as_ref()
-                .is_some_and(|o| !o.iter().any(|n| n == names[layer]))
+            if skipped(layer)
+                || only
+                    .as_ref()
+                    .is_some_and(|o| !o.iter().any(|n| n == names[layer]))
             {
                 continue;
             }
             world.barrier();
             let mut start = Instant::now();
             let mut took = std::time::Duration::ZERO;
+            if layer == 9 {
+                // A call's buffer stays borrowed until its scope ends: one each.
+                let mut bufs = vec![recv.clone(); calls as usize];
+                world.barrier();
+                start = Instant::now();
+                hypercomm_rt::immediate::scope(|s| {
+                    let args = (op.as_str(), &send[..], &sum);
+                    bufs.iter_mut().try_for_each(|b| {
+                        immediate(s, &mut comm, args, b, Algo::Named("native")).map(drop)
+                    })
+                })?;
+                out.push(start.elapsed().as_secs_f64() * 1e9 / calls as f64);
+                ran[layer] = comm.last_algorithm().unwrap_or("-");
+                continue;
+            }
             for _ in 0..calls {
                 if each_barrier {
                     world.barrier();
@@ -142,27 +189,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     5 => call_immediate(&world, &op, &send, &mut recv),
                     7 => call_immediate(&dup, &op, &send, &mut recv),
                     6 => {
-                        let send = &send[..];
                         hypercomm_rt::immediate::scope(|s| {
-                            match op.as_str() {
-                                "broadcast" => {
-                                    comm.immediate_broadcast_into(s, 0, &mut recv[..], Algo::Auto)
-                                }
-                                "allgather" => comm.immediate_all_gather_into(
-                                    s,
-                                    send,
-                                    &mut recv[..],
-                                    Algo::Auto,
-                                ),
-                                _ => comm.immediate_all_reduce_into(
-                                    s,
-                                    send,
-                                    &mut recv[..],
-                                    &sum,
-                                    Algo::Auto,
-                                ),
-                            }?
-                            .wait()
+                            immediate(s, &mut comm, (&op, &send, &sum), &mut recv, Algo::Auto)
+                        })?;
+                    }
+                    8 => {
+                        hypercomm_rt::immediate::scope(|s| {
+                            immediate(
+                                s,
+                                &mut comm,
+                                (&op, &send, &sum),
+                                &mut recv,
+                                Algo::Named("native"),
+                            )
                         })?;
                     }
                     // The in-place form by name (`MPI_IN_PLACE`): all-reduce and
@@ -184,7 +223,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 took = start.elapsed();
             }
             out.push(took.as_secs_f64() * 1e9 / calls as f64);
-            if (2..5).contains(&layer) || layer == 6 {
+            if (2..5).contains(&layer) || layer == 6 || layer == 8 {
                 ran[layer] = comm.last_algorithm().unwrap_or("-");
             }
         }

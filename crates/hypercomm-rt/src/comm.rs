@@ -1270,7 +1270,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::transport::{Incoming, NativeCall, Part, PartMut, Tag};
 
-    /// Rank `rank` (0 unless set) of 2 whose native collectives record their collective
+    /// Rank `rank` (0 unless set) of `size` (2 unless set) whose native collectives record their collective
     /// and length, and how the buffers came ([`Passed`]), and run `write` on the call;
     /// no point-to-point (a schedule's first message fails with a timeout naming the
     /// other rank). It takes calls in place ([`Transport::native_in_place`]) if
@@ -1280,7 +1280,10 @@ pub(crate) mod tests {
         pub passed: Vec<Passed>,
         pub write: fn(NativeCall<'_>),
         pub rank: u32,
+        pub size: u32,
         pub in_place: bool,
+        /// What [`Transport::has_native`] says (false unless set, as before it was).
+        pub has_native: bool,
     }
 
     /// How a native call's buffers came: the input's address and length, the output's
@@ -1299,7 +1302,9 @@ pub(crate) mod tests {
                 passed: Vec::new(),
                 write,
                 rank: 0,
+                size: 2,
                 in_place: false,
+                has_native: false,
             }
         }
     }
@@ -1308,7 +1313,10 @@ pub(crate) mod tests {
             self.rank
         }
         fn size(&self) -> u32 {
-            2
+            self.size
+        }
+        fn has_native(&self) -> bool {
+            self.has_native
         }
         unsafe fn post_send(&mut self, _: u32, _: Tag, _: &[Part]) -> Result<()> {
             Err(Error::PeerFailed {

@@ -124,6 +124,7 @@ use std::thread::{Scope, ScopedJoinHandle};
 
 use bytemuck::Pod;
 use hypercomm::schedule::Rank;
+use smallvec::SmallVec;
 
 use crate::comm::{Barrier, Comm, Started, STARTED};
 use crate::error::{Error, Result};
@@ -332,11 +333,16 @@ impl<R> Complete for RefCell<Option<Request<'_, R>>> {
     }
 }
 
+/// The native requests' slots: the first [`INLINE_SLOTS`] in the scope itself, so that a
+/// scope of a few requests allocates none for them.
 #[derive(Default)]
 struct Slots {
-    live: Vec<Option<Started>>,
-    free: Vec<usize>,
+    live: SmallVec<[Option<Started>; INLINE_SLOTS]>,
+    free: SmallVec<[usize; INLINE_SLOTS]>,
 }
+
+/// Native requests a scope holds without allocating.
+const INLINE_SLOTS: usize = 4;
 
 impl<'scope> Pending<'scope> {
     /// Keep a thread request for the scope's end; forget those already completed.

@@ -71,9 +71,11 @@ fn to_u64(c: &[usize]) -> Vec<u64> {
     c.iter().map(|&x| x as u64).collect()
 }
 
-/// Whether `algo` names the backend's own collective.
+/// Whether `algo` names the backend's own collective (first by address: `Auto`'s
+/// choice is [`NATIVE`] itself, asked several times a call).
+#[inline]
 fn is_native(algo: Algo) -> bool {
-    matches!(algo, Algo::Named(n) if n.eq_ignore_ascii_case(NATIVE))
+    matches!(algo, Algo::Named(n) if std::ptr::eq(n, NATIVE) || n.eq_ignore_ascii_case(NATIVE))
 }
 
 /// What decides a variable-count call's plan, besides the algorithm and the element
@@ -388,7 +390,8 @@ impl<X: Transport> Comm<X> {
     /// backend with collectives of its own (MPI) and unless tuning is off, the
     /// library's (`MPI_Alltoallv`, …), when it can run this call (a reduction needs a
     /// built-in operator on primitive elements). Our schedules measured 1.2–3.3× of
-    /// MPI's at 8 B–1 KiB and about even from 64 KiB (BENCHMARKS.md section 6), and
+    /// MPI's at 8 B–1 KiB and about even from 64 KiB (BENCHMARKS.md section 6; on one
+    /// rank, `linear`'s plan 0.73 µs against `MPI_Alltoallv`'s 0.08 at 1 B), and
     /// `Auto` does not yet time them against it per size as it does the fixed-count
     /// collectives ([`crate::tune`]). Elsewhere, and for the persistent forms, the cost
     /// model chooses among the schedules.
@@ -403,10 +406,7 @@ impl<X: Transport> Comm<X> {
     /// ([`Comm::v_auto`]'s rule; the immediate forms start its non-blocking one).
     pub(crate) fn v_auto_native<T: Pod>(&self, op: Option<&Op<'_, T>>) -> bool {
         let native_fits = op.map_or(true, |o| o.builtin().is_some() && Elem::of::<T>().is_some());
-        self.size() > 1
-            && self.transport.has_native()
-            && self.tuner.policy != crate::tune::Tuning::Off
-            && native_fits
+        self.transport.has_native() && self.tuner.policy != crate::tune::Tuning::Off && native_fits
     }
 
     /// `ran`, marked as `Auto`'s choice when `auto` (also as the last call).
