@@ -1676,6 +1676,55 @@ fn osu_benchmarks_put_ours_beside_native_mpi() {
     }
 }
 
+/// Issue 20: a blocking variable-count call's `Auto` on MPI measures its picks as the
+/// fixed-count calls do (MPI's call and every fitting schedule, equal counts), kept in
+/// the tuning file under `allgatherv 1B` (osu's bytes), every result equal to MPI's; all-to-allv
+/// takes MPI's own unmeasured (a rank knows only its row and column), so the file has
+/// no `alltoallv` key. On 3 ranks, tiny sizes: no timing asserted.
+#[test]
+fn variable_count_auto_measures_its_picks_except_alltoallv() {
+    let file = std::env::temp_dir().join(format!("hc-mpi-vtune-{}.json", std::process::id()));
+    let _ = std::fs::remove_file(&file);
+    let env = [("HYPERCOMM_TUNING", Some(file.as_path()))];
+    for bench in ["allgatherv", "alltoallv"] {
+        let args = [
+            "osu",
+            bench,
+            "--algo",
+            "auto",
+            "--max-size",
+            "64",
+            "--iters",
+            "3",
+            "--warmup",
+            "1",
+        ];
+        let exe = Path::new(env!("CARGO_BIN_EXE_hypercomm-mpi"));
+        let job = mpirun_env(exe, 3, &args, &env, Duration::from_secs(120));
+        assert_eq!(job.code, Some(0), "{}\n{}", job.stdout, job.stderr);
+        let rows = osu_rows(
+            &job.stdout,
+            &[
+                "size",
+                "impl",
+                "algorithm",
+                "iters",
+                "avg_us",
+                "min_us",
+                "max_us",
+                "ours/native",
+                "ok",
+            ],
+        );
+        assert_eq!(rows.len(), 2 * 7, "{}", job.stdout);
+        assert!(rows.iter().all(|r| r[8] == "yes"), "{}", job.stdout);
+    }
+    let text = std::fs::read_to_string(&file).unwrap_or_default();
+    let _ = std::fs::remove_file(&file);
+    assert!(text.contains("\"allgatherv 1B\""), "{text}");
+    assert!(!text.contains("alltoallv"), "{text}");
+}
+
 /// `osu` refuses, exit 2 with one message from rank 0, `native` in `--algo` (it is the
 /// reference), an algorithm of another collective, and iallreduce below 4 B.
 #[test]

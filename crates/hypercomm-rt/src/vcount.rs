@@ -29,8 +29,10 @@
 //! `pairwise`, `bruck`, and on 2^n ranks `dimension-exchange` and `mtadea` for
 //! alltoallv, and `ring` for allgatherv and reduce-scatter. `Algo::Auto` simulates every
 //! one that fits under the calibration's model with the actual counts and takes the
-//! fastest (the first in registry order on a tie), the same on every rank. There are
-//! no in-place forms yet.
+//! fastest (the first in registry order on a tie), the same on every rank; under
+//! measured tuning (MPI's default) it takes the measured pick instead, MPI's own call
+//! among the timed ([`Comm::v_auto_with`]; all-to-allv takes MPI's own). There are no
+//! in-place forms yet.
 
 use std::mem::size_of;
 use std::sync::Arc;
@@ -117,8 +119,9 @@ impl<X: Transport> Comm<X> {
         counts: &[usize],
         algo: Algo,
     ) -> Result<Ran> {
-        let (algo, auto) = self.v_auto::<T>(algo, None);
-        let spec = self.spec(Collective::Gatherv { root }, counts, true, algo)?;
+        let c = Collective::Gatherv { root };
+        let (algo, auto) = self.v_auto_with::<T>(c, counts, algo, None)?;
+        let spec = self.spec(c, counts, true, algo)?;
         let output = match recv {
             Some(r) => r,
             None if self.rank() == root => {
@@ -158,8 +161,9 @@ impl<X: Transport> Comm<X> {
         counts: &[usize],
         algo: Algo,
     ) -> Result<Ran> {
-        let (algo, auto) = self.v_auto::<T>(algo, None);
-        let spec = self.spec(Collective::Scatterv { root }, counts, true, algo)?;
+        let c = Collective::Scatterv { root };
+        let (algo, auto) = self.v_auto_with::<T>(c, counts, algo, None)?;
+        let spec = self.spec(c, counts, true, algo)?;
         let input = match send {
             Some(s) => s,
             None if self.rank() == root => {
@@ -197,8 +201,9 @@ impl<X: Transport> Comm<X> {
         counts: &[usize],
         algo: Algo,
     ) -> Result<Ran> {
-        let (algo, auto) = self.v_auto::<T>(algo, None);
-        let spec = self.spec(Collective::Allgatherv, counts, true, algo)?;
+        let c = Collective::Allgatherv;
+        let (algo, auto) = self.v_auto_with::<T>(c, counts, algo, None)?;
+        let spec = self.spec(c, counts, true, algo)?;
         let ran = self.varcount(spec, send, recv, None, algo)?;
         Ok(self.v_ran(ran, auto))
     }
@@ -268,13 +273,9 @@ impl<X: Transport> Comm<X> {
         op: &Op<'_, T>,
         algo: Algo,
     ) -> Result<Ran> {
-        let (algo, auto) = self.v_auto::<T>(algo, Some(op));
-        let spec = self.spec(
-            Collective::ReduceScatterv,
-            counts,
-            op.is_commutative(),
-            algo,
-        )?;
+        let c = Collective::ReduceScatterv;
+        let (algo, auto) = self.v_auto_with::<T>(c, counts, algo, Some(op))?;
+        let spec = self.spec(c, counts, op.is_commutative(), algo)?;
         let ran = self.varcount(spec, send, recv, Some(op), algo)?;
         Ok(self.v_ran(ran, auto))
     }
@@ -390,16 +391,45 @@ impl<X: Transport> Comm<X> {
     /// backend with collectives of its own (MPI) and unless tuning is off, the
     /// library's (`MPI_Alltoallv`, …), when it can run this call (a reduction needs a
     /// built-in operator on primitive elements). Our schedules measured 1.2–3.3× of
-    /// MPI's at 8 B–1 KiB and about even from 64 KiB (BENCHMARKS.md section 6; on one
-    /// rank, `linear`'s plan 0.73 µs against `MPI_Alltoallv`'s 0.08 at 1 B), and
-    /// `Auto` does not yet time them against it per size as it does the fixed-count
-    /// collectives ([`crate::tune`]). Elsewhere, and for the persistent forms, the cost
-    /// model chooses among the schedules.
+    /// MPI's at 8 B–1 KiB (BENCHMARKS.md section 6; on one rank, `linear`'s plan 0.73 µs
+    /// against `MPI_Alltoallv`'s 0.08 at 1 B). What all-to-allv always takes, and the
+    /// others where their measured pick is not a schedule ([`Comm::v_auto_with`]).
+    /// Elsewhere, and for the persistent forms, the cost model chooses among the
+    /// schedules.
     fn v_auto<'a, T: Pod>(&self, algo: Algo<'a>, op: Option<&Op<'_, T>>) -> (Algo<'a>, bool) {
         match algo {
             Algo::Auto if self.v_auto_native(op) => (Algo::Named(NATIVE), true),
             _ => (algo, matches!(algo, Algo::Auto)),
         }
+    }
+
+    /// [`Comm::v_auto`] of a call whose counts every rank passes whole (gatherv,
+    /// scatterv, allgatherv, reduce-scatter), under measured tuning: the pick measured
+    /// at the size of the counts' mean block ([`Comm::pick`], which times native and
+    /// every fitting schedule with every count that mean, as it times the fixed-count
+    /// collectives), native where native measured fastest or nothing was measured. On
+    /// 2 MPICH ranks `ring` and `linear` all-gatherv took 0.5–0.75 of `MPI_Allgatherv`
+    /// from 16 KiB, which `Auto` never ran while it took MPI's call everywhere. Every
+    /// rank has the same counts, so every rank measures and picks alike. An
+    /// all-to-allv is not measured: a rank knows only its own row and column, and the
+    /// size its pick would be of is not the same on every rank.
+    fn v_auto_with<'a, T: Pod>(
+        &mut self,
+        collective: Collective,
+        counts: &[usize],
+        algo: Algo<'a>,
+        op: Option<&Op<'_, T>>,
+    ) -> Result<(Algo<'a>, bool)> {
+        let k = self.size() as usize;
+        if !matches!(algo, Algo::Auto) || counts.len() != k || size_of::<T>() == 0 {
+            // Not `Auto`, or a call `spec` refuses: no measurement first.
+            return Ok(self.v_auto::<T>(algo, op));
+        }
+        let mean = counts.iter().sum::<usize>().div_ceil(k.max(1));
+        Ok(match self.pick(collective, mean, op)? {
+            Some(crate::tune::Pick::Named(name)) => (Algo::Named(name), true),
+            _ => self.v_auto::<T>(algo, op),
+        })
     }
 
     /// Whether `Algo::Auto` of a variable-count call runs the backend's own

@@ -401,6 +401,12 @@ fn final_calls(bytes: usize, native: bool) -> u32 {
 /// machine's (`Calibration`), and a schedule it ranks last can be the fastest (4-rank
 /// thread broadcast: `linear`, last of 5 at 16 KiB).
 fn candidates(selector: &crate::select::Selector, call: Call) -> Vec<&'static Algorithm> {
+    let kind = call.collective.kind();
+    if kind.is_varcount() {
+        // The model ranks a variable-count schedule by its counts; measured with equal
+        // counts, every fitting one is timed (3 to 5 of them).
+        return selector.fitting(kind).into_iter().take(SCREENED).collect();
+    }
     selector.ranked(call, SCREENED)
 }
 
@@ -587,7 +593,9 @@ impl<X: Transport> Comm<X> {
             elem_bytes: size_of::<T>(),
             commutative: op.map_or(true, |o| o.is_commutative()),
         };
-        // The fixed-count collectives that MPI has too; the others are the model's.
+        // The collectives that MPI has too, the variable-count ones measured with every
+        // count `len` (all but all-to-allv: [`Comm::v_auto_with`]); the others are the
+        // model's.
         if !matches!(
             key.kind,
             OpKind::Broadcast
@@ -600,6 +608,10 @@ impl<X: Transport> Comm<X> {
                 | OpKind::Scan
                 | OpKind::ExclusiveScan
                 | OpKind::ReduceScatter
+                | OpKind::Gatherv
+                | OpKind::Scatterv
+                | OpKind::Allgatherv
+                | OpKind::ReduceScatterv
         ) {
             return Ok(None);
         }
@@ -991,6 +1003,27 @@ impl<X: Transport> Comm<X> {
             Collective::ReduceScatter => {
                 self.reduce_scatter_block_into(input, output, need_op()?, algo)?
             }
+            // The variable-count forms with every count the block of `input` (or of
+            // `output`, for the forms whose input is the whole): as their fixed-count
+            // forms' buffers ([`buffer_lens`]).
+            Collective::Gatherv { root } => {
+                let counts = equal_counts(self.size(), input.len());
+                let out = (me == root).then_some(output);
+                self.gatherv_into(root, input, out, &counts, algo)?
+            }
+            Collective::Scatterv { root } => {
+                let counts = equal_counts(self.size(), output.len());
+                let send = (me == root).then_some(input);
+                self.scatterv_into(root, send, output, &counts, algo)?
+            }
+            Collective::Allgatherv => {
+                let counts = equal_counts(self.size(), input.len());
+                self.all_gatherv_into(input, output, &counts, algo)?
+            }
+            Collective::ReduceScatterv => {
+                let counts = equal_counts(self.size(), output.len());
+                self.reduce_scatter_into(input, output, &counts, need_op()?, algo)?
+            }
             _ => {
                 return Err(Error::Native {
                     op: collective.kind().to_string(),
@@ -1000,6 +1033,12 @@ impl<X: Transport> Comm<X> {
         };
         Ok(())
     }
+}
+
+/// `k` counts of `m` each, on the stack up to [`MAX_RANKS`] (a measured call allocates
+/// nothing more than the call it measures).
+fn equal_counts(k: u32, m: usize) -> smallvec::SmallVec<[usize; MAX_RANKS as usize]> {
+    smallvec::smallvec![m; k as usize]
 }
 
 /// Write every page of `buf` (zeroes, as it holds): a large zeroed allocation is pages

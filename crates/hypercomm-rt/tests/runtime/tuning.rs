@@ -123,3 +123,101 @@ fn a_corrupt_file_or_one_measured_elsewhere_is_measured_again() {
 fn tuning_off_measures_nothing() {
     assert!(calls(3, Tuning::Off).is_empty());
 }
+
+/// The variable-count calls whose counts every rank passes whole (gatherv, scatterv,
+/// allgatherv, reduce-scatter) measure their picks as the fixed-count ones do, at the
+/// counts' mean block: each measured once per key, picks alike on every rank, results
+/// right with skewed counts (zeros among them) at sizes in different buckets, read
+/// back from the file without measuring; all-to-allv is never measured (a rank knows
+/// only its row and column). `Tuning::Off` measures none of them.
+#[test]
+fn variable_count_picks_are_measured_alike_and_read_back() {
+    let file = scratch("varcount");
+    let run = |tuning: Tuning| -> Vec<Tuned> {
+        let cfg = threads::Config::new(3).tuning(tuning);
+        let out = threads::run_with(&cfg, |comm| {
+            let (r, k) = (comm.rank() as usize, comm.size() as usize);
+            for scale in [1usize, 300, 20_000] {
+                let counts: Vec<usize> = (0..k).map(|q| q * scale).collect();
+                let total: usize = counts.iter().sum();
+                let mine: Vec<u32> = (0..counts[r]).map(|i| (r * 1_000_000 + i) as u32).collect();
+                let want: Vec<u32> = (0..k)
+                    .flat_map(|q| (0..counts[q]).map(move |i| (q * 1_000_000 + i) as u32))
+                    .collect();
+                let mut all = vec![0u32; total];
+                let ran = comm.all_gatherv_into(&mine, &mut all, &counts, Algo::Auto)?;
+                assert!(ran.auto);
+                assert_eq!(all, want, "allgatherv by {}", ran.algorithm);
+
+                let mut root_buf = vec![0u32; total];
+                let out = (r == 2).then_some(&mut root_buf[..]);
+                comm.gatherv_into(2, &mine, out, &counts, Algo::Auto)?;
+                if r == 2 {
+                    assert_eq!(root_buf, want);
+                }
+
+                let mut back = vec![0u32; counts[r]];
+                let send = (r == 0).then_some(&want[..]);
+                comm.scatterv_into(0, send, &mut back, &counts, Algo::Auto)?;
+                assert_eq!(back, mine);
+
+                let ones = vec![1u32; total];
+                let mut sums = vec![0u32; counts[r]];
+                comm.reduce_scatter_into(&ones, &mut sums, &counts, &Op::sum(), Algo::Auto)?;
+                assert!(sums.iter().all(|&s| s == k as u32));
+
+                let row = vec![r as u32; k * scale];
+                let mut col = vec![0u32; k * scale];
+                let each = vec![scale; k];
+                comm.all_to_allv_into(&row, &each, &mut col, &each, Algo::Auto)?;
+                let want: Vec<u32> = (0..k).flat_map(|q| vec![q as u32; scale]).collect();
+                assert_eq!(col, want);
+            }
+            Ok::<_, hypercomm_rt::Error>(comm.tuned().to_vec())
+        })
+        .unwrap();
+        let picks = |t: &[Tuned]| {
+            t.iter()
+                .map(|t| (t.key.clone(), t.picks.clone()))
+                .collect::<Vec<_>>()
+        };
+        for other in &out[1..] {
+            assert_eq!(picks(other), picks(&out[0]), "every rank's picks alike");
+        }
+        out.into_iter().next().unwrap()
+    };
+    let tuning = Tuning::Measure {
+        file: Some(file.clone()),
+    };
+    let first = run(tuning.clone());
+    // All-to-allv's `Auto` exchanges the count matrix (an all-gather of 8-byte
+    // counts, itself measured): that, but no all-to-allv.
+    let keys: Vec<&str> = first.iter().map(|t| t.key.as_str()).collect();
+    assert_eq!(
+        keys,
+        [
+            "allgatherv 4B",
+            "gatherv 4B",
+            "scatterv 4B",
+            "reduce-scatterv 4B commutative",
+            "allgather 8B"
+        ]
+    );
+    for t in &first {
+        assert!(t.measured_for > 0.0, "{} was not measured", t.key);
+        for &(_, name) in &t.picks {
+            assert!(
+                name == "model" || hypercomm::algorithms::find(kind(&t.key), name).is_some(),
+                "{}: {name}",
+                t.key
+            );
+        }
+    }
+    let again = run(tuning);
+    for (a, b) in first.iter().zip(&again) {
+        assert_eq!(b.measured_for, 0.0, "{} measured again", b.key);
+        assert_eq!(a.picks, b.picks);
+    }
+    let _ = std::fs::remove_file(&file);
+    assert!(run(Tuning::Off).is_empty());
+}
