@@ -541,8 +541,10 @@ impl Mpi {
     /// # Safety
     /// `data` is a live intra-communicator that nothing else uses or frees.
     pub(crate) unsafe fn adopt(data: ffi::MPI_Comm, config: &Config) -> Mpi {
-        // Free the dropped communicators that can be by now.
+        // Free the dropped communicators that can be by now; and have `MPI_Finalize`
+        // receive the departure notices still on their way then.
         leave::sweep();
+        leave::settle_at_finalize();
         let mut notices = unsafe { ffi::RSMPI_COMM_NULL };
         let (mut rank, mut size): (c_int, c_int) = (0, 0);
         // SAFETY: `data` is live (this function's contract); the duplicate is ours and
