@@ -1545,6 +1545,19 @@ fn osu_rows(stdout: &str, columns: &[&str]) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// The columns of `osu`'s blocking benchmarks (OSU's latency).
+const LATENCY_HEADER: [&str; 9] = [
+    "size",
+    "impl",
+    "algorithm",
+    "iters",
+    "avg_us",
+    "min_us",
+    "max_us",
+    "ours/native",
+    "ok",
+];
+
 /// The columns of `osu`'s non-blocking benchmarks (OSU's overlap).
 const OVERLAP_HEADER: [&str; 10] = [
     "size",
@@ -1565,17 +1578,6 @@ const OVERLAP_HEADER: [&str; 10] = [
 /// percentage. Tiny sizes, few calls: shapes and correctness, no timing.
 #[test]
 fn osu_benchmarks_put_ours_beside_native_mpi() {
-    let latency = [
-        "size",
-        "impl",
-        "algorithm",
-        "iters",
-        "avg_us",
-        "min_us",
-        "max_us",
-        "ours/native",
-        "ok",
-    ];
     for (bench, algos, ranks) in [
         ("alltoallv", "auto,linear,pairwise", 3),
         ("allgatherv", "auto,ring", 3),
@@ -1602,7 +1604,7 @@ fn osu_benchmarks_put_ours_beside_native_mpi() {
         assert!(job
             .stdout
             .starts_with(&format!("# osu_{bench} conventions, {ranks} ranks")));
-        let rows = osu_rows(&job.stdout, &latency);
+        let rows = osu_rows(&job.stdout, &LATENCY_HEADER);
         let forms: Vec<&str> = std::iter::once("native").chain(algos.split(',')).collect();
         assert_eq!(rows.len(), 4 * forms.len(), "{}", job.stdout);
         for (i, row) in rows.iter().enumerate() {
@@ -1702,20 +1704,7 @@ fn variable_count_auto_measures_its_picks_except_alltoallv() {
         let exe = Path::new(env!("CARGO_BIN_EXE_hypercomm-mpi"));
         let job = mpirun_env(exe, 3, &args, &env, Duration::from_secs(120));
         assert_eq!(job.code, Some(0), "{}\n{}", job.stdout, job.stderr);
-        let rows = osu_rows(
-            &job.stdout,
-            &[
-                "size",
-                "impl",
-                "algorithm",
-                "iters",
-                "avg_us",
-                "min_us",
-                "max_us",
-                "ours/native",
-                "ok",
-            ],
-        );
+        let rows = osu_rows(&job.stdout, &LATENCY_HEADER);
         assert_eq!(rows.len(), 2 * 7, "{}", job.stdout);
         assert!(rows.iter().all(|r| r[8] == "yes"), "{}", job.stdout);
     }
