@@ -73,6 +73,10 @@ fn to_u64(c: &[usize]) -> Vec<u64> {
     c.iter().map(|&x| x as u64).collect()
 }
 
+/// The largest count, as a multiple of the mean, for which a variable-count call takes
+/// the pick measured with equal counts ([`Comm::v_auto_with`]).
+const MEASURED_SKEW: usize = 2;
+
 /// Whether `algo` names the backend's own collective (first by address: `Auto`'s
 /// choice is [`NATIVE`] itself, asked several times a call).
 #[inline]
@@ -412,7 +416,11 @@ impl<X: Transport> Comm<X> {
     /// from 16 KiB, which `Auto` never ran while it took MPI's call everywhere. Every
     /// rank has the same counts, so every rank measures and picks alike. An
     /// all-to-allv is not measured: a rank knows only its own row and column, and the
-    /// size its pick would be of is not the same on every rank.
+    /// size its pick would be of is not the same on every rank. Nor is a call whose
+    /// largest count is more than [`MEASURED_SKEW`] times the mean: the picks were timed
+    /// with equal counts, and a schedule whose steps wait for the largest block (ring,
+    /// pairwise) may not be the faster one there; it keeps MPI's call (the model's
+    /// choice on a backend without one).
     fn v_auto_with<'a, T: Pod>(
         &mut self,
         collective: Collective,
@@ -426,6 +434,10 @@ impl<X: Transport> Comm<X> {
             return Ok(self.v_auto::<T>(algo, op));
         }
         let mean = counts.iter().sum::<usize>().div_ceil(k.max(1));
+        let most = counts.iter().copied().max().unwrap_or(0);
+        if most > MEASURED_SKEW * mean {
+            return Ok(self.v_auto::<T>(algo, op));
+        }
         Ok(match self.pick(collective, mean, op)? {
             Some(crate::tune::Pick::Named(name)) => (Algo::Named(name), true),
             _ => self.v_auto::<T>(algo, op),

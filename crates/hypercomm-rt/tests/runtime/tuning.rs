@@ -129,7 +129,8 @@ fn tuning_off_measures_nothing() {
 /// counts' mean block: each measured once per key, picks alike on every rank, results
 /// right with skewed counts (zeros among them) at sizes in different buckets, read
 /// back from the file without measuring; all-to-allv is never measured (a rank knows
-/// only its row and column). `Tuning::Off` measures none of them.
+/// only its row and column), nor a call whose largest count is more than twice the
+/// mean. `Tuning::Off` measures none of them.
 #[test]
 fn variable_count_picks_are_measured_alike_and_read_back() {
     let file = scratch("varcount");
@@ -137,6 +138,13 @@ fn variable_count_picks_are_measured_alike_and_read_back() {
         let cfg = threads::Config::new(3).tuning(tuning);
         let out = threads::run_with(&cfg, |comm| {
             let (r, k) = (comm.rank() as usize, comm.size() as usize);
+            // Skewed (all on rank 2: the largest count 3 × the mean): not measured.
+            let skewed = [0, 0, 30];
+            let mine = vec![7u32; skewed[r]];
+            let mut all = vec![0u32; 30];
+            comm.all_gatherv_into(&mine, &mut all, &skewed, Algo::Auto)?;
+            assert_eq!(all, [7; 30]);
+            assert!(comm.tuned().is_empty(), "a skewed call measured");
             for scale in [1usize, 300, 20_000] {
                 let counts: Vec<usize> = (0..k).map(|q| q * scale).collect();
                 let total: usize = counts.iter().sum();
