@@ -916,7 +916,11 @@ impl<X: Transport> Comm<X> {
                 self.barrier()?;
                 match call(self, a) {
                     Ok(()) => {}
-                    Err(Error::Native { .. }) => {
+                    // Refused before anything is sent, alike on every rank: native
+                    // without a collective for this call, or a schedule that would
+                    // reorder a non-commuting operator's operands (a variable-count
+                    // candidate is every fitting schedule, `ring` among them).
+                    Err(Error::Native { .. } | Error::NotOrderPreserving { .. }) => {
                         *no = true;
                         continue 'warm;
                     }
@@ -933,7 +937,7 @@ impl<X: Transport> Comm<X> {
             let t = Instant::now();
             match call(self, a) {
                 Ok(()) => {}
-                Err(Error::Native { .. }) => {
+                Err(Error::Native { .. } | Error::NotOrderPreserving { .. }) => {
                     refused[a] = true;
                     continue;
                 }

@@ -229,3 +229,59 @@ fn variable_count_picks_are_measured_alike_and_read_back() {
     let _ = std::fs::remove_file(&file);
     assert!(run(Tuning::Off).is_empty());
 }
+
+/// A reduce-scatter with an operator that does not commute, under measured tuning: the
+/// schedules that would reorder its operands (`ring`) are refused in the measurement,
+/// not an error of the call; the picks keep rank order and the result is right.
+#[test]
+fn an_ordered_reduce_scatter_is_measured_without_the_reordering_schedules() {
+    let file = scratch("ordered");
+    let cfg = threads::Config::new(3).tuning(Tuning::Measure {
+        file: Some(file.clone()),
+    });
+    let out = threads::run_with(&cfg, |comm| {
+        let (r, k) = (comm.rank() as u64, comm.size() as usize);
+        // Affine maps x ↦ a·x + b composed in rank order: not commutative.
+        let compose = Op::<[u64; 2]>::associative(|f, g| {
+            [
+                f[0].wrapping_mul(g[0]),
+                f[1].wrapping_mul(g[0]).wrapping_add(g[1]),
+            ]
+        });
+        let counts = vec![2usize; k];
+        let send: Vec<[u64; 2]> = (0..2 * k as u64).map(|i| [r + 2, i + r]).collect();
+        let mut got = vec![[0u64; 2]; 2];
+        let ran = comm.reduce_scatter_into(&send, &mut got, &counts, &compose, Algo::Auto)?;
+        assert_ne!(ran.algorithm, "ring");
+        // The serial reference: every rank's block, composed in rank order.
+        let me = comm.rank() as u64;
+        let want: Vec<[u64; 2]> = (0..2u64)
+            .map(|i| {
+                let at = 2 * me + i;
+                (0..k as u64)
+                    .map(|q| [q + 2, at + q])
+                    .reduce(|f, g| {
+                        [
+                            f[0].wrapping_mul(g[0]),
+                            f[1].wrapping_mul(g[0]).wrapping_add(g[1]),
+                        ]
+                    })
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(got, want, "by {}", ran.algorithm);
+        Ok::<_, hypercomm_rt::Error>(
+            comm.tuned()
+                .iter()
+                .map(|t| t.key.clone())
+                .collect::<Vec<_>>(),
+        )
+    })
+    .unwrap();
+    let _ = std::fs::remove_file(&file);
+    assert!(
+        out[0].contains(&"reduce-scatterv 16B ordered".to_string()),
+        "{:?}",
+        out[0]
+    );
+}
