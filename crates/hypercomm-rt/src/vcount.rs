@@ -429,8 +429,10 @@ impl<X: Transport> Comm<X> {
         op: Option<&Op<'_, T>>,
     ) -> Result<(Algo<'a>, bool)> {
         let k = self.size() as usize;
-        if !matches!(algo, Algo::Auto) || counts.len() != k || size_of::<T>() == 0 {
-            // Not `Auto`, or a call `spec` refuses: no measurement first.
+        let measured = self.tuner.policy != crate::tune::Tuning::Off;
+        if !matches!(algo, Algo::Auto) || !measured || counts.len() != k || size_of::<T>() == 0 {
+            // Not `Auto`, no tuning (nothing to look up), or a call `spec` refuses: no
+            // measurement first.
             return Ok(self.v_auto::<T>(algo, op));
         }
         let mean = counts.iter().sum::<usize>().div_ceil(k.max(1));

@@ -87,12 +87,15 @@ impl Benchmark {
             Benchmark::Iallreduce | Benchmark::Ialltoallv | Benchmark::Iallgatherv
         )
     }
-    /// The send and receive counts (bytes) of a variable-count benchmark on `k` ranks.
-    fn counts(self, size: usize, k: usize) -> (Vec<usize>, Vec<usize>) {
-        match self {
+    /// The send and receive counts (bytes) of a variable-count benchmark on `k` ranks,
+    /// and rank `me`'s send buffer.
+    fn counts(self, size: usize, me: usize, k: usize) -> (Vec<usize>, Vec<usize>, Vec<u8>) {
+        let (send_counts, recv_counts) = match self {
             Benchmark::Alltoallv | Benchmark::Ialltoallv => (vec![size; k], vec![size; k]),
             _ => (vec![size], vec![size; k]),
-        }
+        };
+        let send = (0..send_counts.iter().sum()).map(|i| byte(me, i)).collect();
+        (send_counts, recv_counts, send)
     }
 }
 
@@ -226,8 +229,7 @@ fn latency_rows(
 ) -> Result<Vec<Row>, Stop> {
     let (me, k) = (comm.rank() as usize, comm.size() as usize);
     let forms = 1 + cfg.algos.len();
-    let (send_counts, recv_counts) = cfg.benchmark.counts(size, k);
-    let send: Vec<u8> = (0..send_counts.iter().sum()).map(|i| byte(me, i)).collect();
+    let (send_counts, recv_counts, send) = cfg.benchmark.counts(size, me, k);
     let out_len: usize = recv_counts.iter().sum();
     let mut outputs = vec![vec![0u8; out_len]; forms];
     let (sc, sd) = partition(&send_counts);
@@ -362,8 +364,7 @@ fn overlap_v_rows(
 ) -> Result<Vec<Row>, Stop> {
     let (me, k) = (comm.rank() as usize, comm.size() as usize);
     let alltoallv = cfg.benchmark == Benchmark::Ialltoallv;
-    let (send_counts, recv_counts) = cfg.benchmark.counts(size, k);
-    let send: Vec<u8> = (0..send_counts.iter().sum()).map(|i| byte(me, i)).collect();
+    let (send_counts, recv_counts, send) = cfg.benchmark.counts(size, me, k);
     let (sc, sd) = partition(&send_counts);
     let (rc, rd) = partition(&recv_counts);
     let parts = Partition::new(&send[..], &sc[..], &sd[..]);
