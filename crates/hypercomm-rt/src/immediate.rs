@@ -130,7 +130,7 @@ use crate::comm::{Barrier, Comm, Started, STARTED};
 use crate::error::{Error, Result};
 use crate::op::Op;
 use crate::select::{Algo, Ran, NATIVE};
-use crate::transport::{Elem, Transport};
+use crate::transport::Transport;
 use crate::tune::Route;
 use hypercomm::collective::Collective;
 
@@ -531,7 +531,7 @@ pub trait RequestScope<'scope>: Copy + sealed::Sealed {
 
     /// Start the fixed-count collective `call(comm, algo)`: natively where this scope
     /// and the call allow it (`known`: a backend may know its element type and
-    /// operator, see [`known_reduction`]; for `Auto`, where `route` measured the
+    /// operator, see `Op::backend_knows`; for `Auto`, where `route` measured the
     /// backend's non-blocking call faster), else on a progress thread.
     #[doc(hidden)]
     fn start<X, P, F>(
@@ -692,13 +692,6 @@ fn routed<'o, X: Detach, T: Pod + Send + Sync>(
 /// [`Comm::v_auto_native`]), unmeasured, as the blocking `Auto` does.
 fn v_routed<X: Detach>(known: bool) -> (bool, impl FnOnce(&mut Comm<X>) -> Result<Route>) {
     (known, |_: &mut Comm<X>| Ok(Route::Native))
-}
-
-/// Whether a backend's own reduction may know `op` and `T` (a built-in operator on a
-/// primitive number, [`crate::transport::NativeCall`]'s `op` and `elem`): where it
-/// cannot, `Algo::Auto` in a [`scope`] takes the thread path rather than fail.
-fn known_reduction<T: Pod>(op: &Op<'_, T>) -> bool {
-    op.builtin().is_some() && Elem::of::<T>().is_some()
 }
 
 impl<X: Detach> Comm<X> {
@@ -905,7 +898,7 @@ impl<X: Detach> Comm<X> {
         X::Detached: 'scope,
     {
         let route = routed(
-            known_reduction(op),
+            op.backend_knows(),
             Collective::Reduce { root },
             send.len(),
             Some(op),
@@ -931,7 +924,7 @@ impl<X: Detach> Comm<X> {
         X::Detached: 'scope,
     {
         let route = routed(
-            known_reduction(op),
+            op.backend_knows(),
             Collective::Allreduce,
             send.len(),
             Some(op),
@@ -956,7 +949,7 @@ impl<X: Detach> Comm<X> {
         X: 'scope,
         X::Detached: 'scope,
     {
-        let route = routed(known_reduction(op), Collective::Scan, send.len(), Some(op));
+        let route = routed(op.backend_knows(), Collective::Scan, send.len(), Some(op));
         scope.start(self, algo, route, move |c, a| {
             c.scan_into(send, recv, op, a)
         })
@@ -978,7 +971,7 @@ impl<X: Detach> Comm<X> {
         X::Detached: 'scope,
     {
         let route = routed(
-            known_reduction(op),
+            op.backend_knows(),
             Collective::ExclusiveScan,
             send.len(),
             Some(op),
@@ -1004,7 +997,7 @@ impl<X: Detach> Comm<X> {
         X::Detached: 'scope,
     {
         let route = routed(
-            known_reduction(op),
+            op.backend_knows(),
             Collective::ReduceScatter,
             recv.len(),
             Some(op),

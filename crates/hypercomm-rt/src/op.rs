@@ -148,6 +148,14 @@ impl<'f, T: Pod> Op<'f, T> {
         }
     }
 
+    /// Whether a backend's own reduction may know this operator and `T` (a built-in
+    /// operator on a primitive number, [`crate::transport::NativeCall`]'s `op` and
+    /// `elem`). Where it cannot, `Algo::Auto` runs a schedule, and the tuning keeps
+    /// its picks apart from the built-ins' (a user operator's cost is its own).
+    pub(crate) fn backend_knows(&self) -> bool {
+        self.builtin().is_some() && crate::transport::Elem::of::<T>().is_some()
+    }
+
     /// Whether operands may be swapped.
     pub fn is_commutative(&self) -> bool {
         self.commutative

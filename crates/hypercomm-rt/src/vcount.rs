@@ -449,7 +449,7 @@ impl<X: Transport> Comm<X> {
     /// Whether `Algo::Auto` of a variable-count call runs the backend's own
     /// ([`Comm::v_auto`]'s rule; the immediate forms start its non-blocking one).
     pub(crate) fn v_auto_native<T: Pod>(&self, op: Option<&Op<'_, T>>) -> bool {
-        let native_fits = op.map_or(true, |o| o.builtin().is_some() && Elem::of::<T>().is_some());
+        let native_fits = op.map_or(true, Op::backend_knows);
         self.transport.has_native() && self.tuner.policy != crate::tune::Tuning::Off && native_fits
     }
 

@@ -111,11 +111,7 @@ impl<X: Detach> Comm<X> {
         len: usize,
         op: Option<&Op<'_, T>>,
     ) -> Result<Route> {
-        let key = Key {
-            kind: collective.kind(),
-            elem_bytes: size_of::<T>(),
-            commutative: op.map_or(true, |o| o.is_commutative()),
-        };
+        let key = Key::of(collective, op);
         let b = bucket(len.saturating_mul(key.elem_bytes));
         // A loop of calls: the routes found at the first.
         if let Some(routes) = self.tuner.routes.get(&key) {

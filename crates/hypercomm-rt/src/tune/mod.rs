@@ -265,9 +265,24 @@ struct Key {
     kind: OpKind,
     elem_bytes: usize,
     commutative: bool,
+    /// A reduction whose operator or element type the backend's own call does not
+    /// know ([`Op::backend_knows`]): measured and kept apart, so that a user
+    /// operator's picks (schedules only, priced with its combine) never stand for a
+    /// built-in's, nor the other way.
+    user_op: bool,
 }
 
 impl Key {
+    /// The key of `collective` on elements of `T`, reduced by `op` if any.
+    fn of<T: Pod>(collective: Collective, op: Option<&Op<'_, T>>) -> Key {
+        Key {
+            kind: collective.kind(),
+            elem_bytes: size_of::<T>(),
+            commutative: op.map_or(true, |o| o.is_commutative()),
+            user_op: op.is_some_and(|o| !o.backend_knows()),
+        }
+    }
+
     /// Elements per block at size bucket `b` (at least one).
     fn elems_at(&self, b: usize) -> usize {
         bucket_bytes(b).div_ceil(self.elem_bytes).max(1)
@@ -284,14 +299,15 @@ impl Key {
         }
     }
 
-    /// `allreduce 8B commutative`, `alltoall 8B`.
+    /// `allreduce 8B commutative`, `alltoall 8B`, `reduce 16B ordered user`.
     fn name(&self) -> String {
         let order = match (self.kind.is_reduction(), self.commutative) {
             (false, _) => "",
             (true, true) => " commutative",
             (true, false) => " ordered",
         };
-        format!("{} {}B{order}", self.kind.name(), self.elem_bytes)
+        let user = if self.user_op { " user" } else { "" };
+        format!("{} {}B{order}{user}", self.kind.name(), self.elem_bytes)
     }
 }
 
@@ -299,7 +315,8 @@ impl Key {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Tuned {
     /// The collective, element size and, for reductions, whether the operator
-    /// commutes (`allreduce 8B commutative`, `alltoall 8B`).
+    /// commutes and whether it is a user operator (`allreduce 8B commutative`,
+    /// `alltoall 8B`, `reduce 16B ordered user`).
     pub key: String,
     /// The pick at each measured size: (bytes, algorithm or `native`).
     pub picks: Vec<(usize, &'static str)>,
@@ -511,15 +528,20 @@ fn read(path: &Path) -> Option<File> {
 }
 
 /// Write atomically (a temporary file renamed), so concurrent jobs never read half a
-/// file. Failures are ignored: the picks then live in this process only.
+/// file. The temporary file's name is this process's and this write's own: two
+/// communicators measuring at once in one process (one-rank communicators from a
+/// split, say) never write into one temporary file. Failures are ignored: the picks
+/// then live in this process only.
 fn write(path: &Path, file: &File) {
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let Ok(text) = serde_json::to_string_pretty(file) else {
         return;
     };
     if let Some(dir) = path.parent() {
         let _ = std::fs::create_dir_all(dir);
     }
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = path.with_extension(format!("tmp{}-{n}", std::process::id()));
     if std::fs::write(&tmp, text).is_ok() && std::fs::rename(&tmp, path).is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
@@ -528,21 +550,22 @@ fn write(path: &Path, file: &File) {
 /// What [`Comm::saved_codes`] found: the codes, and where to save new picks.
 struct Saved {
     codes: [u16; BUCKETS],
-    /// Rank 0's file, if it fits this machine.
-    file: Option<File>,
     path: Option<PathBuf>,
     machine: Option<String>,
     rank0: bool,
 }
 
 impl Saved {
-    /// Rank 0 writes `names` under `key` into its file (made if it had none).
+    /// Rank 0 writes `names` under `key` into its file (made if it had none), as the
+    /// file is now: picks that another job or communicator saved while this one
+    /// measured are kept (the last writer of one key wins).
     fn save(self, key: String, names: impl Iterator<Item = String>) {
         let (Some(path), true) = (&self.path, self.rank0) else {
             return;
         };
         let machine = self.machine;
-        let mut f = self.file.unwrap_or_else(|| File {
+        let now = read(path).filter(|f| fits(f, &machine));
+        let mut f = now.unwrap_or_else(|| File {
             machine: machine.unwrap_or_default(),
             chooser: CHOOSER,
             sizes: sizes(),
@@ -588,11 +611,7 @@ impl<X: Transport> Comm<X> {
         if self.tuner.policy == Tuning::Off || alone || self.size() > MAX_RANKS {
             return Ok(None);
         }
-        let key = Key {
-            kind: collective.kind(),
-            elem_bytes: size_of::<T>(),
-            commutative: op.map_or(true, |o| o.is_commutative()),
-        };
+        let key = Key::of(collective, op);
         // The collectives that MPI has too, the variable-count ones measured with every
         // count `len` (all but all-to-allv: [`Comm::v_auto_with`]); the others are the
         // model's.
@@ -678,9 +697,8 @@ impl<X: Transport> Comm<X> {
         let machine = self.transport.machine_key();
         let path = self.tuner.file(machine.as_deref());
         let mut codes = [CODE_NONE; BUCKETS];
-        let mut file = None;
         if self.rank() == 0 {
-            file = path.as_deref().and_then(read).filter(|f| fits(f, &machine));
+            let file = path.as_deref().and_then(read).filter(|f| fits(f, &machine));
             if let Some(names) = file.as_ref().and_then(|f| f.picks.get(name)) {
                 for (c, n) in codes.iter_mut().zip(names) {
                     *c = encode(n);
@@ -690,7 +708,6 @@ impl<X: Transport> Comm<X> {
         self.broadcast_into(0, &mut codes, Algo::Named("binomial"))?;
         Ok(Saved {
             codes,
-            file,
             path,
             machine,
             rank0: self.rank() == 0,
@@ -1226,6 +1243,7 @@ mod tests {
             kind,
             elem_bytes: 8,
             commutative: true,
+            user_op: false,
         };
         // All-reduce: native at 8 B (bucket 0), a schedule at 16 B (bucket 1) and
         // from 32 B the model's; all-gather: a schedule at 8 B, native at 16 B.
@@ -1625,6 +1643,7 @@ mod tests {
             kind: OpKind::Allreduce,
             elem_bytes: 8,
             commutative: true,
+            user_op: false,
         };
         let line = log_line(
             &key,

@@ -280,8 +280,66 @@ fn an_ordered_reduce_scatter_is_measured_without_the_reordering_schedules() {
     .unwrap();
     let _ = std::fs::remove_file(&file);
     assert!(
-        out[0].contains(&"reduce-scatterv 16B ordered".to_string()),
+        out[0].contains(&"reduce-scatterv 16B ordered user".to_string()),
         "{:?}",
         out[0]
     );
+}
+
+/// An all-reduce of `u64` by `op` with `Auto` on 2 thread ranks under `file`, checked
+/// against the serial sum; the tuning's reports.
+fn sum_by(op: impl Fn() -> Op<'static, u64> + Sync, file: &std::path::Path) -> Vec<Tuned> {
+    let cfg = threads::Config::new(2).tuning(Tuning::Measure {
+        file: Some(file.to_path_buf()),
+    });
+    let out = threads::run_with(&cfg, |comm| {
+        let r = comm.rank() as u64;
+        let mut x: Vec<u64> = (0..100).map(|i| i * 10 + r).collect();
+        comm.all_reduce_in_place(&mut x, &op(), Algo::Auto)?;
+        let want: Vec<u64> = (0..100).map(|i| 2 * i * 10 + 1).collect();
+        assert_eq!(x, want);
+        Ok::<_, hypercomm_rt::Error>(comm.tuned().to_vec())
+    })
+    .unwrap();
+    out.into_iter().next().unwrap()
+}
+
+/// A user operator's picks (a backend's own call cannot run it; its combine is its
+/// own cost) are measured and kept apart from a built-in's of the same collective,
+/// element size and commutativity: the built-in is measured, not read from the user
+/// operator's picks, and the other way. Two jobs measuring at once into one file keep
+/// each other's picks.
+#[test]
+fn a_user_operators_picks_are_kept_apart_from_a_builtins() {
+    let file = scratch("user-op");
+    let user = || Op::<u64>::commutative(|a, b| a.wrapping_add(*b));
+    let first = sum_by(user, &file);
+    assert_eq!(first.len(), 1);
+    assert_eq!(first[0].key, "allreduce 8B commutative user");
+    assert!(first[0].measured_for > 0.0);
+    let builtin = sum_by(Op::sum, &file);
+    assert_eq!(builtin[0].key, "allreduce 8B commutative");
+    assert!(
+        builtin[0].measured_for > 0.0,
+        "read from the user operator's picks"
+    );
+    // Both read back, neither measured again.
+    for (op, key) in [
+        (sum_by(user, &file), "allreduce 8B commutative user"),
+        (sum_by(Op::sum, &file), "allreduce 8B commutative"),
+    ] {
+        assert_eq!((op[0].key.as_str(), op[0].measured_for), (key, 0.0));
+    }
+    let _ = std::fs::remove_file(&file);
+
+    // Two jobs at once, each measuring its own key into one new file: both kept.
+    let both = scratch("two-jobs");
+    std::thread::scope(|s| {
+        s.spawn(|| sum_by(user, &both));
+        s.spawn(|| sum_by(Op::sum, &both));
+    });
+    let text = std::fs::read_to_string(&both).unwrap();
+    assert!(text.contains("\"allreduce 8B commutative user\""), "{text}");
+    assert!(text.contains("\"allreduce 8B commutative\""), "{text}");
+    let _ = std::fs::remove_file(&both);
 }
