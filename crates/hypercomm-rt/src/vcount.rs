@@ -12,7 +12,9 @@
 //! - `gatherv` and `scatterv` take the whole `counts` on every rank (MPI reads
 //!   `recvcounts` / `sendcounts` at the root only), and every rank must pass the same:
 //!   the schedule (and `Algo::Auto`'s choice) is computed from them on each rank without
-//!   talking to the others.
+//!   talking to the others. Ranks given different counts may choose different
+//!   algorithms and then wait for each other for ever, as ranks that call different MPI
+//!   collectives do; `all_gatherv` and `reduce_scatter` have the same rule in MPI.
 //! - `all_to_allv` takes, as MPI does, this rank's `send_counts` (row) and
 //!   `recv_counts` (column). The whole k × k matrix, which the schedules and `Auto`
 //!   need, is first all-gathered (2k counts a rank), and every rank checks that each
