@@ -27,7 +27,11 @@
 //! ```text
 //! mpirun -n 2 target/release/examples/native_dispatch [op] [bytes] [calls] [reps] [layer,…]
 //! ```
-//! `op` is `broadcast`, `allreduce` or `allgather` (u64 elements, sum). Prints rank 0's
+//! `op` is `broadcast`, `allreduce` or `allgather` (u64 elements, sum), or `alltoallv`
+//! or `allgatherv` (`bytes` to or from every rank; MPI's call with its count and
+//! displacement arrays made once, outside the clock, as `osu` does; the blocking layers
+//! 1–4 only; `auto` runs MPI's call or the measured pick).
+//! Prints rank 0's
 //! median ns per call over the repetitions, with the quartiles, and each layer's excess
 //! over `mpi` (medians). `DISPATCH_BARRIER=1`: a barrier on `world` before each call,
 //! outside the clock, as `vs-native` times calls (the caches and the branch predictor
@@ -42,6 +46,7 @@ use std::time::Instant;
 use hypercomm_mpi::HypercommExt;
 use hypercomm_rt::{Algo, Op};
 use mpi::collective::SystemOperation;
+use mpi::datatype::{Partition, PartitionMut};
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
@@ -88,9 +93,17 @@ fn immediate<'s>(
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let a: Vec<String> = std::env::args().skip(1).collect();
     let op = a.first().map_or("allreduce", String::as_str).to_owned();
-    if !["broadcast", "allreduce", "allgather"].contains(&op.as_str()) {
-        return Err(format!("`{op}`: valid ops are broadcast, allreduce, allgather").into());
+    let ops = [
+        "broadcast",
+        "allreduce",
+        "allgather",
+        "alltoallv",
+        "allgatherv",
+    ];
+    if !ops.contains(&op.as_str()) {
+        return Err(format!("`{op}`: valid ops are {}", ops.join(", ")).into());
     }
+    let varcount = op.ends_with('v');
     let bytes: usize = a.get(1).map_or(Ok(8), |s| s.parse())?;
     let calls: u32 = a.get(2).map_or(Ok(20_000), |s| s.parse())?;
     let reps: usize = a.get(3).map_or(Ok(5), |s| s.parse())?;
@@ -101,7 +114,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (me, k) = (world.rank(), world.size() as usize);
     let m = (bytes / 8).max(1);
     let send = vec![me as u64 + 1; m];
-    let out_len = if op == "allgather" { k * m } else { m };
+    let out_len = match op.as_str() {
+        "allgather" | "allgatherv" => k * m,
+        "alltoallv" => k * m,
+        _ => m,
+    };
+    let send = if op == "alltoallv" {
+        vec![me as u64 + 1; k * m]
+    } else {
+        send
+    };
+    // The variable-count calls' counts (every one `m`) and MPI's arrays, made once.
+    let counts = vec![m; k];
+    let mpi_counts = vec![m as mpi::Count; k];
+    let displs: Vec<mpi::Count> = (0..k).map(|i| (i * m) as mpi::Count).collect();
     // Written, not zeroed: a broadcast's root sends from it (unwritten pages read as
     // the kernel's shared zero page).
     let mut recv = vec![me as u64 + 1; out_len];
@@ -126,13 +152,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let layers = names.len();
     // On 1 rank `Auto` is the cost model's (no tuning) and the in-place forms have
     // nothing to do: those layers are left out.
-    let skipped = |layer: usize| k == 1 && [3, 4, 6].contains(&layer);
+    let skipped = |layer: usize| (k == 1 && [3, 4, 6].contains(&layer)) || (varcount && layer > 3);
     let mut ran = [""; 10];
     let mut ns: Vec<Vec<f64>> = vec![Vec::new(); layers];
     let ours = |comm: &mut hypercomm_rt::Comm<_>, recv: &mut [u64], algo| match op.as_str() {
         "broadcast" => comm.broadcast_into(0, recv, algo),
         "allgather" => comm.all_gather_into(&send, recv, algo),
+        "alltoallv" => comm.all_to_allv_into(&send, &counts, recv, &counts, algo),
+        "allgatherv" => comm.all_gatherv_into(&send, recv, &counts, algo),
         _ => comm.all_reduce_into(&send, recv, &sum, algo),
+    };
+    let call = |world: &SimpleCommunicator, op: &str, send: &[u64], recv: &mut [u64]| match op {
+        "alltoallv" => world.all_to_all_varcount_into(
+            &Partition::new(send, &mpi_counts[..], &displs[..]),
+            &mut PartitionMut::new(recv, &mpi_counts[..], &displs[..]),
+        ),
+        "allgatherv" => world.all_gather_varcount_into(
+            send,
+            &mut PartitionMut::new(recv, &mpi_counts[..], &displs[..]),
+        ),
+        _ => call(world, op, send, recv),
     };
     // Untimed first calls: `Auto` measures (or reads) its picks in its first.
     for algo in [Algo::Named("native"), Algo::Auto] {

@@ -596,8 +596,27 @@ impl<X: Transport> Comm<X> {
     }
 
     /// The measured pick for an `Auto` call, measuring (collectively) if this
-    /// collective has not been measured yet; `None` without tuning.
+    /// collective has not been measured yet; `None` without tuning. Inlined where the
+    /// key is the last one looked up (a loop of calls): no result through memory.
+    #[inline(always)]
     pub(crate) fn pick<T: Pod>(
+        &mut self,
+        collective: Collective,
+        len: usize,
+        op: Option<&Op<'_, T>>,
+    ) -> Result<Option<Pick>> {
+        // `last` is set only past the checks below, and `set_tuning` clears it.
+        if let Some((last, picks)) = &self.tuner.last {
+            if *last == Key::of(collective, op) {
+                return Ok(Some(picks[bucket(len.saturating_mul(last.elem_bytes))]));
+            }
+        }
+        self.pick_looked_up(collective, len, op)
+    }
+
+    /// [`Comm::pick`] of another key than the last.
+    #[inline(never)]
+    fn pick_looked_up<T: Pod>(
         &mut self,
         collective: Collective,
         len: usize,
