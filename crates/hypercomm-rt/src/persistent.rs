@@ -62,6 +62,7 @@ use crate::immediate::{Detach, Request};
 use crate::op::Op;
 use crate::select::{Algo, Call, Ran, NATIVE};
 use crate::transport::Transport;
+use crate::tune::Pick;
 
 /// A collective planned once and run many times ([`crate::persistent`]).
 pub struct Persistent<'f, T> {
@@ -196,6 +197,17 @@ impl<X: Transport> Comm<X> {
                 .into());
             }
         }
+        // `Auto` under measured tuning (MPI's default) takes the blocking call's measured
+        // pick where it is a schedule, so that a plan runs what the same blocking call
+        // would; where that is the backend's own call (which has no persistent form
+        // here) or nothing was measured, the cost model chooses among the schedules.
+        let (algo, tuned) = match algo {
+            Algo::Auto => match self.pick(collective, len, op.as_ref())? {
+                Some(Pick::Named(name)) => (Algo::Named(name), true),
+                _ => (algo, false),
+            },
+            _ => (algo, false),
+        };
         let call = Call {
             collective,
             len: len as u64,
@@ -208,7 +220,7 @@ impl<X: Transport> Comm<X> {
         let ran = Ran {
             op: collective.kind(),
             algorithm: chosen.algorithm,
-            auto: chosen.auto,
+            auto: chosen.auto || tuned,
             steps: plan.program().steps.len(),
             in_place: false,
         };

@@ -420,8 +420,8 @@ impl<X: Transport> Comm<X> {
     /// MPI's at 8 B–1 KiB (BENCHMARKS.md section 6; on one rank, `linear`'s plan 0.73 µs
     /// against `MPI_Alltoallv`'s 0.08 at 1 B). What all-to-allv always takes, and the
     /// others where their measured pick is not a schedule ([`Comm::v_auto_with`]).
-    /// Elsewhere, and for the persistent forms, the cost model chooses among the
-    /// schedules.
+    /// Elsewhere the cost model chooses among the schedules; the persistent forms take
+    /// the measured pick where it is a schedule, else the model's ([`Comm::plan_auto`]).
     #[inline(always)]
     fn v_auto<'a, T: Pod>(&self, algo: Algo<'a>, op: Option<&Op<'_, T>>) -> (Algo<'a>, bool) {
         match algo {
@@ -740,8 +740,10 @@ impl<X: Transport> Comm<X> {
         counts: &[usize],
         algo: Algo,
     ) -> Result<Persistent<'static, T>> {
-        let spec = self.spec(Collective::Gatherv { root }, counts, true, algo)?;
-        self.plan_v(spec, None, algo)
+        let c = Collective::Gatherv { root };
+        let (algo, tuned) = self.plan_auto::<T>(c, counts, algo, None)?;
+        let spec = self.spec(c, counts, true, algo)?;
+        self.plan_v(spec, None, algo, tuned)
     }
 
     /// A persistent [`Comm::scatterv_into`] of `counts` (the same on every rank) from
@@ -752,8 +754,10 @@ impl<X: Transport> Comm<X> {
         counts: &[usize],
         algo: Algo,
     ) -> Result<Persistent<'static, T>> {
-        let spec = self.spec(Collective::Scatterv { root }, counts, true, algo)?;
-        self.plan_v(spec, None, algo)
+        let c = Collective::Scatterv { root };
+        let (algo, tuned) = self.plan_auto::<T>(c, counts, algo, None)?;
+        let spec = self.spec(c, counts, true, algo)?;
+        self.plan_v(spec, None, algo, tuned)
     }
 
     /// A persistent [`Comm::all_gatherv_into`] of `counts` (the same on every rank).
@@ -762,8 +766,10 @@ impl<X: Transport> Comm<X> {
         counts: &[usize],
         algo: Algo,
     ) -> Result<Persistent<'static, T>> {
-        let spec = self.spec(Collective::Allgatherv, counts, true, algo)?;
-        self.plan_v(spec, None, algo)
+        let c = Collective::Allgatherv;
+        let (algo, tuned) = self.plan_auto::<T>(c, counts, algo, None)?;
+        let spec = self.spec(c, counts, true, algo)?;
+        self.plan_v(spec, None, algo, tuned)
     }
 
     /// A persistent [`Comm::all_to_allv_into`] of this rank's `send_counts` and
@@ -778,7 +784,7 @@ impl<X: Transport> Comm<X> {
     ) -> Result<Persistent<'static, T>> {
         refuse_native(Collective::Alltoallv, algo)?;
         let spec = self.alltoallv_spec(send_counts, recv_counts, algo)?;
-        self.plan_v(spec, None, algo)
+        self.plan_v(spec, None, algo, false)
     }
 
     /// A persistent [`Comm::reduce_scatter_into`] of `counts` (the same on every rank),
@@ -789,13 +795,28 @@ impl<X: Transport> Comm<X> {
         op: Op<'f, T>,
         algo: Algo,
     ) -> Result<Persistent<'f, T>> {
-        let spec = self.spec(
-            Collective::ReduceScatterv,
-            counts,
-            op.is_commutative(),
-            algo,
-        )?;
-        self.plan_v(spec, Some(op), algo)
+        let c = Collective::ReduceScatterv;
+        let (algo, tuned) = self.plan_auto(c, counts, algo, Some(&op))?;
+        let spec = self.spec(c, counts, op.is_commutative(), algo)?;
+        self.plan_v(spec, Some(op), algo, tuned)
+    }
+
+    /// `Algo::Auto` of a persistent variable-count call (not all-to-allv): the blocking
+    /// call's measured pick where it is a schedule ([`Comm::v_auto_with`]), else `Auto`
+    /// (the cost model among the schedules: the backend's own call has no persistent
+    /// form here); and whether the pick was measured. `native` is refused.
+    fn plan_auto<'a, T: Pod>(
+        &mut self,
+        collective: Collective,
+        counts: &[usize],
+        algo: Algo<'a>,
+        op: Option<&Op<'_, T>>,
+    ) -> Result<(Algo<'a>, bool)> {
+        refuse_native(collective, algo)?;
+        Ok(match self.v_auto_with::<T>(collective, counts, algo, op)? {
+            (a, true) if !is_native(a) && !matches!(a, Algo::Auto) => (a, true),
+            _ => (algo, false),
+        })
     }
 
     fn plan_v<'f, T: Pod>(
@@ -803,9 +824,14 @@ impl<X: Transport> Comm<X> {
         spec: VSpec<'_>,
         op: Option<Op<'f, T>>,
         algo: Algo,
+        tuned: bool,
     ) -> Result<Persistent<'f, T>> {
         refuse_native(spec.collective, algo)?;
         let (ran, plan) = self.vplan::<T>(spec, algo)?;
+        let ran = Ran {
+            auto: ran.auto || tuned,
+            ..ran
+        };
         // Not staged: the backend's requests made once are proven on the fixed-count
         // plans only (`persistent_check`); a variable-count run posts as a plain call.
         Ok(Persistent::new(plan, op, ran, None))

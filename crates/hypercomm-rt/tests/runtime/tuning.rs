@@ -343,3 +343,62 @@ fn a_user_operators_picks_are_kept_apart_from_a_builtins() {
     assert!(text.contains("\"allreduce 8B commutative\""), "{text}");
     let _ = std::fs::remove_file(&both);
 }
+
+/// A persistent plan with `Auto` under measured tuning runs what the blocking call
+/// would: the measured pick (the threads backend has no collective of its own, so a
+/// schedule or the model's), measured when the plan is made if it was not yet, and
+/// marked `auto`. Fixed-count (all-reduce) and variable-count (all-gatherv) alike.
+#[test]
+fn a_persistent_plan_takes_the_measured_pick() {
+    let file = scratch("persistent");
+    let cfg = threads::Config::new(3).tuning(Tuning::Measure {
+        file: Some(file.clone()),
+    });
+    let out = threads::run_with(&cfg, |comm| {
+        let k = comm.size() as usize;
+        let sum = Op::<u64>::sum();
+        let mut plans = Vec::new();
+        for len in [1usize, 700, 40_000] {
+            let plan = comm.plan_all_reduce::<u64>(len, Op::sum(), Algo::Auto)?;
+            // Measured by the plan: the blocking call finds the picks made.
+            let measured = comm.tuned().len();
+            let send = vec![comm.rank() as u64 + 1; len];
+            let mut got = vec![0u64; len];
+            let blocking = comm.all_reduce_into(&send, &mut got, &sum, Algo::Auto)?;
+            assert_eq!(
+                comm.tuned().len(),
+                measured,
+                "the blocking call measured again"
+            );
+            let mut again = vec![0u64; len];
+            plan.run(comm, &send, &mut again)?;
+            assert_eq!(again, vec![6u64; len]);
+            plans.push((plan.ran(), blocking));
+
+            let counts = vec![len; k];
+            let vplan = comm.plan_all_gatherv::<u64>(&counts, Algo::Auto)?;
+            let mut all = vec![0u64; k * len];
+            let vblocking = comm.all_gatherv_into(&send, &mut all, &counts, Algo::Auto)?;
+            let mut vall = vec![0u64; k * len];
+            vplan.run(comm, &send, &mut vall)?;
+            assert_eq!(vall, all);
+            plans.push((vplan.ran(), vblocking));
+        }
+        Ok::<_, hypercomm_rt::Error>((plans, comm.tuned().to_vec()))
+    })
+    .unwrap();
+    let _ = std::fs::remove_file(&file);
+    for (plans, tuned) in out {
+        let keys: Vec<&str> = tuned.iter().map(|t| t.key.as_str()).collect();
+        assert_eq!(keys, ["allreduce 8B commutative", "allgatherv 8B"]);
+        for (plan, blocking) in plans {
+            assert!(plan.auto, "{plan:?}");
+            // Where the pick is the model's (a size too large to time) the blocking
+            // call's choice is the model's too, the same schedule.
+            assert_eq!(
+                plan.algorithm, blocking.algorithm,
+                "{plan:?} / {blocking:?}"
+            );
+        }
+    }
+}
