@@ -460,15 +460,18 @@ pub(crate) fn start(
         Some(p) if p.fits(&call) => p.call(comm, call.input, call.output, blocking),
         // Inlined too: a result returned through memory costs up to 70 ns after a
         // barrier (MPI's stores still draining), as `Comm::collective` notes.
+        // Non-blocking (`NativeWait::Checked`) on the kept arrays: the caller waits
+        // for it before the next call. A started one (`Mpi::native_start`) has its own.
         _ if call.collective.kind().is_varcount() => {
             *last = None;
             start_varcount(comm, me, k, call, arrays, blocking)
         }
-        _ => start_new(comm, me, k, call, blocking, last, arrays),
+        _ => start_new(comm, me, k, call, blocking, last),
     }
 }
 
-/// [`start`] for a call that is not the last one's (every variable-count call).
+/// [`start`] for a fixed-count call that is not the last one's (the variable-count
+/// ones go to [`start_varcount`] from [`start`]).
 #[inline(never)]
 fn start_new(
     comm: ffi::MPI_Comm,
@@ -477,14 +480,8 @@ fn start_new(
     call: NativeCall<'_>,
     blocking: bool,
     last: &mut Option<Prepared>,
-    arrays: &mut VarcountArrays,
 ) -> Result<ffi::MPI_Request> {
     *last = None;
-    if call.collective.kind().is_varcount() {
-        // Non-blocking (`NativeWait::Checked`) on the kept arrays: the caller waits
-        // for it before the next call. A started one (`Mpi::native_start`) has its own.
-        return start_varcount(comm, me, k, call, arrays, blocking);
-    }
     let p = Prepared::new(me, k, &call)?;
     *last = Some(p);
     p.call(comm, call.input, call.output, blocking)

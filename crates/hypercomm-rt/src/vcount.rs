@@ -459,9 +459,10 @@ impl<X: Transport> Comm<X> {
             // measurement first.
             return Ok(self.v_auto::<T>(algo, op));
         }
-        let mean = counts.iter().sum::<usize>().div_ceil(k.max(1));
+        let total = counts.iter().fold(0usize, |t, &c| t.saturating_add(c));
+        let mean = total.div_ceil(k.max(1));
         let most = counts.iter().copied().max().unwrap_or(0);
-        if most > MEASURED_SKEW * mean {
+        if most > MEASURED_SKEW.saturating_mul(mean) {
             return Ok(self.v_auto::<T>(algo, op));
         }
         Ok(match self.pick(collective, mean, op)? {
@@ -826,7 +827,6 @@ impl<X: Transport> Comm<X> {
         algo: Algo,
         tuned: bool,
     ) -> Result<Persistent<'f, T>> {
-        refuse_native(spec.collective, algo)?;
         let (ran, plan) = self.vplan::<T>(spec, algo)?;
         let ran = Ran {
             auto: ran.auto || tuned,

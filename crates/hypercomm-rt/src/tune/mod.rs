@@ -182,8 +182,10 @@ fn trimmed(times: Vec<Summary>) -> Vec<f64> {
 /// [`call_order`], and a barrier after the last, whose call had been slowed 10-80× on
 /// ranks sharing CPUs, and a schedule over native confirmed call by call, [`confirmed`];
 /// 5: that confirmation by the median too; 6: [`SIZE_WARMUP`] untimed calls at each
-/// size before any is timed, round 1 with 2 timed calls at least, 3 finalists if near).
-const CHOOSER: u32 = 6;
+/// size before any is timed, round 1 with 2 timed calls at least, 3 finalists if near;
+/// 7: a user operator's reductions under keys of their own, ` user`: a file of 6 may
+/// hold a user operator's schedule picks under a built-in's key).
+const CHOOSER: u32 = 7;
 
 /// Pick codes broadcast by rank 0: an index into the registry's fitting algorithms, or
 /// one of these.
@@ -246,6 +248,9 @@ pub(crate) struct Signature {
     len: usize,
     elem_bytes: usize,
     commutative: bool,
+    /// A user operator (or element type) the backend's own call cannot run
+    /// ([`Op::backend_knows`]): never the same call as a built-in's that ran native.
+    user_op: bool,
 }
 
 impl Signature {
@@ -256,6 +261,7 @@ impl Signature {
             len,
             elem_bytes: size_of::<T>(),
             commutative: op.map_or(true, |o| o.is_commutative()),
+            user_op: op.is_some_and(|o| !o.backend_knows()),
         }
     }
 }
@@ -547,6 +553,50 @@ fn write(path: &Path, file: &File) {
     }
 }
 
+/// A tuning file's lock: `<file>.lock`, made with `O_EXCL` and removed when dropped.
+/// A writer waits for it up to [`Lock::PATIENCE`]; a lock older than that was left by
+/// a job that died while writing, and is taken over. No lock (a directory that cannot
+/// be written) is a save without one: the picks are only a cache.
+struct Lock(Option<PathBuf>);
+
+impl Lock {
+    const PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
+
+    fn take(path: &Path) -> Lock {
+        let lock = path.with_extension("lock");
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let start = Instant::now();
+        loop {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&lock)
+            {
+                Ok(_) => return Lock(Some(lock)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    if start.elapsed() > Self::PATIENCE {
+                        // Left by a writer that died: taken over (ours is removed at
+                        // the end like any other).
+                        return Lock(Some(lock));
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                Err(_) => return Lock(None),
+            }
+        }
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        if let Some(lock) = &self.0 {
+            let _ = std::fs::remove_file(lock);
+        }
+    }
+}
+
 /// What [`Comm::saved_codes`] found: the codes, and where to save new picks.
 struct Saved {
     codes: [u16; BUCKETS],
@@ -558,12 +608,15 @@ struct Saved {
 impl Saved {
     /// Rank 0 writes `names` under `key` into its file (made if it had none), as the
     /// file is now: picks that another job or communicator saved while this one
-    /// measured are kept (the last writer of one key wins).
+    /// measured are kept. The read and the write are made under a lock file
+    /// ([`Lock`]), so that two writers at once (jobs, or one-rank communicators of a
+    /// split) never lose each other's picks.
     fn save(self, key: String, names: impl Iterator<Item = String>) {
         let (Some(path), true) = (&self.path, self.rank0) else {
             return;
         };
         let machine = self.machine;
+        let _lock = Lock::take(path);
         let now = read(path).filter(|f| fits(f, &machine));
         let mut f = now.unwrap_or_else(|| File {
             machine: machine.unwrap_or_default(),
@@ -654,11 +707,6 @@ impl<X: Transport> Comm<X> {
             return Ok(None);
         }
         let b = bucket(len.saturating_mul(key.elem_bytes));
-        if let Some((last, picks)) = &self.tuner.last {
-            if *last == key {
-                return Ok(Some(picks[b]));
-            }
-        }
         let picks = match self.tuner.picks.get(&key) {
             Some(picks) => *picks,
             None => {
@@ -1303,13 +1351,21 @@ mod tests {
             let ordered = Op::<u64>::associative(|a, b| a + b);
             let got = comm.all_reduce_into(&one, &mut [0], &ordered, Algo::Auto);
             assert_eq!(ran(got), "schedule", "round {round}: ordered all-reduce");
+            // Right after a native all-reduce of 8 B, a commutative user operator of
+            // the same shape: the backend cannot run it, so not the fast path's call
+            // (its key has no picks: measured, the first send fails).
+            let got = comm.all_reduce_into(&one, &mut [0], &sum, Algo::Auto);
+            assert_eq!(ran(got), NATIVE, "round {round}: all-reduce of 8 B, third");
+            let user = Op::<u64>::commutative(|a, b| a + b);
+            let got = comm.all_reduce_into(&one, &mut [0], &user, Algo::Auto);
+            assert_eq!(ran(got), "schedule", "round {round}: a user operator");
         }
-        // Native ran exactly where picked: 3 rounds of 3 all-reduces of 1 element and
+        // Native ran exactly where picked: 3 rounds of 4 all-reduces of 1 element and
         // one all-gather of 2.
         let natives = &comm.transport().calls;
         let reduce_8 = (Collective::Allreduce, 1);
         let gather_16 = (Collective::Allgather, 2);
-        assert_eq!(natives.len(), 12);
+        assert_eq!(natives.len(), 15);
         assert!(natives.iter().all(|c| *c == reduce_8 || *c == gather_16));
         assert_eq!(natives.iter().filter(|c| **c == gather_16).count(), 3);
         // A wrong length is still the typed error, on the fast path too.
