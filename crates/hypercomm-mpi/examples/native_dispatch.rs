@@ -35,7 +35,8 @@
 //! median ns per call over the repetitions, with the quartiles, and each layer's excess
 //! over `mpi` (medians). `DISPATCH_BARRIER=1`: a barrier on `world` before each call,
 //! outside the clock, as `vs-native` times calls (the caches and the branch predictor
-//! then as cold as there); `DISPATCH_RANKS=1`: every rank prints its figures (rank 0
+//! then as cold as there); `DISPATCH_BARRIER=ours`: hypercomm's barrier instead (a
+//! schedule, recursive doubling), as `osu` times calls; `DISPATCH_RANKS=1`: every rank prints its figures (rank 0
 //! only by default; with MPICH, `-outfile-pattern f.%r` keeps them apart). Under load,
 //! take short blocks and many repetitions (e.g.
 //! `allreduce 8 200 301`). `HYPERCOMM_TUNING` as for the binary (a file keeps the picks
@@ -147,8 +148,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "imm-scope1",
     ];
     // `DISPATCH_BARRIER=1`: a barrier on `world` before each call, outside the clock,
-    // as `vs-native` times its calls.
-    let each_barrier = std::env::var_os("DISPATCH_BARRIER").is_some_and(|v| v == "1");
+    // as `vs-native` times its calls; `ours`: hypercomm's, as `osu` does.
+    let barrier = std::env::var("DISPATCH_BARRIER").unwrap_or_default();
+    let each_barrier = barrier == "1" || barrier == "ours";
+    let our_barrier = barrier == "ours";
     let layers = names.len();
     // On 1 rank `Auto` is the cost model's (no tuning) and the in-place forms have
     // nothing to do: those layers are left out.
@@ -209,7 +212,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 continue;
             }
             for _ in 0..calls {
-                if each_barrier {
+                if our_barrier {
+                    comm.barrier_with(hypercomm_rt::Barrier::RecursiveDoubling)?;
+                    start = Instant::now();
+                } else if each_barrier {
                     world.barrier();
                     start = Instant::now();
                 }

@@ -509,6 +509,7 @@ impl VarcountArrays {
     /// The arrays of `sc` and `rc` with elements of `eb` bytes: the kept ones if they
     /// are of the same, else made (and kept), or the reason a count or a total does not
     /// fit a C int (nothing kept).
+    ///
     /// Inlined, the arrays made out of line: no result through memory on the path of a
     /// loop of calls (each such result cost up to tens of ns after a barrier).
     #[inline(always)]

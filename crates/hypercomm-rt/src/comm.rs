@@ -1271,8 +1271,8 @@ pub(crate) mod tests {
     use crate::transport::{Incoming, NativeCall, Part, PartMut, Tag};
 
     /// Rank `rank` (0 unless set) of `size` (2 unless set) whose native collectives
-    /// record their collective and length, and how the buffers came ([`Passed`]), and run `write` on the call;
-    /// no point-to-point (a schedule's first message fails with a timeout naming the
+    /// record their collective and length, and how the buffers came ([`Passed`]), and
+    /// run `write` on the call; no point-to-point (a schedule's first message fails with a timeout naming the
     /// other rank). It takes calls in place ([`Transport::native_in_place`]) if
     /// `in_place`.
     pub(crate) struct NativeOnly {

@@ -15,11 +15,13 @@
 //! ([`Transport::persist`]; [`Persistent::staged`] tells): MPI does for fixed-count plans of small
 //! messages (each message gets a buffer and a fixed tag, and a run posts a step's
 //! requests and waits once, with no probe), so that on MPI `plan_*` is collective, like
-//! `MPI_Allreduce_init`. So is `plan_*` with `Algo::Auto` under measured tuning on
-//! either backend: it takes the blocking call's measured pick where that is a
-//! schedule, measuring it first (collectively, once per machine) if it was not yet.
-//! Every rank makes its plans in the same order, with the same arguments. Runs on that communicator use them; elsewhere (`start`'s
+//! `MPI_Allreduce_init`. Runs on that communicator use them; elsewhere (`start`'s
 //! progress duplicate) a run posts as a plain call does. The threads backend makes none.
+//!
+//! `plan_*` with `Algo::Auto` under measured tuning (either backend) is collective too:
+//! it takes the blocking call's measured pick where that is a schedule, measuring it
+//! first (once per machine) if it was not yet. Every rank makes its plans in the same
+//! order, with the same arguments.
 //!
 //! Buffers are passed as the library's `in` and `out` of this rank:
 //! [`Persistent::lens`] says how long each must be. For the rooted collectives the

@@ -452,22 +452,39 @@ impl<X: Transport> Comm<X> {
         algo: Algo<'a>,
         op: Option<&Op<'_, T>>,
     ) -> Result<(Algo<'a>, bool)> {
+        if matches!(algo, Algo::Auto) {
+            if let Some(name) = self.v_measured(collective, counts, op)? {
+                return Ok((Algo::Named(name), true));
+            }
+        }
+        Ok(self.v_auto::<T>(algo, op))
+    }
+
+    /// The schedule measured fastest for a variable-count `Auto` call at its counts'
+    /// mean block ([`Comm::v_auto_with`]'s rule), or `None`: tuning off, a call `spec`
+    /// refuses, counts past [`MEASURED_SKEW`], or a pick that is the backend's own call
+    /// or the model's.
+    #[inline(always)]
+    fn v_measured<T: Pod>(
+        &mut self,
+        collective: Collective,
+        counts: &[usize],
+        op: Option<&Op<'_, T>>,
+    ) -> Result<Option<&'static str>> {
         let k = self.size() as usize;
         let measured = self.tuner.policy != crate::tune::Tuning::Off;
-        if !matches!(algo, Algo::Auto) || !measured || counts.len() != k || size_of::<T>() == 0 {
-            // Not `Auto`, no tuning (nothing to look up), or a call `spec` refuses: no
-            // measurement first.
-            return Ok(self.v_auto::<T>(algo, op));
+        if !measured || counts.len() != k || size_of::<T>() == 0 {
+            return Ok(None);
         }
         let total = counts.iter().fold(0usize, |t, &c| t.saturating_add(c));
         let mean = total.div_ceil(k.max(1));
         let most = counts.iter().copied().max().unwrap_or(0);
         if most > MEASURED_SKEW.saturating_mul(mean) {
-            return Ok(self.v_auto::<T>(algo, op));
+            return Ok(None);
         }
         Ok(match self.pick(collective, mean, op)? {
-            Some(crate::tune::Pick::Named(name)) => (Algo::Named(name), true),
-            _ => self.v_auto::<T>(algo, op),
+            Some(crate::tune::Pick::Named(name)) => Some(name),
+            _ => None,
         })
     }
 
@@ -803,7 +820,7 @@ impl<X: Transport> Comm<X> {
     }
 
     /// `Algo::Auto` of a persistent variable-count call (not all-to-allv): the blocking
-    /// call's measured pick where it is a schedule ([`Comm::v_auto_with`]), else `Auto`
+    /// call's measured pick where it is a schedule ([`Comm::v_measured`]), else `Auto`
     /// (the cost model among the schedules: the backend's own call has no persistent
     /// form here); and whether the pick was measured. `native` is refused.
     fn plan_auto<'a, T: Pod>(
@@ -814,10 +831,12 @@ impl<X: Transport> Comm<X> {
         op: Option<&Op<'_, T>>,
     ) -> Result<(Algo<'a>, bool)> {
         refuse_native(collective, algo)?;
-        Ok(match self.v_auto_with::<T>(collective, counts, algo, op)? {
-            (a, true) if !is_native(a) && !matches!(a, Algo::Auto) => (a, true),
-            _ => (algo, false),
-        })
+        if matches!(algo, Algo::Auto) {
+            if let Some(name) = self.v_measured(collective, counts, op)? {
+                return Ok((Algo::Named(name), true));
+            }
+        }
+        Ok((algo, false))
     }
 
     fn plan_v<'f, T: Pod>(

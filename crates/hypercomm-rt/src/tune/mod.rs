@@ -534,27 +534,20 @@ fn read(path: &Path) -> Option<File> {
 }
 
 /// Write atomically (a temporary file renamed), so concurrent jobs never read half a
-/// file. The temporary file's name is this process's and this write's own: two
-/// communicators measuring at once in one process (one-rank communicators from a
-/// split, say) never write into one temporary file. Failures are ignored: the picks
-/// then live in this process only.
+/// file; under the file's [`Lock`], its directory made by the caller. Failures are
+/// ignored: the picks then live in this process only.
 fn write(path: &Path, file: &File) {
-    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let Ok(text) = serde_json::to_string_pretty(file) else {
         return;
     };
-    if let Some(dir) = path.parent() {
-        let _ = std::fs::create_dir_all(dir);
-    }
-    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let tmp = path.with_extension(format!("tmp{}-{n}", std::process::id()));
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
     if std::fs::write(&tmp, text).is_ok() && std::fs::rename(&tmp, path).is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
 }
 
 /// A tuning file's lock: `<file>.lock`, made with `O_EXCL` and removed when dropped.
-/// A writer waits for it up to [`Lock::PATIENCE`]; a lock older than that was left by
+/// A writer waits for it up to [`Lock::PATIENCE`]; a lock still there then was left by
 /// a job that died while writing, and is taken over. No lock (a directory that cannot
 /// be written) is a save without one: the picks are only a cache.
 struct Lock(Option<PathBuf>);
@@ -564,9 +557,6 @@ impl Lock {
 
     fn take(path: &Path) -> Lock {
         let lock = path.with_extension("lock");
-        if let Some(dir) = path.parent() {
-            let _ = std::fs::create_dir_all(dir);
-        }
         let start = Instant::now();
         loop {
             match std::fs::OpenOptions::new()
@@ -616,6 +606,9 @@ impl Saved {
             return;
         };
         let machine = self.machine;
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
         let _lock = Lock::take(path);
         let now = read(path).filter(|f| fits(f, &machine));
         let mut f = now.unwrap_or_else(|| File {
