@@ -470,7 +470,9 @@ pub struct RtProblemArgs {
     #[arg(long, value_name = "SECS", default_value_t = 60.0)]
     pub timeout: f64,
     /// Bind each rank's thread to one of the CPUs the process may use, in blocks (as
-    /// `mpirun --bind-to core`; Linux only): auto binds when ranks outnumber CPUs.
+    /// `mpirun --bind-to core`; Linux only): auto is the runtime's default, which binds
+    /// (unbound, two ranks may share a core for a whole short run); off leaves the
+    /// threads to the scheduler (two jobs at once on one machine bind to the same CPUs).
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = PinArg::Auto)]
     pub pin: PinArg,
     /// How ranks that share a CPU run: auto (the default; a bare `--fibers` too) runs
@@ -502,7 +504,7 @@ pub enum FibersArg {
 /// When `run` and `bench` bind ranks to CPUs (`hypercomm_rt::threads::Config::pin`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum PinArg {
-    /// When ranks outnumber the CPUs (the runtime's default).
+    /// The runtime's default (`threads::Config::new`): bound.
     Auto,
     /// Always.
     On,

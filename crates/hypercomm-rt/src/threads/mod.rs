@@ -159,10 +159,16 @@ pub struct Config {
     /// Binding keeps ranks that share a core from migrating between cores, which
     /// steadies and shortens small calls when ranks outnumber cores (4 ranks on 2
     /// cores: a small all-reduce 5.7–10.4 µs unbound, 6.6–7.1 bound;
-    /// `docs/perf-log/2026-11-25-receiver-hint-and-pinning.md`), so
-    /// [`Config::new`] binds then; with a core per rank threads seldom migrate (2 ns),
-    /// and it leaves them to the scheduler. Linux only (elsewhere it does nothing); a
-    /// rank whose binding the system refuses runs unbound.
+    /// `docs/perf-log/2026-11-25-receiver-hint-and-pinning.md`), and keeps ranks with a
+    /// core each on their own cores: unbound, the scheduler may leave two of them on
+    /// one core for a whole short run (2 ranks on 2 cores, an all-reduce of 256 KiB:
+    /// 6–10 of 24 runs 2.6–12× slower unbound, none bound;
+    /// `docs/perf-log/2026-11-28-binding-own-cores.md`). So [`Config::new`] binds.
+    /// Runs of one process going at once take the CPUs where the fewest of their
+    /// threads are bound; two processes that both bind share CPUs, as two `mpirun`
+    /// jobs that bind do (`pin(false)` leaves placement to the scheduler). Linux only
+    /// (elsewhere it does nothing); a rank whose binding the system refuses runs
+    /// unbound.
     pub pin: bool,
     /// Run the ranks that share a CPU as fibers of one thread per CPU (placed in blocks
     /// as by [`Config::pin`], which still decides whether the threads are bound): a
@@ -214,8 +220,8 @@ pub struct Config {
 impl Config {
     /// `ranks` ranks, a 60 s timeout, the calibration from the environment, and, if
     /// the machine has a core per rank, spinning and eager sends up to
-    /// [`EAGER_LIMIT_SPIN`] bytes, otherwise no spinning, eager sends up to
-    /// [`EAGER_LIMIT`] bytes and ranks bound to CPUs ([`Config::pin`]).
+    /// [`EAGER_LIMIT_SPIN`] bytes, otherwise no spinning and eager sends up to
+    /// [`EAGER_LIMIT`] bytes; ranks bound to CPUs ([`Config::pin`]) either way.
     pub fn new(ranks: u32) -> Self {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let own_core = ranks as usize <= cores;
@@ -231,7 +237,7 @@ impl Config {
                 EAGER_LIMIT
             },
             stack_size: None,
-            pin: !own_core,
+            pin: true,
             fibers: false,
             tuning: Tuning::Off,
         }
@@ -422,12 +428,19 @@ where
     }
     let shared = shared;
     let registry = Registry::new(config, config.uses_fibers().then_some(fiber_threads));
-    let cpus = if config.pin {
-        affinity::allowed()
+    // The allowed CPUs, turned so that this run starts where runs of this process
+    // still going have bound the fewest threads; the claim lasts until it returns.
+    let (cpus, _claim) = if config.pin {
+        let threads = if config.uses_fibers() {
+            fiber_threads as u32
+        } else {
+            config.ranks
+        };
+        affinity::place(affinity::allowed(), threads)
     } else {
-        Vec::new()
+        (Vec::new(), affinity::Claim::default())
     };
-    // Rank r's CPU: the (r·n/k)-th allowed one (in blocks), if binding.
+    // Rank r's CPU: the (r·n/k)-th of those (in blocks), if binding.
     let cpu_of =
         |rank: Rank| (!cpus.is_empty()).then(|| cpus[block(rank, cpus.len(), config.ranks)]);
     let started = if config.uses_fibers() {
@@ -715,6 +728,64 @@ mod affinity {
             // SAFETY: `cpu` is below CPU_SETSIZE, the set's capacity.
             .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
             .collect()
+    }
+
+    /// Threads bound by the runs of this process still going, per CPU number.
+    static BOUND: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
+
+    /// The CPUs a run binds its threads to, counted in [`BOUND`] until dropped.
+    #[derive(Default)]
+    pub(crate) struct Claim(Vec<usize>);
+
+    impl Drop for Claim {
+        fn drop(&mut self) {
+            let mut bound = BOUND.lock().unwrap_or_else(|p| p.into_inner());
+            for &cpu in &self.0 {
+                bound[cpu] = bound[cpu].saturating_sub(1);
+            }
+        }
+    }
+
+    /// `allowed` (n CPUs) turned by the offset at which `threads` threads placed in
+    /// blocks (the j-th on the ⌊j·n/threads⌋-th CPU of the turned list) land on the
+    /// CPUs where runs of this process still going have bound the fewest threads (the
+    /// least sum, then the least most; the first such offset, 0 when none is bound), and
+    /// the claim of those CPUs. Concurrent runs (tests, several communicators of one
+    /// program) then take CPUs apart while there are enough, where each would otherwise
+    /// bind its rank 0 to the first CPU.
+    pub(crate) fn place(mut allowed: Vec<usize>, threads: u32) -> (Vec<usize>, Claim) {
+        let n = allowed.len();
+        if n == 0 || threads == 0 {
+            return (allowed, Claim::default());
+        }
+        let mut bound = BOUND.lock().unwrap_or_else(|p| p.into_inner());
+        let top = allowed.iter().copied().max().unwrap_or(0);
+        if bound.len() <= top {
+            bound.resize(top + 1, 0);
+        }
+        let off = offset(&bound, &allowed, threads);
+        allowed.rotate_left(off);
+        let claimed: Vec<usize> = (0..threads)
+            .map(|j| allowed[super::block(j, n, threads)])
+            .collect();
+        for &cpu in &claimed {
+            bound[cpu] += 1;
+        }
+        (allowed, Claim(claimed))
+    }
+
+    /// [`place`]'s offset, given `bound[cpu]` threads bound on each CPU number.
+    pub(super) fn offset(bound: &[u32], allowed: &[usize], threads: u32) -> usize {
+        let n = allowed.len();
+        let load = |off: usize, j: u32| {
+            let cpu = allowed[(super::block(j, n, threads) + off) % n];
+            u64::from(bound.get(cpu).copied().unwrap_or(0))
+        };
+        let cost = |off: usize| {
+            let loads = (0..threads).map(|j| load(off, j));
+            (loads.clone().sum::<u64>(), loads.max().unwrap_or(0))
+        };
+        (0..n).min_by_key(|&off| (cost(off), off)).unwrap_or(0)
     }
 
     /// Bind the calling thread to `cpu`; if the system refuses, it stays unbound.
@@ -1219,6 +1290,41 @@ mod tests {
         let over = Config::new(cpus + 1).fibers(true);
         assert!(over.uses_fibers());
         assert_eq!(over.eager, EAGER_LIMIT_SPIN);
+    }
+
+    /// Runs bound at once take the CPUs where the fewest threads of this process are
+    /// bound: none bound, blocks from the first CPU; else the turn of the blocks whose
+    /// CPUs hold the fewest (sum, then most), the first of equals.
+    #[test]
+    fn a_run_binds_where_the_fewest_threads_are_bound() {
+        let allowed = [0, 1, 2, 3];
+        assert_eq!(affinity::offset(&[], &allowed, 2), 0);
+        assert_eq!(affinity::offset(&[0; 4], &allowed, 4), 0);
+        // 2 threads on CPUs 0 and 2 (blocks of 4 CPUs): the next pair goes to 1 and 3.
+        assert_eq!(affinity::offset(&[1, 0, 1, 0], &allowed, 2), 1);
+        // One thread: the first unloaded CPU.
+        assert_eq!(affinity::offset(&[1, 1, 0, 0], &allowed, 1), 2);
+        // Everything loaded alike: the first offset.
+        assert_eq!(affinity::offset(&[2, 2, 2, 2], &allowed, 3), 0);
+        // The least sum wins over a lower most: {1, 1} (sum 2) over {3, 0} (sum 3).
+        assert_eq!(affinity::offset(&[3, 1, 0, 1], &allowed, 2), 1);
+        // CPU numbers, not positions, index the counts (allowed CPUs 4 and 6 only).
+        assert_eq!(affinity::offset(&[0, 0, 0, 0, 5, 0, 0], &[4, 6], 1), 1);
+    }
+
+    /// A claim counts its CPUs while it lives and gives them back when dropped, and
+    /// the next run meanwhile lands elsewhere (CPU numbers this process is unlikely to
+    /// have, so that concurrent tests' runs do not count on them).
+    #[test]
+    fn a_claim_holds_its_cpus_until_dropped() {
+        let allowed = vec![1000, 1001, 1002, 1003];
+        let (first, claim) = affinity::place(allowed.clone(), 2);
+        assert_eq!(first, allowed);
+        let (second, other) = affinity::place(allowed.clone(), 2);
+        assert_eq!(second, vec![1001, 1002, 1003, 1000]);
+        drop((claim, other));
+        let (again, _claim) = affinity::place(allowed.clone(), 2);
+        assert_eq!(again, allowed);
     }
 
     /// The tuning file's key names the CPUs the ranks were launched on, not the one
