@@ -504,7 +504,7 @@ pub enum FibersArg {
 /// When `run` and `bench` bind ranks to CPUs (`hypercomm_rt::threads::Config::pin`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum PinArg {
-    /// The runtime's default (`threads::Config::new`): bound.
+    /// The runtime's default (`threads::Config::new`): bound, as `on` today.
     Auto,
     /// Always.
     On,

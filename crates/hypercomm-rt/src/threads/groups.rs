@@ -51,6 +51,9 @@ pub(crate) struct Registry {
     /// The CPUs the ranks are placed on and the CPUs the process may use, as the
     /// launching thread counts them (a rank's thread may be bound to one).
     cpus: (usize, usize),
+    /// The CPUs the launching thread may run on, for the threads a bound rank starts
+    /// (empty when the ranks are not bound, or the set is unknown).
+    allowed: Vec<usize>,
     next_id: AtomicU64,
     /// Groups some member has created and not every member joined yet.
     pending: Mutex<HashMap<Key, Arc<Group>>>,
@@ -65,6 +68,11 @@ impl Registry {
             config: config.clone(),
             fiber_threads,
             cpus: super::cpus(),
+            allowed: if config.pin {
+                super::affinity::allowed()
+            } else {
+                Vec::new()
+            },
             next_id: AtomicU64::new(1),
             pending: Mutex::new(HashMap::new()),
             live: Mutex::new((Vec::new(), Vec::new())),
@@ -229,6 +237,9 @@ impl<'s> Detach for Threads<'s> {
             world,
             rank,
         } = ticket;
+        // A progress thread started by a bound rank has the rank's one CPU: give it
+        // the launch's, so that it runs beside the rank, not in turns with it.
+        super::affinity::bind_any(&registry.allowed);
         Ok(Threads::enter(registry, key, &world, rank, None))
     }
 

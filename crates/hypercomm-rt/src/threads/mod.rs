@@ -153,16 +153,21 @@ pub struct Config {
     /// memory left) is [`Error::Spawn`] where the system reports the refusal (glibc
     /// does; with some other C libraries std's spawn panics on an impossible size).
     pub stack_size: Option<usize>,
-    /// Bind each rank's thread to one CPU of those the process may run on, in blocks
-    /// (rank r of k on the `r·n/k`-th of the n allowed CPUs: consecutive ranks share a
-    /// CPU when k > n), as MPI launchers bind ranks to cores (`mpirun --bind-to core`).
+    /// Bind each rank's thread to one CPU of those the process may run on, as MPI
+    /// launchers bind ranks to cores (`mpirun --bind-to core`): the allowed CPUs listed
+    /// one hardware thread per core first (the first thread of every core, then the
+    /// second …, from `/sys/devices/system/cpu/cpuN/topology`), rank r of k on the r-th
+    /// when k ≤ n (a core each while there are cores), else in blocks (the `r·n/k`-th:
+    /// consecutive ranks share a CPU), the list turned by the run's offset (below).
+    /// Threads a rank starts (a request's progress thread, a pool of its own) may use
+    /// every CPU the launch could.
     /// Binding keeps ranks that share a core from migrating between cores, which
     /// steadies and shortens small calls when ranks outnumber cores (4 ranks on 2
     /// cores: a small all-reduce 5.7–10.4 µs unbound, 6.6–7.1 bound;
     /// `docs/perf-log/2026-11-25-receiver-hint-and-pinning.md`), and keeps ranks with a
-    /// core each on their own cores: unbound, the scheduler may leave two of them on
-    /// one core for a whole short run (2 ranks on 2 cores, an all-reduce of 256 KiB:
-    /// 6–10 of 24 runs 2.6–12× slower unbound, none bound;
+    /// core each on their own cores: unbound, a short run was at times slow throughout,
+    /// presumably two ranks left on one core (2 ranks on 2 cores, an all-reduce of
+    /// 256 KiB: 6–10 of 24 runs 2.6–14× slower unbound, none bound;
     /// `docs/perf-log/2026-11-28-binding-own-cores.md`). So [`Config::new`] binds.
     /// Runs of one process going at once take the CPUs where the fewest of their
     /// threads are bound; two processes that both bind share CPUs, as two `mpirun`
@@ -428,21 +433,22 @@ where
     }
     let shared = shared;
     let registry = Registry::new(config, config.uses_fibers().then_some(fiber_threads));
-    // The allowed CPUs, turned so that this run starts where runs of this process
-    // still going have bound the fewest threads; the claim lasts until it returns.
+    // The allowed CPUs (a core each first), turned so that this run starts where runs
+    // of this process still going have bound the fewest threads; the claim lasts until
+    // it returns.
     let (cpus, _claim) = if config.pin {
         let threads = if config.uses_fibers() {
             fiber_threads as u32
         } else {
             config.ranks
         };
-        affinity::place(affinity::allowed(), threads)
+        affinity::place(affinity::by_core(affinity::allowed()), threads)
     } else {
         (Vec::new(), affinity::Claim::default())
     };
-    // Rank r's CPU: the (r·n/k)-th of those (in blocks), if binding.
+    // Rank r's CPU, if binding ([`slot`]).
     let cpu_of =
-        |rank: Rank| (!cpus.is_empty()).then(|| cpus[block(rank, cpus.len(), config.ranks)]);
+        |rank: Rank| (!cpus.is_empty()).then(|| cpus[slot(rank, cpus.len(), config.ranks)]);
     let started = if config.uses_fibers() {
         launch_fibers(
             config,
@@ -475,10 +481,21 @@ where
 }
 
 /// The block of `rank` when k ranks are spread over n CPUs in blocks of consecutive
-/// ranks: `r·n/k` ([`Config::pin`], [`Config::fibers`]): where the backend places a
-/// rank, for models of its CPU ([`cpu_count`]).
+/// ranks: `r·n/k` ([`Config::fibers`]; [`Config::pin`] when k > n): which ranks share
+/// a CPU, for models of its CPU ([`cpu_count`]).
 pub fn block(rank: Rank, n: usize, k: u32) -> usize {
     rank as usize * n / k as usize
+}
+
+/// The position, in the run's list of n CPUs, of the CPU `rank` of k is bound to
+/// ([`Config::pin`]): the r-th when every rank has one (k ≤ n: the list has a core
+/// each first), else its [`block`].
+fn slot(rank: Rank, n: usize, k: u32) -> usize {
+    if k as usize <= n {
+        rank as usize
+    } else {
+        block(rank, n, k)
+    }
 }
 
 /// What the prediction knows of how this backend runs `ranks` ranks: with a CPU per
@@ -696,8 +713,8 @@ where
 }
 
 /// The CPUs the calling thread may run on (`sched_getaffinity` on Linux; elsewhere the
-/// system's count): the CPUs the backend places ranks on, in blocks (rank r of k on the
-/// ⌊r·n/k⌋-th), when it runs them as fibers or binds their threads.
+/// system's count): the CPUs the backend places ranks on when it runs them as fibers
+/// (in blocks, [`block`]) or binds their threads ([`Config::pin`]).
 pub fn cpu_count() -> usize {
     affinity::cpu_count()
 }
@@ -746,8 +763,8 @@ mod affinity {
         }
     }
 
-    /// `allowed` (n CPUs) turned by the offset at which `threads` threads placed in
-    /// blocks (the j-th on the ⌊j·n/threads⌋-th CPU of the turned list) land on the
+    /// `allowed` (n CPUs) turned by the offset at which `threads` threads placed by
+    /// [`super::slot`] (the j-th on that position of the turned list) land on the
     /// CPUs where runs of this process still going have bound the fewest threads (the
     /// least sum, then the least most; the first such offset, 0 when none is bound), and
     /// the claim of those CPUs. Concurrent runs (tests, several communicators of one
@@ -766,7 +783,7 @@ mod affinity {
         let off = offset(&bound, &allowed, threads);
         allowed.rotate_left(off);
         let claimed: Vec<usize> = (0..threads)
-            .map(|j| allowed[super::block(j, n, threads)])
+            .map(|j| allowed[super::slot(j, n, threads)])
             .collect();
         for &cpu in &claimed {
             bound[cpu] += 1;
@@ -778,7 +795,7 @@ mod affinity {
     pub(super) fn offset(bound: &[u32], allowed: &[usize], threads: u32) -> usize {
         let n = allowed.len();
         let load = |off: usize, j: u32| {
-            let cpu = allowed[(super::block(j, n, threads) + off) % n];
+            let cpu = allowed[(super::slot(j, n, threads) + off) % n];
             u64::from(bound.get(cpu).copied().unwrap_or(0))
         };
         let cost = |off: usize| {
@@ -787,6 +804,59 @@ mod affinity {
         };
         (0..n).min_by_key(|&off| (cost(off), off)).unwrap_or(0)
     }
+
+    /// `cpus` with one hardware thread of every core first, then the second of every
+    /// core …, each round in the order given (a CPU's core: its `physical_package_id`
+    /// and `core_id` in `/sys/devices/system/cpu/cpuN/topology`; a CPU whose core
+    /// cannot be read is a core of its own). `mpirun --bind-to core` likewise gives
+    /// ranks whole cores before it gives any two hardware threads of one.
+    pub(crate) fn by_core(cpus: Vec<usize>) -> Vec<usize> {
+        let core = |cpu: usize| {
+            let read = |f: &str| {
+                std::fs::read_to_string(format!("/sys/devices/system/cpu/cpu{cpu}/topology/{f}"))
+                    .ok()
+                    .and_then(|s| s.trim().parse::<i64>().ok())
+            };
+            read("physical_package_id").zip(read("core_id"))
+        };
+        let cores: Vec<_> = cpus.iter().map(|&c| core(c)).collect();
+        by_core_of(cpus, &cores)
+    }
+
+    /// [`by_core`] given each CPU's core (`None`: a core of its own).
+    pub(super) fn by_core_of<C: PartialEq>(cpus: Vec<usize>, cores: &[Option<C>]) -> Vec<usize> {
+        // The how-many-th thread of its core each CPU is, in the order given.
+        let nth: Vec<usize> = (0..cpus.len())
+            .map(|i| match &cores[i] {
+                Some(c) => cores[..i].iter().filter(|d| d.as_ref() == Some(c)).count(),
+                None => 0,
+            })
+            .collect();
+        let mut order: Vec<usize> = (0..cpus.len()).collect();
+        order.sort_by_key(|&i| (nth[i], i));
+        order.into_iter().map(|i| cpus[i]).collect()
+    }
+
+    /// Bind the calling thread to any of `cpus` (the launch's allowed CPUs: a thread a
+    /// bound rank starts inherits the rank's one CPU); if the system refuses, it stays
+    /// as it was.
+    #[cfg(target_os = "linux")]
+    pub(crate) fn bind_any(cpus: &[usize]) {
+        if cpus.is_empty() {
+            return;
+        }
+        // SAFETY: as in `bind`; every CPU came from `allowed`, so is below CPU_SETSIZE.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            for &cpu in cpus {
+                libc::CPU_SET(cpu, &mut set);
+            }
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub(crate) fn bind_any(_cpus: &[usize]) {}
 
     /// Bind the calling thread to `cpu`; if the system refuses, it stays unbound.
     #[cfg(target_os = "linux")]
@@ -1173,8 +1243,9 @@ impl Transport for Threads<'_> {
         self.rank
     }
 
-    /// `threads-<ranks>ranks-<cpus>cpus[-fibers]`: picks measured with one placement
-    /// of ranks on CPUs are not read under another. The CPUs are those of the launch,
+    /// `threads-<ranks>ranks-<cpus>cpus[-fibers]`: picks measured with one count of
+    /// ranks and CPUs are not read under another (bound and unbound ranks share a
+    /// key). The CPUs are those of the launch,
     /// as for [`Transport::execution`]: this rank's thread may be bound to one (it
     /// said `1cpus` for 4 ranks as fibers of 2 CPUs before).
     fn machine_key(&self) -> Option<String> {
@@ -1293,23 +1364,48 @@ mod tests {
     }
 
     /// Runs bound at once take the CPUs where the fewest threads of this process are
-    /// bound: none bound, blocks from the first CPU; else the turn of the blocks whose
-    /// CPUs hold the fewest (sum, then most), the first of equals.
+    /// bound: none bound, from the first CPU; else the turn of the list whose CPUs (the
+    /// first k with k threads on n ≥ k CPUs) hold the fewest (sum, then most), the
+    /// first of equals.
     #[test]
     fn a_run_binds_where_the_fewest_threads_are_bound() {
         let allowed = [0, 1, 2, 3];
         assert_eq!(affinity::offset(&[], &allowed, 2), 0);
         assert_eq!(affinity::offset(&[0; 4], &allowed, 4), 0);
-        // 2 threads on CPUs 0 and 2 (blocks of 4 CPUs): the next pair goes to 1 and 3.
-        assert_eq!(affinity::offset(&[1, 0, 1, 0], &allowed, 2), 1);
+        // 2 threads on CPUs 0 and 1: the next pair goes to 2 and 3.
+        assert_eq!(affinity::offset(&[1, 1, 0, 0], &allowed, 2), 2);
         // One thread: the first unloaded CPU.
         assert_eq!(affinity::offset(&[1, 1, 0, 0], &allowed, 1), 2);
         // Everything loaded alike: the first offset.
         assert_eq!(affinity::offset(&[2, 2, 2, 2], &allowed, 3), 0);
-        // The least sum wins over a lower most: {1, 1} (sum 2) over {3, 0} (sum 3).
-        assert_eq!(affinity::offset(&[3, 1, 0, 1], &allowed, 2), 1);
+        // Equal sums: the lower most, {1, 1} at 2 over {0, 2} at 0 and {2, 0} at 4.
+        assert_eq!(affinity::offset(&[0, 2, 1, 1, 2], &[0, 1, 2, 3, 4], 2), 2);
         // CPU numbers, not positions, index the counts (allowed CPUs 4 and 6 only).
         assert_eq!(affinity::offset(&[0, 0, 0, 0, 5, 0, 0], &[4, 6], 1), 1);
+    }
+
+    /// The CPUs are listed a core each first: on numbering where CPU i and i + n/2 are
+    /// one core's two threads, as given; where 2i and 2i + 1 are, the even ones first; a
+    /// CPU of unknown core counts as a core of its own. A rank with a CPU each takes the
+    /// r-th (so 2 ranks of 4 cores × 2 threads get two cores), more ranks than CPUs
+    /// take blocks.
+    #[test]
+    fn ranks_bind_to_whole_cores_before_hardware_threads() {
+        let cpus: Vec<usize> = (0..8).collect();
+        let halves: Vec<_> = (0..8).map(|c| Some((0, c % 4))).collect();
+        assert_eq!(affinity::by_core_of(cpus.clone(), &halves), cpus);
+        let pairs: Vec<_> = (0..8).map(|c| Some((0, c / 2))).collect();
+        assert_eq!(
+            affinity::by_core_of(cpus.clone(), &pairs),
+            [0, 2, 4, 6, 1, 3, 5, 7]
+        );
+        let some = [Some(1), None, Some(1), None];
+        assert_eq!(affinity::by_core_of(vec![4, 5, 6, 7], &some), [4, 5, 7, 6]);
+        assert_eq!((0..2).map(|r| slot(r, 8, 2)).collect::<Vec<_>>(), [0, 1]);
+        assert_eq!(
+            (0..4).map(|r| slot(r, 2, 4)).collect::<Vec<_>>(),
+            [0, 0, 1, 1]
+        );
     }
 
     /// A claim counts its CPUs while it lives and gives them back when dropped, and
@@ -1321,7 +1417,7 @@ mod tests {
         let (first, claim) = affinity::place(allowed.clone(), 2);
         assert_eq!(first, allowed);
         let (second, other) = affinity::place(allowed.clone(), 2);
-        assert_eq!(second, vec![1001, 1002, 1003, 1000]);
+        assert_eq!(second, vec![1002, 1003, 1000, 1001]);
         drop((claim, other));
         let (again, _claim) = affinity::place(allowed.clone(), 2);
         assert_eq!(again, allowed);

@@ -637,10 +637,11 @@ fn cpus_allowed() -> Vec<usize> {
         .collect()
 }
 
-/// `Config::pin` binds rank r of k to the (r·n/k + o)-th (mod n) of the n CPUs the
-/// process may use, one offset o for the run (where concurrent runs of the process
-/// have bound the fewest; consecutive ranks share a CPU when k > n); without it every
-/// rank may use them all. `Config::new` binds, with a core per rank or not.
+/// `Config::pin` binds each rank to one of the CPUs the process may use: a CPU each
+/// while there are enough (the list a core each first, turned where concurrent runs of
+/// the process have bound the fewest), consecutive ranks sharing one when k > n, every
+/// CPU used; without it every rank may use them all. `Config::new` binds, with a core
+/// per rank or not. A progress thread a bound rank starts may use every CPU.
 #[cfg(target_os = "linux")]
 #[test]
 fn pinned_ranks_run_each_on_the_cpu_of_its_block() {
@@ -649,9 +650,29 @@ fn pinned_ranks_run_each_on_the_cpu_of_its_block() {
     for k in [1, 2, 3, 5] {
         let pinned =
             threads::run_with(&config(k).pin(true), |_| Ok::<_, Error>(cpus_allowed())).unwrap();
-        let at = |o: usize, r: usize| cpus[(r * n / k as usize + o) % n];
-        let fits = |o: usize| (0..k as usize).all(|r| pinned[r] == [at(o, r)]);
-        assert!((0..n).any(fits), "{k} ranks on {cpus:?}: {pinned:?}");
+        assert!(
+            pinned
+                .iter()
+                .all(|got| got.len() == 1 && cpus.contains(&got[0])),
+            "{pinned:?}"
+        );
+        let mut seen: Vec<usize> = pinned.iter().map(|got| got[0]).collect();
+        if k as usize <= n {
+            seen.sort();
+            seen.dedup();
+            assert_eq!(seen.len(), k as usize, "{k} ranks on {cpus:?}: {pinned:?}");
+        } else {
+            // Blocks: a rank shares its CPU only with its neighbours, and all are used.
+            seen.dedup();
+            let mut distinct = seen.clone();
+            distinct.sort();
+            distinct.dedup();
+            assert_eq!(
+                (seen.len(), distinct.len()),
+                (n, n),
+                "{k} ranks: {pinned:?}"
+            );
+        }
         let free =
             threads::run_with(&config(k).pin(false), |_| Ok::<_, Error>(cpus_allowed())).unwrap();
         assert!(free.iter().all(|got| *got == cpus), "{free:?}");
@@ -659,6 +680,12 @@ fn pinned_ranks_run_each_on_the_cpu_of_its_block() {
     let cores = std::thread::available_parallelism().unwrap().get() as u32;
     assert!(Config::new(cores).pin);
     assert!(Config::new(cores + 1).pin);
+    // A progress thread of a bound rank: the launch's CPUs, not the rank's one.
+    let progress = threads::run_with(&config(1).pin(true), |comm| {
+        std::thread::scope(|s| comm.immediate(s, |_| Ok(cpus_allowed()))?.wait())
+    })
+    .unwrap();
+    assert_eq!(progress[0], cpus);
 }
 
 /// `Config::fibers` runs rank r of k on thread r·n/k of n (one per CPU) when the ranks
