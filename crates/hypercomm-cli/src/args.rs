@@ -469,8 +469,8 @@ pub struct RtProblemArgs {
     /// Seconds a rank waits for a peer before giving up.
     #[arg(long, value_name = "SECS", default_value_t = 60.0)]
     pub timeout: f64,
-    /// Bind each rank's thread to one of the CPUs the process may use, in blocks (as
-    /// `mpirun --bind-to core`; Linux only): auto is the runtime's default, which binds
+    /// Bind each rank's thread to one of the CPUs the process may use, a core each
+    /// first (as `mpirun --bind-to core`; Linux only): auto is the runtime's default, which binds
     /// (unbound, two ranks may share a core for a whole short run); off leaves the
     /// threads to the scheduler (two jobs at once on one machine bind to the same CPUs).
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = PinArg::Auto)]

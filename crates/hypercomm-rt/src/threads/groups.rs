@@ -63,16 +63,14 @@ pub(crate) struct Registry {
 }
 
 impl Registry {
-    pub(crate) fn new(config: &Config, fiber_threads: Option<usize>) -> Self {
+    /// The registry of a run of `config`; `allowed`: the launching thread's CPUs when
+    /// the ranks are bound, else empty.
+    pub(crate) fn new(config: &Config, fiber_threads: Option<usize>, allowed: Vec<usize>) -> Self {
         Registry {
             config: config.clone(),
             fiber_threads,
             cpus: super::cpus(),
-            allowed: if config.pin {
-                super::affinity::allowed()
-            } else {
-                Vec::new()
-            },
+            allowed,
             next_id: AtomicU64::new(1),
             pending: Mutex::new(HashMap::new()),
             live: Mutex::new((Vec::new(), Vec::new())),

@@ -432,20 +432,27 @@ where
         shared.share_threads(|rank| block(rank, fiber_threads, config.ranks));
     }
     let shared = shared;
-    let registry = Registry::new(config, config.uses_fibers().then_some(fiber_threads));
-    // The allowed CPUs (a core each first), turned so that this run starts where runs
-    // of this process still going have bound the fewest threads; the claim lasts until
-    // it returns.
-    let (cpus, _claim) = if config.pin {
-        let threads = if config.uses_fibers() {
-            fiber_threads as u32
-        } else {
-            config.ranks
-        };
-        affinity::place(affinity::by_core(affinity::allowed()), threads)
+    // The CPUs the launching thread may run on, if binding: for the ranks, and for the
+    // threads a bound rank starts.
+    let allowed = if config.pin {
+        affinity::allowed()
     } else {
-        (Vec::new(), affinity::Claim::default())
+        Vec::new()
     };
+    let registry = Registry::new(
+        config,
+        config.uses_fibers().then_some(fiber_threads),
+        allowed.clone(),
+    );
+    // The allowed CPUs (a core each first), turned so that this run starts where runs
+    // of this process still going have bound the fewest threads (none if not binding);
+    // the claim lasts until it returns.
+    let threads = if config.uses_fibers() {
+        fiber_threads as u32
+    } else {
+        config.ranks
+    };
+    let (cpus, _claim) = affinity::place(affinity::by_core(allowed), threads);
     // Rank r's CPU, if binding ([`slot`]).
     let cpu_of =
         |rank: Rank| (!cpus.is_empty()).then(|| cpus[slot(rank, cpus.len(), config.ranks)]);
@@ -580,7 +587,7 @@ where
             let cpu = cpu_of(rank);
             match builder.spawn_scoped(scope, move || {
                 if let Some(cpu) = cpu {
-                    affinity::bind(cpu);
+                    affinity::bind_any(&[cpu]);
                 }
                 rank_main(shared, registry, config, calibration, rank, None, f)
             }) {
@@ -648,7 +655,7 @@ where
             let builder = std::thread::Builder::new().name(format!("hypercomm-cpu-{j}"));
             match builder.spawn_scoped(scope, move || {
                 if let Some(cpu) = cpu {
-                    affinity::bind(cpu);
+                    affinity::bind_any(&[cpu]);
                 }
                 fibers::host(shared, block, park_for, &|rank, fiber| {
                     rank_main(shared, registry, config, calibration, rank, Some(fiber), f)
@@ -811,16 +818,31 @@ mod affinity {
     /// cannot be read is a core of its own). `mpirun --bind-to core` likewise gives
     /// ranks whole cores before it gives any two hardware threads of one.
     pub(crate) fn by_core(cpus: Vec<usize>) -> Vec<usize> {
-        let core = |cpu: usize| {
-            let read = |f: &str| {
-                std::fs::read_to_string(format!("/sys/devices/system/cpu/cpu{cpu}/topology/{f}"))
-                    .ok()
-                    .and_then(|s| s.trim().parse::<i64>().ok())
-            };
-            read("physical_package_id").zip(read("core_id"))
-        };
-        let cores: Vec<_> = cpus.iter().map(|&c| core(c)).collect();
+        // Read once per CPU and process: a run's launch would read 2 files a CPU.
+        type Core = Option<(i64, i64)>;
+        // Per CPU number: `None` not read yet, `Some(core)` read.
+        static CORES: std::sync::Mutex<Vec<Option<Core>>> = std::sync::Mutex::new(Vec::new());
+        let mut known = CORES.lock().unwrap_or_else(|p| p.into_inner());
+        let top = cpus.iter().copied().max().map_or(0, |c| c + 1);
+        if known.len() < top {
+            known.resize(top, None);
+        }
+        let cores: Vec<Core> = cpus
+            .iter()
+            .map(|&cpu| *known[cpu].get_or_insert_with(|| core_of(cpu)))
+            .collect();
+        drop(known);
         by_core_of(cpus, &cores)
+    }
+
+    /// `cpu`'s (`physical_package_id`, `core_id`), if the system says.
+    fn core_of(cpu: usize) -> Option<(i64, i64)> {
+        let read = |f: &str| {
+            std::fs::read_to_string(format!("/sys/devices/system/cpu/cpu{cpu}/topology/{f}"))
+                .ok()
+                .and_then(|s| s.trim().parse::<i64>().ok())
+        };
+        read("physical_package_id").zip(read("core_id"))
     }
 
     /// [`by_core`] given each CPU's core (`None`: a core of its own).
@@ -837,20 +859,22 @@ mod affinity {
         order.into_iter().map(|i| cpus[i]).collect()
     }
 
-    /// Bind the calling thread to any of `cpus` (the launch's allowed CPUs: a thread a
-    /// bound rank starts inherits the rank's one CPU); if the system refuses, it stays
-    /// as it was.
+    /// Bind the calling thread to any of `cpus` (a rank's one CPU; or the launch's
+    /// allowed CPUs, for a thread a bound rank starts, which inherits the rank's one);
+    /// nothing when `cpus` is empty, and if the system refuses, it stays as it was.
     #[cfg(target_os = "linux")]
     pub(crate) fn bind_any(cpus: &[usize]) {
         if cpus.is_empty() {
             return;
         }
-        // SAFETY: as in `bind`; every CPU came from `allowed`, so is below CPU_SETSIZE.
+        // SAFETY: `set` is a plain bit set, zeroed, and its size is passed along; every
+        // CPU came from `allowed`, so is below CPU_SETSIZE.
         unsafe {
             let mut set: libc::cpu_set_t = std::mem::zeroed();
             for &cpu in cpus {
                 libc::CPU_SET(cpu, &mut set);
             }
+            // Pid 0: the calling thread. A refusal leaves the thread as it was.
             libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
         }
     }
@@ -858,25 +882,10 @@ mod affinity {
     #[cfg(not(target_os = "linux"))]
     pub(crate) fn bind_any(_cpus: &[usize]) {}
 
-    /// Bind the calling thread to `cpu`; if the system refuses, it stays unbound.
-    #[cfg(target_os = "linux")]
-    pub(super) fn bind(cpu: usize) {
-        // SAFETY: as above; `cpu` came from `allowed`, so is below CPU_SETSIZE.
-        unsafe {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            libc::CPU_SET(cpu, &mut set);
-            // Pid 0: the calling thread. A refusal leaves the thread as it was.
-            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-        }
-    }
-
     #[cfg(not(target_os = "linux"))]
     pub(super) fn allowed() -> Vec<usize> {
         Vec::new()
     }
-
-    #[cfg(not(target_os = "linux"))]
-    pub(super) fn bind(_cpu: usize) {}
 }
 
 /// A receive posted and not yet completed.
@@ -1583,7 +1592,7 @@ mod tests {
         let (outcomes, unstarted) = launch_fibers(
             &config,
             &shared,
-            &Registry::new(&config, Some(2)),
+            &Registry::new(&config, Some(2), Vec::new()),
             Calibration::default(),
             &f,
             &[],
