@@ -7,13 +7,16 @@
 //! The prediction is the papers' rounds model (Saad & Schultz 1985, eq. (1.1): a message
 //! of m elements costs β + mτ; single-port and full duplex as in Dimakopoulos &
 //! Dimopoulos §1: a rank's step costs the larger of its sends' and its receives' sums,
-//! a round the largest over the ranks), with three things the papers do not price:
+//! a round the largest over the ranks), with four things the papers do not price:
 //! - each message at the (β, τ) of its size's band ([`Calibration::at`]), when the
 //!   calibration has bands (with none it is the one line, and the time is
 //!   [`hypercomm::cost::simulate`]'s exactly), and a message of data its sender wrote
 //!   earlier in the call at the calibration's `fresh` bands ([`fresh_sends`],
 //!   [`Calibration::fresh_at`]);
 //! - the schedule's local copies, at τ per byte on the rank that copies the most;
+//! - a floor under every copy's time per byte, from the bytes the call's ranks hold
+//!   ([`held_bytes`], [`Calibration::copy_floor`]): beyond the caches, every byte comes
+//!   from memory whatever the message's size;
 //! - what the backend does ([`Execution`]): a large message copied by two cores, ranks
 //!   sharing a CPU taking turns, and a message between two fibers of one CPU at the
 //!   calibration's `same-cpu` bands ([`Calibration::same_cpu_at`]).
@@ -180,6 +183,7 @@ pub fn predict_schedule(
     let mut price = Price::new(calibration, elem_bytes).with_fresh(schedule, alias);
     price.combine_pass = execution.combine_pass;
     let local = local_elements_by_rank(schedule, alias);
+    price.floor = calibration.copy_floor(held_bytes(schedule, alias, elem_bytes));
     if let (Some(n), true) = (execution.cpus, execution.fibers) {
         price = price.with_fibers(n, k);
         if price.fibers.is_some() {
@@ -266,6 +270,9 @@ pub struct Price {
     /// this size (beyond it the calibration's pairs outgrew the caches, the call's do
     /// not).
     warm_same_cpu: Option<u64>,
+    /// The least seconds per byte of any copy in the call, from the bytes its ranks
+    /// hold ([`Calibration::copy_floor`]); 0 when they stay in the caches.
+    floor: f64,
 }
 
 impl Price {
@@ -282,6 +289,7 @@ impl Price {
             fibers: None,
             held: 0,
             warm_same_cpu: None,
+            floor: 0.0,
         }
     }
 
@@ -336,6 +344,13 @@ impl Price {
     /// the fresh bands if the sender wrote its data earlier in the call.
     fn message_of(&self, elems: u64, step: usize, sender: Rank, receiver: Rank) -> f64 {
         let bytes = elems.saturating_mul(self.elem_bytes);
+        let t = self.priced(elems, step, sender, receiver);
+        t.max(bytes as f64 * self.floor)
+    }
+
+    /// [`Price::message_of`] before the call's floor.
+    fn priced(&self, elems: u64, step: usize, sender: Rank, receiver: Rank) -> f64 {
+        let bytes = elems.saturating_mul(self.elem_bytes);
         let within = self
             .fibers
             .is_some_and(|(n, k)| block(sender, n, k) == block(receiver, n, k));
@@ -362,13 +377,22 @@ impl Price {
         beta + bytes as f64 * tau
     }
 
-    /// Seconds for copying `elems` elements locally: τ per byte (of their size's band).
+    /// Seconds for copying `elems` elements locally: τ per byte, of their size's band
+    /// but no more than a message of their size took per byte (a band that crosses from
+    /// the caches to memory has a steep slope and a negative start-up: at 4 MiB here its
+    /// τ is 4.7× the message's own time per byte), and no less than the call's floor
+    /// ([`Calibration::copy_floor`]).
     pub fn local(&self, elems: u64) -> f64 {
         if self.calibration.bands.is_empty() {
             return elems as f64 * (self.elem_bytes as f64 * self.calibration.tau);
         }
         let bytes = elems.saturating_mul(self.elem_bytes);
-        bytes as f64 * self.calibration.at(bytes).1
+        if bytes == 0 {
+            return 0.0;
+        }
+        let (beta, tau) = self.calibration.at(bytes);
+        let per_byte = tau.min((beta + tau * bytes as f64) / bytes as f64);
+        bytes as f64 * per_byte.max(self.floor)
     }
 }
 
@@ -595,56 +619,78 @@ pub fn fresh_sends(schedule: &dyn Schedule, alias: impl Fn(Rank) -> Option<u64>)
 }
 
 /// The bytes the ranks of each of `n` CPUs (in blocks, [`block`]) hold in its caches
-/// during `schedule`: each rank's buffers (`in`, `out` and `tmp`, as far as its
-/// program reaches into them; with `alias(r) = Some(_)` its `in` lies in its `out`)
-/// and the bytes it receives from ranks of other CPUs (its copy reads them there), for
-/// the caches they must fit in ([`Calibration::same_cpu_warm_bytes`]).
+/// during `schedule`: each rank's buffers ([`buffer_elements`]) and the bytes it
+/// receives from ranks of other CPUs (its copy reads them there), for the caches they
+/// must fit in ([`Calibration::same_cpu_warm_bytes`]).
 pub fn cpu_bytes(
     schedule: &dyn Schedule,
     alias: impl Fn(Rank) -> Option<u64>,
     elem_bytes: usize,
     n: usize,
 ) -> Vec<u64> {
-    use hypercomm::schedule::{Buf, Region};
     let (k, n) = (schedule.nodes(), n.max(1));
     let mut per_cpu = vec![0u64; n];
     let mut program = Program::default();
     for r in 0..k {
         schedule.program_into(r, &mut program);
         let cpu = block(r, n, k);
-        // The end of each buffer's furthest region (`in` of an in-place rank: none).
-        let mut ends = [0u64; 3];
-        let mut reach = |g: &Region| {
-            let seg = g.len / g.count.max(1);
-            let end = g.off + g.stride * g.count.saturating_sub(1) + seg;
-            let at = match (g.buf, alias(r)) {
-                (Buf::In, Some(off)) => (1, end + off),
-                (Buf::In, None) => (0, end),
-                (Buf::Out, _) => (1, end),
-                (Buf::Tmp, _) => (2, end),
-            };
-            ends[at.0] = ends[at.0].max(at.1);
-        };
-        let mut remote = 0u64;
-        for op in program.steps.iter().flat_map(|s| &s.ops) {
-            match op {
-                IrOp::Send { from, .. } => from.iter().for_each(&mut reach),
-                IrOp::Recv { from, into, .. } => {
-                    into.iter().for_each(&mut reach);
-                    if block(*from, n, k) != cpu {
-                        remote += op.message_len();
-                    }
-                }
-                IrOp::Local { from, into, .. } => {
-                    reach(from);
-                    reach(into);
-                }
-            }
-        }
-        let elems = ends.iter().sum::<u64>() + remote;
+        let remote: u64 = program
+            .steps
+            .iter()
+            .flat_map(|s| &s.ops)
+            .filter(|op| matches!(op, IrOp::Recv { from, .. } if block(*from, n, k) != cpu))
+            .map(|op| op.message_len())
+            .sum();
+        let elems = buffer_elements(&program, alias(r)) + remote;
         per_cpu[cpu] += elems.saturating_mul(elem_bytes as u64);
     }
     per_cpu
+}
+
+/// The bytes all of `schedule`'s ranks hold in their buffers ([`buffer_elements`]), for
+/// [`Calibration::copy_floor`].
+pub fn held_bytes(
+    schedule: &dyn Schedule,
+    alias: impl Fn(Rank) -> Option<u64>,
+    elem_bytes: usize,
+) -> u64 {
+    let mut program = Program::default();
+    (0..schedule.nodes())
+        .map(|r| {
+            schedule.program_into(r, &mut program);
+            buffer_elements(&program, alias(r)).saturating_mul(elem_bytes as u64)
+        })
+        .fold(0, u64::saturating_add)
+}
+
+/// The elements of a rank's buffers, `in`, `out` and `tmp`, as far as its program
+/// reaches into each; with `alias = Some(off)` its `in` lies in its `out` at `off`.
+pub fn buffer_elements(program: &Program, alias: Option<u64>) -> u64 {
+    use hypercomm::schedule::{Buf, Region};
+    // The end of each buffer's furthest region (`in` of an in-place rank: none).
+    let mut ends = [0u64; 3];
+    let mut reach = |g: &Region| {
+        let seg = g.len / g.count.max(1);
+        let end = g.off + g.stride * g.count.saturating_sub(1) + seg;
+        let at = match (g.buf, alias) {
+            (Buf::In, Some(off)) => (1, end + off),
+            (Buf::In, None) => (0, end),
+            (Buf::Out, _) => (1, end),
+            (Buf::Tmp, _) => (2, end),
+        };
+        ends[at.0] = ends[at.0].max(at.1);
+    };
+    for op in program.steps.iter().flat_map(|s| &s.ops) {
+        match op {
+            IrOp::Send { from, .. } => from.iter().for_each(&mut reach),
+            IrOp::Recv { into, .. } => into.iter().for_each(&mut reach),
+            IrOp::Local { from, into, .. } => {
+                reach(from);
+                reach(into);
+            }
+        }
+    }
+    ends.iter().sum()
 }
 
 /// Written spans a rank keeps apart in [`fresh_sends`] before merging them.
@@ -1316,6 +1362,92 @@ mod one_band {
             cpu_bytes(b.as_ref(), |_| Some(0), 8, 4),
             [8 * m, 16 * m, 16 * m, 16 * m]
         );
+    }
+
+    /// The bytes a call holds are every rank's buffers: a 4-rank linear all-to-all of
+    /// m elements holds in (4m) and out (4m) on each; an in-place binomial broadcast
+    /// only its buffer of m, on each rank.
+    #[test]
+    fn a_call_holds_every_ranks_buffers() {
+        let m = 100u64;
+        let a2a = built(Collective::Alltoall, "linear", 4, m);
+        assert_eq!(held_bytes(a2a.as_ref(), |_| None, 8), 4 * 8 * m * 8);
+        let b = built(Collective::Broadcast { root: 0 }, "binomial", 4, m);
+        assert_eq!(held_bytes(b.as_ref(), |_| Some(0), 8), 4 * m * 8);
+        // Not in place, the root also holds its `in`.
+        assert_eq!(held_bytes(b.as_ref(), |_| None, 8), 5 * m * 8);
+    }
+
+    /// A calibration whose copies run at 2.5e-11 s/B while its exchange holds up to
+    /// 16 MiB (messages to 4 MiB) and at 1e-10 s/B from 64 MiB held: an 8-rank ring
+    /// all-gather of 1 MiB per rank holds 8 × 9 MiB, so each of its messages costs at
+    /// least 1e-10 s/B, and its own-block copy too; one of 16 KiB holds 1.1 MiB and is
+    /// priced at its bands, as before the floor.
+    #[test]
+    fn a_call_that_outgrows_the_caches_copies_at_memory_speed() {
+        let mut c = Calibration::line(2e-7, 2.5e-11);
+        c.bands = crate::select::Bands::new(&[
+            crate::select::Band {
+                from: 1,
+                beta: 2e-7,
+                tau: 2.5e-11,
+            },
+            crate::select::Band {
+                from: 16 << 20,
+                beta: 0.0,
+                tau: 1e-10,
+            },
+        ])
+        .unwrap();
+        let ring = hypercomm::algorithms::find(OpKind::Allgather, "ring").unwrap();
+        let exe = Execution::default();
+        let t = |bytes: u64, c: Calibration| {
+            let len = bytes / 8;
+            let a = Collective::Allgather;
+            predict(a, 8, len, 8, ring, Packets::Count(1), None, c, false, exe).unwrap()
+        };
+        let mib = 1u64 << 20;
+        assert!(c.copy_floor(8 * 9 * mib) >= 1e-10 - 1e-20);
+        // 7 steps of 1 MiB and the own block's copy, each at 1e-10 s/B at least.
+        let floor = 8.0 * mib as f64 * 1e-10;
+        let got = t(mib, c);
+        assert!(got >= floor * (1.0 - 1e-12), "{got} < {floor}");
+        // At the bands alone it would be 7 messages at β + 1 MiB × 2.5e-11 and the copy.
+        let banded = 7.0 * (2e-7 + mib as f64 * 2.5e-11) + mib as f64 * 2.5e-11;
+        assert!(got > 3.0 * banded, "{got} vs {banded}");
+        // In the caches: the floor is 0 and the time is the bands' alone.
+        let small = 16 * 1024;
+        assert_eq!(c.copy_floor(8 * 9 * small), 0.0);
+        let expect = 7.0 * (2e-7 + small as f64 * 2.5e-11) + small as f64 * 2.5e-11;
+        assert!((t(small, c) - expect).abs() <= 1e-12 * expect);
+    }
+
+    /// A local copy costs no more per byte than a message of its size: a band that
+    /// crosses from the caches to memory (here from 4 MiB: β < 0, steep τ) would
+    /// otherwise price a 4 MiB copy at its slope, 3× the message's time per byte.
+    #[test]
+    fn a_local_copy_costs_no_more_per_byte_than_a_message_of_its_size() {
+        let mut c = Calibration::line(2e-7, 2.5e-11);
+        c.bands = crate::select::Bands::new(&[
+            crate::select::Band {
+                from: 1,
+                beta: 2e-7,
+                tau: 2.5e-11,
+            },
+            crate::select::Band {
+                from: 4 << 20,
+                beta: -8.4e-4,
+                tau: 2.25e-10,
+            },
+        ])
+        .unwrap();
+        let price = Price::new(c, 1);
+        let bytes = 4u64 << 20;
+        let message = price.message(bytes);
+        assert!((price.local(bytes) - message).abs() <= 1e-12 * message);
+        assert!(price.local(bytes) < bytes as f64 * 2.25e-10 / 3.0);
+        // Below: τ per byte, without the start-up.
+        assert_eq!(price.local(1024), 1024.0 * 2.5e-11);
     }
 
     /// The calibration's same-CPU pairs stay warm up to 512 B here (a message of

@@ -285,6 +285,71 @@ impl Calibration {
         warm
     }
 
+    /// The least time per byte (seconds) of a copy in a call whose ranks together hold
+    /// `held` bytes (their `in`, `out` and scratch buffers, on one machine), from what
+    /// the calibration's exchange took per byte while it held as much: its two ranks
+    /// hold 4s bytes at size s (each a send and a receive buffer of s), so a call
+    /// holding `held` bytes is read at s = `held`/4.
+    ///
+    /// 0 (no floor) up to the size p* at which the calibration moved a byte fastest
+    /// (t(p)/p least over its powers of 2: the largest message that stays in the
+    /// caches); beyond it, the slowest per-byte time measured from p* up to s, with s
+    /// itself read between the two powers of 2 around it (geometrically). Beyond twice
+    /// the last band's size (what the calibration measured), s is taken there. With no
+    /// bands (the seeds' one line) it is 0: the model is the papers' exactly.
+    ///
+    /// Why (beyond the seeds, whose β + mτ holds at any size): once a call's data
+    /// outgrow the last-level cache, every copy runs at memory speed, whatever its own
+    /// size. 8 thread ranks' all-gather of 1 MiB holds 72 MiB and copied 3–4× slower per
+    /// byte than its 1–3 MiB messages' bands
+    /// (docs/perf-log/2026-11-28-working-set.md).
+    ///
+    /// ```
+    /// use hypercomm_rt::Calibration;
+    /// // 2.5e-11 s/B up to 4 MiB, 1e-10 s/B from 16 MiB: a 32 MiB cache.
+    /// let c = Calibration::parse(
+    ///     "beta = 2e-7\ntau = 2.5e-11\nband = 1 2e-7 2.5e-11\nband = 16777216 0 1e-10",
+    /// )
+    /// .unwrap();
+    /// assert_eq!(c.copy_floor(4 << 20), 0.0); // 1 MiB exchanges: in the caches
+    /// assert!((c.copy_floor(256 << 20) - 1e-10).abs() < 1e-15); // 64 MiB: memory
+    /// let mid = c.copy_floor(40 << 20); // s = 10 MiB: between 8 and 16 MiB
+    /// assert!(mid > 2.5e-11 && mid < 1e-10);
+    /// assert_eq!(Calibration::line(2e-7, 2.5e-11).copy_floor(1 << 30), 0.0);
+    /// ```
+    pub fn copy_floor(&self, held: u64) -> f64 {
+        let Some(last) = self.bands.as_slice().last() else {
+            return 0.0;
+        };
+        let per_byte = |p: u64| {
+            let (beta, tau) = self.at(p);
+            (beta + tau * p as f64) / p as f64
+        };
+        let top = last.from.saturating_mul(2).max(1);
+        let powers = || (0..=40).map(|i| 1u64 << i).take_while(|&p| p <= top);
+        // p*: the power of 2 with the least time per byte.
+        let Some(fastest) = powers().min_by(|&a, &b| per_byte(a).total_cmp(&per_byte(b))) else {
+            return 0.0;
+        };
+        let s = (held / 4).min(top);
+        if s <= fastest {
+            return 0.0;
+        }
+        let below = 1u64 << (63 - s.leading_zeros());
+        let slowest = powers()
+            .filter(|&p| p >= fastest && p <= below)
+            .map(per_byte)
+            .fold(0.0, f64::max);
+        let at_s = if below == s || below >= top {
+            per_byte(below)
+        } else {
+            let (lo, hi) = (per_byte(below), per_byte(below * 2));
+            let x = (s as f64 / below as f64).log2();
+            lo * (hi / lo).powf(x)
+        };
+        slowest.max(at_s)
+    }
+
     /// The file named by `HYPERCOMM_CALIBRATION`, or the defaults when it is unset.
     pub fn from_env() -> Result<Self> {
         match std::env::var_os(CALIBRATION_ENV) {

@@ -2,8 +2,10 @@
 //!
 //! Each rank makes the call once untimed (the warm-up: the runtime chooses and plans the
 //! algorithm then, as a real application's first call does), then `iters` timed calls:
-//! before each it poisons its output and meets the others at a barrier. The output of
-//! every call, the warm-up's too, is checked against the serial reference
+//! before each it poisons its output and meets the others at a barrier, and after each
+//! it meets them again before checking (ranks that share a CPU would otherwise time
+//! each other's checks). The output of every call, the warm-up's too, is checked
+//! against the serial reference
 //! ([`super::data`]). A call's time is the slowest rank's; the report gives the median
 //! over the timed calls (one call alone swings severalfold from run to run) and the
 //! fastest.
@@ -173,6 +175,11 @@ pub fn run_rank<X: Transport>(
         let start = Instant::now();
         ran = call(comm, &mut output)?;
         times.push(start.elapsed().as_secs_f64());
+        // No rank checks or poisons while another is still in the call: ranks that
+        // share a CPU (fibers, or threads time-sliced) would otherwise count that work
+        // in each other's times (with 8 fiber ranks on 2 CPUs, 6.4 MB each, the check
+        // made the slowest rank's time 3-4x the call's).
+        comm.barrier()?;
         if cfg.inject_error && i + 1 == iters && victim(cfg) == Some(r) {
             output[0] ^= 1;
         }
