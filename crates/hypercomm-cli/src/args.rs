@@ -470,9 +470,10 @@ pub struct RtProblemArgs {
     #[arg(long, value_name = "SECS", default_value_t = 60.0)]
     pub timeout: f64,
     /// Bind each rank's thread to one of the CPUs the process may use, a core each
-    /// first (as `mpirun --bind-to core`; Linux only): auto is the runtime's default, which binds
-    /// (unbound, two ranks may share a core for a whole short run); off leaves the
-    /// threads to the scheduler (two jobs at once on one machine bind to the same CPUs).
+    /// first (as `mpirun --bind-to core`; Linux only): auto is the runtime's default,
+    /// which binds (unbound, two ranks may share a core for a whole short run) unless
+    /// the environment has HYPERCOMM_PIN=off; off leaves the threads to the scheduler
+    /// (two jobs at once on one machine bind to the same CPUs).
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = PinArg::Auto)]
     pub pin: PinArg,
     /// How ranks that share a CPU run: auto (the default; a bare `--fibers` too) runs
@@ -504,7 +505,8 @@ pub enum FibersArg {
 /// When `run` and `bench` bind ranks to CPUs (`hypercomm_rt::threads::Config::pin`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum PinArg {
-    /// The runtime's default (`threads::Config::new`): bound, as `on` today.
+    /// The runtime's default (`threads::Config::new`): `HYPERCOMM_PIN` (on, off, auto)
+    /// when set, else bound, as `on`.
     Auto,
     /// Always.
     On,

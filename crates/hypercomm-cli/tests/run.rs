@@ -99,6 +99,37 @@ fn run_json(args: &[&str]) -> Value {
     r.json()
 }
 
+/// `HYPERCOMM_PIN` is read at launch: `off` (any case) and `auto` run, any other value
+/// exits 2 naming the variable, its value and the values it takes.
+#[test]
+fn the_pin_environment_variable_is_checked() {
+    let args = [
+        "run",
+        "--ranks",
+        "3",
+        "--op",
+        "allreduce",
+        "--len",
+        "10",
+        "--iters",
+        "1",
+    ];
+    for ok in ["off", "OFF", "auto", "on"] {
+        let r = hc_env(&args, &[("HYPERCOMM_PIN", Path::new(ok))]);
+        assert_eq!(r.code, 0, "HYPERCOMM_PIN={ok}: {}", r.err);
+        assert!(r.out.contains("correct      yes"), "{}", r.out);
+    }
+    let r = hc_env(&args, &[("HYPERCOMM_PIN", Path::new("sideways"))]);
+    assert_eq!(r.code, 2, "{}\n{}", r.out, r.err);
+    for needle in ["HYPERCOMM_PIN", "sideways", "on, off or auto"] {
+        assert!(
+            r.err.contains(needle),
+            "stderr lacks `{needle}`:\n{}",
+            r.err
+        );
+    }
+}
+
 /// Expect exit 2 with every needle on stderr.
 fn bad(args: &[&str], needles: &[&str]) {
     let r = hc(args);

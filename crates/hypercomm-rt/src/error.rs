@@ -117,6 +117,16 @@ pub enum Error {
     /// The calibration file could not be read or parsed.
     #[error("calibration: {0}")]
     Calibration(String),
+    /// An environment variable of the runtime has a value it does not take.
+    #[error("{name} = {value:?}: {valid}")]
+    Environment {
+        /// The variable.
+        name: &'static str,
+        /// Its value.
+        value: String,
+        /// The values it takes.
+        valid: &'static str,
+    },
     /// A point-to-point message to or from oneself (it would wait forever).
     #[error("rank {rank} cannot send to or receive from itself")]
     SelfMessage {

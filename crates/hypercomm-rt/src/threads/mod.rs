@@ -113,6 +113,43 @@ pub const EAGER_RING_INLINE: usize = rendezvous::RING_INLINE;
 /// resident), 4,096 would take 3.4 GB. A larger count is [`Error::RankCount`].
 pub const MAX_RANKS: u32 = 1024;
 
+/// Environment variable: whether [`Config::new`] binds ranks to CPUs ([`Config::pin`]):
+/// `on`, `off`, or `auto` (or unset: the default, bound). For a process that runs
+/// beside another that binds (two jobs on one machine would bind to the same CPUs), or
+/// a program that cannot change its `Config`; [`Config::pin`] still overrides it. A
+/// launch with any other value fails with [`Error::Environment`].
+pub const PIN_ENV: &str = "HYPERCOMM_PIN";
+
+/// The binding [`PIN_ENV`]'s `value` asks for: `Some(true)` for `on`, `Some(false)` for
+/// `off`, `None` (the default) for `auto`, empty or unset (any case).
+///
+/// ```
+/// use hypercomm_rt::threads::pin_setting;
+/// use std::ffi::OsStr;
+/// assert_eq!(pin_setting(Some(OsStr::new("OFF"))), Ok(Some(false)));
+/// assert_eq!(pin_setting(None), Ok(None));
+/// assert!(pin_setting(Some(OsStr::new("yes"))).unwrap_err().to_string().contains("on, off or auto"));
+/// ```
+pub fn pin_setting(value: Option<&std::ffi::OsStr>) -> Result<Option<bool>> {
+    let Some(value) = value else { return Ok(None) };
+    let v = value.to_string_lossy();
+    match v.to_ascii_lowercase().as_str() {
+        "on" => Ok(Some(true)),
+        "off" => Ok(Some(false)),
+        "auto" | "" => Ok(None),
+        _ => Err(Error::Environment {
+            name: PIN_ENV,
+            value: v.into_owned(),
+            valid: "takes on, off or auto",
+        }),
+    }
+}
+
+/// [`pin_setting`] of the environment's [`PIN_ENV`].
+fn pin_from_env() -> Result<Option<bool>> {
+    pin_setting(std::env::var_os(PIN_ENV).as_deref())
+}
+
 /// [`Config::yield_for`] by default: how long a waiting rank polls between
 /// `yield_now` calls before it parks (measured on 4 ranks sharing 2 cores: a small
 /// broadcast 1.7–5 µs instead of 3–39 µs with parking after 4 yields;
@@ -171,7 +208,8 @@ pub struct Config {
     /// `docs/perf-log/2026-11-28-binding-own-cores.md`). So [`Config::new`] binds.
     /// Runs of one process going at once take the CPUs where the fewest of their
     /// threads are bound; two processes that both bind share CPUs, as two `mpirun`
-    /// jobs that bind do (`pin(false)` leaves placement to the scheduler). Linux only
+    /// jobs that bind do (`pin(false)`, or `HYPERCOMM_PIN=off` for [`Config::new`]:
+    /// [`PIN_ENV`], leaves placement to the scheduler). Linux only
     /// (elsewhere it does nothing); a rank whose binding the system refuses runs
     /// unbound.
     pub pin: bool,
@@ -226,7 +264,8 @@ impl Config {
     /// `ranks` ranks, a 60 s timeout, the calibration from the environment, and, if
     /// the machine has a core per rank, spinning and eager sends up to
     /// [`EAGER_LIMIT_SPIN`] bytes, otherwise no spinning and eager sends up to
-    /// [`EAGER_LIMIT`] bytes; ranks bound to CPUs ([`Config::pin`]) either way.
+    /// [`EAGER_LIMIT`] bytes; ranks bound to CPUs ([`Config::pin`]) either way, unless
+    /// [`PIN_ENV`] (`HYPERCOMM_PIN`) says `off`.
     pub fn new(ranks: u32) -> Self {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let own_core = ranks as usize <= cores;
@@ -242,7 +281,8 @@ impl Config {
                 EAGER_LIMIT
             },
             stack_size: None,
-            pin: true,
+            // An invalid value fails the launch (`launch`), bound meanwhile.
+            pin: pin_from_env().ok().flatten().unwrap_or(true),
             fibers: false,
             tuning: Tuning::Off,
         }
@@ -421,6 +461,7 @@ where
             max: MAX_RANKS,
         });
     }
+    pin_from_env()?;
     let calibration = match config.calibration {
         Some(c) => c,
         None => Calibration::from_env()?,

@@ -637,6 +637,64 @@ fn cpus_allowed() -> Vec<usize> {
         .collect()
 }
 
+/// `HYPERCOMM_PIN` decides `Config::new`'s binding (`off`: unbound, `on` and unset:
+/// bound), `Config::pin` overrides it, and a launch with another value fails naming
+/// it. Each case runs in a child process (the environment is the process's): this
+/// test binary again, on this test alone, with the variable set.
+#[test]
+fn the_pin_environment_variable_sets_the_default_binding() {
+    const CHILD: &str = "HYPERCOMM_TEST_PIN_CHILD";
+    if let Ok(case) = std::env::var(CHILD) {
+        let launched = threads::run_with(&Config::new(2), |comm| comm.barrier());
+        match case.as_str() {
+            "off" => {
+                assert!(!Config::new(2).pin);
+                assert!(Config::new(2).pin(true).pin);
+                launched.unwrap();
+            }
+            "on" | "unset" => {
+                assert!(Config::new(2).pin);
+                launched.unwrap();
+            }
+            _ => match launched {
+                Err(RunError::Setup(Error::Environment { name, value, .. })) => {
+                    assert_eq!((name, value.as_str()), ("HYPERCOMM_PIN", "sometimes"));
+                }
+                other => panic!("{other:?}"),
+            },
+        }
+        return;
+    }
+    for (case, value) in [
+        ("off", Some("off")),
+        ("on", Some("ON")),
+        ("unset", None),
+        ("bad", Some("sometimes")),
+    ] {
+        let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+        cmd.args([
+            "--exact",
+            "api::the_pin_environment_variable_sets_the_default_binding",
+        ])
+        .env(CHILD, case)
+        .env_remove("HYPERCOMM_PIN");
+        if let Some(v) = value {
+            cmd.env("HYPERCOMM_PIN", v);
+        }
+        let out = cmd.output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{case}: {text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            text.contains("1 passed"),
+            "{case}: the child ran no test: {text}"
+        );
+    }
+}
+
 /// `Config::pin` binds each rank to one of the CPUs the process may use: a CPU each
 /// while there are enough (the list a core each first, turned where concurrent runs of
 /// the process have bound the fewest), consecutive ranks sharing one when k > n, every
