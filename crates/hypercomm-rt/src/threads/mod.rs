@@ -583,8 +583,10 @@ fn execution_on(
     let cpus = placed.min(quota);
     let shared = ranks as usize > cpus;
     crate::predict::Execution {
-        // A CPU per rank (`Config::ranks_have_cpus`).
-        shared_copy_from: (ranks as usize <= quota).then_some(SHARED_COPY_FROM as u64),
+        // A CPU per rank (`Config::ranks_have_cpus`), or fibers: a waiting sender's
+        // thread comes round to it when its other fibers wait too.
+        shared_copy_from: (ranks as usize <= quota || (fibers && shared && cpus == placed))
+            .then_some(SHARED_COPY_FROM as u64),
         cpus: shared.then_some(cpus),
         combine_pass: false,
         // Fibers are placed by `cpu_count` (`placed`): blocks agree only when it is
