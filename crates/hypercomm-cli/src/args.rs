@@ -473,7 +473,8 @@ pub struct RtProblemArgs {
     /// first (as `mpirun --bind-to core`; Linux only): auto is the runtime's default,
     /// which binds (unbound, two ranks may share a core for a whole short run) unless
     /// the environment has HYPERCOMM_PIN=off; off leaves the threads to the scheduler
-    /// (two jobs at once on one machine bind to the same CPUs).
+    /// (two jobs at once on one machine bind to the same CPUs). A HYPERCOMM_PIN other
+    /// than on, off, auto (1, 0, true, false, yes, no) fails the run whatever --pin says.
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = PinArg::Auto)]
     pub pin: PinArg,
     /// How ranks that share a CPU run: auto (the default; a bare `--fibers` too) runs

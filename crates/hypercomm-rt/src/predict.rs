@@ -13,7 +13,8 @@
 //!   [`hypercomm::cost::simulate`]'s exactly), and a message of data its sender wrote
 //!   earlier in the call at the calibration's `fresh` bands ([`fresh_sends`],
 //!   [`Calibration::fresh_at`]);
-//! - the schedule's local copies, at τ per byte on the rank that copies the most;
+//! - the schedule's local copies, at τ per byte on the rank that copies the most (the τ
+//!   of their size's band, at most a message's time per byte, [`Price::local`]);
 //! - a floor under every copy's time per byte, from the bytes the call's ranks hold
 //!   ([`held_bytes`], [`Calibration::copy_floor`]): beyond the caches, every byte comes
 //!   from memory whatever the message's size;
@@ -158,7 +159,8 @@ pub struct Form {
 /// copy (an all-gather's own block from `in` to `out`, MTADEA's final transpose) costs
 /// what a received byte does (on the threads backend both are one `memcpy`), so the
 /// prediction adds the local bytes of the rank with the most, at τ per byte (the τ of
-/// their size's band): at 16 MiB on 2 ranks the all-gather's own-block copy is as long
+/// their size's band, at most a message's time per byte, and at least the call's floor:
+/// [`Price::local`]): at 16 MiB on 2 ranks the all-gather's own-block copy is as long
 /// as its one exchange. With `in_place` (always for a broadcast, which the API runs in
 /// place) `in` lies in `out` at [`in_place_offset`], and a local copy onto itself (the
 /// all-gather's own block, a broadcast root's) costs nothing, as the runtime skips it.
@@ -184,7 +186,9 @@ pub fn predict_schedule(
     let mut price = Price::new(calibration, elem_bytes).with_fresh(schedule, alias);
     price.combine_pass = execution.combine_pass;
     let local = local_elements_by_rank(schedule, alias);
-    price.floor = calibration.copy_floor(held_bytes(schedule, alias, elem_bytes));
+    if !calibration.bands.is_empty() {
+        price.floor = calibration.copy_floor(held_bytes(schedule, alias, elem_bytes));
+    }
     if let (Some(n), true) = (execution.cpus, execution.fibers) {
         price = price.with_fibers(n, k);
         if price.fibers.is_some() {
@@ -206,7 +210,8 @@ pub fn predict_schedule(
     }
     let t = match (execution.shared_copy_from, execution.cpus) {
         (_, Some(n)) if n > 0 && (n as u64) < u64::from(k) => {
-            let messages = cpu_shared_time(schedule, &price, n, execution.shared_copy_from);
+            let helped = execution.shared_copy_from.filter(|_| execution.fibers);
+            let messages = cpu_shared_time(schedule, &price, n, helped);
             let mut per_cpu = vec![0u64; n];
             for (r, l) in local.iter().enumerate() {
                 per_cpu[block(r as Rank, n, k)] += l;
@@ -472,11 +477,12 @@ pub fn cpu_shared_time(
     n: usize,
     shared_from: Option<u64>,
 ) -> f64 {
-    use hypercomm::schedule::{Action, Regions};
+    use hypercomm::schedule::Action;
     use std::collections::HashSet;
     let (k, n) = (schedule.nodes(), n.max(1));
     let mut work = vec![0.0f64; schedule.steps() * n];
-    let one_piece = |regions: &Regions| regions.len() == 1 && regions[0].count == 1;
+    // Whether a CPU's ranks receive anything in a step.
+    let mut receives = vec![false; schedule.steps() * n];
     // Messages of at least `shared_from` bytes, one piece placed into one part, between
     // two CPUs: (step, sender, receiver, elements); and the (step, sender, receiver) of
     // the senders that send only that one piece in their step.
@@ -488,15 +494,10 @@ pub fn cpu_shared_time(
         let cpu = block(r, n, k);
         for (s, step) in program.steps.iter().enumerate() {
             work[s * n + cpu] += sides(step, price, s, r).1;
+            receives[s * n + cpu] |= step.ops.iter().any(|op| matches!(op, IrOp::Recv { .. }));
             let Some(from) = shared_from else { continue };
-            let mut sends = step.ops.iter().filter_map(|op| match op {
-                IrOp::Send { to, from } => Some((to, from)),
-                _ => None,
-            });
-            if let (Some((to, regions)), None) = (sends.next(), sends.next()) {
-                if to.len() == 1 && one_piece(regions) {
-                    sole.insert((s, r, to[0]));
-                }
+            if let Some((to, _)) = sole_piece_send(step) {
+                sole.insert((s, r, to));
             }
             for op in &step.ops {
                 if let IrOp::Recv {
@@ -519,10 +520,9 @@ pub fn cpu_shared_time(
     }
     // A sender whose CPU receives nothing in the step copies half of its message with
     // its receiver: the receiver's CPU does the other half.
-    let idle: Vec<bool> = work.iter().map(|&w| w == 0.0).collect();
     for (s, q, r, elems) in large {
         let (a, b) = (block(q, n, k), block(r, n, k));
-        if idle[s * n + a] && sole.contains(&(s, q, r)) {
+        if !receives[s * n + a] && sole.contains(&(s, q, r)) {
             let whole = price.message_of(elems, s, q, r);
             let half = price.message_of(elems.div_ceil(2), s, q, r);
             work[s * n + b] -= whole - half;
@@ -532,6 +532,27 @@ pub fn cpu_shared_time(
     work.chunks(n)
         .map(|cpus| cpus.iter().copied().fold(0.0, f64::max))
         .sum()
+}
+
+/// Whether `regions` is one contiguous piece.
+fn one_piece(regions: &hypercomm::schedule::Regions) -> bool {
+    regions.len() == 1 && regions[0].count == 1
+}
+
+/// The receiver and length (elements) of a step's send when it is the step's only send,
+/// to one receiver, from one contiguous region ([`one_piece`]): what a sender can help
+/// copy ([`shared_copy_programs`], [`cpu_shared_time`]).
+fn sole_piece_send(step: &Step) -> Option<(Rank, u64)> {
+    let mut sends = step.ops.iter().filter_map(|op| match op {
+        IrOp::Send { to, from } => Some((to, from)),
+        _ => None,
+    });
+    match (sends.next(), sends.next()) {
+        (Some((to, regions)), None) if to.len() == 1 && one_piece(regions) => {
+            Some((to[0], regions[0].len))
+        }
+        _ => None,
+    }
 }
 
 /// The programs of `schedule`, with every message that the threads backend copies on
@@ -552,27 +573,18 @@ pub fn shared_copy_programs(
     elem_bytes: usize,
     from: u64,
 ) -> Vec<hypercomm::schedule::Program> {
-    use hypercomm::schedule::{Action, Op as IrOp, Regions};
+    use hypercomm::schedule::{Action, Op as IrOp};
     use std::collections::HashSet;
     let mut programs: Vec<_> = (0..schedule.nodes()).map(|r| schedule.program(r)).collect();
-    let one_piece = |regions: &Regions| regions.len() == 1 && regions[0].count == 1;
     let large = |elems: u64| elems.saturating_mul(elem_bytes as u64) >= from;
     // (step, sender, receiver) of the messages whose sender is idle but for them.
     let mut idle: HashSet<(usize, Rank, Rank)> = HashSet::new();
     for p in &programs {
         for (s, step) in p.steps.iter().enumerate() {
             let receives = step.ops.iter().any(|op| matches!(op, IrOp::Recv { .. }));
-            let sends: Vec<_> = step
-                .ops
-                .iter()
-                .filter_map(|op| match op {
-                    IrOp::Send { to, from } => Some((to, from)),
-                    _ => None,
-                })
-                .collect();
-            if let [(to, regions)] = sends[..] {
-                if !receives && to.len() == 1 && one_piece(regions) && large(regions[0].len) {
-                    idle.insert((s, p.rank, to[0]));
+            if let Some((to, len)) = sole_piece_send(step) {
+                if !receives && large(len) {
+                    idle.insert((s, p.rank, to));
                 }
             }
         }
@@ -1447,8 +1459,8 @@ mod one_band {
         assert_eq!(held_bytes(b.as_ref(), |_| None, 8), 5 * m * 8);
     }
 
-    /// A calibration whose copies run at 2.5e-11 s/B while its exchange holds up to
-    /// 16 MiB (messages to 4 MiB) and at 1e-10 s/B from 64 MiB held: an 8-rank ring
+    /// A calibration whose copies run at 2.5e-11 s/B (and β) while its exchange holds
+    /// up to 32 MiB (messages to 8 MiB) and at 1e-10 s/B from 64 MiB held: an 8-rank ring
     /// all-gather of 1 MiB per rank holds 8 × 9 MiB, so each of its messages costs at
     /// least 1e-10 s/B, and its own-block copy too; one of 16 KiB holds 1.1 MiB and is
     /// priced at its bands, as before the floor.

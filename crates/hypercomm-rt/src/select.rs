@@ -294,9 +294,11 @@ impl Calibration {
     /// 0 (no floor) up to the size p* at which the calibration moved a byte fastest
     /// (t(p)/p least over its powers of 2: the largest message that stays in the
     /// caches); beyond it, the slowest per-byte time measured from p* up to s, with s
-    /// itself read between the two powers of 2 around it (geometrically). Beyond twice
-    /// the last band's size (what the calibration measured), s is taken there. With no
-    /// bands (the seeds' one line) it is 0: the model is the papers' exactly.
+    /// itself read between the two powers of 2 around it (geometrically). Beyond the
+    /// power of 2 at or below twice the last band's start (its bands reach at least
+    /// that far), s is taken there. With no bands (the seeds' one line) it is 0: the
+    /// model is the papers' exactly. `held` counts every rank as on one machine (the
+    /// threads backend; MPI on one host); across machines it overstates each one's.
     ///
     /// Why (beyond the seeds, whose β + mτ holds at any size): once a call's data
     /// outgrow the last-level cache, every copy runs at memory speed, whatever its own
@@ -306,12 +308,13 @@ impl Calibration {
     ///
     /// ```
     /// use hypercomm_rt::Calibration;
-    /// // 2.5e-11 s/B up to 4 MiB, 1e-10 s/B from 16 MiB: a 32 MiB cache.
+    /// // β = 0.2 µs and 2.5e-11 s/B below 16 MiB (least per byte at 8 MiB, 32 MiB
+    /// // held), 1e-10 s/B from 16 MiB (64 MiB held): a cache of 32 to 64 MiB.
     /// let c = Calibration::parse(
     ///     "beta = 2e-7\ntau = 2.5e-11\nband = 1 2e-7 2.5e-11\nband = 16777216 0 1e-10",
     /// )
     /// .unwrap();
-    /// assert_eq!(c.copy_floor(4 << 20), 0.0); // 1 MiB exchanges: in the caches
+    /// assert_eq!(c.copy_floor(32 << 20), 0.0); // 8 MiB exchanges: in the caches
     /// assert!((c.copy_floor(256 << 20) - 1e-10).abs() < 1e-15); // 64 MiB: memory
     /// let mid = c.copy_floor(40 << 20); // s = 10 MiB: between 8 and 16 MiB
     /// assert!(mid > 2.5e-11 && mid < 1e-10);
@@ -325,7 +328,8 @@ impl Calibration {
             let (beta, tau) = self.at(p);
             (beta + tau * p as f64) / p as f64
         };
-        let top = last.from.saturating_mul(2).max(1);
+        let twice = last.from.saturating_mul(2).max(1);
+        let top = 1u64 << (63 - twice.leading_zeros());
         let powers = || (0..=40).map(|i| 1u64 << i).take_while(|&p| p <= top);
         // p*: the power of 2 with the least time per byte.
         let Some(fastest) = powers().min_by(|&a, &b| per_byte(a).total_cmp(&per_byte(b))) else {
@@ -340,7 +344,7 @@ impl Calibration {
             .filter(|&p| p >= fastest && p <= below)
             .map(per_byte)
             .fold(0.0, f64::max);
-        let at_s = if below == s || below >= top {
+        let at_s = if below == s {
             per_byte(below)
         } else {
             let (lo, hi) = (per_byte(below), per_byte(below * 2));

@@ -114,33 +114,37 @@ pub const EAGER_RING_INLINE: usize = rendezvous::RING_INLINE;
 pub const MAX_RANKS: u32 = 1024;
 
 /// Environment variable: whether [`Config::new`] binds ranks to CPUs ([`Config::pin`]):
-/// `on`, `off`, or `auto` (or unset: the default, bound). For a process that runs
-/// beside another that binds (two jobs on one machine would bind to the same CPUs), or
-/// a program that cannot change its `Config`; [`Config::pin`] still overrides it. A
-/// launch with any other value fails with [`Error::Environment`].
+/// `on` (or `1`, `true`, `yes`), `off` (`0`, `false`, `no`), or `auto` (or empty or
+/// unset: the default, bound), in any case. For a process that runs beside another
+/// that binds (two jobs on one machine would bind to the same CPUs), or a program that
+/// cannot change its `Config`; [`Config::pin`] still overrides it. A launch fails with
+/// [`Error::Environment`] on any other value, even one that `Config::pin` overrides:
+/// a misspelt setting is reported, not ignored.
 pub const PIN_ENV: &str = "HYPERCOMM_PIN";
 
 /// The binding [`PIN_ENV`]'s `value` asks for: `Some(true)` for `on`, `Some(false)` for
-/// `off`, `None` (the default) for `auto`, empty or unset (any case).
+/// `off`, `None` (the default) for `auto`, empty or unset (any case; synonyms there).
 ///
 /// ```
 /// use hypercomm_rt::threads::pin_setting;
 /// use std::ffi::OsStr;
 /// assert_eq!(pin_setting(Some(OsStr::new("OFF"))), Ok(Some(false)));
+/// assert_eq!(pin_setting(Some(OsStr::new("1"))), Ok(Some(true)));
+/// assert_eq!(pin_setting(Some(OsStr::new(""))), Ok(None));
 /// assert_eq!(pin_setting(None), Ok(None));
-/// assert!(pin_setting(Some(OsStr::new("yes"))).unwrap_err().to_string().contains("on, off or auto"));
+/// assert!(pin_setting(Some(OsStr::new("sideways"))).unwrap_err().to_string().contains("on, off or auto"));
 /// ```
 pub fn pin_setting(value: Option<&std::ffi::OsStr>) -> Result<Option<bool>> {
     let Some(value) = value else { return Ok(None) };
     let v = value.to_string_lossy();
     match v.to_ascii_lowercase().as_str() {
-        "on" => Ok(Some(true)),
-        "off" => Ok(Some(false)),
+        "on" | "1" | "true" | "yes" => Ok(Some(true)),
+        "off" | "0" | "false" | "no" => Ok(Some(false)),
         "auto" | "" => Ok(None),
         _ => Err(Error::Environment {
             name: PIN_ENV,
             value: v.into_owned(),
-            valid: "takes on, off or auto",
+            valid: "takes on, off or auto (or 1, 0, true, false, yes, no)",
         }),
     }
 }
@@ -560,7 +564,9 @@ pub fn execution(ranks: u32) -> crate::predict::Execution {
 
 /// [`execution`] of the ranks `config` launches, knowing whether they run as fibers
 /// ([`Config::uses_fibers`]: then a message between two ranks of one CPU is priced at
-/// the calibration's `same-cpu` bands, [`crate::predict::Execution::fibers`]).
+/// the calibration's `same-cpu` bands, [`crate::predict::Execution::fibers`], and a
+/// large one between two CPUs is copied by both when the sender's CPU has nothing to
+/// receive, [`crate::predict::cpu_shared_time`]).
 pub fn execution_of(config: &Config) -> crate::predict::Execution {
     execution_on(config.ranks, cpus(), config.uses_fibers())
 }
@@ -582,16 +588,16 @@ fn execution_on(
 ) -> crate::predict::Execution {
     let cpus = placed.min(quota);
     let shared = ranks as usize > cpus;
+    // Fibers are placed by `cpu_count` (`placed`): blocks agree only when it is the
+    // count the prediction uses.
+    let fibers = fibers && shared && cpus == placed;
     crate::predict::Execution {
         // A CPU per rank (`Config::ranks_have_cpus`), or fibers: a waiting sender's
         // thread comes round to it when its other fibers wait too.
-        shared_copy_from: (ranks as usize <= quota || (fibers && shared && cpus == placed))
-            .then_some(SHARED_COPY_FROM as u64),
+        shared_copy_from: (ranks as usize <= quota || fibers).then_some(SHARED_COPY_FROM as u64),
         cpus: shared.then_some(cpus),
         combine_pass: false,
-        // Fibers are placed by `cpu_count` (`placed`): blocks agree only when it is
-        // the count the prediction uses.
-        fibers: fibers && shared && cpus == placed,
+        fibers,
     }
 }
 
@@ -1473,6 +1479,32 @@ mod tests {
         drop((claim, other));
         let (again, _claim) = affinity::place(allowed.clone(), 2);
         assert_eq!(again, allowed);
+    }
+
+    /// What the prediction is told: a CPU per rank shares large copies with an idle
+    /// sender; ranks sharing CPUs take turns, and as fibers (placed on the CPUs the
+    /// prediction counts) they share them too; time-sliced threads do not.
+    #[test]
+    fn the_execution_says_who_shares_a_copy() {
+        let from = Some(SHARED_COPY_FROM as u64);
+        let own = execution_on(2, (2, 2), false);
+        assert_eq!(
+            (own.shared_copy_from, own.cpus, own.fibers),
+            (from, None, false)
+        );
+        let fibers = execution_on(4, (2, 2), true);
+        assert_eq!(
+            (fibers.shared_copy_from, fibers.cpus, fibers.fibers),
+            (from, Some(2), true)
+        );
+        let sliced = execution_on(4, (2, 2), false);
+        assert_eq!(
+            (sliced.shared_copy_from, sliced.cpus, sliced.fibers),
+            (None, Some(2), false)
+        );
+        // Fibers placed on 4 CPUs, the quota 2: blocks disagree, priced as threads.
+        let quota = execution_on(4, (4, 2), true);
+        assert_eq!((quota.shared_copy_from, quota.fibers), (None, false));
     }
 
     /// The tuning file's key names the CPUs the ranks were launched on, not the one
