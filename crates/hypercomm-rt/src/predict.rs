@@ -1459,6 +1459,16 @@ mod one_band {
         assert_eq!(held_bytes(b.as_ref(), |_| None, 8), 5 * m * 8);
     }
 
+    /// The calibration β = 0.2 µs, τ = 2.5e-11 s/B from 1 B, and a second band from
+    /// `from` bytes on.
+    fn cache_and_memory(from: u64, beta: f64, tau: f64) -> Calibration {
+        let mut c = Calibration::line(2e-7, 2.5e-11);
+        let band = |from, beta, tau| crate::select::Band { from, beta, tau };
+        c.bands =
+            crate::select::Bands::new(&[band(1, 2e-7, 2.5e-11), band(from, beta, tau)]).unwrap();
+        c
+    }
+
     /// A calibration whose copies run at 2.5e-11 s/B (and β) while its exchange holds
     /// up to 32 MiB (messages to 8 MiB) and at 1e-10 s/B from 64 MiB held: an 8-rank ring
     /// all-gather of 1 MiB per rank holds 8 × 9 MiB, so each of its messages costs at
@@ -1466,20 +1476,7 @@ mod one_band {
     /// priced at its bands, as before the floor.
     #[test]
     fn a_call_that_outgrows_the_caches_copies_at_memory_speed() {
-        let mut c = Calibration::line(2e-7, 2.5e-11);
-        c.bands = crate::select::Bands::new(&[
-            crate::select::Band {
-                from: 1,
-                beta: 2e-7,
-                tau: 2.5e-11,
-            },
-            crate::select::Band {
-                from: 16 << 20,
-                beta: 0.0,
-                tau: 1e-10,
-            },
-        ])
-        .unwrap();
+        let c = cache_and_memory(16 << 20, 0.0, 1e-10);
         let ring = hypercomm::algorithms::find(OpKind::Allgather, "ring").unwrap();
         let exe = Execution::default();
         let t = |bytes: u64, c: Calibration| {
@@ -1508,20 +1505,7 @@ mod one_band {
     /// otherwise price a 4 MiB copy at its slope, 3× the message's time per byte.
     #[test]
     fn a_local_copy_costs_no_more_per_byte_than_a_message_of_its_size() {
-        let mut c = Calibration::line(2e-7, 2.5e-11);
-        c.bands = crate::select::Bands::new(&[
-            crate::select::Band {
-                from: 1,
-                beta: 2e-7,
-                tau: 2.5e-11,
-            },
-            crate::select::Band {
-                from: 4 << 20,
-                beta: -8.4e-4,
-                tau: 2.25e-10,
-            },
-        ])
-        .unwrap();
+        let c = cache_and_memory(4 << 20, -8.4e-4, 2.25e-10);
         let price = Price::new(c, 1);
         let bytes = 4u64 << 20;
         let message = price.message(bytes);
