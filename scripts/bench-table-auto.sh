@@ -26,6 +26,11 @@
 # auto, one of them, lands near 1.1 of it). Both counts are printed. FROM_ROWS=FILE
 # analyses the rows an earlier run kept with ROWS=FILE instead of measuring.
 #
+# INTERLEAVE=1 (the default) passes `--interleave`: the algorithms of a size (auto among
+# them) take turns call by call, so that auto and the best are timed side by side under
+# the same load; INTERLEAVE=0 times each algorithm's calls in a block, OSU's way (the
+# tables before 2026-11-28 12:00 UTC).
+#
 # Prints, per (backend, ranks, op): how many sizes have a median auto/best > 1.1 (and of
 # them, at how many auto ran the algorithm that was fastest: the run's noise), the worst
 # median (size, what auto ran, what was fastest), and how long auto's tuning took:
@@ -33,7 +38,7 @@
 # HYPERCOMM_TUNING=off, median over the runs. With FULL=FILE, every (backend, ranks, op,
 # size) row goes to FILE as well; with ROWS=FILE, the raw rows (both statistics).
 #
-# Usage: [RUNS=6] [ITERS=osu|N] [STAT=max|avg] [EVAL=held-out|same] [OPS="broadcast ..."]
+# Usage: [RUNS=6] [ITERS=osu|N] [STAT=max|avg] [EVAL=held-out|same] [INTERLEAVE=1|0] [OPS="broadcast ..."]
 #        [KS_THREADS="2 4"] [KS_MPI="2 4"] [MPI=auto|0|1] [FULL=file.md] [FROM_ROWS=rows]
 #        [SMOKE=1: 8-64 B, 2 runs, 5 iterations, 2 ranks]
 #        [BIN_DIR=dir: the binaries to run, built elsewhere; default target/release, built]
@@ -58,6 +63,8 @@ if [ "$EVAL" = held-out ] && [ "$RUNS" -lt 2 ]; then
     echo "EVAL=held-out needs RUNS of at least 2 (odd runs name the best, even runs measure it), not $RUNS" >&2
     exit 2
 fi
+INTERLEAVE=${INTERLEAVE:-1}
+case "$INTERLEAVE" in 1) TURNS=(--interleave) ;; 0) TURNS=() ;; *) echo "INTERLEAVE must be 1 or 0, not $INTERLEAVE" >&2; exit 2 ;; esac
 STAT=${STAT:-max}
 case "$STAT" in max | avg) ;; *) echo "STAT must be max or avg, not $STAT" >&2; exit 2 ;; esac
 MPI=${MPI:-auto}
@@ -91,7 +98,7 @@ one() {
     local algos=all,auto
     [ "$backend" = mpi ] && algos=all,native,auto
     fresh "$out/home" "$@" bench --ranks "$k" --op "$op" --algo "$algos" --min-size 8 \
-        --max-size "$MAX" "${COUNTS[@]}" --format csv |
+        --max-size "$MAX" "${COUNTS[@]}" ${TURNS[@]+"${TURNS[@]}"} --format csv |
         awk -F, -v b="$backend" -v k="$k" -v op="$op" -v r="$run" \
             'NR > 1 {print b, k, op, r, $3, $1, $2, $6, $8}' >>"$out/rows"
     local one_size=(bench --ranks "$k" --op "$op" --algo auto --min-size 8 --max-size 8 --iters 1 --warmup 0)
@@ -120,7 +127,7 @@ for op in $OPS; do
 done
 
 [ -n "${FROM_ROWS:-}" ] && echo "Rows of $FROM_ROWS (measured earlier), analysed at:"
-bench_stamp "$RUNS runs ($EVAL), $ITERS iterations, 8 B to $MAX B, $STAT over ranks, \`RUNS=$RUNS ITERS=$ITERS STAT=$STAT EVAL=$EVAL scripts/bench-table-auto.sh $MAX\`"
+bench_stamp "$RUNS runs ($EVAL), $ITERS iterations, $([ "$INTERLEAVE" = 1 ] && echo interleaved || echo in blocks), 8 B to $MAX B, $STAT over ranks, \`RUNS=$RUNS ITERS=$ITERS STAT=$STAT EVAL=$EVAL INTERLEAVE=$INTERLEAVE scripts/bench-table-auto.sh $MAX\`"
 bench_smoke_note
 echo
 [ -n "${ROWS:-}" ] && cp "$out/rows" "$ROWS"

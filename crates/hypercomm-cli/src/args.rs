@@ -616,6 +616,12 @@ pub struct BenchArgs {
     /// fixed when planned); not with --in-place or `native`.
     #[arg(long)]
     pub persistent: bool,
+    /// The algorithms of a size take turns call by call (each call after the barrier)
+    /// instead of timing each algorithm's calls in a block of its own (OSU's way): a
+    /// load or clock that comes and goes then weighs on all alike, so the ratio of two
+    /// algorithms is measured side by side.
+    #[arg(long)]
+    pub interleave: bool,
     /// The barrier between two timed calls (each rank times its call from its own exit
     /// from the barrier, so which ranks leave it first shapes the latency measured):
     /// recursive-doubling or tree, as Open MPI's `coll_tuned_barrier_algorithm` 3 and 6.

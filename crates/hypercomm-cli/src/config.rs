@@ -1154,6 +1154,7 @@ pub fn rt_bench_in(
         reduce: p.reduce,
         in_place: args.in_place,
         persistent: args.persistent,
+        interleave: args.interleave,
         barrier: args.barrier.into(),
         skew: p.skew,
     })

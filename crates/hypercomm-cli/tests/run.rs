@@ -1347,6 +1347,7 @@ fn gather_run_and_gather_bench_bring_every_rank_result_to_every_rank() {
         reduce: ReduceOp::Sum,
         in_place: false,
         persistent: false,
+        interleave: false,
         barrier: hypercomm_rt::Barrier::Tree,
         skew: 0.0,
     };
@@ -1907,6 +1908,101 @@ fn bench_persistent_puts_the_planned_call_beside_the_plain_one() {
         "1",
     ]);
     assert!(!plain.contains("pers/plain"), "{plain}");
+}
+
+/// `time_calls` runs its forms in turns, call by call: after the warm-up rounds, each
+/// round calls every form once in order, and a form's time is its own calls' only.
+#[test]
+fn time_calls_takes_the_forms_in_turns() {
+    use hypercomm_cli::runtime;
+    use hypercomm_rt::threads;
+    let seen = threads::run(1, |comm| {
+        let mut order = Vec::new();
+        let timed = runtime::bench::time_calls(
+            comm,
+            hypercomm_rt::Barrier::Tree,
+            2,
+            3,
+            3,
+            |_, form| {
+                order.push(form);
+                // Form 2 is slow: its time must not leak into the others'.
+                if form == 2 {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                Ok(())
+            },
+            |_, form| Some(["a", "b", "c"][form]),
+        )?;
+        Ok::<_, hypercomm_rt::Error>((order, timed))
+    })
+    .unwrap();
+    let (order, timed) = &seen[0];
+    assert_eq!(order, &[0, 1, 2].repeat(5));
+    let names: Vec<_> = timed.iter().map(|t| t.1).collect();
+    assert_eq!(names, [Some("a"), Some("b"), Some("c")]);
+    assert!(timed[2].0 >= 5e-3, "{timed:?}");
+    assert!(timed[0].0 < 5e-3 && timed[1].0 < 5e-3, "{timed:?}");
+}
+
+/// `bench --interleave` (the algorithms of a size in turns, call by call) reports the
+/// same rows as the blocked default: one per size and algorithm, in the same order, the
+/// persistent form beside its plain call; the JSON says it was interleaved.
+#[test]
+fn bench_interleave_gives_the_rows_of_the_blocked_run() {
+    let base = [
+        "--ranks",
+        "3",
+        "--min-size",
+        "8",
+        "--max-size",
+        "64",
+        "--iters",
+        "3",
+        "--warmup",
+        "1",
+        "--format",
+        "json",
+    ];
+    for (op, algos, extra) in [
+        ("allreduce", "ring,auto,recursive-doubling", &[][..]),
+        ("broadcast", "binomial,auto", &["--persistent"][..]),
+        ("alltoallv", "auto,pairwise", &[][..]),
+    ] {
+        let mut a = base.to_vec();
+        a.extend(["--op", op, "--algo", algos]);
+        a.extend(extra);
+        let blocked: Value = serde_json::from_str(&bench(&a)).unwrap();
+        assert!(blocked.get("interleave").is_none(), "{blocked}");
+        a.push("--interleave");
+        let turns: Value = serde_json::from_str(&bench(&a)).unwrap();
+        assert_eq!(turns["interleave"], true, "{turns}");
+        let key = |j: &Value| -> Vec<(Value, Value, Value)> {
+            j["rows"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| {
+                    (
+                        r["size"].clone(),
+                        r["algo"].clone(),
+                        r["persistent"].clone(),
+                    )
+                })
+                .collect()
+        };
+        let want = key(&blocked);
+        assert_eq!(key(&turns), want, "{op}");
+        let per_size = algos.split(',').count() * (1 + extra.len());
+        assert_eq!(want.len(), 4 * per_size, "{op}: {want:?}");
+        let rows = turns["rows"].as_array().unwrap();
+        assert!(
+            rows.iter().all(|r| r["avg_us"].as_f64().unwrap() > 0.0),
+            "{turns}"
+        );
+        let autos = rows.iter().filter(|r| r["auto"] == true).count();
+        assert_eq!(autos, 4 * (1 + extra.len()), "{op}: {turns}");
+    }
 }
 
 /// `bench --persistent` refuses, exit 2 naming the problem, what has no persistent

@@ -6,7 +6,10 @@
 //! `--min-size` to `--max-size` (1 B to 1 MiB by default). For every size each rank
 //! runs `warmup` untimed calls, then `iters` timed calls, each followed by a barrier
 //! (outside the timing; `--barrier`, [`hypercomm_rt::Barrier`]); a rank's latency is its mean; the table gives the average,
-//! minimum and maximum of the ranks' latencies. Default iterations are OSU's: 1000
+//! minimum and maximum of the ranks' latencies. Each algorithm's calls run in a block
+//! of their own, as OSU's; with `--interleave` the algorithms of a size take turns call
+//! by call (warm-up rounds first), so that two algorithms' ratio is measured side by
+//! side under the same load. Default iterations are OSU's: 1000
 //! (200 warm-up) up to 8 KiB, 100 (10) above. Elements are bytes (`u8`), reductions sum
 //! them (wrapping).
 //!
@@ -63,6 +66,9 @@ pub struct BenchConfig {
     pub in_place: bool,
     /// Whether to time each algorithm's persistent form beside it ([`super::plan`]).
     pub persistent: bool,
+    /// `--interleave`: the algorithms of a size take turns call by call, instead of
+    /// each timing its calls in a block of their own.
+    pub interleave: bool,
     /// The barrier between two timed calls.
     pub barrier: Barrier,
     /// `--skew` of a variable-count collective's counts ([`super::draw_counts`]).
@@ -184,66 +190,79 @@ pub fn bench_rank<X: Transport>(
         }
         let (iters, warmup) = cfg.iterations(size);
         let first = points.len();
-        for (index, choice) in cfg.algos.iter().enumerate() {
-            let algo = choice.algo_in(cfg.shape.as_ref());
-            let plain = |comm: &mut Comm<X>, output: &mut [u8]| {
-                if cfg.in_place {
-                    invoke_in_place(comm, c, output, &op, algo)
-                } else {
-                    invoke(comm, c, size, counts.as_ref(), &input, output, &op, algo)
-                }
-            };
-            // The persistent form of what the plain call runs (auto's choice, so both
-            // run the same schedule), planned once; auto's measured pick may be the
-            // backend's own collective, which has no plan: then the model's choice.
-            let plan = if cfg.persistent && *choice != AlgoChoice::Native {
-                let ran = plain(comm, &mut output)?;
-                let planned = match choice {
-                    AlgoChoice::Auto if ran.algorithm != hypercomm_rt::NATIVE => {
-                        hypercomm_rt::Algo::Named(ran.algorithm)
-                    }
-                    _ => algo,
-                };
-                comm.barrier_with(cfg.barrier)?;
-                let (counts, op) = (counts.as_ref(), cfg.reduce.op::<u8>());
-                Some(super::plan(comm, c, size, counts, op, planned)?)
+        // The algorithms timed together: all of them with --interleave (their calls in
+        // turns), else each alone in a block of its own calls, OSU's way.
+        let groups: Vec<Vec<usize>> = if cfg.interleave {
+            vec![(0..cfg.algos.len()).collect()]
+        } else {
+            (0..cfg.algos.len()).map(|i| vec![i]).collect()
+        };
+        let plain = |comm: &mut Comm<X>, output: &mut [u8], algo| {
+            if cfg.in_place {
+                invoke_in_place(comm, c, output, &op, algo)
             } else {
-                None
-            };
-            // The two calls alternate, so that a load that comes and goes weighs on
-            // both alike.
-            let forms = 1 + usize::from(plan.is_some());
+                invoke(comm, c, size, counts.as_ref(), &input, output, &op, algo)
+            }
+        };
+        for group in groups {
+            // Each algorithm's forms: its plain call, and with --persistent the
+            // persistent form of what the plain call runs (auto's choice, so both run
+            // the same schedule), planned once; auto's measured pick may be the
+            // backend's own collective, which has no plan: then the model's choice.
+            let mut forms = Vec::with_capacity(2 * group.len());
+            for &index in &group {
+                let choice = &cfg.algos[index];
+                let algo = choice.algo_in(cfg.shape.as_ref());
+                forms.push((index, algo, None));
+                if cfg.persistent && *choice != AlgoChoice::Native {
+                    let ran = plain(comm, &mut output, algo)?;
+                    let planned = match choice {
+                        AlgoChoice::Auto if ran.algorithm != hypercomm_rt::NATIVE => {
+                            hypercomm_rt::Algo::Named(ran.algorithm)
+                        }
+                        _ => algo,
+                    };
+                    comm.barrier_with(cfg.barrier)?;
+                    let (counts, op) = (counts.as_ref(), cfg.reduce.op::<u8>());
+                    let plan = super::plan(comm, c, size, counts, op, planned)?;
+                    forms.push((index, algo, Some(plan)));
+                }
+            }
+            // The forms take turns call by call, so that a load that comes and goes
+            // weighs on all alike.
             let timed = time_calls(
                 comm,
                 cfg.barrier,
                 warmup,
                 iters,
-                forms,
+                forms.len(),
                 |comm, form| {
-                    match &plan {
-                        Some(plan) if form == 1 => {
+                    match &forms[form] {
+                        (_, _, Some(plan)) => {
                             super::run_planned(comm, plan, &input, &mut output)?;
                         }
-                        _ => {
-                            plain(comm, &mut output)?;
+                        (_, algo, None) => {
+                            plain(comm, &mut output, *algo)?;
                         }
                     }
                     Ok(())
                 },
                 |comm, _| comm.last_algorithm(),
             )?;
-            for (form, (latency, algorithm)) in timed.into_iter().enumerate() {
+            for ((index, _, plan), (latency, algorithm)) in forms.iter().zip(timed) {
                 points.push(RankPoint {
                     size,
-                    algo: index,
-                    algorithm: algorithm.unwrap_or(choice.name()),
-                    persistent: form == 1,
+                    algo: *index,
+                    algorithm: algorithm.unwrap_or(cfg.algos[*index].name()),
+                    persistent: plan.is_some(),
                     iters,
                     latency,
                     memcpy: None,
                 });
+                if plan.is_none() {
+                    progress();
+                }
             }
-            progress();
         }
         // The reference, measured while the other ranks wait.
         if r == 0 {
@@ -396,6 +415,9 @@ pub struct BenchReport {
     /// Whether each plain row is followed by its persistent one (`--persistent`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub persistent: bool,
+    /// Whether the algorithms of a size took turns call by call (`--interleave`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub interleave: bool,
     /// One row per size and algorithm, sizes ascending.
     pub rows: Vec<BenchRow>,
 }
@@ -482,6 +504,7 @@ impl BenchReport {
             calibration: calibration.clone(),
             barrier: cfg.barrier.to_string(),
             persistent: cfg.persistent,
+            interleave: cfg.interleave,
             rows,
         }
     }

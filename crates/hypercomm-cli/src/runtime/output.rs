@@ -257,6 +257,12 @@ pub fn bench_text(r: &BenchReport) -> String {
         r.barrier,
         sig(Some(r.busbw_factor), 4)
     );
+    if r.interleave {
+        let _ = writeln!(
+            s,
+            "# interleaved: the algorithms of a size took turns call by call"
+        );
+    }
     let _ = writeln!(
         s,
         "# predicted: cost model, {}",
