@@ -15,7 +15,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use crate::args::{
     BenchArgs, BenchFormat, CalibrateArgs, FibersArg, Format, PinArg, RtProblemArgs, RtRunArgs,
 };
-use crate::runtime::calibrate::{self, CalibrationSource};
+use crate::runtime::calibrate::{self, CalibrationSource, Lookup};
 use crate::runtime::output::{self, CalibrationReport};
 use crate::runtime::{self, BenchReport, CalibrationInfo, Execution, RunReport};
 use crate::{config, CliError, Io, Outcome};
@@ -23,12 +23,170 @@ use crate::{config, CliError, Io, Outcome};
 /// The name reports give this backend.
 pub const BACKEND: &str = "threads";
 
-/// The calibration in use: `HYPERCOMM_CALIBRATION`'s file, the default file if it
-/// exists, the runtime's defaults otherwise.
-pub fn calibration() -> Result<CalibrationInfo, CliError> {
-    CalibrationSource::from_env()
-        .load()
-        .map_err(CliError::Runtime)
+/// The calibration in use ([`CalibrationSource`]'s order): `HYPERCOMM_CALIBRATION`'s
+/// file (or the defaults for `off`), the default file if it exists, else this
+/// machine's automatic calibration, measured now ([`auto_calibration`]) when there is
+/// none yet, with a note on `err`.
+pub fn calibration(err: &mut dyn std::io::Write) -> Result<CalibrationInfo, CliError> {
+    let machine = machine_name();
+    match CalibrationSource::for_backend(BACKEND, Some(&machine))
+        .lookup()
+        .map_err(CliError::Runtime)?
+    {
+        Lookup::Found(c) => Ok(c),
+        Lookup::Measure { cache } => Ok(auto_calibration(cache.as_deref(), err)?),
+    }
+}
+
+/// This machine as the automatic calibration's file names it: the CPUs this process may
+/// run on and the host (`threads-2cpus-myhost`).
+pub fn machine_name() -> String {
+    format!(
+        "threads-{}cpus-{}",
+        threads::cpu_count(),
+        calibrate::host_name()
+    )
+}
+
+/// Measure the threads backend as `calibrate --ranks 2` does, with fewer exchanges per
+/// size ([`calibrate::auto_reps`]) and sizes up to [`calibrate::AUTO_MAX_SIZE`] (less
+/// where memory is short), and keep the file at `cache`; a note on `err` says so.
+/// What cannot be measured or fitted (a busy machine, three times) leaves the runtime's
+/// defaults, said too: a command never fails for want of a calibration.
+pub fn auto_calibration(
+    cache: Option<&std::path::Path>,
+    err: &mut dyn std::io::Write,
+) -> Result<CalibrationInfo, CliError> {
+    let start = std::time::Instant::now();
+    let fiber_ranks = 2 * threads::cpu_count().max(1) as u32;
+    // The largest size whose buffers (two per rank; 2 ranks, then the same-CPU pairs'
+    // up to 4 MiB) take at most a quarter of the memory available.
+    let room = config::memory_limit().bytes / 4;
+    let fits = |s: usize, ranks: u32| 2 * s as u64 * u64::from(ranks) <= room;
+    let sizes: Vec<usize> = calibrate::sizes(calibrate::AUTO_MAX_SIZE)
+        .into_iter()
+        .filter(|&s| fits(s, 2))
+        .collect();
+    let same_cpu_sizes: Vec<usize> = sizes
+        .iter()
+        .copied()
+        .filter(|&s| s as u64 <= calibrate::DEFAULT_MAX_SIZE && fits(s, fiber_ranks))
+        .collect();
+    let timeout = std::time::Duration::from_secs(60);
+    let mut why = String::from("too little memory to measure two sizes");
+    for _ in 0..3 {
+        if sizes.len() < 2 {
+            break;
+        }
+        match measure(
+            2,
+            timeout,
+            &sizes,
+            &same_cpu_sizes,
+            &calibrate::auto_reps,
+            &calibrate::auto_reps,
+            calibrate::Pattern::Exchange,
+        ) {
+            Ok(m) => {
+                let text = file_text(&m, 2, calibrate::Pattern::Exchange);
+                let kept = match cache {
+                    Some(path) => calibrate::save(path, &text)
+                        .map(|()| path)
+                        .map_err(|e| format!("cannot write {}: {e}", path.display())),
+                    None => {
+                        Err("no cache directory: neither XDG_CACHE_HOME nor HOME is set".into())
+                    }
+                };
+                let info = CalibrationInfo::new(
+                    m.fitted,
+                    kept.as_ref().ok().map(|p| p.display().to_string()),
+                );
+                let note =
+                    calibrate::auto_note(BACKEND, &info, start.elapsed().as_secs_f64(), kept);
+                err.write_all(note.as_bytes())?;
+                return Ok(info);
+            }
+            Err(Measure::Fit(e, _)) => why = e.to_string(),
+            Err(Measure::Run(e)) => {
+                why = format!("the ranks failed: {e}");
+                break;
+            }
+        }
+    }
+    writeln!(
+        err,
+        "hypercomm: no calibration of the {BACKEND} backend on this machine, and none could \
+         be measured ({why}): the runtime's defaults (`hypercomm calibrate` to measure one)"
+    )?;
+    Ok(CalibrationInfo::new(
+        hypercomm_rt::Calibration::default(),
+        None,
+    ))
+}
+
+/// What a threads calibration measured: the fit, its points, and the same-CPU pairs'.
+struct Measured {
+    fitted: hypercomm_rt::Calibration,
+    points: Vec<calibrate::PingPong>,
+    same_cpu: Vec<calibrate::PingPong>,
+}
+
+/// Why a threads calibration has no fit.
+enum Measure {
+    /// A rank failed.
+    Run(RunError<hypercomm_rt::Error>),
+    /// The points do not fit ([`calibrate::fit`]).
+    Fit(calibrate::FitError, Vec<calibrate::PingPong>),
+}
+
+/// Calibrate the threads backend: `k` ranks in pairs at `sizes`, then (when ranks
+/// outnumbering the CPUs run as fibers) two ranks a CPU at `same_cpu_sizes`.
+fn measure(
+    k: u32,
+    timeout: std::time::Duration,
+    sizes: &[usize],
+    same_cpu_sizes: &[usize],
+    reps: &(dyn Fn(usize) -> u64 + Sync),
+    same_cpu_reps: &(dyn Fn(usize) -> u64 + Sync),
+    pattern: calibrate::Pattern,
+) -> Result<Measured, Measure> {
+    let tcfg = threads::Config::new(k)
+        .timeout(timeout)
+        .calibration(hypercomm_rt::Calibration::default());
+    let per_rank = threads::run_with(&tcfg, |comm| {
+        calibrate::calibrate_rank(comm, sizes, reps, pattern)
+    })
+    .map_err(Measure::Run)?;
+    let points = calibrate::average(&per_rank);
+    let mut fitted = calibrate::fit(&points).map_err(|e| Measure::Fit(e, points.clone()))?;
+    // The same-CPU pairs: two ranks a CPU, as fibers (ranks 2j and 2j + 1 on CPU j).
+    let fiber_ranks = 2 * threads::cpu_count().max(1) as u32;
+    let fcfg = threads::Config::new(fiber_ranks)
+        .timeout(timeout)
+        .calibration(hypercomm_rt::Calibration::default())
+        .fibers(true);
+    let same_cpu = if fcfg.uses_fibers() && same_cpu_sizes.len() >= 2 {
+        let r = threads::run_with(&fcfg, |comm| {
+            calibrate::calibrate_rank_with(comm, same_cpu_sizes, same_cpu_reps, pattern, false)
+        })
+        .map_err(Measure::Run)?;
+        calibrate::same_cpu_points(&calibrate::average(&r), pattern)
+    } else {
+        Vec::new()
+    };
+    fitted.same_cpu = calibrate::same_cpu_bands(&same_cpu);
+    Ok(Measured {
+        fitted,
+        points,
+        same_cpu,
+    })
+}
+
+/// The calibration file's text of `m`, measured by `k` ranks.
+fn file_text(m: &Measured, k: u32, pattern: calibrate::Pattern) -> String {
+    let mut text = calibrate::file_text(m.fitted, BACKEND, k, pattern, &m.points);
+    text.push_str(&calibrate::same_cpu_text(&m.fitted, &m.same_cpu));
+    text
 }
 
 /// Turn a failed launch into the command's result: input errors exit 2, a rank that
@@ -91,7 +249,7 @@ pub fn run(args: &RtRunArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
     config::backend(&args.problem.backend)?;
     let cfg = config::rt_run(args)?;
     let timeout = config::timeout(args.problem.timeout)?;
-    let cal = calibration()?;
+    let cal = calibration(io.err)?;
     let config = config_of(cfg.ranks, timeout, &cal, &args.problem);
     let results = match threads::run_with(&config, |comm| runtime::run_rank(comm, &cfg)) {
         Ok(r) => r,
@@ -137,7 +295,7 @@ pub fn bench(args: &BenchArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
     config::backend(&args.problem.backend)?;
     let cfg = config::rt_bench(args)?;
     let timeout = config::timeout(args.problem.timeout)?;
-    let cal = calibration()?;
+    let cal = calibration(io.err)?;
     let bar = progress_bar(cfg.points(), args.format != BenchFormat::Text);
     let config = config_of(cfg.ranks, timeout, &cal, &args.problem);
     let results = threads::run_with(&config, |comm| {
@@ -181,7 +339,7 @@ pub fn calibrate(args: &CalibrateArgs, io: &mut Io<'_>) -> Result<Outcome, CliEr
         }
         .into());
     }
-    let path = calibrate::output_path(args.output.clone(), args.reps)?;
+    let path = calibrate::output_path(args.output.clone(), args.reps, BACKEND)?;
     let timeout = config::timeout(args.timeout)?;
     let sizes = calibrate::checked_sizes(args.max_size)?;
     let largest = sizes.last().copied().unwrap_or(0) as u64;
@@ -194,46 +352,26 @@ pub fn calibrate(args: &CalibrateArgs, io: &mut Io<'_>) -> Result<Outcome, CliEr
         "--max-size",
     )?;
     let reps = |bytes: usize| args.reps.unwrap_or_else(|| calibrate::default_reps(bytes));
-    let tcfg = threads::Config::new(k)
-        .timeout(timeout)
-        .calibration(hypercomm_rt::Calibration::default());
+    let same_reps = |b: usize| args.reps.unwrap_or_else(|| calibrate::same_cpu_reps(b));
     let pattern = args.pattern;
-    let per_rank = match threads::run_with(&tcfg, |comm| {
-        calibrate::calibrate_rank(comm, &sizes, &reps, pattern)
-    }) {
-        Ok(r) => r,
-        Err(e) => return failed(e, io),
-    };
-    let points = calibrate::average(&per_rank);
-    let mut fitted = match calibrate::fit(&points) {
-        Ok(c) => c,
-        Err(e) => {
+    let m = match measure(k, timeout, &sizes, &sizes, &reps, &same_reps, pattern) {
+        Ok(m) => m,
+        Err(Measure::Run(e)) => return failed(e, io),
+        Err(Measure::Fit(e, points)) => {
             write!(io.err, "{}", calibrate::not_saved(&path, &e, &points))?;
             return Ok(Outcome::Failed);
         }
     };
-    let fcfg = threads::Config::new(fiber_ranks)
-        .timeout(timeout)
-        .calibration(hypercomm_rt::Calibration::default())
-        .fibers(true);
-    let same_cpu = if fcfg.uses_fibers() {
-        let reps = |b: usize| args.reps.unwrap_or_else(|| calibrate::same_cpu_reps(b));
-        match threads::run_with(&fcfg, |comm| {
-            calibrate::calibrate_rank_with(comm, &sizes, &reps, pattern, false)
-        }) {
-            Ok(r) => calibrate::same_cpu_points(&calibrate::average(&r), pattern),
-            Err(e) => return failed(e, io),
-        }
-    } else {
-        Vec::new()
-    };
-    fitted.same_cpu = calibrate::same_cpu_bands(&same_cpu);
-    let mut text = calibrate::file_text(fitted, BACKEND, k, pattern, &points);
-    text.push_str(&calibrate::same_cpu_text(&fitted, &same_cpu));
+    let text = file_text(&m, k, pattern);
     calibrate::save(&path, &text).map_err(|source| CliError::WriteFile {
         path: path.clone(),
         source,
     })?;
+    let Measured {
+        fitted,
+        points,
+        same_cpu,
+    } = m;
     let report = CalibrationReport {
         backend: BACKEND.into(),
         ranks: k,

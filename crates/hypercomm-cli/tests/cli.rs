@@ -28,6 +28,8 @@ impl Run {
 fn hc_with(args: &[&str], stdin: &str) -> Run {
     let mut child = Command::new(env!("CARGO_BIN_EXE_hypercomm"))
         .args(args)
+        // The runtime's defaults: no calibration read or measured.
+        .env("HYPERCOMM_CALIBRATION", "off")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -46,7 +46,7 @@ fn finish(args: &[&str], o: std::process::Output) -> Run {
 fn hc(args: &[&str]) -> Run {
     let o = Command::new(env!("CARGO_BIN_EXE_hypercomm"))
         .args(args)
-        .env_remove("HYPERCOMM_CALIBRATION")
+        .env("HYPERCOMM_CALIBRATION", "off")
         .env("XDG_CONFIG_HOME", scratch("xdg-empty"))
         .output()
         .expect("the binary starts");
@@ -61,7 +61,7 @@ fn hc_limited(kib: u64, args: &[&str]) -> Run {
         .arg(format!("ulimit -v {kib} && exec \"$0\" \"$@\""))
         .arg(env!("CARGO_BIN_EXE_hypercomm"))
         .args(args)
-        .env_remove("HYPERCOMM_CALIBRATION")
+        .env("HYPERCOMM_CALIBRATION", "off")
         .env("XDG_CONFIG_HOME", scratch("xdg-empty"))
         .output()
         .expect("sh starts");
@@ -415,7 +415,7 @@ fn hc_guarded(args: &[&str]) -> Run {
         .arg("ulimit -v 4194304 && exec \"$0\" \"$@\"")
         .arg(env!("CARGO_BIN_EXE_hypercomm"))
         .args(args)
-        .env_remove("HYPERCOMM_CALIBRATION")
+        .env("HYPERCOMM_CALIBRATION", "off")
         .env("XDG_CONFIG_HOME", scratch("xdg-empty"))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

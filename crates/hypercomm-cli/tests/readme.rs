@@ -159,6 +159,7 @@ fn every_readme_command_runs_as_written() {
             .env("PATH", &path)
             .env_remove("HYPERCOMM_CALIBRATION")
             .env("XDG_CONFIG_HOME", dir.join("config"))
+            .env("XDG_CACHE_HOME", dir.join("cache"))
             .output()
             .unwrap();
         assert!(

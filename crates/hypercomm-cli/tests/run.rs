@@ -36,13 +36,22 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 /// Run the binary with `args` and extra environment; no calibration leaks in from the
-/// user's environment (`XDG_CONFIG_HOME` points to an empty directory unless `env` sets
-/// it).
+/// user's environment (`XDG_CONFIG_HOME` points to an empty directory and
+/// `XDG_CACHE_HOME` to an empty one of this test's process, unless `env` sets them)
+/// and none is measured (`HYPERCOMM_CALIBRATION=off`, the runtime's defaults, unless
+/// `env` names a file or a configuration directory).
 fn hc_env(args: &[&str], env: &[(&str, &Path)]) -> Run {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_hypercomm"));
     cmd.args(args)
-        .env_remove("HYPERCOMM_CALIBRATION")
-        .env("XDG_CONFIG_HOME", scratch_empty());
+        .env("HYPERCOMM_CALIBRATION", "off")
+        .env("XDG_CONFIG_HOME", scratch_empty())
+        .env("XDG_CACHE_HOME", scratch_empty().join("cache"));
+    if env
+        .iter()
+        .any(|(k, _)| ["HYPERCOMM_CALIBRATION", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"].contains(k))
+    {
+        cmd.env_remove("HYPERCOMM_CALIBRATION");
+    }
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -1183,6 +1192,113 @@ fn calibrate_refuses_fewer_than_two_sizes() {
         assert!(r.err.contains("--max-size"), "{}", r.err);
         assert!(!file.exists(), "--max-size {max} saved a file");
     }
+}
+
+/// Without a calibration file, `run` and `bench` measure one (a note on stderr says
+/// so), keep it in the cache directory under the machine's name, and read it back
+/// the next time without measuring; the backend's own file in the configuration
+/// directory comes first, and `HYPERCOMM_CALIBRATION=off` keeps the defaults.
+#[test]
+fn a_run_without_a_calibration_measures_one_and_keeps_it() {
+    let dir = scratch("calibration-auto");
+    let (config, cache) = (dir.join("config"), dir.join("cache"));
+    std::fs::create_dir_all(&config).unwrap();
+    let env = [
+        ("XDG_CONFIG_HOME", config.as_path()),
+        ("XDG_CACHE_HOME", cache.as_path()),
+    ];
+    let run = [
+        "run",
+        "--ranks",
+        "2",
+        "--op",
+        "allreduce",
+        "--len",
+        "8",
+        "--format",
+        "json",
+    ];
+    // A busy machine's fit can be refused (three tries a run): then the defaults, said.
+    let mut first = hc_env(&run, &env);
+    for _ in 0..2 {
+        if !first.err.contains("none could be measured") {
+            break;
+        }
+        first = hc_env(&run, &env);
+    }
+    assert_eq!(first.code, 0, "{}", first.err);
+    assert!(first.err.contains("measured one in"), "{}", first.err);
+    let kept: Vec<PathBuf> = std::fs::read_dir(cache.join("hypercomm"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .starts_with("calibration-")
+        })
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let name = kept[0].file_name().unwrap().to_str().unwrap().to_string();
+    assert!(
+        name.starts_with("calibration-threads-") && name.ends_with(".conf"),
+        "{name}"
+    );
+    assert!(
+        first.err.contains(&kept[0].display().to_string()),
+        "{}",
+        first.err
+    );
+    let j = first.json();
+    let cal = &j["calibration"];
+    assert_eq!(cal["source"], kept[0].display().to_string(), "{j}");
+    let measured = read_calibration(&kept[0]);
+    assert_eq!(cal["beta"].as_f64().unwrap(), measured.beta);
+    assert!(measured.beta > 0.0 && measured.tau > 0.0);
+    assert_ne!((measured.beta, measured.tau), (1e-6, 1e-9), "the defaults");
+    // Its sizes reach 64 MiB: the copy floor's memory speed is in it.
+    let text = std::fs::read_to_string(&kept[0]).unwrap();
+    assert!(text.contains("67108864 B"), "{text}");
+    // Read back, not measured again; bench too.
+    let again = hc_env(&run, &env);
+    assert_eq!(again.code, 0, "{}", again.err);
+    assert!(!again.err.contains("measured"), "{}", again.err);
+    assert_eq!(again.json()["calibration"], j["calibration"]);
+    let b = hc_env(
+        &[
+            "bench",
+            "--ranks",
+            "2",
+            "--op",
+            "allreduce",
+            "--max-size",
+            "8",
+            "--format",
+            "json",
+        ],
+        &env,
+    );
+    assert_eq!(b.code, 0, "{}", b.err);
+    assert!(!b.err.contains("measured"), "{}", b.err);
+    let bj: Value = serde_json::from_str(&b.out).unwrap();
+    assert_eq!(bj["calibration"]["source"], cal["source"]);
+    // The backend's own file first.
+    std::fs::create_dir_all(config.join("hypercomm")).unwrap();
+    let own = config.join("hypercomm").join("calibration.conf");
+    std::fs::write(&own, "beta = 3e-7\ntau = 2e-11\n").unwrap();
+    let r = hc_env(&run, &env);
+    assert_eq!(r.json()["calibration"]["source"], own.display().to_string());
+    std::fs::remove_file(&own).unwrap();
+    // `off`: the defaults, nothing read.
+    let off = hc_env(
+        &run,
+        &[env[0], env[1], ("HYPERCOMM_CALIBRATION", Path::new("off"))],
+    );
+    assert_eq!(off.code, 0, "{}", off.err);
+    let oc = &off.json()["calibration"];
+    assert!(oc["source"].is_null(), "{oc}");
+    assert_eq!(oc["beta"].as_f64(), Some(1e-6));
 }
 
 /// A calibration file with τ ≤ 0 (bandwidth for free) or β < 0 is bad input to `run`

@@ -21,6 +21,8 @@ struct Run {
 fn hc(args: &[&str]) -> Run {
     let o = Command::new(env!("CARGO_BIN_EXE_hypercomm"))
         .args(args)
+        // The runtime's defaults: no calibration read or measured.
+        .env("HYPERCOMM_CALIBRATION", "off")
         .output()
         .expect("the binary starts");
     let run = Run {

@@ -25,8 +25,12 @@ use crate::error::{Error, Result};
 use crate::exec::Plan;
 use crate::predict::{self, Execution, Form};
 
-/// Environment variable naming the calibration file.
+/// Environment variable naming the calibration file, or [`CALIBRATION_OFF`].
 pub const CALIBRATION_ENV: &str = "HYPERCOMM_CALIBRATION";
+
+/// [`CALIBRATION_ENV`]'s value for the defaults ([`Calibration::default`]): no file read,
+/// and none measured (the CLI measures one when it finds no file).
+pub const CALIBRATION_OFF: &str = "off";
 
 /// The machine's start-up time β (seconds) and time per byte τ (seconds), which
 /// `Algo::Auto` gives the cost model (τ times the element size per element), and the
@@ -354,9 +358,11 @@ impl Calibration {
         slowest.max(at_s)
     }
 
-    /// The file named by `HYPERCOMM_CALIBRATION`, or the defaults when it is unset.
+    /// The file named by `HYPERCOMM_CALIBRATION`, or the defaults when it is unset or
+    /// `off`.
     pub fn from_env() -> Result<Self> {
         match std::env::var_os(CALIBRATION_ENV) {
+            Some(v) if v.is_empty() || v == CALIBRATION_OFF => Ok(Self::default()),
             Some(path) => Self::load(std::path::Path::new(&path)),
             None => Ok(Self::default()),
         }
@@ -368,8 +374,8 @@ impl Calibration {
             let hint = if e.kind() == std::io::ErrorKind::NotFound {
                 format!(
                     "; measure and write it with `hypercomm calibrate --output {}` \
-                     (`hypercomm-mpi calibrate` for MPI), or unset {CALIBRATION_ENV} to use \
-                     the defaults",
+                     (`hypercomm-mpi calibrate` for MPI), or unset {CALIBRATION_ENV} (or set it \
+                     to `{CALIBRATION_OFF}` for the defaults)",
                     path.display()
                 )
             } else {

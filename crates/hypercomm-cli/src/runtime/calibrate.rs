@@ -44,7 +44,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use hypercomm_rt::select::CALIBRATION_ENV;
+use hypercomm_rt::select::{CALIBRATION_ENV, CALIBRATION_OFF};
 use hypercomm_rt::{Calibration, Comm, Transport};
 use serde::Serialize;
 
@@ -486,13 +486,15 @@ pub fn same_cpu_text(c: &Calibration, points: &[PingPong]) -> String {
 /// time (8 bytes each), and at the default largest size 100,000 exchanges move 400 GiB.
 pub const MAX_REPS: u64 = 100_000;
 
-/// Where `calibrate` saves, after checking `--reps` (1 to [`MAX_REPS`]): `output`, whose
-/// directory must exist (as `sweep --svg`'s), else the default
-/// ([`CalibrationSource::from_env`], whose directory [`save`] creates); an error when
+/// Where `calibrate` of `backend` saves, after checking `--reps` (1 to [`MAX_REPS`]):
+/// `output`, whose directory must exist (as `sweep --svg`'s), else the default
+/// ([`CalibrationSource::for_backend`]: `HYPERCOMM_CALIBRATION`'s file, else the
+/// backend's in the configuration directory, which [`save`] creates); an error when
 /// neither names a path.
 pub fn output_path(
     output: Option<PathBuf>,
     reps: Option<u64>,
+    backend: &str,
 ) -> Result<PathBuf, hypercomm::error::Error> {
     use hypercomm::error::Error;
     if let Some(n) = reps.filter(|n| !(1..=MAX_REPS).contains(n)) {
@@ -515,7 +517,7 @@ pub fn output_path(
         }
     }
     output
-        .or(CalibrationSource::from_env().path)
+        .or(CalibrationSource::for_backend(backend, None).path)
         .ok_or_else(|| {
             Error::MissingParameter(
                 "no default calibration path (neither HYPERCOMM_CALIBRATION, XDG_CONFIG_HOME \
@@ -578,58 +580,273 @@ pub fn file_text(
     s
 }
 
-/// Where the calibration lives: the file `HYPERCOMM_CALIBRATION` names (the runtime
-/// reads it there), else `$XDG_CONFIG_HOME/hypercomm/calibration.conf`, else
-/// `$HOME/.config/hypercomm/calibration.conf`. `calibrate` writes there by default;
-/// `run`, `bench` and their `auto` read it when it exists, the runtime's defaults
-/// otherwise.
+/// The file name of `backend`'s calibration in the configuration directory:
+/// `calibration.conf` for the threads backend (the name it always had),
+/// `calibration-{backend}.conf` for the others (`calibration-mpi.conf`): one backend's
+/// calibration never prices another's messages.
+pub fn default_file_name(backend: &str) -> String {
+    if backend == "threads" {
+        "calibration.conf".into()
+    } else {
+        format!("calibration-{backend}.conf")
+    }
+}
+
+/// Where a backend's calibration comes from, in this order (issue 20: a calibration
+/// that needs no user action):
+/// 1. the file `HYPERCOMM_CALIBRATION` names (it must exist), or the runtime's defaults
+///    when it is `off` ([`hypercomm_rt::select::CALIBRATION_OFF`]);
+/// 2. the backend's file in the configuration directory, which `calibrate` writes:
+///    `$XDG_CONFIG_HOME/hypercomm/` (else `$HOME/.config/hypercomm/`) with
+///    [`default_file_name`];
+/// 3. the calibration measured automatically on this machine, kept in the cache
+///    (`$XDG_CACHE_HOME/hypercomm/calibration-{machine}.conf`,
+///    [`hypercomm_rt::tune::cache_file`]);
+/// 4. none yet: [`Lookup::Measure`], and the command measures one
+///    ([`AUTO_MAX_SIZE`], [`auto_reps`]: well under a second) and keeps it there.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CalibrationSource {
-    /// The path, if one can be named.
+    /// The file of 1 or 2, if one can be named.
     pub path: Option<PathBuf>,
     /// Whether it came from `HYPERCOMM_CALIBRATION` (then it must exist).
     pub from_env: bool,
+    /// `HYPERCOMM_CALIBRATION=off`: the defaults, nothing read or measured.
+    pub off: bool,
+    /// The automatic calibration's file (3), if the machine has a name and a cache
+    /// directory can be named.
+    pub cache: Option<PathBuf>,
+}
+
+/// What [`CalibrationSource::lookup`] found.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Lookup {
+    /// A calibration to use, with where it came from.
+    Found(CalibrationInfo),
+    /// No file: measure one, and keep it in `cache` when there is one.
+    Measure {
+        /// Where to keep what is measured.
+        cache: Option<PathBuf>,
+    },
 }
 
 impl CalibrationSource {
-    /// The source from the environment.
+    /// The threads backend's source, without an automatic calibration's file (what
+    /// `calibrate` writes to by default).
     pub fn from_env() -> Self {
-        if let Some(p) = std::env::var_os(CALIBRATION_ENV).filter(|p| !p.is_empty()) {
-            return CalibrationSource {
-                path: Some(PathBuf::from(p)),
-                from_env: true,
-            };
-        }
-        let dir = std::env::var_os("XDG_CONFIG_HOME")
-            .filter(|p| !p.is_empty())
+        Self::for_backend("threads", None)
+    }
+
+    /// `backend`'s source on the machine named `machine` (for the cache's file name;
+    /// `None`: no automatic calibration is kept), from the environment.
+    pub fn for_backend(backend: &str, machine: Option<&str>) -> Self {
+        let var = |name: &str| std::env::var_os(name).filter(|p| !p.is_empty());
+        let config = var("XDG_CONFIG_HOME")
             .map(PathBuf::from)
-            .or_else(|| {
-                std::env::var_os("HOME")
-                    .filter(|p| !p.is_empty())
-                    .map(|h| Path::new(&h).join(".config"))
-            });
+            .or_else(|| var("HOME").map(|h| Path::new(&h).join(".config")));
+        Self::new(
+            var(CALIBRATION_ENV),
+            config.as_deref(),
+            backend,
+            machine.and_then(|m| hypercomm_rt::tune::cache_file("calibration", m, "conf")),
+        )
+    }
+
+    /// The source of `backend` from `HYPERCOMM_CALIBRATION`'s value `named`, the
+    /// configuration directory `config` (its `hypercomm/` holds the backend's file) and
+    /// the automatic calibration's file `cache`.
+    pub fn new(
+        named: Option<std::ffi::OsString>,
+        config: Option<&Path>,
+        backend: &str,
+        cache: Option<PathBuf>,
+    ) -> Self {
+        let named = named.filter(|p| !p.is_empty());
+        let off = named.as_deref() == Some(std::ffi::OsStr::new(CALIBRATION_OFF));
+        let from_env = named.is_some() && !off;
+        let path = if from_env {
+            named.map(PathBuf::from)
+        } else {
+            config.map(|d| d.join("hypercomm").join(default_file_name(backend)))
+        };
         CalibrationSource {
-            path: dir.map(|d| d.join("hypercomm").join("calibration.conf")),
-            from_env: false,
+            path,
+            from_env,
+            off,
+            cache,
         }
     }
 
-    /// The calibration to use: the file if it exists (or was named by the
-    /// environment, which makes a missing file an error), the defaults otherwise.
-    pub fn load(&self) -> hypercomm_rt::Result<CalibrationInfo> {
-        match &self.path {
-            Some(p) if self.from_env || p.exists() => Ok(CalibrationInfo::new(
+    /// The calibration to use, or that one must be measured ([`CalibrationSource`]'s
+    /// order); an error for a file that cannot be read or parsed, or a missing file
+    /// that `HYPERCOMM_CALIBRATION` names.
+    pub fn lookup(&self) -> hypercomm_rt::Result<Lookup> {
+        let read = |p: &PathBuf| -> hypercomm_rt::Result<Lookup> {
+            Ok(Lookup::Found(CalibrationInfo::new(
                 Calibration::load(p)?,
                 Some(p.display().to_string()),
-            )),
-            _ => Ok(CalibrationInfo::new(Calibration::default(), None)),
+            )))
+        };
+        if self.off {
+            return Ok(Lookup::Found(CalibrationInfo::new(
+                Calibration::default(),
+                None,
+            )));
+        }
+        match &self.path {
+            Some(p) if self.from_env || p.exists() => return read(p),
+            _ => {}
+        }
+        match &self.cache {
+            Some(c) if c.exists() => read(c),
+            _ => Ok(Lookup::Measure {
+                cache: self.cache.clone(),
+            }),
         }
     }
+
+    /// [`Self::lookup`], with the runtime's defaults where it would measure (for a
+    /// caller that cannot).
+    pub fn load(&self) -> hypercomm_rt::Result<CalibrationInfo> {
+        match self.lookup()? {
+            Lookup::Found(c) => Ok(c),
+            Lookup::Measure { .. } => Ok(CalibrationInfo::new(Calibration::default(), None)),
+        }
+    }
+}
+
+/// This host's name (Linux's `/proc/sys/kernel/hostname`; `host` where it cannot be
+/// read), for the automatic calibration's file name: a home directory shared by several
+/// machines keeps one per machine.
+pub fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "host".into())
+}
+
+/// The largest size of an automatic calibration: 64 MiB, past this machine's 32 MiB
+/// L3, so that [`hypercomm_rt::Calibration::copy_floor`] knows what a call that
+/// outgrows the caches copies at (a calibration to 4 MiB predicted the README's main
+/// command, 8 ranks holding 58 MB, 1.9× too fast; to 64 MiB, 0.95).
+pub const AUTO_MAX_SIZE: usize = 64 << 20;
+
+/// Exchanges per size of an automatic calibration: about 32 MiB moved, 5 to 2000 (an
+/// eighth of [`default_reps`]: the whole measurement, 27 sizes with fresh data and
+/// the same-CPU pairs, takes about 0.5 s on 2 cores).
+pub fn auto_reps(bytes: usize) -> u64 {
+    ((32usize << 20) / bytes.max(1)).clamp(5, 2000) as u64
+}
+
+/// The note a command prints on stderr after measuring a calibration itself.
+pub fn auto_note(
+    backend: &str,
+    c: &CalibrationInfo,
+    secs: f64,
+    kept: Result<&Path, String>,
+) -> String {
+    let kept = match kept {
+        Ok(p) => format!("kept in {} for the next runs", p.display()),
+        Err(why) => format!("not kept ({why})"),
+    };
+    format!(
+        "hypercomm: no calibration of the {backend} backend on this machine: measured one in \
+         {secs:.1} s (β = {:.3} µs, τ = {:.3e} s/B), {kept}; `calibrate` measures a longer \
+         one, {CALIBRATION_ENV}={CALIBRATION_OFF} keeps the defaults\n",
+        c.beta * 1e6,
+        c.tau
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A calibration file's text with start-up time `beta`.
+    fn file_with(beta: f64) -> String {
+        format!("beta = {beta:e}\ntau = 2e-11\n")
+    }
+
+    /// The order of [`CalibrationSource`]: `HYPERCOMM_CALIBRATION` (or `off`), then the
+    /// backend's own file in the configuration directory (the threads backend's and
+    /// MPI's apart), then the automatic one in the cache, else measure (into the cache).
+    #[test]
+    fn the_calibration_comes_from_the_env_the_backends_file_the_cache_or_a_measurement() {
+        let dir = std::env::temp_dir().join(format!("hc-cal-source-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let config = dir.join("config");
+        std::fs::create_dir_all(config.join("hypercomm")).unwrap();
+        let cache = dir.join("cache").join("calibration-threads-2cpus-h.conf");
+        let beta = |l: Lookup| match l {
+            Lookup::Found(c) => Some(c.beta),
+            Lookup::Measure { .. } => None,
+        };
+        let source = |named: Option<&str>, backend: &str| {
+            CalibrationSource::new(
+                named.map(Into::into),
+                Some(&config),
+                backend,
+                Some(cache.clone()),
+            )
+        };
+        // Nothing anywhere: measure, into the cache.
+        assert_eq!(
+            source(None, "threads").lookup().unwrap(),
+            Lookup::Measure {
+                cache: Some(cache.clone())
+            }
+        );
+        // What was measured is read back.
+        std::fs::create_dir_all(cache.parent().unwrap()).unwrap();
+        std::fs::write(&cache, file_with(3e-7)).unwrap();
+        assert_eq!(beta(source(None, "threads").lookup().unwrap()), Some(3e-7));
+        // The backend's own file comes first; the threads one is not MPI's.
+        std::fs::write(
+            config.join("hypercomm").join("calibration.conf"),
+            file_with(4e-7),
+        )
+        .unwrap();
+        assert_eq!(beta(source(None, "threads").lookup().unwrap()), Some(4e-7));
+        assert_eq!(beta(source(None, "mpi").lookup().unwrap()), Some(3e-7));
+        std::fs::write(
+            config.join("hypercomm").join("calibration-mpi.conf"),
+            file_with(5e-7),
+        )
+        .unwrap();
+        assert_eq!(beta(source(None, "mpi").lookup().unwrap()), Some(5e-7));
+        // The environment's file before all, which must exist; `off` the defaults.
+        let named = dir.join("named.conf");
+        std::fs::write(&named, file_with(6e-7)).unwrap();
+        let named_str = named.to_str().unwrap();
+        assert_eq!(
+            beta(source(Some(named_str), "mpi").lookup().unwrap()),
+            Some(6e-7)
+        );
+        assert!(source(Some("/nonexistent/c.conf"), "threads")
+            .lookup()
+            .is_err());
+        let off = source(Some("off"), "threads").lookup().unwrap();
+        assert_eq!(
+            off,
+            Lookup::Found(CalibrationInfo::new(Calibration::default(), None))
+        );
+        // `calibrate` writes the backend's own file.
+        assert_eq!(
+            source(None, "mpi").path,
+            Some(config.join("hypercomm").join("calibration-mpi.conf"))
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// An automatic calibration moves less than `calibrate`'s at every size and reaches
+    /// past the caches.
+    #[test]
+    fn the_automatic_calibration_is_short_and_reaches_past_the_caches() {
+        for s in sizes(AUTO_MAX_SIZE) {
+            assert!(auto_reps(s) <= default_reps(s) && auto_reps(s) >= 5, "{s}");
+        }
+        assert!(AUTO_MAX_SIZE as u64 > DEFAULT_MAX_SIZE);
+    }
 
     /// Points on the line `beta + tau·n` at the sizes up to `max`, fresh unmeasured.
     fn on_line(max: usize, beta: f64, tau: f64) -> Vec<PingPong> {

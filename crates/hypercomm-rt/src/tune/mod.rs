@@ -57,6 +57,40 @@ mod immediate;
 #[doc(hidden)]
 pub use immediate::Route;
 
+/// A file of what hypercomm measured on this machine, `{kind}-{machine}.{ext}` in
+/// `$XDG_CACHE_HOME/hypercomm/` (else `$HOME/.cache/hypercomm/`): the tuning's picks
+/// ([`Tuning`]) and the CLI's automatic calibration. `machine` names the backend and
+/// machine ([`Transport::machine_key`]); characters other than ASCII letters, digits
+/// and `-` become `_`. `None` when neither variable is set.
+///
+/// ```
+/// let f = hypercomm_rt::tune::cache_file("tuning", "threads-2ranks-2cpus", "json");
+/// if let Some(f) = f {
+///     assert!(f.ends_with("hypercomm/tuning-threads-2ranks-2cpus.json"));
+/// }
+/// ```
+pub fn cache_file(kind: &str, machine: &str, ext: &str) -> Option<PathBuf> {
+    let dir = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|d| !d.is_empty())
+                .map(|h| PathBuf::from(h).join(".cache"))
+        })?;
+    let safe: String = machine
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    Some(dir.join("hypercomm").join(format!("{kind}-{safe}.{ext}")))
+}
+
 /// Environment variable: the tuning file to use, or `off`.
 pub const TUNING_ENV: &str = "HYPERCOMM_TUNING";
 
@@ -502,28 +536,7 @@ impl Tuner {
         match &self.policy {
             Tuning::Off => None,
             Tuning::Measure { file: Some(f) } => Some(f.clone()),
-            Tuning::Measure { file: None } => {
-                let machine = machine?;
-                let dir = std::env::var_os("XDG_CACHE_HOME")
-                    .filter(|d| !d.is_empty())
-                    .map(PathBuf::from)
-                    .or_else(|| {
-                        std::env::var_os("HOME")
-                            .filter(|d| !d.is_empty())
-                            .map(|h| PathBuf::from(h).join(".cache"))
-                    })?;
-                let safe: String = machine
-                    .chars()
-                    .map(|c| {
-                        if c.is_ascii_alphanumeric() || c == '-' {
-                            c
-                        } else {
-                            '_'
-                        }
-                    })
-                    .collect();
-                Some(dir.join("hypercomm").join(format!("tuning-{safe}.json")))
-            }
+            Tuning::Measure { file: None } => cache_file("tuning", machine?, "json"),
         }
     }
 }
