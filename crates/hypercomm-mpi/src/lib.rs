@@ -431,6 +431,26 @@ pub struct Mpi {
 
 /// CPUs online on this node (Linux: `/sys/devices/system/cpu/online`, e.g. `0-3,6`),
 /// whatever this process's affinity.
+/// The MPI library (a hash of `MPI_Get_library_version`'s text) and this process's
+/// host (`MPI_Get_processor_name`), as the tuning's and the calibration's files name
+/// the machine.
+fn machine_parts() -> (String, String) {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    mpi::environment::library_version()
+        .unwrap_or_default()
+        .hash(&mut h);
+    let host = mpi::environment::processor_name().unwrap_or_default();
+    (format!("{:08x}", h.finish() as u32), host)
+}
+
+/// This backend on this machine as the automatic calibration's file names it
+/// (`mpi-{library hash}-{host}`; the tuning's adds the ranks): MPI must be initialized.
+pub fn machine_name() -> String {
+    let (library, host) = machine_parts();
+    format!("mpi-{library}-{host}")
+}
+
 fn online_cpus() -> Option<usize> {
     let list = std::fs::read_to_string("/sys/devices/system/cpu/online").ok()?;
     let mut n = 0;
@@ -1491,17 +1511,8 @@ impl Transport for Mpi {
     /// the number of ranks and this process's host, so that picks measured under one
     /// library, rank count or machine are never read under another.
     fn machine_key(&self) -> Option<String> {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        mpi::environment::library_version()
-            .unwrap_or_default()
-            .hash(&mut h);
-        let host = mpi::environment::processor_name().unwrap_or_default();
-        Some(format!(
-            "mpi-{:08x}-{}ranks-{host}",
-            h.finish() as u32,
-            self.size
-        ))
+        let (library, host) = machine_parts();
+        Some(format!("mpi-{library}-{}ranks-{host}", self.size))
     }
 
     fn cancel_all(&mut self) {

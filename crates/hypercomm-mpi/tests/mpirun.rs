@@ -33,9 +33,12 @@ fn mpirun(ranks: u32, args: &[&str], limit: Duration) -> Job {
     )
 }
 
-/// `mpirun -n ranks exe args…`, killed after `limit`.
+/// `mpirun -n ranks exe args…`, killed after `limit`, with the runtime's default
+/// calibration (`HYPERCOMM_CALIBRATION=off`: none read from the user's files or
+/// measured into their cache).
 fn mpirun_exe(exe: &Path, ranks: u32, args: &[&str], limit: Duration) -> Job {
-    mpirun_env(exe, ranks, args, &[], limit)
+    let off = [("HYPERCOMM_CALIBRATION", Some(Path::new("off")))];
+    mpirun_env(exe, ranks, args, &off, limit)
 }
 
 /// `mpirun -n ranks exe args…` with `env` set (and exported to the ranks with `-x`;
@@ -454,20 +457,29 @@ fn vs_native_predictions(stdout: &str) -> Vec<(f64, f64, f64)> {
         .collect()
 }
 
-/// `vs-native`'s prediction uses the calibration `bench` uses, and says which: the file
-/// at the default path (`$XDG_CONFIG_HOME/hypercomm/calibration.conf`) when there is
-/// one, the runtime's defaults when there is none, and a missing
+/// `vs-native`'s prediction uses the calibration `bench` uses, and says which: the MPI
+/// backend's file at the default path (`$XDG_CONFIG_HOME/hypercomm/calibration-mpi.conf`,
+/// not the threads backend's `calibration.conf` beside it) when there is one; without
+/// one, a calibration measured by the job itself and kept in the cache
+/// (`$XDG_CACHE_HOME/hypercomm/calibration-mpi-…conf`), read back by the next job;
+/// the runtime's defaults with `HYPERCOMM_CALIBRATION=off`; and a missing
 /// `$HYPERCOMM_CALIBRATION` file is bad input.
 #[test]
 fn vs_native_predicts_under_the_bench_calibration() {
     let dir = std::env::temp_dir().join(format!("hc-mpi-vs-native-{}", std::process::id()));
-    let (saved, empty) = (dir.join("saved"), dir.join("empty"));
+    let (saved, empty, cache) = (dir.join("saved"), dir.join("empty"), dir.join("cache"));
     std::fs::create_dir_all(saved.join("hypercomm")).unwrap();
     std::fs::create_dir_all(&empty).unwrap();
-    let file = saved.join("hypercomm").join("calibration.conf");
+    let file = saved.join("hypercomm").join("calibration-mpi.conf");
     // τ of 1e-15 s/B (the runtime refuses 0): at these sizes every prediction is a whole
     // number of start-ups of 10 µs, to within 1e-9 of one.
     std::fs::write(&file, "beta = 1e-5\ntau = 1e-15\n").unwrap();
+    // The threads backend's file, which MPI must not read.
+    std::fs::write(
+        saved.join("hypercomm").join("calibration.conf"),
+        "beta = 7e-5\ntau = 1e-15\n",
+    )
+    .unwrap();
     let exe = Path::new(env!("CARGO_BIN_EXE_hypercomm-mpi"));
     let args = [
         "vs-native",
@@ -483,6 +495,7 @@ fn vs_native_predicts_under_the_bench_calibration() {
         let env = [
             ("HYPERCOMM_CALIBRATION", calibration),
             ("XDG_CONFIG_HOME", Some(xdg)),
+            ("XDG_CACHE_HOME", Some(cache.as_path())),
             ("HOME", Some(empty.as_path())),
             ("HYPERCOMM_TUNING", Some(Path::new("off"))),
         ];
@@ -508,14 +521,38 @@ fn vs_native_predicts_under_the_bench_calibration() {
         );
     }
 
+    // No file: measured (said once, by rank 0), kept, and read back by the next job.
     let job = run(&empty, None);
+    assert_eq!(job.code, Some(0), "{}\n{}", job.stdout, job.stderr);
+    if !job.stderr.contains("none could be measured") {
+        assert_eq!(
+            job.stderr.matches("measured one in").count(),
+            1,
+            "{}",
+            job.stderr
+        );
+        let kept: Vec<_> = std::fs::read_dir(cache.join("hypercomm"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.to_str().unwrap().contains("calibration-mpi-"))
+            .collect();
+        assert_eq!(kept.len(), 1, "{kept:?}");
+        let source = format!("({})", kept[0].display());
+        assert!(job.stdout.contains(&source), "{}", job.stdout);
+        let again = run(&empty, None);
+        assert_eq!(again.code, Some(0), "{}\n{}", again.stdout, again.stderr);
+        assert!(!again.stderr.contains("measured"), "{}", again.stderr);
+        assert!(again.stdout.contains(&source), "{}", again.stdout);
+    }
+    assert_eq!(vs_native_predictions(&job.stdout).len(), 2 * 2);
+
+    let job = run(&empty, Some(Path::new("off")));
     assert_eq!(job.code, Some(0), "{}\n{}", job.stdout, job.stderr);
     assert!(
         job.stdout.contains("(defaults: no calibration file)"),
         "{}",
         job.stdout
     );
-    assert_eq!(vs_native_predictions(&job.stdout).len(), 2 * 2);
 
     let missing = dir.join("missing.conf");
     let job = run(&saved, Some(&missing));

@@ -368,6 +368,29 @@ impl Calibration {
         }
     }
 
+    /// The calibration as the file format's lines (`beta`, `tau`, then each `band`,
+    /// `fresh` and `same-cpu` line), which [`Calibration::parse`] reads back exactly: to
+    /// send one to other processes (the MPI CLI's rank 0 gives every rank its own).
+    ///
+    /// ```
+    /// use hypercomm_rt::Calibration;
+    /// let c = Calibration::parse("beta = 2e-6\ntau = 5e-10\nband = 65536 8e-6 4e-10\nfresh = 1 1e-7 3e-10").unwrap();
+    /// assert_eq!(Calibration::parse(&c.to_text()).unwrap(), c);
+    /// ```
+    pub fn to_text(&self) -> String {
+        let mut s = format!("beta = {:e}\ntau = {:e}\n", self.beta, self.tau);
+        for (key, bands) in [
+            ("band", &self.bands),
+            ("fresh", &self.fresh),
+            ("same-cpu", &self.same_cpu),
+        ] {
+            for b in bands.as_slice() {
+                s.push_str(&format!("{key} = {} {:e} {:e}\n", b.from, b.beta, b.tau));
+            }
+        }
+        s
+    }
+
     /// Read a calibration file.
     pub fn load(path: &std::path::Path) -> Result<Self> {
         let text = std::fs::read_to_string(path).map_err(|e| {

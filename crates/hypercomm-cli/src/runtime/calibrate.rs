@@ -528,12 +528,21 @@ pub fn output_path(
 }
 
 /// Write `text` to `path`, creating its directory (that of the default path; an
-/// explicit `--output`'s must exist: [`output_path`]).
+/// explicit `--output`'s must exist: [`output_path`]). The text goes to a file of this
+/// process beside it first, then takes `path`'s name at once: a command reading `path`
+/// meanwhile (another job measuring the same machine) reads the old file or the new,
+/// never half of one.
 pub fn save(path: &Path, text: &str) -> std::io::Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;
     }
-    std::fs::write(path, text)
+    let mut part = path.as_os_str().to_owned();
+    part.push(format!(".{}.part", std::process::id()));
+    let part = PathBuf::from(part);
+    std::fs::write(&part, text)?;
+    std::fs::rename(&part, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&part);
+    })
 }
 
 /// The text of a calibration file.
@@ -735,7 +744,7 @@ pub const AUTO_MAX_SIZE: usize = 64 << 20;
 /// eighth of [`default_reps`]: the whole measurement, 27 sizes with fresh data and
 /// the same-CPU pairs, takes about 0.5 s on 2 cores).
 pub fn auto_reps(bytes: usize) -> u64 {
-    ((32usize << 20) / bytes.max(1)).clamp(5, 2000) as u64
+    ((16usize << 20) / bytes.max(1)).clamp(4, 1000) as u64
 }
 
 /// The note a command prints on stderr after measuring a calibration itself.

@@ -29,19 +29,168 @@ pub fn say(text: String) {
     std::io::stderr().write_all(text.as_bytes()).ok();
 }
 
-/// Validate on every rank (all reach the same verdict) and load the calibration `bench`
-/// uses ([`hypercomm_cli::threads::calibration`]); rank 0 prints the error (exit 2).
+/// Validate on every rank (all reach the same verdict), then agree on the calibration
+/// `bench` and `auto` use ([`agreed_calibration`]); rank 0 prints the error (exit 2).
 pub fn prepare<T>(
-    me: i32,
+    world: &SimpleCommunicator,
     f: impl FnOnce() -> Result<T, CliError>,
 ) -> Result<(T, CalibrationInfo), i32> {
-    let got = f().and_then(|t| Ok((t, hypercomm_cli::threads::calibration()?)));
-    got.map_err(|e| {
+    let me = world.rank();
+    let bad = |e: String| {
         if me == 0 {
             say(format!("error: {e}\n"));
         }
         i32::from(hypercomm_cli::EXIT_BAD_INPUT)
-    })
+    };
+    let t = f().map_err(|e| bad(e.to_string()))?;
+    let cal = agreed_calibration(world).map_err(bad)?;
+    Ok((t, cal))
+}
+
+/// The MPI backend's calibration, the same on every rank: rank 0 finds it
+/// ([`CalibrationSource::for_backend`]: `HYPERCOMM_CALIBRATION`, `calibration-mpi.conf`,
+/// the automatic one of this library and host) and sends it to all, so that ranks on
+/// other hosts, whose files may differ or be missing, price alike. Where there is none,
+/// every rank takes part in measuring one (pairs of ranks, as `calibrate`, with
+/// [`calibrate::auto_reps`] up to [`calibrate::AUTO_MAX_SIZE`]), which rank 0 keeps in
+/// the cache and reports on stderr. An unreadable or bad file is rank 0's error, given to
+/// every rank.
+pub fn agreed_calibration(world: &SimpleCommunicator) -> Result<CalibrationInfo, String> {
+    use hypercomm_cli::runtime::calibrate::{CalibrationSource, Lookup};
+    let root = world.process_at_rank(0);
+    let me = world.rank();
+    // Rank 0's verdict: 0 found, 1 measure, 2 error; with the text of the calibration
+    // or of the error, and the source.
+    let (mut verdict, mut text, mut source) = (0u8, String::new(), String::new());
+    let mut cache = None;
+    if me == 0 {
+        let machine = hypercomm_mpi::machine_name();
+        match CalibrationSource::for_backend(BACKEND, Some(&machine)).lookup() {
+            Ok(Lookup::Found(c)) => {
+                text = c.calibration().to_text();
+                source = c.source.unwrap_or_default();
+            }
+            Ok(Lookup::Measure { cache: c }) => {
+                verdict = 1;
+                cache = c;
+            }
+            Err(e) => {
+                verdict = 2;
+                text = e.to_string();
+            }
+        }
+    }
+    root.broadcast_into(&mut verdict);
+    if verdict == 1 {
+        let (v, t, s) = measure_calibration(world, cache.as_deref());
+        (verdict, text, source) = (v, t, s);
+    }
+    let send = |s: &mut String| {
+        let mut len = s.len() as u64;
+        root.broadcast_into(&mut len);
+        let mut bytes = std::mem::take(s).into_bytes();
+        bytes.resize(len as usize, 0);
+        // Not an empty buffer: Open MPI refuses its dangling address (MPI_ERR_ARG).
+        if len > 0 {
+            root.broadcast_into(&mut bytes[..]);
+        }
+        *s = String::from_utf8_lossy(&bytes).into_owned();
+    };
+    root.broadcast_into(&mut verdict);
+    send(&mut text);
+    send(&mut source);
+    if verdict == 2 {
+        return Err(text);
+    }
+    let c = hypercomm_rt::Calibration::parse(&text).map_err(|e| e.to_string())?;
+    Ok(CalibrationInfo::new(
+        c,
+        (!source.is_empty()).then_some(source),
+    ))
+}
+
+/// Measure the MPI backend's calibration with every rank of `world` (pairs (0, 1),
+/// (2, 3), …; rank 0's pair is the one fitted, as `calibrate`'s), keep it at `cache`;
+/// rank 0's (verdict, calibration text, source) for [`agreed_calibration`]: the
+/// runtime's defaults, with a note, on 1 rank, on a refused fit or a failed rank.
+fn measure_calibration(
+    world: &SimpleCommunicator,
+    cache: Option<&std::path::Path>,
+) -> (u8, String, String) {
+    use hypercomm_cli::runtime::calibrate;
+    let me = world.rank();
+    let defaults = |why: String| {
+        if me == 0 {
+            say(format!(
+                "hypercomm-mpi: no calibration of the mpi backend on this machine, and none \
+                 could be measured ({why}): the runtime's defaults (`hypercomm-mpi calibrate` \
+                 to measure one)\n"
+            ));
+        }
+        (
+            0,
+            hypercomm_rt::Calibration::default().to_text(),
+            String::new(),
+        )
+    };
+    if world.size() < 2 {
+        return defaults("a pair of ranks measures it: run under mpirun -n 2 or more".into());
+    }
+    let start = std::time::Instant::now();
+    // Each rank's two buffers in at most a quarter of what each rank may take.
+    let room = agreed_memory_limit(world).bytes / 4;
+    let sizes: Vec<usize> = calibrate::sizes(calibrate::AUTO_MAX_SIZE)
+        .into_iter()
+        .filter(|&s| 2 * s as u64 <= room)
+        .collect();
+    if sizes.len() < 2 {
+        return defaults("too little memory to measure two sizes".into());
+    }
+    let config = Config::new().timeout(Duration::from_secs(60));
+    let outcome = hypercomm_mpi::run(world, &config, |comm| {
+        calibrate::calibrate_rank(
+            comm,
+            &sizes,
+            &calibrate::auto_reps,
+            calibrate::Pattern::Exchange,
+        )
+    });
+    let points = match outcome {
+        Ok(p) => p,
+        Err(f) => return defaults(format!("rank {me}: {f}")),
+    };
+    if me != 0 {
+        return (0, String::new(), String::new());
+    }
+    let fitted = match calibrate::fit(&points) {
+        Ok(c) => c,
+        Err(e) => return defaults(e.to_string()),
+    };
+    let file = calibrate::file_text(
+        fitted,
+        BACKEND,
+        world.size() as u32,
+        calibrate::Pattern::Exchange,
+        &points,
+    );
+    let kept = match cache {
+        Some(path) => calibrate::save(path, &file)
+            .map(|()| path)
+            .map_err(|e| format!("cannot write {}: {e}", path.display())),
+        None => Err("no cache directory: neither XDG_CACHE_HOME nor HOME is set".into()),
+    };
+    let source = kept
+        .as_ref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    let info = CalibrationInfo::new(fitted, None);
+    say(calibrate::auto_note(
+        BACKEND,
+        &info,
+        start.elapsed().as_secs_f64(),
+        kept,
+    ));
+    (0, fitted.to_text(), source)
 }
 
 /// The nodes × processes per node of `world` when `--shape` is `node` (collective:
@@ -115,7 +264,7 @@ pub fn run(world: &SimpleCommunicator, args: &RtRunArgs) -> i32 {
     let me = world.rank();
     let node = node_shape_if_asked(world, args.shape.as_deref());
     let limit = agreed_memory_limit(world);
-    let ((mut cfg, timeout), cal) = match prepare(me, || {
+    let ((mut cfg, timeout), cal) = match prepare(world, || {
         Ok((
             config::rt_run_in(args, config::Placement::OnePerProcess(limit), node?)?,
             config::timeout(args.problem.timeout)?,
@@ -166,7 +315,7 @@ pub fn bench(world: &SimpleCommunicator, args: &BenchArgs) -> i32 {
     let me = world.rank();
     let node = node_shape_if_asked(world, args.shape.as_deref());
     let limit = agreed_memory_limit(world);
-    let ((mut cfg, timeout), cal) = match prepare(me, || {
+    let ((mut cfg, timeout), cal) = match prepare(world, || {
         Ok((
             config::rt_bench_in(args, config::Placement::OnePerProcess(limit), node?)?,
             config::timeout(args.problem.timeout)?,

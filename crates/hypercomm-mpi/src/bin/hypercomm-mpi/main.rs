@@ -339,7 +339,7 @@ fn main() -> ExitCode {
             };
             let sizes = (min_size.unwrap_or(least), *max_size);
             let k = world.size() as u32;
-            match cli::prepare(me, || {
+            match cli::prepare(&world, || {
                 osu::OsuConfig::new(*benchmark, k, algo, sizes, *iters, *warmup)
             }) {
                 Ok((cfg, cal)) => report(
@@ -360,7 +360,7 @@ fn main() -> ExitCode {
             max_bytes,
             iters,
             stat,
-        } => match cli::prepare(me, || Ok(())) {
+        } => match cli::prepare(&world, || Ok(())) {
             // The calibration `bench` uses, for `auto` and for the prediction alike.
             Ok(((), cal)) => report(
                 me,
@@ -417,7 +417,7 @@ fn calibrate(
     if world.size() < 2 {
         return bad("calibrate needs a pair of ranks: run it under mpirun -n 2 or more".into());
     }
-    let path = match cal::output_path(output, reps) {
+    let path = match cal::output_path(output, reps, cli::BACKEND) {
         Ok(p) => p,
         Err(e) => return bad(e.to_string()),
     };
