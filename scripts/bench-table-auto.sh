@@ -9,7 +9,8 @@
 #     Open MPI `mpirun --oversubscribe -n K hypercomm-mpi bench`, K in KS_MPI (default
 #     "2 4").
 # Every run starts from an empty home (no calibration file, no tuning file, no
-# HYPERCOMM_* variable), as a new user: `auto` measures its picks in that run. RUNS runs
+# HYPERCOMM_* variable), as a new user: the run measures its calibration and `auto` its
+# picks in that run. RUNS runs
 # (default 6) of each; ITERS timed calls per algorithm and size (default: bench's own,
 # OSU's 1000 after 200 warm-up up to 8 KiB, 100 after 10 above; a number N: N after
 # N/10). A time is bench's max_us (STAT=max, the default: the slowest rank's mean per
@@ -103,8 +104,10 @@ one() {
             'NR > 1 {print b, k, op, r, $3, $1, $2, $6, $8}' >>"$out/rows"
     local one_size=(bench --ranks "$k" --op "$op" --algo auto --min-size 8 --max-size 8 --iters 1 --warmup 0)
     local tuned off
-    tuned=$(seconds fresh "$out/home" "$@" "${one_size[@]}")
-    off=$(seconds fresh "$out/home" env HYPERCOMM_TUNING=off "$@" "${one_size[@]}")
+    # Both without a calibration (HYPERCOMM_CALIBRATION=off): an empty home's first
+    # command measures one, 0.5-1 s that is not the tuning's.
+    tuned=$(seconds fresh "$out/home" env HYPERCOMM_CALIBRATION=off "$@" "${one_size[@]}")
+    off=$(seconds fresh "$out/home" env HYPERCOMM_CALIBRATION=off HYPERCOMM_TUNING=off "$@" "${one_size[@]}")
     echo "$backend $k $op $tuned $off" >>"$out/tuning"
 }
 

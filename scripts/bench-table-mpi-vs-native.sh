@@ -7,8 +7,9 @@
 # OSU's), run RUNS times (default
 # 3) for each K in KS (default "2 4 8"; more ranks than cores run oversubscribed), sizes
 # 8 B to MAX_BYTES (default 4 MiB). Each run starts from an empty home: no calibration
-# file and no tuning file, so `auto` measures its picks in that run, as on a new machine
-# (the time it took is in the run's `# auto:` lines, kept in the full table's file).
+# file and no tuning file, so the run measures its calibration (ranks 0 and 1, before
+# the table) and `auto` its picks, as on a new machine (the time the picks took is in
+# the run's `# auto:` lines, kept in the full table's file).
 #
 # Prints, per K and collective: the largest median ours/native over the sizes (and
 # where), how many sizes exceed 1.05, and the smallest median ratio with the algorithm

@@ -14,8 +14,11 @@
 #     HYPERCOMM_TUNING=off: `auto` is the model's pick at every size (with tuning it runs
 #     MPI's own call at most sizes, which the model does not price).
 # RUNS runs of each (default 3); a cell is measured / predicted, median (min–max).
+# CALIB=auto instead takes the calibration a new user's first command measures by itself
+# (run once from an empty home, `~/.cache/hypercomm/calibration-*.conf`: 1 B to 64 MiB,
+# fewer exchanges per size) for each backend, in place of `calibrate`.
 #
-# Usage: [RUNS=3] [CONFIGS="2 allgather 2 alltoall ..."] [MPI=auto|0|1] [CALIB_MAX=67108864]
+# Usage: [RUNS=3] [CALIB=calibrate|auto] [CONFIGS="2 allgather 2 alltoall ..."] [MPI=auto|0|1] [CALIB_MAX=67108864]
 #        [SMOKE=1: 1-4 KiB, 3 runs, few iterations] scripts/bench-table-prediction.sh [MIN_BYTES [MAX_BYTES]]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,7 +37,22 @@ cargo build --release -q -p hypercomm-cli >&2
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
 
-target/release/hypercomm calibrate --ranks 2 --max-size "$CALIB_MAX" --output "$out/threads.conf" >&2
+CALIB=${CALIB:-calibrate}
+case "$CALIB" in calibrate | auto) ;; *) echo "CALIB=$CALIB: valid values are calibrate and auto" >&2; exit 2 ;; esac
+# `auto_calibration BACKEND CMD...`: CMD run once from an empty home, which measures the
+# backend's calibration itself; the file it kept becomes $out/BACKEND.conf.
+auto_calibration() {
+    local backend=$1; shift
+    rm -rf "$out/home"; mkdir -p "$out/home"
+    env -u HYPERCOMM_CALIBRATION -u XDG_CONFIG_HOME -u XDG_CACHE_HOME HOME="$out/home" "$@" >/dev/null
+    cp "$out"/home/.cache/hypercomm/calibration-"$backend"-*.conf "$out/$backend.conf"
+}
+if [ "$CALIB" = auto ]; then
+    auto_calibration threads target/release/hypercomm run --ranks 2 --op allreduce --len 8
+    CALIB_MAX="the automatic calibration's 67108864"
+else
+    target/release/hypercomm calibrate --ranks 2 --max-size "$CALIB_MAX" --output "$out/threads.conf" >&2
+fi
 # shellcheck disable=SC2086 # CONFIGS is a list of "K OP" pairs
 set -- $CONFIGS
 while [ $# -ge 2 ]; do
@@ -46,7 +64,11 @@ while [ $# -ge 2 ]; do
     done
 done
 if [ "$MPI" = 1 ]; then
-    mpirun -n 2 target/release/hypercomm-mpi calibrate --max-size "$CALIB_MAX" --output "$out/mpi.conf" >&2
+    if [ "$CALIB" = auto ]; then
+        auto_calibration mpi mpirun -x HOME -n 2 target/release/hypercomm-mpi run --op allreduce --len 8
+    else
+        mpirun -n 2 target/release/hypercomm-mpi calibrate --max-size "$CALIB_MAX" --output "$out/mpi.conf" >&2
+    fi
     for _ in $(seq "$RUNS"); do
         HYPERCOMM_CALIBRATION="$out/mpi.conf" HYPERCOMM_TUNING=off mpirun -x HYPERCOMM_CALIBRATION \
             -x HYPERCOMM_TUNING -n 2 \
@@ -57,7 +79,7 @@ fi
 fit() { sed -n "s/^$2 = //p" "$out/$1.conf" | xargs printf '%.3g'; }
 cal="threads β = $(fit threads beta) s, τ = $(fit threads tau) s/B"
 [ "$MPI" = 1 ] && cal="$cal; MPI β = $(fit mpi beta) s, τ = $(fit mpi tau) s/B"
-bench_stamp "$RUNS runs, calibrated up to $CALIB_MAX B ($cal), \`scripts/bench-table-prediction.sh\`"
+bench_stamp "$RUNS runs, calibrated up to $CALIB_MAX B ($cal), \`CALIB=$CALIB scripts/bench-table-prediction.sh\`"
 bench_smoke_note
 python3 - "$out/rows" "$(nproc)" <<'PY'
 import collections, statistics, sys

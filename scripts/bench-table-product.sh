@@ -10,7 +10,8 @@
 # the algorithm's time / native's (MPI) or / pairwise's (threads, which has no native),
 # and the min–max of that ratio over the runs; native's (pairwise's) own median µs.
 # The shape of K is SHAPE_K (default 4: 2x2, 6: 2x3, 8: 2x4, 12: 3x4), given with
-# --shape; no calibration file (the defaults), which no algorithm here depends on.
+# --shape; the runtime's default calibration (HYPERCOMM_CALIBRATION=off), which no
+# algorithm here depends on.
 #
 # Usage: [RUNS=3] [KS="4 6 8 12"] [SIZES="8 1024 65536"] [ITERS=100] [WARMUP=10]
 #        [BACKENDS="mpi threads"] [MPIRUN_FLAGS=--oversubscribe]
@@ -42,11 +43,11 @@ for backend in $BACKENDS; do
                 f="$out/$backend.$k.$size.$r"
                 if [ "$backend" = mpi ]; then
                     # shellcheck disable=SC2086
-                    env -u HYPERCOMM_CALIBRATION XDG_CONFIG_HOME="$out" HOME="$out" \
+                    env HYPERCOMM_CALIBRATION=off XDG_CONFIG_HOME="$out" HOME="$out" \
                         mpirun $MPIRUN_FLAGS -n "$k" target/release/hypercomm-mpi "${common[@]}" \
                         --algo product,pairwise,bruck,native >"$f"
                 else
-                    env -u HYPERCOMM_CALIBRATION XDG_CONFIG_HOME="$out" HOME="$out" \
+                    env HYPERCOMM_CALIBRATION=off XDG_CONFIG_HOME="$out" HOME="$out" \
                         target/release/hypercomm "${common[@]}" --backend threads --ranks "$k" \
                         --algo product,pairwise,bruck >"$f"
                 fi

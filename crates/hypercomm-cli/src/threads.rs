@@ -34,7 +34,11 @@ pub fn calibration(err: &mut dyn std::io::Write) -> Result<CalibrationInfo, CliE
         .map_err(CliError::Runtime)?
     {
         Lookup::Found(c) => Ok(c),
-        Lookup::Measure { cache } => Ok(auto_calibration(cache.as_deref(), err)?),
+        Lookup::Measure { cache, unreadable } => Ok(auto_calibration(
+            cache.as_deref(),
+            unreadable.as_deref(),
+            err,
+        )?),
     }
 }
 
@@ -55,54 +59,37 @@ pub fn machine_name() -> String {
 /// defaults, said too: a command never fails for want of a calibration.
 pub fn auto_calibration(
     cache: Option<&std::path::Path>,
+    unreadable: Option<&str>,
     err: &mut dyn std::io::Write,
 ) -> Result<CalibrationInfo, CliError> {
     let start = std::time::Instant::now();
     let fiber_ranks = 2 * threads::cpu_count().max(1) as u32;
-    // The largest size whose buffers (two per rank; 2 ranks, then the same-CPU pairs'
-    // up to 4 MiB) take at most a quarter of the memory available.
+    // Buffers in at most a quarter of the memory available: 2 ranks, then the same-CPU
+    // pairs' up to 4 MiB.
     let room = config::memory_limit().bytes / 4;
-    let fits = |s: usize, ranks: u32| 2 * s as u64 * u64::from(ranks) <= room;
-    let sizes: Vec<usize> = calibrate::sizes(calibrate::AUTO_MAX_SIZE)
+    let sizes = calibrate::auto_sizes(room, 2);
+    let same_cpu_sizes: Vec<usize> = calibrate::auto_sizes(room, fiber_ranks)
         .into_iter()
-        .filter(|&s| fits(s, 2))
-        .collect();
-    let same_cpu_sizes: Vec<usize> = sizes
-        .iter()
-        .copied()
-        .filter(|&s| s as u64 <= calibrate::DEFAULT_MAX_SIZE && fits(s, fiber_ranks))
+        .filter(|&s| s as u64 <= calibrate::DEFAULT_MAX_SIZE)
         .collect();
     let timeout = std::time::Duration::from_secs(60);
+    let pattern = calibrate::Pattern::Exchange;
     let mut why = String::from("too little memory to measure two sizes");
     for _ in 0..3 {
         if sizes.len() < 2 {
             break;
         }
-        match measure(
-            2,
-            timeout,
-            &sizes,
-            &same_cpu_sizes,
-            &calibrate::auto_reps,
-            &calibrate::auto_reps,
-            calibrate::Pattern::Exchange,
-        ) {
+        let reps = &calibrate::auto_reps;
+        match measure(2, timeout, &sizes, &same_cpu_sizes, reps, reps, pattern) {
             Ok(m) => {
-                let text = file_text(&m, 2, calibrate::Pattern::Exchange);
-                let kept = match cache {
-                    Some(path) => calibrate::save(path, &text)
-                        .map(|()| path)
-                        .map_err(|e| format!("cannot write {}: {e}", path.display())),
-                    None => {
-                        Err("no cache directory: neither XDG_CACHE_HOME nor HOME is set".into())
-                    }
+                let kept = calibrate::keep(cache, &file_text(&m, 2, pattern));
+                let source = match &kept {
+                    Ok(p) => p.display().to_string(),
+                    Err(_) => calibrate::NOT_KEPT.into(),
                 };
-                let info = CalibrationInfo::new(
-                    m.fitted,
-                    kept.as_ref().ok().map(|p| p.display().to_string()),
-                );
-                let note =
-                    calibrate::auto_note(BACKEND, &info, start.elapsed().as_secs_f64(), kept);
+                let info = CalibrationInfo::new(m.fitted, Some(source));
+                let secs = start.elapsed().as_secs_f64();
+                let note = calibrate::auto_note(BACKEND, &info, secs, kept, unreadable);
                 err.write_all(note.as_bytes())?;
                 return Ok(info);
             }
@@ -113,11 +100,7 @@ pub fn auto_calibration(
             }
         }
     }
-    writeln!(
-        err,
-        "hypercomm: no calibration of the {BACKEND} backend on this machine, and none could \
-         be measured ({why}): the runtime's defaults (`hypercomm calibrate` to measure one)"
-    )?;
+    err.write_all(calibrate::defaults_note(BACKEND, &why).as_bytes())?;
     Ok(CalibrationInfo::new(
         hypercomm_rt::Calibration::default(),
         None,

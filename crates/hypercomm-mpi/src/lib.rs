@@ -429,8 +429,6 @@ pub struct Mpi {
     native_arrays: native::VarcountArrays,
 }
 
-/// CPUs online on this node (Linux: `/sys/devices/system/cpu/online`, e.g. `0-3,6`),
-/// whatever this process's affinity.
 /// The MPI library (a hash of `MPI_Get_library_version`'s text) and this process's
 /// host (`MPI_Get_processor_name`), as the tuning's and the calibration's files name
 /// the machine.
@@ -445,12 +443,22 @@ fn machine_parts() -> (String, String) {
 }
 
 /// This backend on this machine as the automatic calibration's file names it
-/// (`mpi-{library hash}-{host}`; the tuning's adds the ranks): MPI must be initialized.
-pub fn machine_name() -> String {
+/// (`mpi-{library hash}-{host}`, and `-oversubscribed` when `ranks_here`, the job's
+/// ranks on this host, outnumber its online CPUs: a pair then shares the CPUs with
+/// waiting ranks, and its messages cost several times more; the tuning's file names the
+/// ranks instead). MPI must be initialized.
+pub fn machine_name(ranks_here: usize) -> String {
     let (library, host) = machine_parts();
-    format!("mpi-{library}-{host}")
+    let over = if ranks_here > online_cpus().unwrap_or(usize::MAX) {
+        "-oversubscribed"
+    } else {
+        ""
+    };
+    format!("mpi-{library}-{host}{over}")
 }
 
+/// CPUs online on this node (Linux: `/sys/devices/system/cpu/online`, e.g. `0-3,6`),
+/// whatever this process's affinity.
 fn online_cpus() -> Option<usize> {
     let list = std::fs::read_to_string("/sys/devices/system/cpu/online").ok()?;
     let mut n = 0;

@@ -33,16 +33,16 @@ fn mpirun(ranks: u32, args: &[&str], limit: Duration) -> Job {
     )
 }
 
-/// `mpirun -n ranks exe args…`, killed after `limit`, with the runtime's default
-/// calibration (`HYPERCOMM_CALIBRATION=off`: none read from the user's files or
-/// measured into their cache).
+/// `mpirun -n ranks exe args…`, killed after `limit`.
 fn mpirun_exe(exe: &Path, ranks: u32, args: &[&str], limit: Duration) -> Job {
-    let off = [("HYPERCOMM_CALIBRATION", Some(Path::new("off")))];
-    mpirun_env(exe, ranks, args, &off, limit)
+    mpirun_env(exe, ranks, args, &[], limit)
 }
 
 /// `mpirun -n ranks exe args…` with `env` set (and exported to the ranks with `-x`;
-/// a value of `None` removes the variable), killed after `limit`.
+/// a value of `None` removes the variable), killed after `limit`. Unless `env` names
+/// the calibration's variables, the runtime's default calibration
+/// (`HYPERCOMM_CALIBRATION=off`): none read from the user's files or measured into
+/// their cache.
 fn mpirun_env(
     exe: &Path,
     ranks: u32,
@@ -51,6 +51,11 @@ fn mpirun_env(
     limit: Duration,
 ) -> Job {
     let mut cmd = Command::new("mpirun");
+    let calibration = ["HYPERCOMM_CALIBRATION", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"];
+    if !env.iter().any(|(k, _)| calibration.contains(k)) {
+        cmd.env("HYPERCOMM_CALIBRATION", "off")
+            .args(["-x", "HYPERCOMM_CALIBRATION"]);
+    }
     for (name, value) in env {
         match value {
             Some(v) => cmd.env(name, v).args(["-x", name]),
@@ -549,7 +554,7 @@ fn vs_native_predicts_under_the_bench_calibration() {
     let job = run(&empty, Some(Path::new("off")));
     assert_eq!(job.code, Some(0), "{}\n{}", job.stdout, job.stderr);
     assert!(
-        job.stdout.contains("(defaults: no calibration file)"),
+        job.stdout.contains("(the runtime's defaults)"),
         "{}",
         job.stdout
     );
@@ -1500,6 +1505,7 @@ fn readme_mpi_commands_work_as_written() {
             .env("OMPI_MCA_mpi_yield_when_idle", "1")
             .env("HOME", dir.join("home"))
             .env("XDG_CONFIG_HOME", dir.join("home"))
+            .env_remove("XDG_CACHE_HOME")
             .env_remove("HYPERCOMM_CALIBRATION");
         let job = job(cmd, command, Duration::from_secs(300));
         expect(command, &job, &dir);

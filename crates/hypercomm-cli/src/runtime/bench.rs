@@ -190,13 +190,7 @@ pub fn bench_rank<X: Transport>(
         }
         let (iters, warmup) = cfg.iterations(size);
         let first = points.len();
-        // The algorithms timed together: all of them with --interleave (their calls in
-        // turns), else each alone in a block of its own calls, OSU's way.
-        let groups: Vec<Vec<usize>> = if cfg.interleave {
-            vec![(0..cfg.algos.len()).collect()]
-        } else {
-            (0..cfg.algos.len()).map(|i| vec![i]).collect()
-        };
+        let groups = timed_together(cfg.algos.len(), cfg.interleave);
         let plain = |comm: &mut Comm<X>, output: &mut [u8], algo| {
             if cfg.in_place {
                 invoke_in_place(comm, c, output, &op, algo)
@@ -272,6 +266,17 @@ pub fn bench_rank<X: Transport>(
         comm.barrier_with(cfg.barrier)?;
     }
     Ok(points)
+}
+
+/// The indices of `n` algorithms as `bench` times them, one group per [`time_calls`]:
+/// all together with `interleave` (their calls in turns), else each alone in a block of
+/// its own calls, OSU's way.
+pub fn timed_together(n: usize, interleave: bool) -> Vec<Vec<usize>> {
+    if interleave {
+        vec![(0..n).collect()]
+    } else {
+        (0..n).map(|i| vec![i]).collect()
+    }
 }
 
 /// This rank's mean latency (seconds) over `iters` timed calls of each of `forms`

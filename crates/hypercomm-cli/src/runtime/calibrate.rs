@@ -138,10 +138,25 @@ pub fn calibrate_rank_with<X: Transport>(
     pattern: Pattern,
     fresh: bool,
 ) -> hypercomm_rt::Result<Vec<PingPong>> {
+    calibrate_pairs(comm, sizes, reps, pattern, fresh, u32::MAX)
+}
+
+/// [`calibrate_rank_with`] by the first `pairs` pairs only, (0, 1), …; the other ranks
+/// take part in the barriers alone and return no points. One pair measures alone what
+/// a job of any size, and any number of ranks a CPU, would keep alike (the automatic
+/// calibration of the MPI binary).
+pub fn calibrate_pairs<X: Transport>(
+    comm: &mut Comm<X>,
+    sizes: &[usize],
+    reps: &dyn Fn(usize) -> u64,
+    pattern: Pattern,
+    fresh: bool,
+    pairs: u32,
+) -> hypercomm_rt::Result<Vec<PingPong>> {
     let measure_fresh = fresh;
     let (r, k) = (comm.rank(), comm.size());
     let partner = if r % 2 == 0 { r + 1 } else { r - 1 };
-    let active = partner < k;
+    let active = partner < k && r / 2 < pairs;
     let mut points = Vec::new();
     for &bytes in sizes {
         let mut buf = super::try_buffer(bytes, "--max-size", "a message", |_| (r % 251) as u8)?;
@@ -635,16 +650,14 @@ pub enum Lookup {
     Measure {
         /// Where to keep what is measured.
         cache: Option<PathBuf>,
+        /// Why the automatic calibration's file there could not be used (unreadable, or
+        /// refused by [`Calibration::parse`], as a file of another version may be):
+        /// measured again and replaced, not an error (the user never wrote it).
+        unreadable: Option<String>,
     },
 }
 
 impl CalibrationSource {
-    /// The threads backend's source, without an automatic calibration's file (what
-    /// `calibrate` writes to by default).
-    pub fn from_env() -> Self {
-        Self::for_backend("threads", None)
-    }
-
     /// `backend`'s source on the machine named `machine` (for the cache's file name;
     /// `None`: no automatic calibration is kept), from the environment.
     pub fn for_backend(backend: &str, machine: Option<&str>) -> Self {
@@ -705,21 +718,17 @@ impl CalibrationSource {
             Some(p) if self.from_env || p.exists() => return read(p),
             _ => {}
         }
-        match &self.cache {
-            Some(c) if c.exists() => read(c),
-            _ => Ok(Lookup::Measure {
-                cache: self.cache.clone(),
-            }),
-        }
-    }
-
-    /// [`Self::lookup`], with the runtime's defaults where it would measure (for a
-    /// caller that cannot).
-    pub fn load(&self) -> hypercomm_rt::Result<CalibrationInfo> {
-        match self.lookup()? {
-            Lookup::Found(c) => Ok(c),
-            Lookup::Measure { .. } => Ok(CalibrationInfo::new(Calibration::default(), None)),
-        }
+        let unreadable = match &self.cache {
+            Some(c) if c.exists() => match read(c) {
+                Ok(found) => return Ok(found),
+                Err(e) => Some(e.to_string()),
+            },
+            _ => None,
+        };
+        Ok(Lookup::Measure {
+            cache: self.cache.clone(),
+            unreadable,
+        })
     }
 }
 
@@ -740,30 +749,68 @@ pub fn host_name() -> String {
 /// command, 8 ranks holding 58 MB, 1.9× too fast; to 64 MiB, 0.95).
 pub const AUTO_MAX_SIZE: usize = 64 << 20;
 
-/// Exchanges per size of an automatic calibration: about 32 MiB moved, 5 to 2000 (an
-/// eighth of [`default_reps`]: the whole measurement, 27 sizes with fresh data and
-/// the same-CPU pairs, takes about 0.5 s on 2 cores).
+/// Exchanges per size of an automatic calibration: about 16 MiB moved, 4 to 1000 (a
+/// sixteenth of [`default_reps`]: the whole measurement, 27 sizes with fresh data and
+/// the same-CPU pairs, takes 0.5–0.7 s on 2 cores).
 pub fn auto_reps(bytes: usize) -> u64 {
     ((16usize << 20) / bytes.max(1)).clamp(4, 1000) as u64
 }
 
-/// The note a command prints on stderr after measuring a calibration itself.
+/// The sizes of an automatic calibration ([`sizes`] up to [`AUTO_MAX_SIZE`]) whose
+/// buffers, two a rank on `ranks` ranks, take at most `room` bytes.
+pub fn auto_sizes(room: u64, ranks: u32) -> Vec<usize> {
+    sizes(AUTO_MAX_SIZE)
+        .into_iter()
+        .filter(|&s| 2 * s as u64 * u64::from(ranks) <= room)
+        .collect()
+}
+
+/// Keep an automatic calibration's `text` at `cache` ([`save`]): where it went, or
+/// why it could not.
+pub fn keep<'a>(cache: Option<&'a Path>, text: &str) -> Result<&'a Path, String> {
+    match cache {
+        Some(path) => save(path, text)
+            .map(|()| path)
+            .map_err(|e| format!("cannot write {}: {e}", path.display())),
+        None => Err("no cache directory: neither XDG_CACHE_HOME nor HOME is set".into()),
+    }
+}
+
+/// [`CalibrationInfo`]'s source of a calibration measured by the command and not kept.
+pub const NOT_KEPT: &str = "measured by this command, not kept";
+
+/// The note a command prints on stderr after measuring a calibration itself; `unreadable`
+/// is why the one it had kept could not be used ([`Lookup::Measure`]).
 pub fn auto_note(
     backend: &str,
     c: &CalibrationInfo,
     secs: f64,
     kept: Result<&Path, String>,
+    unreadable: Option<&str>,
 ) -> String {
     let kept = match kept {
         Ok(p) => format!("kept in {} for the next runs", p.display()),
         Err(why) => format!("not kept ({why})"),
     };
+    let why = match unreadable {
+        Some(e) => format!("the one kept could not be used ({e})"),
+        None => "none on this machine".into(),
+    };
     format!(
-        "hypercomm: no calibration of the {backend} backend on this machine: measured one in \
+        "hypercomm: no calibration of the {backend} backend ({why}): measured one in \
          {secs:.1} s (β = {:.3} µs, τ = {:.3e} s/B), {kept}; `calibrate` measures a longer \
          one, {CALIBRATION_ENV}={CALIBRATION_OFF} keeps the defaults\n",
         c.beta * 1e6,
         c.tau
+    )
+}
+
+/// The note of a command that found no calibration of `backend` and could not measure
+/// one (`why`): it runs with the runtime's defaults.
+pub fn defaults_note(backend: &str, why: &str) -> String {
+    format!(
+        "hypercomm: no calibration of the {backend} backend on this machine, and none could \
+         be measured ({why}): the runtime's defaults (`calibrate` measures one)\n"
     )
 }
 
@@ -802,11 +849,21 @@ mod tests {
         assert_eq!(
             source(None, "threads").lookup().unwrap(),
             Lookup::Measure {
-                cache: Some(cache.clone())
+                cache: Some(cache.clone()),
+                unreadable: None
             }
         );
-        // What was measured is read back.
+        // A kept file that does not parse (another version's) is measured again.
         std::fs::create_dir_all(cache.parent().unwrap()).unwrap();
+        std::fs::write(&cache, "beta = 1e-7\nwhat = 3\n").unwrap();
+        match source(None, "threads").lookup().unwrap() {
+            Lookup::Measure {
+                unreadable: Some(e),
+                ..
+            } => assert!(e.contains("what"), "{e}"),
+            other => panic!("{other:?}"),
+        }
+        // What was measured is read back.
         std::fs::write(&cache, file_with(3e-7)).unwrap();
         assert_eq!(beta(source(None, "threads").lookup().unwrap()), Some(3e-7));
         // The backend's own file comes first; the threads one is not MPI's.
@@ -852,9 +909,13 @@ mod tests {
     #[test]
     fn the_automatic_calibration_is_short_and_reaches_past_the_caches() {
         for s in sizes(AUTO_MAX_SIZE) {
-            assert!(auto_reps(s) <= default_reps(s) && auto_reps(s) >= 5, "{s}");
+            assert!(auto_reps(s) <= default_reps(s) && auto_reps(s) >= 4, "{s}");
         }
         assert!(AUTO_MAX_SIZE as u64 > DEFAULT_MAX_SIZE);
+        // Sizes up to what fits in the room: 2 ranks × 2 buffers of 16 MiB in 64 MiB.
+        assert_eq!(auto_sizes(64 << 20, 2).last(), Some(&(16 << 20)));
+        assert_eq!(auto_sizes(u64::MAX, 2).last(), Some(&AUTO_MAX_SIZE));
+        assert!(auto_sizes(3, 2).is_empty());
     }
 
     /// Points on the line `beta + tau·n` at the sizes up to `max`, fresh unmeasured.

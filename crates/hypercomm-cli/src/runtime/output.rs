@@ -63,9 +63,7 @@ pub fn calibration_line(c: &CalibrationInfo) -> String {
         "β = {}, τ = {:.4e} s/B{bands} ({})",
         secs(c.beta),
         c.tau,
-        c.source
-            .as_deref()
-            .unwrap_or("defaults: no calibration file")
+        c.source.as_deref().unwrap_or("the runtime's defaults")
     )
 }
 

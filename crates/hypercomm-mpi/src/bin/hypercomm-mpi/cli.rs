@@ -49,7 +49,8 @@ pub fn prepare<T>(
 
 /// The MPI backend's calibration, the same on every rank: rank 0 finds it
 /// ([`CalibrationSource::for_backend`]: `HYPERCOMM_CALIBRATION`, `calibration-mpi.conf`,
-/// the automatic one of this library and host) and sends it to all, so that ranks on
+/// the automatic one of this library and host, oversubscribed or not:
+/// [`hypercomm_mpi::machine_name`]) and sends it to all, so that ranks on
 /// other hosts, whose files may differ or be missing, price alike. Where there is none,
 /// every rank takes part in measuring one (pairs of ranks, as `calibrate`, with
 /// [`calibrate::auto_reps`] up to [`calibrate::AUTO_MAX_SIZE`]), which rank 0 keeps in
@@ -62,17 +63,22 @@ pub fn agreed_calibration(world: &SimpleCommunicator) -> Result<CalibrationInfo,
     // Rank 0's verdict: 0 found, 1 measure, 2 error; with the text of the calibration
     // or of the error, and the source.
     let (mut verdict, mut text, mut source) = (0u8, String::new(), String::new());
-    let mut cache = None;
+    let (mut cache, mut unreadable) = (None, None);
+    // Collective: every rank, before rank 0 alone looks.
+    let here = world.split_shared(me).size().max(1) as usize;
     if me == 0 {
-        let machine = hypercomm_mpi::machine_name();
+        let machine = hypercomm_mpi::machine_name(here);
         match CalibrationSource::for_backend(BACKEND, Some(&machine)).lookup() {
             Ok(Lookup::Found(c)) => {
                 text = c.calibration().to_text();
                 source = c.source.unwrap_or_default();
             }
-            Ok(Lookup::Measure { cache: c }) => {
+            Ok(Lookup::Measure {
+                cache: c,
+                unreadable: u,
+            }) => {
                 verdict = 1;
-                cache = c;
+                (cache, unreadable) = (c, u);
             }
             Err(e) => {
                 verdict = 2;
@@ -82,7 +88,7 @@ pub fn agreed_calibration(world: &SimpleCommunicator) -> Result<CalibrationInfo,
     }
     root.broadcast_into(&mut verdict);
     if verdict == 1 {
-        let (v, t, s) = measure_calibration(world, cache.as_deref());
+        let (v, t, s) = measure_calibration(world, cache.as_deref(), unreadable.as_deref());
         (verdict, text, source) = (v, t, s);
     }
     let send = |s: &mut String| {
@@ -109,23 +115,21 @@ pub fn agreed_calibration(world: &SimpleCommunicator) -> Result<CalibrationInfo,
     ))
 }
 
-/// Measure the MPI backend's calibration with every rank of `world` (pairs (0, 1),
-/// (2, 3), …; rank 0's pair is the one fitted, as `calibrate`'s), keep it at `cache`;
-/// rank 0's (verdict, calibration text, source) for [`agreed_calibration`]: the
-/// runtime's defaults, with a note, on 1 rank, on a refused fit or a failed rank.
+/// Measure the MPI backend's calibration with ranks 0 and 1 of `world` (the others
+/// wait: what is kept does not depend on the job's size, nor on how many ranks share a
+/// CPU), keep it at `cache`; rank 0's (verdict, calibration text, source) for
+/// [`agreed_calibration`]: the runtime's defaults on 1 rank (no pair: silently), and on
+/// a refused fit or a failed rank (with a note).
 fn measure_calibration(
     world: &SimpleCommunicator,
     cache: Option<&std::path::Path>,
+    unreadable: Option<&str>,
 ) -> (u8, String, String) {
     use hypercomm_cli::runtime::calibrate;
     let me = world.rank();
-    let defaults = |why: String| {
-        if me == 0 {
-            say(format!(
-                "hypercomm-mpi: no calibration of the mpi backend on this machine, and none \
-                 could be measured ({why}): the runtime's defaults (`hypercomm-mpi calibrate` \
-                 to measure one)\n"
-            ));
+    let defaults = |why: Option<String>| {
+        if let Some(why) = why.filter(|_| me == 0) {
+            say(calibrate::defaults_note(BACKEND, &why));
         }
         (
             0,
@@ -134,62 +138,39 @@ fn measure_calibration(
         )
     };
     if world.size() < 2 {
-        return defaults("a pair of ranks measures it: run under mpirun -n 2 or more".into());
+        return defaults(None);
     }
     let start = std::time::Instant::now();
-    // Each rank's two buffers in at most a quarter of what each rank may take.
-    let room = agreed_memory_limit(world).bytes / 4;
-    let sizes: Vec<usize> = calibrate::sizes(calibrate::AUTO_MAX_SIZE)
-        .into_iter()
-        .filter(|&s| 2 * s as u64 <= room)
-        .collect();
+    // The pair's two buffers each in at most a quarter of what each rank may take.
+    let sizes = calibrate::auto_sizes(agreed_memory_limit(world).bytes / 4, 1);
     if sizes.len() < 2 {
-        return defaults("too little memory to measure two sizes".into());
+        return defaults(Some("too little memory to measure two sizes".into()));
     }
     let config = Config::new().timeout(Duration::from_secs(60));
+    let pattern = calibrate::Pattern::Exchange;
     let outcome = hypercomm_mpi::run(world, &config, |comm| {
-        calibrate::calibrate_rank(
-            comm,
-            &sizes,
-            &calibrate::auto_reps,
-            calibrate::Pattern::Exchange,
-        )
+        calibrate::calibrate_pairs(comm, &sizes, &calibrate::auto_reps, pattern, true, 1)
     });
     let points = match outcome {
         Ok(p) => p,
-        Err(f) => return defaults(format!("rank {me}: {f}")),
+        Err(f) => return defaults(Some(format!("rank {me}: {f}"))),
     };
     if me != 0 {
         return (0, String::new(), String::new());
     }
     let fitted = match calibrate::fit(&points) {
         Ok(c) => c,
-        Err(e) => return defaults(e.to_string()),
+        Err(e) => return defaults(Some(e.to_string())),
     };
-    let file = calibrate::file_text(
-        fitted,
-        BACKEND,
-        world.size() as u32,
-        calibrate::Pattern::Exchange,
-        &points,
-    );
-    let kept = match cache {
-        Some(path) => calibrate::save(path, &file)
-            .map(|()| path)
-            .map_err(|e| format!("cannot write {}: {e}", path.display())),
-        None => Err("no cache directory: neither XDG_CACHE_HOME nor HOME is set".into()),
+    let file = calibrate::file_text(fitted, BACKEND, 2, pattern, &points);
+    let kept = calibrate::keep(cache, &file);
+    let source = match &kept {
+        Ok(p) => p.display().to_string(),
+        Err(_) => calibrate::NOT_KEPT.into(),
     };
-    let source = kept
-        .as_ref()
-        .map(|p| p.display().to_string())
-        .unwrap_or_default();
     let info = CalibrationInfo::new(fitted, None);
-    say(calibrate::auto_note(
-        BACKEND,
-        &info,
-        start.elapsed().as_secs_f64(),
-        kept,
-    ));
+    let secs = start.elapsed().as_secs_f64();
+    say(calibrate::auto_note(BACKEND, &info, secs, kept, unreadable));
     (0, fitted.to_text(), source)
 }
 

@@ -18,8 +18,9 @@
 //! - `vs-native`: OSU-style sizes, ours (auto or a named algorithm) against native MPI,
 //!   per collective, with the ratio ours/native, the cost model's time of the algorithm
 //!   that ran (`pred µs`, as `bench` predicts it) and ours/pred. The calibration is the
-//!   one `bench` uses (`$HYPERCOMM_CALIBRATION`, else the default path if the file
-//!   exists, else the defaults); the header says which. `HYPERCOMM_PER_RANK=1` also
+//!   one `bench` uses (`$HYPERCOMM_CALIBRATION`, else `calibration-mpi.conf` in the
+//!   configuration directory, else the automatic one of this machine, measured by the
+//!   first job that needs it: [`cli::agreed_calibration`]); the header says which. `HYPERCOMM_PER_RANK=1` also
 //!   prints each rank's own mean to stderr (which rank is the slowest, on each side).
 //! - `calibrate`: β and τ of the MPI backend, saved where `bench` and `vs-native` read.
 //! - `osu alltoallv|allgatherv|iallreduce|ialltoallv|iallgatherv`: the OSU
@@ -130,7 +131,8 @@ enum Command {
     ///
     /// Measured as `hypercomm calibrate` measures the threads backend (pairs (0, 1),
     /// (2, 3), … at once; rank 0 reports its pair). `run`, `bench` and `vs-native` read
-    /// the file `$HYPERCOMM_CALIBRATION` names, else the default path if the file exists.
+    /// the file `$HYPERCOMM_CALIBRATION` names, else `calibration-mpi.conf` in the
+    /// configuration directory, else the one they measure themselves (kept in the cache).
     Calibrate {
         #[command(flatten)]
         common: Common,
@@ -144,7 +146,8 @@ enum Command {
         /// Repetitions per size [default: 5000 for small sizes down to 50].
         #[arg(long, value_name = "N")]
         reps: Option<u64>,
-        /// Where to save [default: $HYPERCOMM_CALIBRATION, else the user's config path].
+        /// Where to save [default: $HYPERCOMM_CALIBRATION, else
+        /// ~/.config/hypercomm/calibration-mpi.conf].
         #[arg(long, value_name = "FILE")]
         output: Option<std::path::PathBuf>,
     },
