@@ -27,10 +27,12 @@
 # auto, one of them, lands near 1.1 of it). Both counts are printed. FROM_ROWS=FILE
 # analyses the rows an earlier run kept with ROWS=FILE instead of measuring.
 #
-# INTERLEAVE=1 (the default) passes `--interleave`: the algorithms of a size (auto among
-# them) take turns call by call, so that auto and the best are timed side by side under
-# the same load; INTERLEAVE=0 times each algorithm's calls in a block, OSU's way (the
-# tables before 2026-11-28 12:00 UTC).
+# INTERLEAVE=1 passes `--interleave`: the algorithms of a size (auto among them) take
+# turns call by call. INTERLEAVE=0 (the default) times each algorithm's calls in a block,
+# OSU's way, as auto's tuning does. Interleaving a dozen algorithms made it worse on the
+# AMD VM (91 of 320 cells above 1.1 held out, against 29 in blocks: a call after another
+# algorithm's finds the caches, and 4 oversubscribed ranks the scheduler, in another
+# state; docs/perf-log/2026-11-28-auto-calibration.md).
 #
 # Prints, per (backend, ranks, op): how many sizes have a median auto/best > 1.1 (and of
 # them, at how many auto ran the algorithm that was fastest: the run's noise), the worst
@@ -39,7 +41,7 @@
 # HYPERCOMM_TUNING=off, median over the runs. With FULL=FILE, every (backend, ranks, op,
 # size) row goes to FILE as well; with ROWS=FILE, the raw rows (both statistics).
 #
-# Usage: [RUNS=6] [ITERS=osu|N] [STAT=max|avg] [EVAL=held-out|same] [INTERLEAVE=1|0] [OPS="broadcast ..."]
+# Usage: [RUNS=6] [ITERS=osu|N] [STAT=max|avg] [EVAL=held-out|same] [INTERLEAVE=0|1] [OPS="broadcast ..."]
 #        [KS_THREADS="2 4"] [KS_MPI="2 4"] [MPI=auto|0|1] [FULL=file.md] [FROM_ROWS=rows]
 #        [SMOKE=1: 8-64 B, 2 runs, 5 iterations, 2 ranks]
 #        [BIN_DIR=dir: the binaries to run, built elsewhere; default target/release, built]
@@ -64,7 +66,7 @@ if [ "$EVAL" = held-out ] && [ "$RUNS" -lt 2 ]; then
     echo "EVAL=held-out needs RUNS of at least 2 (odd runs name the best, even runs measure it), not $RUNS" >&2
     exit 2
 fi
-INTERLEAVE=${INTERLEAVE:-1}
+INTERLEAVE=${INTERLEAVE:-0}
 case "$INTERLEAVE" in 1) TURNS=(--interleave) ;; 0) TURNS=() ;; *) echo "INTERLEAVE must be 1 or 0, not $INTERLEAVE" >&2; exit 2 ;; esac
 STAT=${STAT:-max}
 case "$STAT" in max | avg) ;; *) echo "STAT must be max or avg, not $STAT" >&2; exit 2 ;; esac
