@@ -82,14 +82,10 @@ pub fn auto_calibration(
         let reps = &calibrate::auto_reps;
         match measure(2, timeout, &sizes, &same_cpu_sizes, reps, reps, pattern) {
             Ok(m) => {
-                let kept = calibrate::keep(cache, &file_text(&m, 2, pattern));
-                let source = match &kept {
-                    Ok(p) => p.display().to_string(),
-                    Err(_) => calibrate::NOT_KEPT.into(),
-                };
-                let info = CalibrationInfo::new(m.fitted, Some(source));
+                let text = file_text(&m, 2, pattern);
                 let secs = start.elapsed().as_secs_f64();
-                let note = calibrate::auto_note(BACKEND, &info, secs, kept, unreadable);
+                let (info, note) =
+                    calibrate::keep_measured(BACKEND, cache, &text, m.fitted, secs, unreadable);
                 err.write_all(note.as_bytes())?;
                 return Ok(info);
             }

@@ -121,6 +121,14 @@ pub struct Band {
     pub tau: f64,
 }
 
+impl Band {
+    /// The band as a line of the calibration file, `{key} = FROM BETA TAU` (`key`:
+    /// `band`, `fresh` or `same-cpu`), which [`Calibration::parse`] reads back exactly.
+    pub fn line(&self, key: &str) -> String {
+        format!("{key} = {} {:e} {:e}\n", self.from, self.beta, self.tau)
+    }
+}
+
 /// The bands of a [`Calibration`], by increasing `from` (a fixed array, so that a
 /// calibration stays `Copy`).
 #[derive(Clone, Copy, Default, PartialEq)]
@@ -385,7 +393,7 @@ impl Calibration {
             ("same-cpu", &self.same_cpu),
         ] {
             for b in bands.as_slice() {
-                s.push_str(&format!("{key} = {} {:e} {:e}\n", b.from, b.beta, b.tau));
+                s.push_str(&b.line(key));
             }
         }
         s

@@ -492,7 +492,7 @@ pub fn same_cpu_text(c: &Calibration, points: &[PingPong]) -> String {
         s.push_str(&format!("#   {:>10} B  {:.4e} s\n", p.bytes, p.time));
     }
     for b in c.same_cpu.as_slice() {
-        s.push_str(&format!("same-cpu = {} {:e} {:e}\n", b.from, b.beta, b.tau));
+        s.push_str(&b.line("same-cpu"));
     }
     s
 }
@@ -591,7 +591,7 @@ pub fn file_text(
         ));
     }
     for b in c.bands.as_slice() {
-        s.push_str(&format!("band = {} {:e} {:e}\n", b.from, b.beta, b.tau));
+        s.push_str(&b.line("band"));
     }
     if !c.fresh.is_empty() {
         s.push_str(
@@ -599,7 +599,7 @@ pub fn file_text(
         );
     }
     for b in c.fresh.as_slice() {
-        s.push_str(&format!("fresh = {} {:e} {:e}\n", b.from, b.beta, b.tau));
+        s.push_str(&b.line("fresh"));
     }
     s
 }
@@ -765,44 +765,46 @@ pub fn auto_sizes(room: u64, ranks: u32) -> Vec<usize> {
         .collect()
 }
 
-/// Keep an automatic calibration's `text` at `cache` ([`save`]): where it went, or
-/// why it could not.
-pub fn keep<'a>(cache: Option<&'a Path>, text: &str) -> Result<&'a Path, String> {
-    match cache {
+/// [`CalibrationInfo`]'s source of a calibration measured by the command and not kept.
+pub const NOT_KEPT: &str = "measured by this command, not kept";
+
+/// Keep an automatic calibration `c` of `backend`, whose file is `text`, at `cache`
+/// ([`save`]), measured in `secs`: the calibration to use (its source the file, or
+/// [`NOT_KEPT`]) and the note a command prints on stderr; `unreadable` is why the one
+/// kept before could not be used ([`Lookup::Measure`]).
+pub fn keep_measured(
+    backend: &str,
+    cache: Option<&Path>,
+    text: &str,
+    c: Calibration,
+    secs: f64,
+    unreadable: Option<&str>,
+) -> (CalibrationInfo, String) {
+    let kept = match cache {
         Some(path) => save(path, text)
             .map(|()| path)
             .map_err(|e| format!("cannot write {}: {e}", path.display())),
         None => Err("no cache directory: neither XDG_CACHE_HOME nor HOME is set".into()),
-    }
-}
-
-/// [`CalibrationInfo`]'s source of a calibration measured by the command and not kept.
-pub const NOT_KEPT: &str = "measured by this command, not kept";
-
-/// The note a command prints on stderr after measuring a calibration itself; `unreadable`
-/// is why the one it had kept could not be used ([`Lookup::Measure`]).
-pub fn auto_note(
-    backend: &str,
-    c: &CalibrationInfo,
-    secs: f64,
-    kept: Result<&Path, String>,
-    unreadable: Option<&str>,
-) -> String {
-    let kept = match kept {
-        Ok(p) => format!("kept in {} for the next runs", p.display()),
-        Err(why) => format!("not kept ({why})"),
+    };
+    let (source, kept) = match kept {
+        Ok(p) => (
+            p.display().to_string(),
+            format!("kept in {} for the next runs", p.display()),
+        ),
+        Err(why) => (NOT_KEPT.into(), format!("not kept ({why})")),
     };
     let why = match unreadable {
         Some(e) => format!("the one kept could not be used ({e})"),
         None => "none on this machine".into(),
     };
-    format!(
+    let note = format!(
         "hypercomm: no calibration of the {backend} backend ({why}): measured one in \
          {secs:.1} s (β = {:.3} µs, τ = {:.3e} s/B), {kept}; `calibrate` measures a longer \
          one, {CALIBRATION_ENV}={CALIBRATION_OFF} keeps the defaults\n",
         c.beta * 1e6,
         c.tau
-    )
+    );
+    (CalibrationInfo::new(c, Some(source)), note)
 }
 
 /// The note of a command that found no calibration of `backend` and could not measure

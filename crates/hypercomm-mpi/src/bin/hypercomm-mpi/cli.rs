@@ -88,8 +88,7 @@ pub fn agreed_calibration(world: &SimpleCommunicator) -> Result<CalibrationInfo,
     }
     root.broadcast_into(&mut verdict);
     if verdict == 1 {
-        let (v, t, s) = measure_calibration(world, cache.as_deref(), unreadable.as_deref());
-        (verdict, text, source) = (v, t, s);
+        (text, source) = measure_calibration(world, cache.as_deref(), unreadable.as_deref());
     }
     let send = |s: &mut String| {
         let mut len = s.len() as u64;
@@ -102,7 +101,6 @@ pub fn agreed_calibration(world: &SimpleCommunicator) -> Result<CalibrationInfo,
         }
         *s = String::from_utf8_lossy(&bytes).into_owned();
     };
-    root.broadcast_into(&mut verdict);
     send(&mut text);
     send(&mut source);
     if verdict == 2 {
@@ -117,14 +115,14 @@ pub fn agreed_calibration(world: &SimpleCommunicator) -> Result<CalibrationInfo,
 
 /// Measure the MPI backend's calibration with ranks 0 and 1 of `world` (the others
 /// wait: what is kept does not depend on the job's size, nor on how many ranks share a
-/// CPU), keep it at `cache`; rank 0's (verdict, calibration text, source) for
+/// CPU), keep it at `cache`; rank 0's (calibration text, source) for
 /// [`agreed_calibration`]: the runtime's defaults on 1 rank (no pair: silently), and on
 /// a refused fit or a failed rank (with a note).
 fn measure_calibration(
     world: &SimpleCommunicator,
     cache: Option<&std::path::Path>,
     unreadable: Option<&str>,
-) -> (u8, String, String) {
+) -> (String, String) {
     use hypercomm_cli::runtime::calibrate;
     let me = world.rank();
     let defaults = |why: Option<String>| {
@@ -132,7 +130,6 @@ fn measure_calibration(
             say(calibrate::defaults_note(BACKEND, &why));
         }
         (
-            0,
             hypercomm_rt::Calibration::default().to_text(),
             String::new(),
         )
@@ -156,22 +153,17 @@ fn measure_calibration(
         Err(f) => return defaults(Some(format!("rank {me}: {f}"))),
     };
     if me != 0 {
-        return (0, String::new(), String::new());
+        return (String::new(), String::new());
     }
     let fitted = match calibrate::fit(&points) {
         Ok(c) => c,
         Err(e) => return defaults(Some(e.to_string())),
     };
     let file = calibrate::file_text(fitted, BACKEND, 2, pattern, &points);
-    let kept = calibrate::keep(cache, &file);
-    let source = match &kept {
-        Ok(p) => p.display().to_string(),
-        Err(_) => calibrate::NOT_KEPT.into(),
-    };
-    let info = CalibrationInfo::new(fitted, None);
     let secs = start.elapsed().as_secs_f64();
-    say(calibrate::auto_note(BACKEND, &info, secs, kept, unreadable));
-    (0, fitted.to_text(), source)
+    let (info, note) = calibrate::keep_measured(BACKEND, cache, &file, fitted, secs, unreadable);
+    say(note);
+    (fitted.to_text(), info.source.unwrap_or_default())
 }
 
 /// The nodes × processes per node of `world` when `--shape` is `node` (collective:
