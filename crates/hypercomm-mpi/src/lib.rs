@@ -427,6 +427,8 @@ pub struct Mpi {
     native_last: Option<native::Prepared>,
     /// The count arrays of the last variable-count native call, kept for the next.
     native_arrays: native::VarcountArrays,
+    /// Ranks per host when this communicator's ranks span hosts ([`ranks_per_host`]).
+    ranks_per_host: Option<u32>,
 }
 
 /// The MPI library (a hash of `MPI_Get_library_version`'s text) and this process's
@@ -457,6 +459,17 @@ pub fn machine_name(ranks_here: usize) -> String {
     format!("mpi-{library}-{host}{over}")
 }
 
+/// `-bound` when this process may run on fewer CPUs (`cpus`, its affinity) than its node
+/// has online (`online`; mpirun's `--bind-to core`, Open MPI's default up to 2 ranks),
+/// else nothing: bound and unbound jobs time apart (a rank the scheduler may move loses
+/// its caches and its turn otherwise), so the tuning keeps their picks apart.
+fn bound_suffix(cpus: usize, online: Option<usize>) -> &'static str {
+    match online {
+        Some(n) if cpus < n => "-bound",
+        _ => "",
+    }
+}
+
 /// CPUs online on this node (Linux: `/sys/devices/system/cpu/online`, e.g. `0-3,6`),
 /// whatever this process's affinity.
 fn online_cpus() -> Option<usize> {
@@ -468,6 +481,124 @@ fn online_cpus() -> Option<usize> {
         n += b.checked_sub(a)? + 1;
     }
     (n > 0).then_some(n)
+}
+
+/// Environment variable: treat every N consecutive ranks of `MPI_COMM_WORLD` as one
+/// host ([`ranks_per_host`]), whatever hosts they run on: to try on one machine what
+/// a job across hosts measures and predicts (the calibration's `network` bands). A
+/// value that is not a whole number ≥ 1 is ignored (the `hypercomm-mpi` binary refuses
+/// it).
+pub const RANKS_PER_HOST_ENV: &str = "HYPERCOMM_MPI_RANKS_PER_HOST";
+
+/// [`RANKS_PER_HOST_ENV`]'s value: `Ok(None)` unset or empty, `Ok(Some(n))` for a whole
+/// number n ≥ 1, else the error naming what is valid.
+pub fn ranks_per_host_setting(
+    value: Option<&std::ffi::OsStr>,
+) -> std::result::Result<Option<u32>, String> {
+    let Some(v) = value.map(|v| v.to_string_lossy().trim().to_string()) else {
+        return Ok(None);
+    };
+    if v.is_empty() {
+        return Ok(None);
+    }
+    match v.parse::<u32>() {
+        Ok(n) if n >= 1 => Ok(Some(n)),
+        _ => Err(format!(
+            "{RANKS_PER_HOST_ENV}={v}: valid: a whole number of ranks ≥ 1 (every that many \
+             consecutive ranks count as one host), or unset"
+        )),
+    }
+}
+
+/// This process's host as [`ranks_per_host`] tells hosts apart: a hash of
+/// `MPI_Get_processor_name`, or its world rank's block under [`RANKS_PER_HOST_ENV`].
+fn host_id() -> u64 {
+    use std::hash::{Hash, Hasher};
+    if let Ok(Some(n)) = ranks_per_host_setting(std::env::var_os(RANKS_PER_HOST_ENV).as_deref()) {
+        let mut rank: c_int = 0;
+        // SAFETY: MPI is initialized (a communicator exists); one int out.
+        unsafe { ffi::MPI_Comm_rank(ffi::RSMPI_COMM_WORLD, &mut rank) };
+        return rank as u64 / u64::from(n);
+    }
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    mpi::environment::processor_name()
+        .unwrap_or_default()
+        .hash(&mut h);
+    h.finish()
+}
+
+/// How many ranks share each host when `hosts` (each rank's host, in rank order) puts
+/// them in consecutive blocks of one size n on more than one host; `None` on one host,
+/// or for any other placement (then every rank is priced as on one machine).
+fn host_blocks(hosts: &[u64]) -> Option<u32> {
+    let k = hosts.len();
+    let n = hosts.iter().take_while(|&&h| h == hosts[0]).count();
+    if n == 0 || n >= k || k % n != 0 {
+        return None;
+    }
+    let blocks: Vec<&[u64]> = hosts.chunks(n).collect();
+    let uniform = blocks.iter().all(|b| b.iter().all(|&h| h == b[0]));
+    // No host twice: a host's ranks are one block.
+    let mut firsts: Vec<u64> = blocks.iter().map(|b| b[0]).collect();
+    firsts.sort_unstable();
+    firsts.dedup();
+    (uniform && firsts.len() == blocks.len()).then_some(n as u32)
+}
+
+/// Every rank's host on `comm` (an all-gather of [`host_id`]), and from them
+/// [`host_blocks`]. Collective over `comm`.
+fn ranks_per_host_raw(comm: ffi::MPI_Comm) -> Option<u32> {
+    let mut size: c_int = 0;
+    // SAFETY: `comm` is live (the callers'); one int out.
+    unsafe { ffi::MPI_Comm_size(comm, &mut size) };
+    if size <= 1 {
+        return None;
+    }
+    let mine = host_id();
+    let mut all = vec![0u64; size as usize];
+    // SAFETY: one u64 in, `size` out, on a live communicator.
+    let rc = unsafe {
+        ffi::MPI_Allgather(
+            (&mine as *const u64).cast(),
+            1,
+            ffi::RSMPI_UINT64_T,
+            all.as_mut_ptr().cast(),
+            1,
+            ffi::RSMPI_UINT64_T,
+            comm,
+        )
+    };
+    if rc != success() {
+        return None;
+    }
+    host_blocks(&all)
+}
+
+/// How many ranks of `comm` share each host when the job spans hosts in consecutive
+/// blocks of one size (ranks 0..n on the first host, n..2n on the next: `mpirun`'s
+/// default mapping by slot, `--map-by node` is not), else `None` (one host, or another
+/// placement). Hosts are told apart by `MPI_Get_processor_name`, or by
+/// [`RANKS_PER_HOST_ENV`]. What the prediction prices messages between hosts and the
+/// bytes a host holds by ([`hypercomm_rt::predict::Execution::ranks_per_host`]), and
+/// whether the automatic calibration measures the network. Collective over `comm`.
+pub fn ranks_per_host<C>(comm: &C) -> Option<u32>
+where
+    C: Communicator + AsRaw<Raw = ffi::MPI_Comm>,
+{
+    ranks_per_host_raw(comm.as_raw())
+}
+
+/// [`EXECUTION`] with `comm`'s hosts ([`ranks_per_host`]): what the prediction knows of
+/// how this backend runs on `comm`, as its communicators' `auto` ranks by. Collective
+/// over `comm`.
+pub fn execution<C>(comm: &C) -> hypercomm_rt::predict::Execution
+where
+    C: Communicator + AsRaw<Raw = ffi::MPI_Comm>,
+{
+    hypercomm_rt::predict::Execution {
+        ranks_per_host: ranks_per_host(comm),
+        ..EXECUTION
+    }
 }
 
 fn success() -> c_int {
@@ -586,6 +717,7 @@ impl Mpi {
         }
         let (step_bits, tag_mask, leave_tag) = tag_layout(Self::tag_ub(data));
         let size = size as u32;
+        let ranks_per_host = ranks_per_host_raw(data);
         let mut mpi = Mpi {
             data,
             notices,
@@ -618,6 +750,7 @@ impl Mpi {
             peers_clean: true,
             native_last: None,
             native_arrays: native::VarcountArrays::default(),
+            ranks_per_host,
         };
         mpi.post_notice_recv();
         mpi
@@ -1365,6 +1498,7 @@ pub const EXECUTION: hypercomm_rt::predict::Execution = hypercomm_rt::predict::E
     cpus: None,
     combine_pass: true,
     fibers: false,
+    ranks_per_host: None,
 };
 
 impl Transport for Mpi {
@@ -1434,7 +1568,10 @@ impl Transport for Mpi {
     }
 
     fn execution(&self) -> hypercomm_rt::predict::Execution {
-        EXECUTION
+        hypercomm_rt::predict::Execution {
+            ranks_per_host: self.ranks_per_host,
+            ..EXECUTION
+        }
     }
 
     fn has_native(&self) -> bool {
@@ -1520,7 +1657,15 @@ impl Transport for Mpi {
     /// library, rank count or machine are never read under another.
     fn machine_key(&self) -> Option<String> {
         let (library, host) = machine_parts();
-        Some(format!("mpi-{library}-{}ranks-{host}", self.size))
+        // A job across hosts times its picks apart from one on a host.
+        let hosts = self
+            .ranks_per_host
+            .map_or(String::new(), |n| format!("-{n}perhost"));
+        Some(format!(
+            "mpi-{library}-{}ranks-{host}{hosts}{}",
+            self.size,
+            bound_suffix(hypercomm_rt::threads::cpu_count(), online_cpus())
+        ))
     }
 
     fn cancel_all(&mut self) {
@@ -1661,6 +1806,45 @@ pub fn exit_watchdog(after: Duration, code: i32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Ranks in consecutive blocks of one size on several hosts are that many per host;
+    /// one host, blocks of unequal size, a host's ranks split, or interleaved
+    /// placement are not.
+    #[test]
+    fn hosts_in_consecutive_blocks_are_told_by_their_size() {
+        assert_eq!(host_blocks(&[7, 7, 9, 9]), Some(2));
+        assert_eq!(host_blocks(&[7, 9]), Some(1));
+        assert_eq!(host_blocks(&[1, 1, 1, 2, 2, 2, 3, 3, 3]), Some(3));
+        assert_eq!(host_blocks(&[7, 7, 7, 7]), None);
+        assert_eq!(host_blocks(&[7]), None);
+        assert_eq!(host_blocks(&[]), None);
+        assert_eq!(host_blocks(&[7, 7, 9, 9, 9, 9]), None);
+        assert_eq!(host_blocks(&[7, 9, 7, 9]), None);
+        assert_eq!(host_blocks(&[7, 7, 9, 9, 7, 7]), None);
+        assert_eq!(host_blocks(&[7, 7, 9]), None);
+    }
+
+    #[test]
+    fn the_ranks_per_host_setting_is_a_whole_number_or_unset() {
+        use std::ffi::OsStr;
+        assert_eq!(ranks_per_host_setting(None), Ok(None));
+        assert_eq!(ranks_per_host_setting(Some(OsStr::new(" "))), Ok(None));
+        assert_eq!(ranks_per_host_setting(Some(OsStr::new("2"))), Ok(Some(2)));
+        for bad in ["0", "-1", "two", "1.5"] {
+            let e = ranks_per_host_setting(Some(OsStr::new(bad))).unwrap_err();
+            assert!(e.contains(RANKS_PER_HOST_ENV) && e.contains("valid"), "{e}");
+        }
+    }
+
+    /// A job bound to fewer CPUs than the node has keeps its tuning apart; one that may
+    /// use them all, or whose node's count is unknown, does not.
+    #[test]
+    fn a_bound_job_has_a_tuning_key_of_its_own() {
+        assert_eq!(bound_suffix(1, Some(2)), "-bound");
+        assert_eq!(bound_suffix(2, Some(4)), "-bound");
+        assert_eq!(bound_suffix(2, Some(2)), "");
+        assert_eq!(bound_suffix(2, None), "");
+    }
 
     #[test]
     fn tag_bits_fit_under_the_bound() {

@@ -573,6 +573,92 @@ fn vs_native_predicts_under_the_bench_calibration() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A job across hosts (here 4 ranks told apart as 2 hosts of 2 by
+/// `HYPERCOMM_MPI_RANKS_PER_HOST`): its automatic calibration measures the network, rank
+/// 0 with rank 2, into `network` bands, kept in a file of its own (`-2perhost`); the
+/// prediction prices a message between the hosts at those bands (a network start-up of
+/// 1 ms against 10 µs within a host); and a value that is not a rank count is bad input.
+#[test]
+fn a_job_across_hosts_measures_and_prices_the_network() {
+    let dir = std::env::temp_dir().join(format!("hc-mpi-hosts-{}", std::process::id()));
+    let (empty, cache) = (dir.join("empty"), dir.join("cache"));
+    std::fs::create_dir_all(&empty).unwrap();
+    let exe = Path::new(env!("CARGO_BIN_EXE_hypercomm-mpi"));
+    let args = [
+        "vs-native",
+        "--ops",
+        "allgather",
+        "--max-bytes",
+        "16",
+        "--iters",
+        "4",
+    ];
+    let two = Path::new("2");
+    let run = |calibration: Option<&Path>, hosts: Option<&Path>| {
+        let env = [
+            ("HYPERCOMM_CALIBRATION", calibration),
+            ("XDG_CONFIG_HOME", Some(empty.as_path())),
+            ("XDG_CACHE_HOME", Some(cache.as_path())),
+            ("HOME", Some(empty.as_path())),
+            ("HYPERCOMM_TUNING", Some(Path::new("off"))),
+            ("HYPERCOMM_MPI_RANKS_PER_HOST", hosts),
+        ];
+        mpirun_env(exe, 4, &args, &env, Duration::from_secs(120))
+    };
+
+    let job = run(None, Some(two));
+    assert_eq!(job.code, Some(0), "{}\n{}", job.stdout, job.stderr);
+    if !job.stderr.contains("none could be measured") {
+        let kept: Vec<_> = std::fs::read_dir(cache.join("hypercomm"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.to_str().unwrap().contains("calibration-mpi-"))
+            .collect();
+        assert_eq!(kept.len(), 1, "{kept:?}");
+        assert!(kept[0].to_str().unwrap().contains("-2perhost"), "{kept:?}");
+        let text = std::fs::read_to_string(&kept[0]).unwrap();
+        assert!(text.contains("\nnetwork = "), "{text}");
+        assert!(text.contains("# a message between two hosts"), "{text}");
+    }
+
+    // Priced: 1 ms a message between the hosts, 10 µs within one.
+    let file = dir.join("net.conf");
+    std::fs::write(&file, "beta = 1e-5\ntau = 1e-15\nnetwork = 1 1e-3 1e-15\n").unwrap();
+    let preds = |hosts| {
+        let job = run(Some(file.as_path()), hosts);
+        assert_eq!(job.code, Some(0), "{}\n{}", job.stdout, job.stderr);
+        let rows = vs_native_predictions(&job.stdout);
+        assert_eq!(rows.len(), 2, "{}", job.stdout);
+        rows.into_iter()
+            .map(|(_, pred, _)| pred)
+            .collect::<Vec<f64>>()
+    };
+    for pred in preds(Some(two)) {
+        assert!(
+            pred >= 1000.0,
+            "{pred} µs: no message priced at the network's 1 ms"
+        );
+    }
+    for pred in preds(None) {
+        assert!(
+            pred < 1000.0,
+            "{pred} µs: one host priced at the network's 1 ms"
+        );
+    }
+
+    let job = run(Some(Path::new("off")), Some(Path::new("two")));
+    assert_eq!(job.code, Some(2), "{}\n{}", job.stdout, job.stderr);
+    assert_eq!(
+        job.stderr
+            .matches("HYPERCOMM_MPI_RANKS_PER_HOST=two")
+            .count(),
+        1,
+        "{}",
+        job.stderr
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The CLI's `run`, on MPI: the same report as `hypercomm run --backend threads`.
 #[test]
 fn cli_run_on_mpi() {

@@ -190,6 +190,12 @@ impl<X: Transport> Comm<X> {
         self.selector.calibration
     }
 
+    /// What the prediction knows of how the backend runs (ranks sharing CPUs, hosts:
+    /// [`Transport::execution`]), as `Algo::Auto` ranks by it.
+    pub fn execution(&self) -> crate::predict::Execution {
+        self.selector.execution
+    }
+
     /// What the last collective call ran.
     pub fn last(&self) -> Option<Ran> {
         self.last

@@ -54,6 +54,13 @@ pub struct Execution {
     /// is a copy within that CPU's caches, priced at the calibration's `same-cpu` bands
     /// where it has them ([`Calibration::same_cpu_at`]).
     pub fibers: bool,
+    /// When the ranks span hosts: how many share each, in consecutive blocks (ranks
+    /// 0..n on the first host, n..2n on the next; the MPI backend's
+    /// `hypercomm_mpi::ranks_per_host`). A message between two hosts is priced at the
+    /// calibration's `network` bands where it has them ([`Calibration::network_at`]),
+    /// and the call's floor counts the bytes one host holds, not all of them
+    /// ([`Calibration::copy_floor`]). `None`: every rank on one machine.
+    pub ranks_per_host: Option<u32>,
 }
 
 /// Where rank `r`'s data sits in `out` for the in-place form of `c` with `m` elements
@@ -186,8 +193,22 @@ pub fn predict_schedule(
     let mut price = Price::new(calibration, elem_bytes).with_fresh(schedule, alias);
     price.combine_pass = execution.combine_pass;
     let local = local_elements_by_rank(schedule, alias);
+    // Ranks in blocks of `n` per host, when the job spans hosts.
+    let per_host = execution
+        .ranks_per_host
+        .filter(|&n| n > 0 && n < k)
+        .map(|n| (n, k));
+    if let Some((n, _)) = per_host {
+        price = price.with_hosts(n);
+    }
     if !calibration.bands.is_empty() {
-        price.floor = calibration.copy_floor(held_bytes(schedule, alias, elem_bytes));
+        let held = held_bytes(schedule, alias, elem_bytes);
+        // What one host holds: its share of the ranks' bytes.
+        let held = match per_host {
+            Some((n, k)) => (held as u128 * u128::from(n) / u128::from(k)) as u64,
+            None => held,
+        };
+        price.floor = calibration.copy_floor(held);
     }
     if let (Some(n), true) = (execution.cpus, execution.fibers) {
         price = price.with_fibers(n, k);
@@ -279,6 +300,9 @@ pub struct Price {
     /// The least seconds per byte of any copy in the call, from the bytes its ranks
     /// hold ([`Calibration::copy_floor`]); 0 when they stay in the caches.
     floor: f64,
+    /// Ranks per host when the job spans hosts and the calibration prices a message
+    /// between two ([`Price::with_hosts`]).
+    per_host: Option<Rank>,
 }
 
 impl Price {
@@ -296,7 +320,19 @@ impl Price {
             held: 0,
             warm_same_cpu: None,
             floor: 0.0,
+            per_host: None,
         }
+    }
+
+    /// These prices with the ranks on hosts in consecutive blocks of `n`: a message
+    /// between two hosts at the calibration's `network` bands
+    /// ([`Calibration::network_at`]), whatever its data. Nothing changes when the
+    /// calibration has no such bands.
+    pub fn with_hosts(mut self, n: Rank) -> Self {
+        if !self.calibration.network.is_empty() && n > 0 {
+            self.per_host = Some(n);
+        }
+        self
     }
 
     /// These prices with `k` ranks run as fibers on `n` CPUs in blocks
@@ -346,8 +382,9 @@ impl Price {
     }
 
     /// [`Price::message`] of `sender`'s message to `receiver` in step `step`: at the
-    /// same-CPU bands if both run as fibers of one CPU ([`Price::with_fibers`]), else at
-    /// the fresh bands if the sender wrote its data earlier in the call.
+    /// network bands if they are on two hosts ([`Price::with_hosts`]), at the same-CPU
+    /// bands if both run as fibers of one CPU ([`Price::with_fibers`]), else at the
+    /// fresh bands if the sender wrote its data earlier in the call.
     fn message_of(&self, elems: u64, step: usize, sender: Rank, receiver: Rank) -> f64 {
         let bytes = elems.saturating_mul(self.elem_bytes);
         let t = self.priced(elems, step, sender, receiver);
@@ -357,6 +394,11 @@ impl Price {
     /// [`Price::message_of`] before the call's floor.
     fn priced(&self, elems: u64, step: usize, sender: Rank, receiver: Rank) -> f64 {
         let bytes = elems.saturating_mul(self.elem_bytes);
+        if self.per_host.is_some_and(|n| sender / n != receiver / n) {
+            if let Some((beta, tau)) = self.calibration.network_at(bytes) {
+                return beta + bytes as f64 * tau;
+            }
+        }
         let within = self
             .fibers
             .is_some_and(|(n, k)| block(sender, n, k) == block(receiver, n, k));
@@ -1498,6 +1540,103 @@ mod one_band {
         assert_eq!(c.copy_floor(8 * 9 * small), 0.0);
         let expect = 7.0 * (2e-7 + small as f64 * 2.5e-11) + small as f64 * 2.5e-11;
         assert!((t(small, c) - expect).abs() <= 1e-12 * expect);
+    }
+
+    /// Across hosts, a host holds its own ranks' bytes: the same 8-rank all-gather of
+    /// 1 MiB on 4 hosts of 2 ranks holds 18 MiB a host, within what the calibration's
+    /// exchange held at its best (32 MiB), so it is priced at its bands, floor 0.
+    #[test]
+    fn the_floor_counts_the_bytes_of_one_host() {
+        let c = cache_and_memory(16 << 20, 0.0, 1e-10);
+        let ring = hypercomm::algorithms::find(OpKind::Allgather, "ring").unwrap();
+        let mib = 1u64 << 20;
+        let t = |exe| {
+            let a = Collective::Allgather;
+            predict(
+                a,
+                8,
+                mib / 8,
+                8,
+                ring,
+                Packets::Count(1),
+                None,
+                c,
+                false,
+                exe,
+            )
+            .unwrap()
+        };
+        let banded = 7.0 * (2e-7 + mib as f64 * 2.5e-11) + mib as f64 * 2.5e-11;
+        let hosts = Execution {
+            ranks_per_host: Some(2),
+            ..Execution::default()
+        };
+        assert!((t(hosts) - banded).abs() <= 1e-12 * banded, "{}", t(hosts));
+        assert!(t(Execution::default()) > 3.0 * banded);
+        // All 8 on one host (or a count that is not a split): as one machine.
+        for one in [Some(8), Some(0), None] {
+            let exe = Execution {
+                ranks_per_host: one,
+                ..Execution::default()
+            };
+            assert_eq!(t(exe), t(Execution::default()), "{one:?}");
+        }
+    }
+
+    /// Ranks on hosts of 2 ({0, 1}, {2, 3}): a message between hosts is priced at the
+    /// `network` bands, one within a host as before. A ring all-gather on 4 ranks
+    /// receives in each of its 3 steps two messages across (0 from 3, 2 from 1) and two
+    /// within (1 from 0, 3 from 2); each step takes its slowest, the network's. Without
+    /// the bands, or on one host, nothing changes.
+    #[test]
+    fn a_message_between_hosts_is_priced_at_the_network_bands() {
+        let mut c = Calibration::line(1e-6, 1e-9);
+        c.network = one_band(1, 2e-6, 1e-8);
+        let ring = hypercomm::algorithms::find(OpKind::Allgather, "ring").unwrap();
+        let hosts = Execution {
+            ranks_per_host: Some(2),
+            ..Execution::default()
+        };
+        let one = Execution {
+            ranks_per_host: None,
+            ..hosts
+        };
+        let m = 1000u64;
+        let ag = Collective::Allgather;
+        let t = |cal, exe| predict(ag, 4, m, 8, ring, Packets::Count(1), None, cal, true, exe);
+        let (within, across) = (1e-6 + 8000.0 * 1e-9, 2e-6 + 8000.0 * 1e-8);
+        let got = t(c, hosts).unwrap();
+        assert!((got - 3.0 * across).abs() < 1e-15, "{got}");
+        let plain = Calibration::line(1e-6, 1e-9);
+        assert_eq!(t(c, one), t(plain, one));
+        assert_eq!(t(plain, hosts), t(plain, one));
+        let was = t(plain, one).unwrap();
+        assert!((was - 3.0 * within).abs() < 1e-15, "{was}");
+        // A broadcast whose messages all stay within hosts of 4 keeps its price: the
+        // binomial tree from 0 on 4 ranks sends 0 → 2, then 0 → 1 and 2 → 3.
+        let bcast = Collective::Broadcast { root: 0 };
+        let binomial = hypercomm::algorithms::find(OpKind::Broadcast, "binomial").unwrap();
+        let b = |exe| {
+            predict(
+                bcast,
+                4,
+                m,
+                8,
+                binomial,
+                Packets::Count(1),
+                None,
+                c,
+                true,
+                exe,
+            )
+            .unwrap()
+        };
+        let four = Execution {
+            ranks_per_host: Some(4),
+            ..hosts
+        };
+        assert_eq!(b(four), b(one));
+        assert!((b(hosts) - (across + within)).abs() < 1e-15, "{}", b(hosts));
     }
 
     /// A local copy costs no more per byte than a message of its size: a band that

@@ -69,12 +69,21 @@ pub const CALIBRATION_OFF: &str = "off";
 /// prices it ([`Calibration::same_cpu_at`]), measured by `calibrate` on a pair of fibers
 /// of one CPU, per message (an exchange there copies both messages, one after the other).
 ///
+/// Nor, in an MPI job across hosts, does a message between two hosts cost what one
+/// within a host does: the library copies the one through shared memory and sends the
+/// other over the network (the issue's "shared-memory versus network peers").
+/// `network`, when present, prices it ([`Calibration::network_at`]), measured by
+/// `hypercomm-mpi` on rank 0 and the first rank of another host when the job spans
+/// hosts; which ranks share a host is the backend's to say
+/// ([`crate::predict::Execution::ranks_per_host`]).
+///
 /// The file format is one `key = value` per line (`#` starts a comment), keys `beta`,
 /// `tau`, any number of `band = FROM BETA TAU` (bytes, seconds, seconds per byte;
 /// `from` strictly increasing, at most [`MAX_BANDS`]) and as many `fresh = FROM BETA
 /// TAU`, the bands of fresh data (none: priced as the others), and as many `same-cpu =
 /// FROM BETA TAU`, the bands of a message between two fibers of one CPU (none: priced as
-/// the others); a JSON object `{"beta": 1e-6,
+/// the others), and as many `network = FROM BETA TAU`, the bands of a message between
+/// two hosts (none: priced as the others); a JSON object `{"beta": 1e-6,
 /// "tau": 1e-9}` is read too (without bands). A file's β must be ≥ 0 and its τ > 0: a
 /// time per byte of 0 would price bandwidth as free, and `Auto` would choose as if
 /// messages had no length (what a fit of one size gives). A band's τ must be ≥ 0 and its
@@ -104,6 +113,11 @@ pub struct Calibration {
     /// The bands of a message between two ranks that run as fibers of one CPU's thread;
     /// none: priced as any other ([`Calibration::same_cpu_at`]).
     pub same_cpu: Bands,
+    /// The bands of a message between two ranks on different hosts (an MPI job across
+    /// nodes: the network, where the other bands measured two ranks of one host, whose
+    /// MPI library copies through shared memory); none: priced as any other
+    /// ([`Calibration::network_at`]).
+    pub network: Bands,
 }
 
 /// Most [`Band`]s a [`Calibration`] holds.
@@ -210,6 +224,7 @@ impl Calibration {
             bands: NONE,
             fresh: NONE,
             same_cpu: NONE,
+            network: NONE,
         }
     }
 
@@ -250,18 +265,22 @@ impl Calibration {
     /// assert_eq!(Calibration::line(2e-7, 4e-11).same_cpu_at(65536), None);
     /// ```
     pub fn same_cpu_at(&self, bytes: u64) -> Option<(f64, f64)> {
-        let band = self
-            .same_cpu
-            .as_slice()
-            .iter()
-            .rev()
-            .find(|b| b.from <= bytes);
-        match (band, self.same_cpu.as_slice().first()) {
-            (Some(b), _) => Some((b.beta, b.tau)),
-            // Below the first band: its line, as the one line prices below `band`s.
-            (None, Some(first)) => Some((first.beta, first.tau)),
-            (None, None) => None,
-        }
+        own_band(&self.same_cpu, bytes)
+    }
+
+    /// (β, τ) of a message of `bytes` bytes between two ranks on different hosts: its
+    /// `network` band's, or `None` without one (then it is priced as any other
+    /// message). `hypercomm-mpi` measures them on a job that spans hosts.
+    ///
+    /// ```
+    /// use hypercomm_rt::Calibration;
+    /// let c = Calibration::parse("beta = 2e-7\ntau = 4e-11\nnetwork = 1 2e-6 1e-10").unwrap();
+    /// assert_eq!(c.network_at(65536), Some((2e-6, 1e-10)));
+    /// assert_eq!(c.network_at(1), Some((2e-6, 1e-10)));
+    /// assert_eq!(Calibration::line(2e-7, 4e-11).network_at(65536), None);
+    /// ```
+    pub fn network_at(&self, bytes: u64) -> Option<(f64, f64)> {
+        own_band(&self.network, bytes)
     }
 
     /// The largest message (bytes, a power of 2 up to 2^40) up to which a message
@@ -377,13 +396,14 @@ impl Calibration {
     }
 
     /// The calibration as the file format's lines (`beta`, `tau`, then each `band`,
-    /// `fresh` and `same-cpu` line), which [`Calibration::parse`] reads back exactly: to
+    /// `fresh`, `same-cpu` and `network` line), which [`Calibration::parse`] reads back exactly: to
     /// send one to other processes (the MPI CLI's rank 0 gives every rank its own).
     ///
     /// ```
     /// use hypercomm_rt::Calibration;
-    /// let c = Calibration::parse("beta = 2e-6\ntau = 5e-10\nband = 65536 8e-6 4e-10\nfresh = 1 1e-7 3e-10").unwrap();
+    /// let c = Calibration::parse("beta = 2e-6\ntau = 5e-10\nband = 65536 8e-6 4e-10\nfresh = 1 1e-7 3e-10\nnetwork = 1 3e-6 1e-9").unwrap();
     /// assert_eq!(Calibration::parse(&c.to_text()).unwrap(), c);
+    /// assert!(c.to_text().contains("network = 1 3e-6 1e-9"));
     /// ```
     pub fn to_text(&self) -> String {
         let mut s = format!("beta = {:e}\ntau = {:e}\n", self.beta, self.tau);
@@ -391,6 +411,7 @@ impl Calibration {
             ("band", &self.bands),
             ("fresh", &self.fresh),
             ("same-cpu", &self.same_cpu),
+            ("network", &self.network),
         ] {
             for b in bands.as_slice() {
                 s.push_str(&b.line(key));
@@ -423,7 +444,8 @@ impl Calibration {
     /// Parse the text of a calibration file (defaults for keys it omits).
     pub fn parse(text: &str) -> Result<Self> {
         let mut c = Self::default();
-        let (mut bands, mut fresh, mut same_cpu) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut bands, mut fresh, mut same_cpu, mut network) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let bad = |m: String| Error::Calibration(m);
         let cleaned: String = text
             .lines()
@@ -442,7 +464,7 @@ impl Calibration {
                 .split_once(['=', ':'])
                 .ok_or_else(|| bad(format!("`{line}` is not `key = value`")))?;
             let (key, value) = (key.trim(), value.trim());
-            if key == "band" || key == "fresh" || key == "same-cpu" {
+            if matches!(key, "band" | "fresh" | "same-cpu" | "network") {
                 let parts: Vec<&str> = value.split_whitespace().collect();
                 let [from, beta, tau] = parts[..] else {
                     return Err(bad(format!(
@@ -456,7 +478,8 @@ impl Calibration {
                 let to = match key {
                     "band" => &mut bands,
                     "fresh" => &mut fresh,
-                    _ => &mut same_cpu,
+                    "same-cpu" => &mut same_cpu,
+                    _ => &mut network,
                 };
                 to.push(Band {
                     from,
@@ -467,7 +490,7 @@ impl Calibration {
             }
             if key != "beta" && key != "tau" {
                 return Err(bad(format!(
-                    "unknown key `{key}`; valid: beta, tau, band, fresh, same-cpu"
+                    "unknown key `{key}`; valid: beta, tau, band, fresh, same-cpu, network"
                 )));
             }
             let v = number(value)?;
@@ -495,6 +518,7 @@ impl Calibration {
         };
         c.fresh = Bands::new(&fresh).map_err(named("fresh"))?;
         c.same_cpu = Bands::new(&same_cpu).map_err(named("same-cpu"))?;
+        c.network = Bands::new(&network).map_err(named("network"))?;
         Ok(c)
     }
 
@@ -526,8 +550,23 @@ impl Calibration {
         for b in self.same_cpu.as_slice() {
             (2u8, b.from, b.beta.to_bits(), b.tau.to_bits()).hash(&mut h);
         }
+        for b in self.network.as_slice() {
+            (3u8, b.from, b.beta.to_bits(), b.tau.to_bits()).hash(&mut h);
+        }
         h.finish()
     }
+}
+
+/// (β, τ) of `bytes` bytes in `bands` of their own (`same-cpu`, `network`): the band's,
+/// below the first band its line (as the one line prices below `band`s), `None` without
+/// bands.
+fn own_band(bands: &Bands, bytes: u64) -> Option<(f64, f64)> {
+    let all = bands.as_slice();
+    all.iter()
+        .rev()
+        .find(|b| b.from <= bytes)
+        .or(all.first())
+        .map(|b| (b.beta, b.tau))
 }
 
 /// The name that runs a collective with the backend's own implementation, not a

@@ -44,6 +44,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use hypercomm::schedule::Rank;
 use hypercomm_rt::select::{CALIBRATION_ENV, CALIBRATION_OFF};
 use hypercomm_rt::{Calibration, Comm, Transport};
 use serde::Serialize;
@@ -153,14 +154,62 @@ pub fn calibrate_pairs<X: Transport>(
     fresh: bool,
     pairs: u32,
 ) -> hypercomm_rt::Result<Vec<PingPong>> {
-    let measure_fresh = fresh;
     let (r, k) = (comm.rank(), comm.size());
     let partner = if r % 2 == 0 { r + 1 } else { r - 1 };
-    let active = partner < k && r / 2 < pairs;
+    let partner = (partner < k && r / 2 < pairs).then_some(partner);
+    measure_pair(comm, partner, r % 2 == 0, sizes, reps, pattern, fresh)
+}
+
+/// [`calibrate_pairs`] by ranks `a` and `b` alone, which `a` reports (the others take
+/// part in the barriers and return no points): the MPI binary's pair across two hosts,
+/// rank 0 and the first rank of the next host, for the calibration's `network` bands.
+pub fn calibrate_between<X: Transport>(
+    comm: &mut Comm<X>,
+    a: Rank,
+    b: Rank,
+    sizes: &[usize],
+    reps: &dyn Fn(usize) -> u64,
+    pattern: Pattern,
+    fresh: bool,
+) -> hypercomm_rt::Result<Vec<PingPong>> {
+    let r = comm.rank();
+    let partner = if a == b {
+        None
+    } else if r == a {
+        Some(b)
+    } else if r == b {
+        Some(a)
+    } else {
+        None
+    };
+    measure_pair(comm, partner, r == a, sizes, reps, pattern, fresh)
+}
+
+/// The measurement of [`calibrate_pairs`] and [`calibrate_between`]: this rank with
+/// `partner` (none: it takes part in the barriers only), its points returned when
+/// `reports`.
+fn measure_pair<X: Transport>(
+    comm: &mut Comm<X>,
+    partner: Option<Rank>,
+    reports: bool,
+    sizes: &[usize],
+    reps: &dyn Fn(usize) -> u64,
+    pattern: Pattern,
+    fresh: bool,
+) -> hypercomm_rt::Result<Vec<PingPong>> {
+    let measure_fresh = fresh;
+    let r = comm.rank();
+    let active = partner.is_some();
+    let partner = partner.unwrap_or(r);
+    // The first of the pair sends first in a ping-pong.
+    let first = r < partner;
     let mut points = Vec::new();
     for &bytes in sizes {
-        let mut buf = super::try_buffer(bytes, "--max-size", "a message", |_| (r % 251) as u8)?;
-        let mut other = super::try_buffer(bytes, "--max-size", "a message", |_| 0u8)?;
+        // A rank without a partner holds no buffers: it would take memory and, sharing
+        // a CPU with the pair, their time.
+        let held = if active { bytes } else { 0 };
+        let mut buf = super::try_buffer(held, "--max-size", "a message", |_| (r % 251) as u8)?;
+        let mut other = super::try_buffer(held, "--max-size", "a message", |_| 0u8)?;
         let n = reps(bytes);
         // The median one-way time of `n` timed repetitions after two untimed ones; with
         // `fresh`, each message is data its sender has just written (the buffers trade
@@ -181,7 +230,7 @@ pub fn calibrate_pairs<X: Transport>(
                             std::mem::swap(&mut buf, &mut other);
                         }
                     }
-                    Pattern::PingPong if r % 2 == 0 => {
+                    Pattern::PingPong if first => {
                         comm.send(partner, &buf)?;
                         let into = if fresh { &mut buf } else { &mut other };
                         comm.receive_into(partner, into)?;
@@ -205,7 +254,7 @@ pub fn calibrate_pairs<X: Transport>(
         };
         let time = measure(false)?;
         let fresh = if measure_fresh { measure(true)? } else { 0.0 };
-        if active && r % 2 == 0 {
+        if active && reports {
             points.push(PingPong { bytes, time, fresh });
         }
     }
@@ -482,19 +531,47 @@ pub fn same_cpu_points(points: &[PingPong], pattern: Pattern) -> Vec<PingPong> {
 /// The lines a calibration file gets for the same-CPU pairs ([`same_cpu_points`]):
 /// their times as comments and `same-cpu` bands (none without bands).
 pub fn same_cpu_text(c: &Calibration, points: &[PingPong]) -> String {
-    if c.same_cpu.is_empty() {
+    own_bands_text(
+        "a message between two ranks run as fibers of one CPU",
+        "same-cpu",
+        &c.same_cpu,
+        points,
+    )
+}
+
+/// The lines a calibration file gets for the pair across two hosts
+/// ([`calibrate_between`]): their times as comments and `network` bands (none without
+/// bands).
+pub fn network_text(c: &Calibration, points: &[PingPong]) -> String {
+    own_bands_text("a message between two hosts", "network", &c.network, points)
+}
+
+/// `# {what} ({key} = FROM_BYTES BETA TAU), measured:`, the points' times as comments,
+/// and `bands` as `key` lines; nothing without bands.
+fn own_bands_text(
+    what: &str,
+    key: &str,
+    bands: &hypercomm_rt::select::Bands,
+    points: &[PingPong],
+) -> String {
+    if bands.is_empty() {
         return String::new();
     }
-    let mut s = String::from(
-        "# a message between two ranks run as fibers of one CPU (same-cpu = FROM_BYTES BETA TAU), measured:\n",
-    );
+    let mut s = format!("# {what} ({key} = FROM_BYTES BETA TAU), measured:\n");
     for p in points {
         s.push_str(&format!("#   {:>10} B  {:.4e} s\n", p.bytes, p.time));
     }
-    for b in c.same_cpu.as_slice() {
-        s.push_str(&b.line("same-cpu"));
+    for b in bands.as_slice() {
+        s.push_str(&b.line(key));
     }
     s
+}
+
+/// The `network` bands of a calibration from [`calibrate_between`]'s points across two
+/// hosts: [`fit`] of their (same data) times, as [`same_cpu_bands`]; none when they
+/// were not measured or do not fit.
+pub fn network_bands(points: &[PingPong]) -> hypercomm_rt::select::Bands {
+    bands_of(points, |p| p.time)
 }
 
 /// Most repetitions per size of `calibrate --reps`: each rank keeps every repetition's

@@ -87,6 +87,12 @@ impl Registry {
         self.cpus
     }
 
+    /// Whether the run binds its ranks to CPUs: [`Config::pin`], and the launching
+    /// thread's CPUs were known.
+    pub(crate) fn bound(&self) -> bool {
+        !self.allowed.is_empty()
+    }
+
     /// The group of `key`, whose members are the run's ranks `world` in order, creating
     /// it if this member is the first to ask. `detached`: its members are progress
     /// threads (never fibers), not the ranks' own threads.

@@ -598,6 +598,7 @@ fn execution_on(
         cpus: shared.then_some(cpus),
         combine_pass: false,
         fibers,
+        ranks_per_host: None,
     }
 }
 
@@ -992,6 +993,12 @@ impl<'s> Threads<'s> {
         self.registry.map_or_else(cpus, |r| r.cpus())
     }
 
+    /// Whether the run binds its ranks to CPUs ([`Config::pin`], and the launching
+    /// thread's CPUs were known); endpoints made without a run (tests) count as bound.
+    fn bound(&self) -> bool {
+        self.registry.map_or(true, |r| r.bound())
+    }
+
     fn new(
         shared: &'s Shared,
         rank: Rank,
@@ -1301,16 +1308,19 @@ impl Transport for Threads<'_> {
         self.rank
     }
 
-    /// `threads-<ranks>ranks-<cpus>cpus[-fibers]`: picks measured with one count of
-    /// ranks and CPUs are not read under another (bound and unbound ranks share a
-    /// key). The CPUs are those of the launch,
+    /// `threads-<ranks>ranks-<cpus>cpus[-fibers][-unbound]`: picks measured with one
+    /// count of ranks and CPUs, or with the ranks bound to CPUs ([`Config::pin`], the
+    /// default), are not read under another. The CPUs are those of the launch,
     /// as for [`Transport::execution`]: this rank's thread may be bound to one (it
     /// said `1cpus` for 4 ranks as fibers of 2 CPUs before).
     fn machine_key(&self) -> Option<String> {
         let fibers = if self.fiber.is_some() { "-fibers" } else { "" };
+        // Bound and unbound ranks time apart (a rank the scheduler may move loses its
+        // caches and its core's turn differently), so their picks are kept apart.
+        let unbound = if self.bound() { "" } else { "-unbound" };
         let (placed, quota) = self.launch_cpus();
         Some(format!(
-            "threads-{}ranks-{}cpus{fibers}",
+            "threads-{}ranks-{}cpus{fibers}{unbound}",
             self.size(),
             placed.min(quota)
         ))
@@ -1526,6 +1536,27 @@ mod tests {
             let want = format!("threads-{}ranks-{cpus}cpus{suffix}", cpus + 1);
             assert!(keys.iter().all(|k| *k == want), "{keys:?}, want {want}");
         }
+    }
+
+    /// Unbound ranks keep their picks apart from bound ones: the same ranks, CPUs and
+    /// fibers, `pin(false)`, have a key of their own.
+    #[test]
+    fn the_machine_key_keeps_unbound_runs_apart() {
+        let cpus = affinity::cpu_count();
+        let key = |pin: bool| {
+            let cfg = Config::new(2).pin(pin).calibration(Calibration::default());
+            run_with(&cfg, |comm| {
+                Ok::<_, Error>(comm.transport.machine_key().unwrap_or_default())
+            })
+            .unwrap()
+        };
+        let bound = format!("threads-2ranks-{cpus}cpus");
+        // Binding needs the launching thread's CPUs: known on Linux.
+        if !affinity::allowed().is_empty() {
+            assert!(key(true).iter().all(|k| *k == bound), "{:?}", key(true));
+        }
+        let unbound = format!("{bound}-unbound");
+        assert!(key(false).iter().all(|k| *k == unbound), "{:?}", key(false));
     }
 
     #[test]

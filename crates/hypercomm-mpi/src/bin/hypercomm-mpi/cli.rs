@@ -66,8 +66,13 @@ pub fn agreed_calibration(world: &SimpleCommunicator) -> Result<CalibrationInfo,
     let (mut cache, mut unreadable) = (None, None);
     // Collective: every rank, before rank 0 alone looks.
     let here = world.split_shared(me).size().max(1) as usize;
+    let per_host = hypercomm_mpi::ranks_per_host(world);
     if me == 0 {
-        let machine = hypercomm_mpi::machine_name(here);
+        // A job across hosts keeps a file of its own, with the network's bands.
+        let machine = match per_host {
+            Some(n) => format!("{}-{n}perhost", hypercomm_mpi::machine_name(here)),
+            None => hypercomm_mpi::machine_name(here),
+        };
         match CalibrationSource::for_backend(BACKEND, Some(&machine)).lookup() {
             Ok(Lookup::Found(c)) => {
                 text = c.calibration().to_text();
@@ -88,7 +93,8 @@ pub fn agreed_calibration(world: &SimpleCommunicator) -> Result<CalibrationInfo,
     }
     root.broadcast_into(&mut verdict);
     if verdict == 1 {
-        (text, source) = measure_calibration(world, cache.as_deref(), unreadable.as_deref());
+        (text, source) =
+            measure_calibration(world, per_host, cache.as_deref(), unreadable.as_deref());
     }
     let send = |s: &mut String| {
         let mut len = s.len() as u64;
@@ -115,11 +121,14 @@ pub fn agreed_calibration(world: &SimpleCommunicator) -> Result<CalibrationInfo,
 
 /// Measure the MPI backend's calibration with ranks 0 and 1 of `world` (the others
 /// wait: what is kept does not depend on the job's size, nor on how many ranks share a
-/// CPU), keep it at `cache`; rank 0's (calibration text, source) for
+/// CPU), and, when the job spans hosts of `per_host` ranks, with rank 0 and the first
+/// rank of the next host for its `network` bands ([`network_points`]; up to 4 MiB), keep
+/// it at `cache`; rank 0's (calibration text, source) for
 /// [`agreed_calibration`]: the runtime's defaults on 1 rank (no pair: silently), and on
 /// a refused fit or a failed rank (with a note).
 fn measure_calibration(
     world: &SimpleCommunicator,
+    per_host: Option<u32>,
     cache: Option<&std::path::Path>,
     unreadable: Option<&str>,
 ) -> (String, String) {
@@ -146,20 +155,25 @@ fn measure_calibration(
     let config = Config::new().timeout(Duration::from_secs(60));
     let pattern = calibrate::Pattern::Exchange;
     let outcome = hypercomm_mpi::run(world, &config, |comm| {
-        calibrate::calibrate_pairs(comm, &sizes, &calibrate::auto_reps, pattern, true, 1)
+        let points =
+            calibrate::calibrate_pairs(comm, &sizes, &calibrate::auto_reps, pattern, true, 1)?;
+        let network = network_points(comm, per_host, &sizes, &calibrate::auto_reps, pattern)?;
+        Ok::<_, hypercomm_rt::Error>((points, network))
     });
-    let points = match outcome {
+    let (points, network) = match outcome {
         Ok(p) => p,
         Err(f) => return defaults(Some(format!("rank {me}: {f}"))),
     };
     if me != 0 {
         return (String::new(), String::new());
     }
-    let fitted = match calibrate::fit(&points) {
+    let mut fitted = match calibrate::fit(&points) {
         Ok(c) => c,
         Err(e) => return defaults(Some(e.to_string())),
     };
-    let file = calibrate::file_text(fitted, BACKEND, 2, pattern, &points);
+    fitted.network = calibrate::network_bands(&network);
+    let mut file = calibrate::file_text(fitted, BACKEND, 2, pattern, &points);
+    file.push_str(&calibrate::network_text(&fitted, &network));
     let secs = start.elapsed().as_secs_f64();
     let (info, note) = calibrate::keep_measured(BACKEND, cache, &file, fitted, secs, unreadable);
     say(note);
@@ -226,6 +240,29 @@ fn failed(me: i32, f: Failure<hypercomm_rt::Error>) -> i32 {
     }
 }
 
+/// With the ranks on hosts of `per_host` ([`hypercomm_mpi::ranks_per_host`]): rank 0's
+/// one-way times with rank `per_host`, the first of the next host, at `sizes` up to
+/// [`calibrate::DEFAULT_MAX_SIZE`] (same data; for the calibration's `network` bands);
+/// no points on one host, or on other ranks. Every rank of `comm` calls it.
+pub fn network_points<X: hypercomm_rt::Transport>(
+    comm: &mut hypercomm_rt::Comm<X>,
+    per_host: Option<u32>,
+    sizes: &[usize],
+    reps: &dyn Fn(usize) -> u64,
+    pattern: hypercomm_cli::runtime::calibrate::Pattern,
+) -> hypercomm_rt::Result<Vec<hypercomm_cli::runtime::calibrate::PingPong>> {
+    use hypercomm_cli::runtime::calibrate;
+    let Some(n) = per_host.filter(|&n| n < comm.size()) else {
+        return Ok(Vec::new());
+    };
+    let sizes: Vec<usize> = sizes
+        .iter()
+        .copied()
+        .filter(|&s| s as u64 <= calibrate::DEFAULT_MAX_SIZE)
+        .collect();
+    calibrate::calibrate_between(comm, 0, n, &sizes, reps, pattern, false)
+}
+
 fn mpi_config(timeout: Duration, cal: &CalibrationInfo) -> Config {
     Config::new()
         .timeout(timeout)
@@ -262,7 +299,8 @@ pub fn run(world: &SimpleCommunicator, args: &RtRunArgs) -> i32 {
         Err(f) => return failed(me, f),
     };
     // Every rank holds every result: all reach the same exit code.
-    let report = RunReport::new(&cfg, BACKEND, &cal, &all, hypercomm_mpi::EXECUTION);
+    let execution = hypercomm_mpi::execution(world);
+    let report = RunReport::new(&cfg, BACKEND, &cal, &all, execution);
     if me == 0 {
         let mut out = std::io::stdout().lock();
         out.write_all(output::run(&report, args.format == Format::Json).as_bytes())
@@ -309,8 +347,9 @@ pub fn bench(world: &SimpleCommunicator, args: &BenchArgs) -> i32 {
         Ok(all) => all,
         Err(f) => return failed(me, f),
     };
+    let execution = hypercomm_mpi::execution(world);
     if me == 0 {
-        let report = BenchReport::new(&cfg, BACKEND, &cal, &all, hypercomm_mpi::EXECUTION);
+        let report = BenchReport::new(&cfg, BACKEND, &cal, &all, execution);
         let mut out = std::io::stdout().lock();
         out.write_all(output::bench(&report, args.format).as_bytes())
             .ok();

@@ -264,6 +264,17 @@ fn main() -> ExitCode {
             return ExitCode::from(code as u8);
         }
     };
+    // Which ranks share a host, as every command prices and measures them: a bad
+    // HYPERCOMM_MPI_RANKS_PER_HOST is bad input (every rank reads the same job's).
+    let hosts = std::env::var_os(hypercomm_mpi::RANKS_PER_HOST_ENV);
+    if let Err(e) = hypercomm_mpi::ranks_per_host_setting(hosts.as_deref()) {
+        if me == 0 {
+            eprintln!("error: {e}");
+        }
+        drop(world);
+        drop(universe);
+        return ExitCode::from(hypercomm_cli::EXIT_BAD_INPUT);
+    }
     let config = |c: &Common| Config::new().timeout(Duration::from_secs_f64(c.timeout));
     let code = match &args.command {
         Command::Run(a) => {
@@ -438,10 +449,14 @@ fn calibrate(
         return bad(e.to_string());
     }
     let reps = |bytes: usize| reps.unwrap_or_else(|| cal::default_reps(bytes));
+    // A job across hosts: the network too, rank 0 with the first rank of the next host.
+    let per_host = hypercomm_mpi::ranks_per_host(world);
     let outcome = hypercomm_mpi::run(world, &config, |comm| {
-        cal::calibrate_rank(comm, &sizes, &reps, pattern)
+        let points = cal::calibrate_rank(comm, &sizes, &reps, pattern)?;
+        let network = cli::network_points(comm, per_host, &sizes, &reps, pattern)?;
+        Ok::<_, hypercomm_rt::Error>((points, network))
     });
-    let points = match outcome {
+    let (points, network) = match outcome {
         Ok(p) => p,
         Err(f) => {
             cli::say(format!("hypercomm-mpi: rank {me}: {f}\n"));
@@ -453,14 +468,16 @@ fn calibrate(
     }
     // The threads backend's checks: no fit is saved that prices bandwidth as free
     // (τ ≤ 0) or has a negative start-up time.
-    let fitted = match cal::fit(&points) {
+    let mut fitted = match cal::fit(&points) {
         Ok(c) => c,
         Err(e) => {
             cli::say(cal::not_saved(&path, &e, &points));
             return 1;
         }
     };
-    let text = cal::file_text(fitted, "mpi", world.size() as u32, pattern, &points);
+    fitted.network = cal::network_bands(&network);
+    let mut text = cal::file_text(fitted, "mpi", world.size() as u32, pattern, &points);
+    text.push_str(&cal::network_text(&fitted, &network));
     if let Err(e) = cal::save(&path, &text) {
         cli::say(format!("error: cannot write {}: {e}\n", path.display()));
         return 1;
@@ -473,6 +490,15 @@ fn calibrate(
             p.time * 1e6,
             p.fresh * 1e6
         );
+    }
+    if !network.is_empty() {
+        println!(
+            "      size  between hosts (rank 0 and rank {})",
+            per_host.unwrap_or(0)
+        );
+        for p in &network {
+            println!("{:>10} B  {:.3} µs", p.bytes, p.time * 1e6);
+        }
     }
     println!(
         "beta   {:e} s\ntau    {:e} s/B\nsaved  {}",
@@ -1246,7 +1272,7 @@ fn vs_native(
             let native = max_over_ranks(summary(&mut t_native), "native");
             let ours = max_over_ranks(summary(&mut t_ours), "ours");
             if me == 0 {
-                let pred = predicted(op, k as u32, m, ran, comm.calibration());
+                let pred = predicted(op, k as u32, m, ran, comm.calibration(), comm.execution());
                 let (pred_us, over) = match pred {
                     Some(p) if p > 0.0 => (
                         format!("{:.3}", p * 1e6),
@@ -1305,6 +1331,7 @@ fn predicted(
     m: usize,
     ran: &str,
     calibration: hypercomm_rt::Calibration,
+    execution: hypercomm_rt::predict::Execution,
 ) -> Option<f64> {
     let c = hypercomm::collective::Collective::new(op, k, Some(0), None, None).ok()?;
     let algo = algorithms::find(op, ran)?;
@@ -1318,7 +1345,7 @@ fn predicted(
         None,
         calibration,
         false,
-        hypercomm_mpi::EXECUTION,
+        execution,
     )
 }
 
