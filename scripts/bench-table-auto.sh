@@ -35,7 +35,9 @@
 # state; docs/perf-log/2026-11-28-auto-calibration.md).
 #
 # Prints, per (backend, ranks, op): how many sizes have a median auto/best > 1.1 (and of
-# them, at how many auto ran the algorithm that was fastest: the run's noise), the worst
+# them, at how many auto ran the schedule that was fastest, under its name or another
+# with the same schedule (bench's `schedule` digest: recursive doubling and dimension
+# exchange are one all-reduce on 2^n ranks): the run's noise), the worst
 # median (size, what auto ran, what was fastest), and how long auto's tuning took:
 # the wall time of `bench --algo auto` at one size from an empty home minus the same with
 # HYPERCOMM_TUNING=off, median over the runs. With FULL=FILE, every (backend, ranks, op,
@@ -95,7 +97,8 @@ seconds() {
 }
 
 # `one BACKEND K OP RUN LAUNCH...`: one run of bench, rows to $out/rows as
-# "backend k op run size algo auto avg_us max_us", and the tuning time to $out/tuning.
+# "backend k op run size algo auto avg_us max_us schedule" (the schedule's digest, `-`
+# for native), and the tuning time to $out/tuning.
 one() {
     local backend=$1 k=$2 op=$3 run=$4; shift 4
     local algos=all,auto
@@ -103,7 +106,7 @@ one() {
     fresh "$out/home" "$@" bench --ranks "$k" --op "$op" --algo "$algos" --min-size 8 \
         --max-size "$MAX" "${COUNTS[@]}" ${TURNS[@]+"${TURNS[@]}"} --format csv |
         awk -F, -v b="$backend" -v k="$k" -v op="$op" -v r="$run" \
-            'NR > 1 {print b, k, op, r, $3, $1, $2, $6, $8}' >>"$out/rows"
+            'NR > 1 {print b, k, op, r, $3, $1, $2, $6, $8, ($NF == "" ? "-" : $NF)}' >>"$out/rows"
     local one_size=(bench --ranks "$k" --op "$op" --algo auto --min-size 8 --max-size 8 --iters 1 --warmup 0)
     local tuned off
     # Both without a calibration (HYPERCOMM_CALIBRATION=off): an empty home's first
@@ -143,14 +146,17 @@ cpus = int(cpus)
 # (backend, k, op) -> size -> run -> {"auto": (algo, us), "all": [(algo, us)]}
 d = collections.OrderedDict()
 for line in open(rows_file):
-    b, k, op, run, size, algo, auto, avg, most = line.split()
+    # Rows kept before the schedule's digest (FROM_ROWS) have 9 fields.
+    b, k, op, run, size, algo, auto, avg, most, *digest = line.split()
     us = most if stat == "max" else avg
     e = d.setdefault((b, int(k), op), collections.OrderedDict()).setdefault(int(size), {})
-    r = e.setdefault(int(run), {"auto": None, "all": []})
+    r = e.setdefault(int(run), {"auto": None, "all": [], "digest": {}})
+    digest = digest[0] if digest and digest[0] != "-" else None
     if auto == "true":
-        r["auto"] = (algo, float(us))
+        r["auto"] = (algo, float(us), digest)
     else:
         r["all"].append((algo, float(us)))
+        r["digest"][algo] = digest
 tuning = collections.defaultdict(list)
 for line in open(tuning_file):
     b, k, op, on, off = line.split()
@@ -179,7 +185,7 @@ def cell(runs, select, measure):
     if not named:
         return None
     best = min(named, key=lambda a: (named[a], a))
-    ratios, ran = [], collections.Counter()
+    ratios, ran, same = [], collections.Counter(), True
     for r in measure:
         x = runs.get(r)
         if x is None or x["auto"] is None:
@@ -187,13 +193,17 @@ def cell(runs, select, measure):
         t = dict(x["all"]).get(best)
         if t:
             ratios.append(x["auto"][1] / t); ran[x["auto"][0]] += 1
+            # The best's schedule: the same name, or another name of one schedule
+            # (the same digest: recursive doubling and dimension exchange on 2^n ranks).
+            mine, theirs = x["auto"][2], x["digest"].get(best)
+            same &= x["auto"][0] == best or (mine is not None and mine == theirs)
     if not ratios:
         return None
     a = ", ".join(x for x, _ in ran.most_common())
-    return statistics.median(ratios), min(ratios), max(ratios), a, best
+    return statistics.median(ratios), min(ratios), max(ratios), a, best, same
 held = how == "held-out"
 summary = ["| backend, ranks | op | sizes auto > 1.1× best, " + ("held out" if held else "same runs") +
-           " (of them, auto ran the best: noise) | same runs, biased | worst median auto/best (size: auto ran → best) | tuning s |",
+           " (of them, auto ran the best's schedule: noise) | same runs, biased | worst median auto/best (size: auto ran → best) | tuning s |",
            "|---|---|---:|---:|---|---:|"]
 rows = ["| backend, ranks | op | size | auto/best, median over runs (min–max) | auto ran | best | same runs |",
         "|---|---|---:|---:|---|---|---:|"]
@@ -208,15 +218,16 @@ for (b, k, op), sizes in d.items():
         if c is None or s is None:
             continue
         same_over += s[0] > 1.1
-        med, lo, hi, a, best = c
-        cells.append((med, size, a, best))
-        rows.append(f"| {b}, {k} | {op} | {name(size)} | {med:.2f} ({lo:.2f}–{hi:.2f}) | {a} | {best} | {s[0]:.2f} |")
+        med, lo, hi, a, best, same = c
+        cells.append((med, size, a, best, same))
+        mark = " (its schedule)" if same and a != best else ""
+        rows.append(f"| {b}, {k} | {op} | {name(size)} | {med:.2f} ({lo:.2f}–{hi:.2f}) | {a}{mark} | {best} | {s[0]:.2f} |")
     if not cells:
         continue
     worst = max(cells)
     over = sum(1 for c in cells if c[0] > 1.1)
-    # Noise: auto ran the best algorithm in every measuring run.
-    noise = sum(1 for c in cells if c[0] > 1.1 and c[2] == c[3])
+    # Noise: auto ran the best's schedule (its name, or one digest) in every measuring run.
+    noise = sum(1 for c in cells if c[0] > 1.1 and c[4])
     who = f"{b}, {k}{' as fibers' if b == 'threads' and k > cpus else ''}"
     t = tuning.get((b, k, op))
     ts = f"{statistics.median(t):.2f}" if t else "–"

@@ -734,6 +734,47 @@ fn bench(args: &[&str]) -> String {
     r.out
 }
 
+/// `bench` gives each row the digest of the schedule that ran: on 4 ranks recursive
+/// doubling and dimension exchange all-reduce by one schedule (one digest at every
+/// size), ring by another; a size's digest differs from another size's.
+#[test]
+fn bench_rows_name_the_schedule_that_ran() {
+    let out = bench(&[
+        "--ranks",
+        "4",
+        "--op",
+        "allreduce",
+        "--algo",
+        "recursive-doubling,dimension-exchange,ring",
+        "--min-size",
+        "64",
+        "--max-size",
+        "128",
+        "--iters",
+        "2",
+        "--warmup",
+        "1",
+        "--format",
+        "json",
+    ]);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    let digest = |algo: &str, size: u64| -> String {
+        let row = rows
+            .iter()
+            .find(|r| r["algo"] == algo && r["size"] == size)
+            .unwrap_or_else(|| panic!("no {algo} {size}:\n{out}"));
+        row["schedule"].as_str().unwrap().to_string()
+    };
+    for size in [64, 128] {
+        let rd = digest("recursive-doubling", size);
+        assert_eq!(rd.len(), 16, "{rd}");
+        assert_eq!(rd, digest("dimension-exchange", size));
+        assert_ne!(rd, digest("ring", size));
+    }
+    assert_ne!(digest("ring", 64), digest("ring", 128));
+}
+
 /// `bench --in-place` times the in-place forms: the same algorithm runs, and the
 /// all-gather's prediction drops by the own-block copy it no longer makes (τ·size),
 /// while the all-reduce's (no local copy to begin with) stays.
@@ -816,11 +857,16 @@ fn bench_csv_has_every_column_and_nccl_bandwidths() {
             "csv",
         ]);
         let mut lines = out.lines();
-        assert_eq!(lines.next(), Some(CSV_HEADER));
+        assert_eq!(lines.next(), Some(&*format!("{CSV_HEADER},schedule")));
         let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
         assert_eq!(rows.len(), 3, "{op}: sizes 1, 2, 4:\n{out}");
         for (row, size) in rows.iter().zip([1u64, 2, 4]) {
-            assert_eq!(row.len(), 14, "{op}: {row:?}");
+            assert_eq!(row.len(), 15, "{op}: {row:?}");
+            // The schedule's digest: 16 hex digits (auto ran a registry schedule).
+            assert!(
+                row[14].len() == 16 && row[14].chars().all(|c| c.is_ascii_hexdigit()),
+                "{op}: {row:?}"
+            );
             assert_eq!(row[1], "true");
             assert_eq!(row[2], size.to_string());
             let bytes = if whole { size * u64::from(k) } else { size };
@@ -2001,11 +2047,13 @@ fn bench_persistent_puts_the_planned_call_beside_the_plain_one() {
     let mut lines = csv.lines();
     assert_eq!(
         lines.next(),
-        Some(&*format!("{CSV_HEADER},persistent,persistent_over_plain"))
+        Some(&*format!(
+            "{CSV_HEADER},persistent,persistent_over_plain,schedule"
+        ))
     );
     for (i, line) in lines.enumerate() {
         let cells: Vec<&str> = line.split(',').collect();
-        assert_eq!(cells.len(), 16, "{line}");
+        assert_eq!(cells.len(), 17, "{line}");
         assert_eq!(
             cells[14],
             if i % 2 == 1 { "true" } else { "false" },

@@ -460,7 +460,8 @@ pub fn machine_name(ranks_here: usize) -> String {
 }
 
 /// `-bound` when this process may run on fewer CPUs (`cpus`, its affinity) than its node
-/// has online (`online`; mpirun's `--bind-to core`, Open MPI's default up to 2 ranks),
+/// has online (`online`; mpirun's `--bind-to core`, Open MPI's default up to 2 ranks, or
+/// a cpuset, `taskset`),
 /// else nothing: bound and unbound jobs time apart (a rank the scheduler may move loses
 /// its caches and its turn otherwise), so the tuning keeps their picks apart.
 fn bound_suffix(cpus: usize, online: Option<usize>) -> &'static str {
@@ -510,21 +511,48 @@ pub fn ranks_per_host_setting(
     }
 }
 
-/// This process's host as [`ranks_per_host`] tells hosts apart: a hash of
-/// `MPI_Get_processor_name`, or its world rank's block under [`RANKS_PER_HOST_ENV`].
-fn host_id() -> u64 {
-    use std::hash::{Hash, Hasher};
+/// This process's host on `comm` as [`ranks_per_host`] tells hosts apart: the rank in
+/// `comm` of the first of its ranks that share memory with this one
+/// (`MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)`, as [`node_shape`] tells nodes), or
+/// under [`RANKS_PER_HOST_ENV`] its world rank's block (a number past any rank).
+/// Collective over `comm`; `None` where MPI fails.
+fn host_id(comm: ffi::MPI_Comm) -> Option<u64> {
     if let Ok(Some(n)) = ranks_per_host_setting(std::env::var_os(RANKS_PER_HOST_ENV).as_deref()) {
         let mut rank: c_int = 0;
         // SAFETY: MPI is initialized (a communicator exists); one int out.
         unsafe { ffi::MPI_Comm_rank(ffi::RSMPI_COMM_WORLD, &mut rank) };
-        return rank as u64 / u64::from(n);
+        return Some((1 << 32) + rank as u64 / u64::from(n));
     }
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    mpi::environment::processor_name()
-        .unwrap_or_default()
-        .hash(&mut h);
-    h.finish()
+    let (mut me, mut node) = (0 as c_int, unsafe { ffi::RSMPI_COMM_NULL });
+    // SAFETY: `comm` is live (the callers'); the split is ours and freed below.
+    let rc = unsafe {
+        ffi::MPI_Comm_rank(comm, &mut me);
+        ffi::MPI_Comm_split_type(
+            comm,
+            ffi::RSMPI_COMM_TYPE_SHARED,
+            me,
+            ffi::RSMPI_INFO_NULL,
+            &mut node,
+        )
+    };
+    if rc != success() {
+        return None;
+    }
+    let mut first = me;
+    // SAFETY: one int from the node's rank 0 (the lowest rank of `comm` there, the
+    // split's key being the rank); `node` is live until freed.
+    let rc = unsafe {
+        let rc = ffi::MPI_Bcast(
+            (&mut first as *mut c_int).cast(),
+            1,
+            ffi::RSMPI_INT32_T,
+            0,
+            node,
+        );
+        ffi::MPI_Comm_free(&mut node);
+        rc
+    };
+    (rc == success()).then_some(first as u64)
 }
 
 /// How many ranks share each host when `hosts` (each rank's host, in rank order) puts
@@ -554,7 +582,8 @@ fn ranks_per_host_raw(comm: ffi::MPI_Comm) -> Option<u32> {
     if size <= 1 {
         return None;
     }
-    let mine = host_id();
+    // A rank whose split failed takes part with a host of its own (no block then).
+    let mine = host_id(comm).unwrap_or(u64::MAX - rank_of(comm) as u64);
     let mut all = vec![0u64; size as usize];
     // SAFETY: one u64 in, `size` out, on a live communicator.
     let rc = unsafe {
@@ -577,8 +606,8 @@ fn ranks_per_host_raw(comm: ffi::MPI_Comm) -> Option<u32> {
 /// How many ranks of `comm` share each host when the job spans hosts in consecutive
 /// blocks of one size (ranks 0..n on the first host, n..2n on the next: `mpirun`'s
 /// default mapping by slot, `--map-by node` is not), else `None` (one host, or another
-/// placement). Hosts are told apart by `MPI_Get_processor_name`, or by
-/// [`RANKS_PER_HOST_ENV`]. What the prediction prices messages between hosts and the
+/// placement). Hosts are the ranks that share memory (`MPI_COMM_TYPE_SHARED`), or
+/// [`RANKS_PER_HOST_ENV`]'s blocks. What the prediction prices messages between hosts and the
 /// bytes a host holds by ([`hypercomm_rt::predict::Execution::ranks_per_host`]), and
 /// whether the automatic calibration measures the network. Collective over `comm`.
 pub fn ranks_per_host<C>(comm: &C) -> Option<u32>
@@ -603,6 +632,14 @@ where
 
 fn success() -> c_int {
     ffi::MPI_SUCCESS as c_int
+}
+
+/// This process's rank in `comm` (live).
+fn rank_of(comm: ffi::MPI_Comm) -> c_int {
+    let mut rank: c_int = 0;
+    // SAFETY: `comm` is live (the callers'); one int out.
+    unsafe { ffi::MPI_Comm_rank(comm, &mut rank) };
+    rank
 }
 
 /// MPI's message for an error code.
@@ -691,15 +728,20 @@ impl Mpi {
         // handler.
         unsafe { ffi::MPI_Comm_dup(raw, &mut data) };
         // SAFETY: `data` is a live communicator of our own, used by nothing else.
-        unsafe { Mpi::adopt(data, config) }
+        unsafe { Mpi::adopt(data, config, None) }
     }
 
     /// An `Mpi` over `data`, which it owns from now on (and frees in `Drop`): a
-    /// duplicate of it carries the failure notices. Collective over `data`.
+    /// duplicate of it carries the failure notices. Collective over `data`. `hosts`:
+    /// its [`ranks_per_host`] when known (a duplicate's is its parent's), else found.
     ///
     /// # Safety
     /// `data` is a live intra-communicator that nothing else uses or frees.
-    pub(crate) unsafe fn adopt(data: ffi::MPI_Comm, config: &Config) -> Mpi {
+    pub(crate) unsafe fn adopt(
+        data: ffi::MPI_Comm,
+        config: &Config,
+        hosts: Option<Option<u32>>,
+    ) -> Mpi {
         // Free the dropped communicators that can be by now; and have `MPI_Finalize`
         // receive the departure notices still on their way then.
         leave::sweep();
@@ -717,7 +759,7 @@ impl Mpi {
         }
         let (step_bits, tag_mask, leave_tag) = tag_layout(Self::tag_ub(data));
         let size = size as u32;
-        let ranks_per_host = ranks_per_host_raw(data);
+        let ranks_per_host = hosts.unwrap_or_else(|| ranks_per_host_raw(data));
         let mut mpi = Mpi {
             data,
             notices,
@@ -1492,7 +1534,9 @@ impl Mpi {
 
 /// What the MPI backend does beyond the papers' model, for the prediction
 /// ([`hypercomm_rt::predict`]): a combining receive lands in the transport's scratch
-/// buffer and is combined into place after, one more pass over its bytes.
+/// buffer and is combined into place after, one more pass over its bytes. It knows no
+/// hosts (every rank as on one machine): a communicator's own, with the hosts its ranks
+/// span, is [`execution`] (its `Transport::execution`).
 pub const EXECUTION: hypercomm_rt::predict::Execution = hypercomm_rt::predict::Execution {
     shared_copy_from: None,
     cpus: None,
@@ -1652,9 +1696,12 @@ impl Transport for Mpi {
         }))
     }
 
-    /// `mpi-<library>-<ranks>-<host>`: the MPI library (a hash of its version string),
-    /// the number of ranks and this process's host, so that picks measured under one
-    /// library, rank count or machine are never read under another.
+    /// `mpi-<library>-<ranks>ranks-<host>[-<n>perhost][-bound]`: the MPI library (a
+    /// hash of its version string), the number of ranks, this process's host, the ranks
+    /// per host of a job across hosts ([`ranks_per_host`]) and whether this process may
+    /// run on fewer CPUs than its node has (mpirun's binding, a cpuset, `taskset`), so
+    /// that picks measured under one library, rank count, machine, spread or binding are
+    /// never read under another.
     fn machine_key(&self) -> Option<String> {
         let (library, host) = machine_parts();
         // A job across hosts times its picks apart from one on a host.

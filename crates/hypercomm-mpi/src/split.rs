@@ -46,7 +46,7 @@ impl Split for Mpi {
             return Ok(None);
         }
         // SAFETY: `sub` is a live intra-communicator only this `Mpi` will use.
-        Ok(Some(unsafe { Mpi::adopt(sub, &self.config()) }))
+        Ok(Some(unsafe { Mpi::adopt(sub, &self.config(), None) }))
     }
 
     fn split_shared(&mut self) -> Option<Result<Self>> {
@@ -65,7 +65,7 @@ impl Split for Mpi {
             return Some(Err(failed("split_shared", rc)));
         }
         // SAFETY: as in `split`.
-        Some(Ok(unsafe { Mpi::adopt(sub, &self.config()) }))
+        Some(Ok(unsafe { Mpi::adopt(sub, &self.config(), None) }))
     }
 }
 
@@ -144,7 +144,9 @@ impl Mpi {
         }
         self.wait_native(request)?;
         // SAFETY: the duplicate is complete; only the `Mpi` made here uses it.
-        Ok(Box::new(unsafe { Mpi::adopt(comm, &self.config()) }))
+        // Its hosts are this communicator's: the same group.
+        let hosts = Some(self.ranks_per_host);
+        Ok(Box::new(unsafe { Mpi::adopt(comm, &self.config(), hosts) }))
     }
 }
 

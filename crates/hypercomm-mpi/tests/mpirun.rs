@@ -1898,7 +1898,7 @@ fn bench_persistent_on_mpi() {
     assert!(lines
         .next()
         .unwrap()
-        .ends_with(",persistent,persistent_over_plain"));
+        .ends_with(",persistent,persistent_over_plain,schedule"));
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
     assert_eq!(rows.len(), 5 * 2 * 2, "{}", job.stdout);
     for pair in rows.chunks(2) {

@@ -16,11 +16,13 @@
 //! - the schedule's local copies, at τ per byte on the rank that copies the most (the τ
 //!   of their size's band, at most a message's time per byte, [`Price::local`]);
 //! - a floor under every copy's time per byte, from the bytes the call's ranks hold
-//!   ([`held_bytes`], [`Calibration::copy_floor`]): beyond the caches, every byte comes
-//!   from memory whatever the message's size;
+//!   ([`held_bytes`], [`Calibration::copy_floor`]; across hosts, one host's share):
+//!   beyond the caches, every byte comes from memory whatever the message's size;
 //! - what the backend does ([`Execution`]): a large message copied by two cores, ranks
-//!   sharing a CPU taking turns, and a message between two fibers of one CPU at the
-//!   calibration's `same-cpu` bands ([`Calibration::same_cpu_at`]).
+//!   sharing a CPU taking turns, a message between two fibers of one CPU at the
+//!   calibration's `same-cpu` bands ([`Calibration::same_cpu_at`]), and a message
+//!   between two hosts of an MPI job at its `network` bands
+//!   ([`Calibration::network_at`]).
 
 use hypercomm::algorithms::{Algorithm, Packets, Params, Shape};
 use hypercomm::collective::Collective;
@@ -116,21 +118,14 @@ pub fn predict_with(
     in_place: bool,
     execution: Execution,
 ) -> Option<f64> {
-    let topology = crate::topology_for(c.kind(), k)?;
-    let problem = Problem {
-        topology: &topology,
-        collective: c,
-        len,
-        commutative: true,
-        counts,
-    };
-    let model = calibration.model(elem_bytes);
-    let params = Params { packets, model };
-    let schedule = match shape {
-        Some(shape) => algo.build_shaped(&problem, &params, shape),
-        None => algo.build(&problem, &params),
-    }
-    .ok()?;
+    let schedule = build_for(
+        (c, k, len, counts),
+        elem_bytes,
+        algo,
+        packets,
+        shape,
+        calibration,
+    )?;
     let form = Form {
         collective: c,
         len,
@@ -143,6 +138,69 @@ pub fn predict_with(
         calibration,
         execution,
     ))
+}
+
+/// The schedule `algo` builds for the call under `calibration`'s model (as `Algo::Auto`
+/// and a named call build it), `None` where it does not build.
+fn build_for(
+    (c, k, len, counts): (Collective, u32, u64, Option<&Counts>),
+    elem_bytes: usize,
+    algo: &Algorithm,
+    packets: Packets,
+    shape: Option<&Shape>,
+    calibration: Calibration,
+) -> Option<Box<dyn Schedule>> {
+    let topology = crate::topology_for(c.kind(), k)?;
+    let problem = Problem {
+        topology: &topology,
+        collective: c,
+        len,
+        commutative: true,
+        counts,
+    };
+    let model = calibration.model(elem_bytes);
+    let params = Params { packets, model };
+    match shape {
+        Some(shape) => algo.build_shaped(&problem, &params, shape),
+        None => algo.build(&problem, &params),
+    }
+    .ok()
+}
+
+/// A digest of the schedule `algo` builds for the call, as [`predict_with`] builds it
+/// (the same problem, model and packets): every rank's program, in rank order, hashed
+/// (deterministically: the same in every process of one build). Two algorithms with one
+/// digest send the same messages from the same places in the same steps at that size
+/// (on 2^n ranks `recursive-doubling` and `dimension-exchange` all-reduces are one
+/// schedule; on 2 ranks most all-to-alls are one exchange), so a benchmark telling
+/// them apart measures noise; `bench` prints it (`schedule`). `None` where the schedule
+/// does not build.
+pub fn schedule_digest(
+    call: (Collective, u32, u64, Option<&Counts>),
+    elem_bytes: usize,
+    algo: &Algorithm,
+    packets: Packets,
+    shape: Option<&Shape>,
+    calibration: Calibration,
+) -> Option<u64> {
+    use std::fmt::Write as _;
+    use std::hash::Hasher;
+    /// Feeds what is written to the hasher, allocating nothing.
+    struct Feed<'h>(&'h mut rustc_hash::FxHasher);
+    impl std::fmt::Write for Feed<'_> {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            self.0.write(s.as_bytes());
+            Ok(())
+        }
+    }
+    let schedule = build_for(call, elem_bytes, algo, packets, shape, calibration)?;
+    let mut h = rustc_hash::FxHasher::default();
+    let mut program = Program::default();
+    for r in 0..schedule.nodes() {
+        schedule.program_into(r, &mut program);
+        write!(Feed(&mut h), "{program:?};").ok()?;
+    }
+    Some(h.finish())
 }
 
 /// What a call is, beside its schedule, for [`predict_schedule`].
@@ -173,7 +231,7 @@ pub struct Form {
 /// all-gather's own block, a broadcast root's) costs nothing, as the runtime skips it.
 ///
 /// `execution` says what else the backend does ([`Execution`]): copies shared by two
-/// cores, ranks sharing CPUs.
+/// cores, ranks sharing CPUs, ranks on several hosts.
 pub fn predict_schedule(
     schedule: &dyn Schedule,
     form: Form,
@@ -1542,6 +1600,31 @@ mod one_band {
         assert!((t(small, c) - expect).abs() <= 1e-12 * expect);
     }
 
+    /// Two names of one schedule have one digest: recursive doubling and dimension
+    /// exchange on 2 and 4 ranks; schedules that differ (ring against recursive
+    /// doubling, or one algorithm at two sizes) do not.
+    #[test]
+    fn one_schedule_under_two_names_has_one_digest() {
+        let find = |name| hypercomm::algorithms::find(OpKind::Allreduce, name).unwrap();
+        let c = Calibration::line(1e-6, 1e-9);
+        let d = |k: u32, len: u64, name| {
+            let call = (Collective::Allreduce, k, len, None);
+            schedule_digest(call, 8, find(name), Packets::Opt, None, c).unwrap()
+        };
+        for k in [2, 4] {
+            for len in [1, 100] {
+                assert_eq!(
+                    d(k, len, "recursive-doubling"),
+                    d(k, len, "dimension-exchange")
+                );
+            }
+            assert_ne!(d(k, 100, "ring"), d(k, 100, "recursive-doubling"), "{k}");
+            assert_ne!(d(k, 8, "ring"), d(k, 100, "ring"), "{k}");
+        }
+        // The same call gives the same digest again.
+        assert_eq!(d(4, 7, "ring"), d(4, 7, "ring"));
+    }
+
     /// Across hosts, a host holds its own ranks' bytes: the same 8-rank all-gather of
     /// 1 MiB on 4 hosts of 2 ranks holds 18 MiB a host, within what the calibration's
     /// exchange held at its best (32 MiB), so it is priced at its bands, floor 0.
@@ -1612,8 +1695,8 @@ mod one_band {
         assert_eq!(t(plain, hosts), t(plain, one));
         let was = t(plain, one).unwrap();
         assert!((was - 3.0 * within).abs() < 1e-15, "{was}");
-        // A broadcast whose messages all stay within hosts of 4 keeps its price: the
-        // binomial tree from 0 on 4 ranks sends 0 → 2, then 0 → 1 and 2 → 3.
+        // A binomial broadcast from 0 on 4 ranks sends 0 → 2 (across), then 0 → 1 and
+        // 2 → 3 (within): the network once.
         let bcast = Collective::Broadcast { root: 0 };
         let binomial = hypercomm::algorithms::find(OpKind::Broadcast, "binomial").unwrap();
         let b = |exe| {
@@ -1631,12 +1714,9 @@ mod one_band {
             )
             .unwrap()
         };
-        let four = Execution {
-            ranks_per_host: Some(4),
-            ..hosts
-        };
-        assert_eq!(b(four), b(one));
         assert!((b(hosts) - (across + within)).abs() < 1e-15, "{}", b(hosts));
+        // On one host, both of its steps are within.
+        assert!((b(one) - 2.0 * within).abs() < 1e-15, "{}", b(one));
     }
 
     /// A local copy costs no more per byte than a message of its size: a band that

@@ -328,8 +328,9 @@ impl Calibration {
     /// itself read between the two powers of 2 around it (geometrically). Beyond the
     /// power of 2 at or below twice the last band's start (its bands reach at least
     /// that far), s is taken there. With no bands (the seeds' one line) it is 0: the
-    /// model is the papers' exactly. `held` counts every rank as on one machine (the
-    /// threads backend; MPI on one host); across machines it overstates each one's.
+    /// model is the papers' exactly. `held` is what one machine holds: every rank's bytes
+    /// on the threads backend and MPI on one host; across hosts the prediction passes
+    /// one host's share ([`crate::predict::Execution::ranks_per_host`]).
     ///
     /// Why (beyond the seeds, whose β + mτ holds at any size): once a call's data
     /// outgrow the last-level cache, every copy runs at memory speed, whatever its own

@@ -36,8 +36,8 @@ use hypercomm_rt::{Barrier, Comm, Transport};
 use serde::Serialize;
 
 use super::{
-    buffer_lens, in_place_offset, invoke, invoke_in_place, predict_with, try_buffer, AlgoChoice,
-    CalibrationInfo, ReduceOp,
+    buffer_lens, in_place_offset, invoke, invoke_in_place, predict_with, schedule_digest,
+    try_buffer, AlgoChoice, CalibrationInfo, ReduceOp,
 };
 
 /// Sizes above this many bytes take OSU's "large" iteration counts.
@@ -385,6 +385,11 @@ pub struct BenchRow {
     pub measured_over_predicted: Option<f64>,
     /// memcpy of S bytes on one thread, GB/s.
     pub memcpy_gbps: Option<f64>,
+    /// A digest of the schedule that ran, 16 hex digits ([`schedule_digest`]): rows of
+    /// one size with one digest ran one schedule under two names (`recursive-doubling`
+    /// and `dimension-exchange` on 2^n ranks); `None` for native.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<String>,
     /// busbw / memcpy.
     pub busbw_over_memcpy: Option<f64>,
     /// A persistent row's avg / the avg of the plain call of the same algorithm and
@@ -465,19 +470,21 @@ impl BenchReport {
                 if p.algo == 0 && !p.persistent {
                     memcpy = p.memcpy.map(|b| b / 1e9);
                 }
-                let predicted = super::registry_entry(kind, p.algorithm).and_then(|a| {
-                    let counts = super::draw_counts(c, k, p.size, cfg.skew, p.size as u64);
-                    predict_with(
-                        (c, k, p.size as u64, counts.as_ref()),
-                        1,
-                        a,
-                        hypercomm::algorithms::Packets::Opt,
-                        cfg.shape.as_ref().filter(|_| a.takes_shape()),
-                        calibration.calibration(),
-                        cfg.in_place,
-                        execution,
-                    )
+                let entry = super::registry_entry(kind, p.algorithm);
+                let counts =
+                    entry.and_then(|_| super::draw_counts(c, k, p.size, cfg.skew, p.size as u64));
+                let call = (c, k, p.size as u64, counts.as_ref());
+                let shape = |a: &hypercomm::algorithms::Algorithm| {
+                    cfg.shape.as_ref().filter(|_| a.takes_shape())
+                };
+                let opt = hypercomm::algorithms::Packets::Opt;
+                let model = calibration.calibration();
+                let predicted = entry.and_then(|a| {
+                    predict_with(call, 1, a, opt, shape(a), model, cfg.in_place, execution)
                 });
+                let schedule = entry
+                    .and_then(|a| schedule_digest(call, 1, a, opt, shape(a), model))
+                    .map(|d| format!("{d:016x}"));
                 BenchRow {
                     algo: p.algorithm.to_string(),
                     auto: cfg.algos[p.algo] == AlgoChoice::Auto,
@@ -495,6 +502,7 @@ impl BenchReport {
                     memcpy_gbps: memcpy,
                     busbw_over_memcpy: memcpy.filter(|&m| m > 0.0).map(|m| busbw / m),
                     persistent_over_plain,
+                    schedule,
                 }
             })
             .collect();

@@ -897,6 +897,36 @@ pub fn defaults_note(backend: &str, why: &str) -> String {
 mod tests {
     use super::*;
 
+    /// [`calibrate_between`] measures ranks `a` and `b` alone, in either pattern and
+    /// with `a` after `b`: only `a` reports, a point per size; a pair of one rank
+    /// measures nothing and returns (no rank waits for a partner it does not have).
+    #[test]
+    fn a_pair_of_any_two_ranks_measures_alone() {
+        use hypercomm_rt::threads;
+        let sizes = [1usize, 1024];
+        let reps = |_: usize| 3u64;
+        for pattern in [Pattern::PingPong, Pattern::Exchange] {
+            for (a, b) in [(0, 2), (2, 0), (1, 1)] {
+                let cfg = threads::Config::new(3)
+                    .calibration(Calibration::default())
+                    .timeout(std::time::Duration::from_secs(20));
+                let got = threads::run_with(&cfg, |comm| {
+                    calibrate_between(comm, a, b, &sizes, &reps, pattern, false)
+                })
+                .unwrap();
+                for (r, points) in got.iter().enumerate() {
+                    if r as Rank == a && a != b {
+                        let bytes: Vec<usize> = points.iter().map(|p| p.bytes).collect();
+                        assert_eq!(bytes, sizes, "{pattern:?} ({a}, {b}) rank {r}");
+                        assert!(points.iter().all(|p| p.time > 0.0 && p.fresh == 0.0));
+                    } else {
+                        assert!(points.is_empty(), "{pattern:?} ({a}, {b}) rank {r}");
+                    }
+                }
+            }
+        }
+    }
+
     /// A calibration file's text with start-up time `beta`.
     fn file_with(beta: f64) -> String {
         format!("beta = {beta:e}\ntau = 2e-11\n")

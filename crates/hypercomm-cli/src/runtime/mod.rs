@@ -68,7 +68,7 @@ pub use calibrate::{calibrate_rank, fit, CalibrationSource, PingPong};
 /// The prediction lives in the runtime, which ranks `auto`'s candidates by it.
 pub use hypercomm_rt::predict::{
     cpu_shared_time, in_place_offset, local_elements, local_elements_by_rank, predict,
-    predict_with, shared_copy_programs, Execution,
+    predict_with, schedule_digest, shared_copy_programs, Execution,
 };
 pub use run::{gather_run, run_rank, RankResult, RunConfig, RunReport};
 

@@ -147,6 +147,9 @@ algbw_gbps,busbw_gbps,predicted_us,measured_over_predicted,memcpy_gbps,busbw_ove
 /// The columns `bench --persistent` adds to its CSV.
 pub const BENCH_CSV_PERSISTENT: &str = ",persistent,persistent_over_plain";
 
+/// The last column of `bench`'s CSV: the schedule's digest (`BenchRow::schedule`).
+pub const BENCH_CSV_SCHEDULE: &str = ",schedule";
+
 fn csv_opt(x: Option<f64>) -> String {
     x.map_or_else(String::new, |v| format!("{v}"))
 }
@@ -157,6 +160,7 @@ pub fn bench_csv(r: &BenchReport) -> String {
     if r.persistent {
         s.push_str(BENCH_CSV_PERSISTENT);
     }
+    s.push_str(BENCH_CSV_SCHEDULE);
     s.push('\n');
     for row in &r.rows {
         let _ = write!(
@@ -185,6 +189,7 @@ pub fn bench_csv(r: &BenchReport) -> String {
                 csv_opt(row.persistent_over_plain)
             );
         }
+        let _ = write!(s, ",{}", row.schedule.as_deref().unwrap_or(""));
         s.push('\n');
     }
     s

@@ -76,7 +76,16 @@ pub fn agreed_calibration(world: &SimpleCommunicator) -> Result<CalibrationInfo,
         match CalibrationSource::for_backend(BACKEND, Some(&machine)).lookup() {
             Ok(Lookup::Found(c)) => {
                 text = c.calibration().to_text();
+                let no_network = c.calibration().network.is_empty();
                 source = c.source.unwrap_or_default();
+                if let (Some(n), true) = (per_host, no_network) {
+                    say(format!(
+                        "hypercomm: the calibration ({source}) has no network bands: on \
+                         hosts of {n} ranks a message between hosts is priced as one \
+                         within a host; `mpirun … hypercomm-mpi calibrate` across the \
+                         hosts measures them\n"
+                    ));
+                }
             }
             Ok(Lookup::Measure {
                 cache: c,
@@ -243,7 +252,8 @@ fn failed(me: i32, f: Failure<hypercomm_rt::Error>) -> i32 {
 /// With the ranks on hosts of `per_host` ([`hypercomm_mpi::ranks_per_host`]): rank 0's
 /// one-way times with rank `per_host`, the first of the next host, at `sizes` up to
 /// [`calibrate::DEFAULT_MAX_SIZE`] (same data; for the calibration's `network` bands);
-/// no points on one host, or on other ranks. Every rank of `comm` calls it.
+/// no points on one host, on hosts of one rank (the pair (0, 1) measured the network
+/// already), or on other ranks. Every rank of `comm` calls it.
 pub fn network_points<X: hypercomm_rt::Transport>(
     comm: &mut hypercomm_rt::Comm<X>,
     per_host: Option<u32>,
@@ -252,7 +262,9 @@ pub fn network_points<X: hypercomm_rt::Transport>(
     pattern: hypercomm_cli::runtime::calibrate::Pattern,
 ) -> hypercomm_rt::Result<Vec<hypercomm_cli::runtime::calibrate::PingPong>> {
     use hypercomm_cli::runtime::calibrate;
-    let Some(n) = per_host.filter(|&n| n < comm.size()) else {
+    // One rank a host: the pair (0, 1) crossed hosts already, so the calibration's
+    // own line and bands are the network's (local copies priced so too).
+    let Some(n) = per_host.filter(|&n| n > 1 && n < comm.size()) else {
         return Ok(Vec::new());
     };
     let sizes: Vec<usize> = sizes
@@ -292,14 +304,13 @@ pub fn run(world: &SimpleCommunicator, args: &RtRunArgs) -> i32 {
     cfg.reseed(seed);
     let outcome = hypercomm_mpi::run(world, &mpi_config(timeout, &cal), |comm| {
         let local = runtime::run_rank(comm, &cfg)?;
-        runtime::gather_run(comm, local)
+        Ok::<_, hypercomm_rt::Error>((runtime::gather_run(comm, local)?, comm.execution()))
     });
-    let all = match outcome {
+    let (all, execution) = match outcome {
         Ok(all) => all,
         Err(f) => return failed(me, f),
     };
     // Every rank holds every result: all reach the same exit code.
-    let execution = hypercomm_mpi::execution(world);
     let report = RunReport::new(&cfg, BACKEND, &cal, &all, execution);
     if me == 0 {
         let mut out = std::io::stdout().lock();
@@ -341,13 +352,12 @@ pub fn bench(world: &SimpleCommunicator, args: &BenchArgs) -> i32 {
     }
     let outcome = hypercomm_mpi::run(world, &mpi_config(timeout, &cal), |comm| {
         let local = runtime::bench_rank(comm, &cfg, &|| {})?;
-        runtime::gather_bench(comm, local)
+        Ok::<_, hypercomm_rt::Error>((runtime::gather_bench(comm, local)?, comm.execution()))
     });
-    let all = match outcome {
+    let (all, execution) = match outcome {
         Ok(all) => all,
         Err(f) => return failed(me, f),
     };
-    let execution = hypercomm_mpi::execution(world);
     if me == 0 {
         let report = BenchReport::new(&cfg, BACKEND, &cal, &all, execution);
         let mut out = std::io::stdout().lock();

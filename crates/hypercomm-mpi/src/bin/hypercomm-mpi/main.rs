@@ -265,10 +265,19 @@ fn main() -> ExitCode {
         }
     };
     // Which ranks share a host, as every command prices and measures them: a bad
-    // HYPERCOMM_MPI_RANKS_PER_HOST is bad input (every rank reads the same job's).
+    // HYPERCOMM_MPI_RANKS_PER_HOST is bad input. Ranks on other hosts see it only with
+    // `-x`, so they agree first; the lowest rank that has a bad one says why.
     let hosts = std::env::var_os(hypercomm_mpi::RANKS_PER_HOST_ENV);
-    if let Err(e) = hypercomm_mpi::ranks_per_host_setting(hosts.as_deref()) {
-        if me == 0 {
+    let bad = hypercomm_mpi::ranks_per_host_setting(hosts.as_deref()).err();
+    let mine = if bad.is_some() { me } else { world.size() };
+    let mut first_bad = mine;
+    world.all_reduce_into(
+        &mine,
+        &mut first_bad,
+        mpi::collective::SystemOperation::min(),
+    );
+    if first_bad < world.size() {
+        if let (Some(e), true) = (bad, me == first_bad) {
             eprintln!("error: {e}");
         }
         drop(world);
