@@ -296,24 +296,26 @@ where
 /// let algo = Algo::Shaped { name: "product", shape: shape.factors() };
 /// comm.all_to_all_into(&send, &mut recv, algo).unwrap();
 /// ```
-pub fn node_shape<C: Communicator>(
+pub fn node_shape<C>(
     comm: &C,
-) -> std::result::Result<hypercomm::algorithms::Shape, hypercomm::error::Error> {
-    use mpi::collective::CommunicatorCollectives;
-    use mpi::traits::Root;
-    let (me, k) = (comm.rank(), comm.size());
-    let node = comm.split_shared(me);
-    // The world rank of the node's first process, and the node's size.
-    let mut first = me;
-    node.process_at_rank(0).broadcast_into(&mut first);
-    let mine = [first, node.size()];
-    let mut all = vec![0 as c_int; 2 * k as usize];
-    comm.all_gather_into(&mine[..], &mut all[..]);
-    let nodes: Vec<(c_int, c_int)> = all.chunks(2).map(|p| (p[0], p[1])).collect();
+) -> std::result::Result<hypercomm::algorithms::Shape, hypercomm::error::Error>
+where
+    C: Communicator + AsRaw<Raw = ffi::MPI_Comm>,
+{
+    let k = comm.size();
     let bad = |reason: String| hypercomm::error::Error::InvalidParameter {
         what: "--shape",
         reason,
     };
+    // Each rank's node ([`host_ids`], as the prediction tells hosts): the first rank
+    // of its node and the node's size.
+    let ids = host_ids(comm.as_raw())
+        .ok_or_else(|| bad("node: MPI could not tell the ranks' nodes apart".into()))?;
+    let mut of_node: std::collections::HashMap<u64, (c_int, c_int)> = Default::default();
+    for (r, &id) in ids.iter().enumerate() {
+        of_node.entry(id).or_insert((r as c_int, 0)).1 += 1;
+    }
+    let nodes: Vec<(c_int, c_int)> = ids.iter().map(|id| of_node[id]).collect();
     let ppn = nodes[0].1;
     if let Some(&(at, n)) = nodes.iter().find(|&&(_, n)| n != ppn) {
         return Err(bad(format!(
@@ -573,15 +575,12 @@ fn host_blocks(hosts: &[u64]) -> Option<u32> {
     (uniform && firsts.len() == blocks.len()).then_some(n as u32)
 }
 
-/// Every rank's host on `comm` (an all-gather of [`host_id`]), and from them
-/// [`host_blocks`]. Collective over `comm`.
-fn ranks_per_host_raw(comm: ffi::MPI_Comm) -> Option<u32> {
+/// Every rank's host on `comm`, in rank order (an all-gather of [`host_id`]); `None`
+/// where MPI fails. Collective over `comm`.
+fn host_ids(comm: ffi::MPI_Comm) -> Option<Vec<u64>> {
     let mut size: c_int = 0;
     // SAFETY: `comm` is live (the callers'); one int out.
     unsafe { ffi::MPI_Comm_size(comm, &mut size) };
-    if size <= 1 {
-        return None;
-    }
     // A rank whose split failed takes part with a host of its own (no block then).
     let mine = host_id(comm).unwrap_or(u64::MAX - rank_of(comm) as u64);
     let mut all = vec![0u64; size as usize];
@@ -597,10 +596,12 @@ fn ranks_per_host_raw(comm: ffi::MPI_Comm) -> Option<u32> {
             comm,
         )
     };
-    if rc != success() {
-        return None;
-    }
-    host_blocks(&all)
+    (rc == success()).then_some(all)
+}
+
+/// [`host_blocks`] of [`host_ids`]. Collective over `comm`.
+fn ranks_per_host_raw(comm: ffi::MPI_Comm) -> Option<u32> {
+    host_blocks(&host_ids(comm)?)
 }
 
 /// How many ranks of `comm` share each host when the job spans hosts in consecutive
@@ -615,19 +616,6 @@ where
     C: Communicator + AsRaw<Raw = ffi::MPI_Comm>,
 {
     ranks_per_host_raw(comm.as_raw())
-}
-
-/// [`EXECUTION`] with `comm`'s hosts ([`ranks_per_host`]): what the prediction knows of
-/// how this backend runs on `comm`, as its communicators' `auto` ranks by. Collective
-/// over `comm`.
-pub fn execution<C>(comm: &C) -> hypercomm_rt::predict::Execution
-where
-    C: Communicator + AsRaw<Raw = ffi::MPI_Comm>,
-{
-    hypercomm_rt::predict::Execution {
-        ranks_per_host: ranks_per_host(comm),
-        ..EXECUTION
-    }
 }
 
 fn success() -> c_int {
@@ -1536,7 +1524,7 @@ impl Mpi {
 /// ([`hypercomm_rt::predict`]): a combining receive lands in the transport's scratch
 /// buffer and is combined into place after, one more pass over its bytes. It knows no
 /// hosts (every rank as on one machine): a communicator's own, with the hosts its ranks
-/// span, is [`execution`] (its `Transport::execution`).
+/// span ([`ranks_per_host`]), is its `Comm::execution`.
 pub const EXECUTION: hypercomm_rt::predict::Execution = hypercomm_rt::predict::Execution {
     shared_copy_from: None,
     cpus: None,

@@ -577,7 +577,8 @@ fn vs_native_predicts_under_the_bench_calibration() {
 /// `HYPERCOMM_MPI_RANKS_PER_HOST`): its automatic calibration measures the network, rank
 /// 0 with rank 2, into `network` bands, kept in a file of its own (`-2perhost`); the
 /// prediction prices a message between the hosts at those bands (a network start-up of
-/// 1 ms against 10 µs within a host); and a value that is not a rank count is bad input.
+/// 1 ms against 10 µs within a host); `--shape node` takes the same hosts; and a value
+/// that is not a rank count is bad input.
 #[test]
 fn a_job_across_hosts_measures_and_prices_the_network() {
     let dir = std::env::temp_dir().join(format!("hc-mpi-hosts-{}", std::process::id()));
@@ -645,6 +646,23 @@ fn a_job_across_hosts_measures_and_prices_the_network() {
             "{pred} µs: one host priced at the network's 1 ms"
         );
     }
+
+    // `--shape node` tells the nodes as the prediction tells hosts: 2 of 2.
+    let shaped = [
+        ("HYPERCOMM_CALIBRATION", Some(Path::new("off"))),
+        ("HYPERCOMM_MPI_RANKS_PER_HOST", Some(two)),
+    ];
+    let job = mpirun_env(
+        exe,
+        4,
+        &[
+            "run", "--op", "alltoall", "--algo", "product", "--shape", "node", "--len", "100",
+        ],
+        &shaped,
+        Duration::from_secs(60),
+    );
+    assert_eq!(job.code, Some(0), "{}\n{}", job.stdout, job.stderr);
+    assert!(job.stdout.contains("product (shape 2x2)"), "{}", job.stdout);
 
     let job = run(Some(Path::new("off")), Some(Path::new("two")));
     assert_eq!(job.code, Some(2), "{}\n{}", job.stdout, job.stderr);

@@ -252,18 +252,15 @@ pub fn predict_schedule(
     price.combine_pass = execution.combine_pass;
     let local = local_elements_by_rank(schedule, alias);
     // Ranks in blocks of `n` per host, when the job spans hosts.
-    let per_host = execution
-        .ranks_per_host
-        .filter(|&n| n > 0 && n < k)
-        .map(|n| (n, k));
-    if let Some((n, _)) = per_host {
+    let per_host = execution.ranks_per_host.filter(|&n| n > 0 && n < k);
+    if let Some(n) = per_host {
         price = price.with_hosts(n);
     }
     if !calibration.bands.is_empty() {
         let held = held_bytes(schedule, alias, elem_bytes);
         // What one host holds: its share of the ranks' bytes.
         let held = match per_host {
-            Some((n, k)) => (held as u128 * u128::from(n) / u128::from(k)) as u64,
+            Some(n) => (held as u128 * u128::from(n) / u128::from(k)) as u64,
             None => held,
         };
         price.floor = calibration.copy_floor(held);
@@ -1507,24 +1504,8 @@ mod one_band {
         // 0 → 2 (across, input) and then 0 → 1, 2 → 3 (within, the second fresh).
         let mut both = c;
         both.fresh = one_band(1, 3e-6, 3e-9);
-        let bcast = Collective::Broadcast { root: 0 };
-        let binomial = hypercomm::algorithms::find(OpKind::Broadcast, "binomial").unwrap();
-        let b = |cal| {
-            predict(
-                bcast,
-                4,
-                m,
-                8,
-                binomial,
-                Packets::Count(1),
-                None,
-                cal,
-                true,
-                fibers,
-            )
-            .unwrap()
-        };
-        assert!((b(both) - (cross + same)).abs() < 1e-15, "{}", b(both));
+        let b = binomial_broadcast_of_4(m, both, fibers);
+        assert!((b - (cross + same)).abs() < 1e-15, "{b}");
     }
 
     /// A CPU holds its ranks' buffers and what they read from other CPUs: on 4 ranks
@@ -1557,6 +1538,26 @@ mod one_band {
         assert_eq!(held_bytes(b.as_ref(), |_| Some(0), 8), 4 * m * 8);
         // Not in place, the root also holds its `in`.
         assert_eq!(held_bytes(b.as_ref(), |_| None, 8), 5 * m * 8);
+    }
+
+    /// The prediction of an in-place binomial broadcast from rank 0 on 4 ranks of `m`
+    /// u64 elements, one packet: 0 → 2, then 0 → 1 and 2 → 3.
+    fn binomial_broadcast_of_4(m: u64, c: Calibration, exe: Execution) -> f64 {
+        let bcast = Collective::Broadcast { root: 0 };
+        let binomial = hypercomm::algorithms::find(OpKind::Broadcast, "binomial").unwrap();
+        predict(
+            bcast,
+            4,
+            m,
+            8,
+            binomial,
+            Packets::Count(1),
+            None,
+            c,
+            true,
+            exe,
+        )
+        .unwrap()
     }
 
     /// The calibration β = 0.2 µs, τ = 2.5e-11 s/B from 1 B, and a second band from
@@ -1697,23 +1698,7 @@ mod one_band {
         assert!((was - 3.0 * within).abs() < 1e-15, "{was}");
         // A binomial broadcast from 0 on 4 ranks sends 0 → 2 (across), then 0 → 1 and
         // 2 → 3 (within): the network once.
-        let bcast = Collective::Broadcast { root: 0 };
-        let binomial = hypercomm::algorithms::find(OpKind::Broadcast, "binomial").unwrap();
-        let b = |exe| {
-            predict(
-                bcast,
-                4,
-                m,
-                8,
-                binomial,
-                Packets::Count(1),
-                None,
-                c,
-                true,
-                exe,
-            )
-            .unwrap()
-        };
+        let b = |exe| binomial_broadcast_of_4(m, c, exe);
         assert!((b(hosts) - (across + within)).abs() < 1e-15, "{}", b(hosts));
         // On one host, both of its steps are within.
         assert!((b(one) - 2.0 * within).abs() < 1e-15, "{}", b(one));
