@@ -208,7 +208,17 @@ fn node_shape_if_asked(
 /// each rank's [`config::memory_limit`] (its machine's `MemAvailable`, its rlimits, its
 /// cgroup) divided by the ranks sharing its machine (`MPI_Comm_split_type(SHARED)`);
 /// [`config::MemoryLimit::FIXED`] if some rank cannot tell (issue 21).
+///
+/// Collective on its first call; later calls return that answer without a word to
+/// the peers (every rank calls it in the same order, with the one `world`): a command
+/// asks before it parses and again when it measures a calibration, and on 8 MPICH
+/// ranks sharing 2 cores the second agreement took 0.3 s of the calibration's 1.5 s.
 pub fn agreed_memory_limit(world: &SimpleCommunicator) -> config::MemoryLimit {
+    static AGREED: std::sync::OnceLock<config::MemoryLimit> = std::sync::OnceLock::new();
+    *AGREED.get_or_init(|| agree_memory_limit(world))
+}
+
+fn agree_memory_limit(world: &SimpleCommunicator) -> config::MemoryLimit {
     use mpi::collective::SystemOperation;
     let me = world.rank();
     let local = config::memory_limit();
