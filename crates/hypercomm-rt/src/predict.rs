@@ -183,6 +183,14 @@ pub fn schedule_digest(
     shape: Option<&Shape>,
     calibration: Calibration,
 ) -> Option<u64> {
+    let schedule = build_for(call, elem_bytes, algo, packets, shape, calibration)?;
+    digest(schedule.as_ref())
+}
+
+/// The digest of a built schedule, as [`schedule_digest`] takes it: every rank's
+/// program, in rank order, hashed. Tuning screens one algorithm of each digest
+/// ([`crate::select`]'s ranking: two of one schedule time alike but for noise).
+pub fn digest(schedule: &dyn Schedule) -> Option<u64> {
     use std::fmt::Write as _;
     use std::hash::Hasher;
     /// Feeds what is written to the hasher, allocating nothing.
@@ -193,7 +201,6 @@ pub fn schedule_digest(
             Ok(())
         }
     }
-    let schedule = build_for(call, elem_bytes, algo, packets, shape, calibration)?;
     let mut h = rustc_hash::FxHasher::default();
     let mut program = Program::default();
     for r in 0..schedule.nodes() {

@@ -1183,7 +1183,10 @@ impl Selector {
     /// The `n` fitting algorithms of least predicted time
     /// ([`predict::predict_schedule`], what `bench` prints), fastest first (registry
     /// order on a tie), among those whose schedule builds (and keeps rank order if it
-    /// must).
+    /// must); of algorithms that build one schedule ([`predict::digest`]: on 2^n ranks
+    /// `recursive-doubling` and `dimension-exchange` all-reduces, on 2 ranks most
+    /// all-to-alls), the first in the registry only, so that tuning does not time one
+    /// schedule twice (and pick between its names by noise).
     pub(crate) fn ranked(&self, call: Call, n: usize) -> Vec<&'static Algorithm> {
         let topology = self.machine(call.collective.kind()).0;
         let form = Form {
@@ -1194,12 +1197,22 @@ impl Selector {
         };
         let problem = call.problem(topology);
         let mut timed: Vec<(&'static Algorithm, f64)> = Vec::new();
+        let mut seen: Vec<u64> = Vec::new();
         for algorithm in self.fitting(call.collective.kind()) {
             let Ok(schedule) = algorithm.build(&problem, &self.params(call)) else {
                 continue;
             };
             if call.needs_order() && !self.keeps_order(call, schedule.as_ref()) {
                 continue;
+            }
+            // One digest a schedule; the first alone answers for `n == 1`.
+            if n > 1 {
+                if let Some(d) = predict::digest(schedule.as_ref()) {
+                    if seen.contains(&d) {
+                        continue;
+                    }
+                    seen.push(d);
+                }
             }
             let time = predict::predict_schedule(
                 schedule.as_ref(),
