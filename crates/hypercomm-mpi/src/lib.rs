@@ -270,8 +270,8 @@ where
 }
 
 /// The two-level layout of `comm`'s processes: nodes × processes per node, the nodes
-/// being the groups of `MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)` (processes that can
-/// share memory), as the shape `[nodes, ppn]` for `Algo::Shaped { name: "product", .. }`,
+/// being the hosts (processes of one host name and boot id, as NCCL tells hosts apart:
+/// `host_id`), as the shape `[nodes, ppn]` for `Algo::Shaped { name: "product", .. }`,
 /// so that `product` exchanges inside every node first (the last factor, the fastest)
 /// and across nodes second, one large message per pair of nodes' peers.
 ///
@@ -513,48 +513,32 @@ pub fn ranks_per_host_setting(
     }
 }
 
-/// This process's host on `comm` as [`ranks_per_host`] tells hosts apart: the rank in
-/// `comm` of the first of its ranks that share memory with this one
-/// (`MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)`, as [`node_shape`] tells nodes), or
-/// under [`RANKS_PER_HOST_ENV`] its world rank's block (a number past any rank).
-/// Collective over `comm`; `None` where MPI fails.
-fn host_id(comm: ffi::MPI_Comm) -> Option<u64> {
+/// This process's host as [`ranks_per_host`] tells hosts apart: a hash of its name
+/// (`MPI_Get_processor_name`) and of the running kernel's boot id
+/// (`/proc/sys/kernel/random/boot_id`, so that two machines of one name differ), as
+/// NCCL's host hash tells them; or under [`RANKS_PER_HOST_ENV`] its world rank's block
+/// (a number past any hash's low half: `1 << 32` plus the block). Local: no message.
+/// It took `MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)` before, a collective that MPICH
+/// ran in 0.2–0.27 s on 8 ranks sharing 2 cores, once for every communicator built.
+/// `None` where MPI cannot name the host.
+fn host_id() -> Option<u64> {
     if let Ok(Some(n)) = ranks_per_host_setting(std::env::var_os(RANKS_PER_HOST_ENV).as_deref()) {
         let mut rank: c_int = 0;
         // SAFETY: MPI is initialized (a communicator exists); one int out.
         unsafe { ffi::MPI_Comm_rank(ffi::RSMPI_COMM_WORLD, &mut rank) };
         return Some((1 << 32) + rank as u64 / u64::from(n));
     }
-    let (mut me, mut node) = (0 as c_int, unsafe { ffi::RSMPI_COMM_NULL });
-    // SAFETY: `comm` is live (the callers'); the split is ours and freed below.
-    let rc = unsafe {
-        ffi::MPI_Comm_rank(comm, &mut me);
-        ffi::MPI_Comm_split_type(
-            comm,
-            ffi::RSMPI_COMM_TYPE_SHARED,
-            me,
-            ffi::RSMPI_INFO_NULL,
-            &mut node,
-        )
-    };
-    if rc != success() {
-        return None;
-    }
-    let mut first = me;
-    // SAFETY: one int from the node's rank 0 (the lowest rank of `comm` there, the
-    // split's key being the rank); `node` is live until freed.
-    let rc = unsafe {
-        let rc = ffi::MPI_Bcast(
-            (&mut first as *mut c_int).cast(),
-            1,
-            ffi::RSMPI_INT32_T,
-            0,
-            node,
-        );
-        ffi::MPI_Comm_free(&mut node);
-        rc
-    };
-    (rc == success()).then_some(first as u64)
+    static HOST: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    *HOST.get_or_init(|| {
+        use std::hash::{Hash, Hasher};
+        let name = mpi::environment::processor_name().ok()?;
+        let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
+        // SipHash with fixed keys: the same in every process.
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (name.trim(), boot.trim()).hash(&mut h);
+        // Never in the block numbers' range.
+        Some(h.finish() | (1 << 63))
+    })
 }
 
 /// How many ranks share each host when `hosts` (each rank's host, in rank order) puts
@@ -582,19 +566,22 @@ fn host_ids(comm: ffi::MPI_Comm) -> Option<Vec<u64>> {
     // SAFETY: `comm` is live (the callers'); one int out.
     unsafe { ffi::MPI_Comm_size(comm, &mut size) };
     // A rank whose split failed takes part with a host of its own (no block then).
-    let mine = host_id(comm).unwrap_or(u64::MAX - rank_of(comm) as u64);
+    let mine = host_id().unwrap_or(u64::MAX - rank_of(comm) as u64);
     let mut all = vec![0u64; size as usize];
     // SAFETY: one u64 in, `size` out, on a live communicator.
     let rc = unsafe {
-        ffi::MPI_Allgather(
-            (&mine as *const u64).cast(),
-            1,
-            ffi::RSMPI_UINT64_T,
-            all.as_mut_ptr().cast(),
-            1,
-            ffi::RSMPI_UINT64_T,
-            comm,
-        )
+        settled(|req| {
+            ffi::MPI_Iallgather(
+                (&mine as *const u64).cast(),
+                1,
+                ffi::RSMPI_UINT64_T,
+                all.as_mut_ptr().cast(),
+                1,
+                ffi::RSMPI_UINT64_T,
+                comm,
+                req,
+            )
+        })
     };
     (rc == success()).then_some(all)
 }
@@ -607,7 +594,7 @@ fn ranks_per_host_raw(comm: ffi::MPI_Comm) -> Option<u32> {
 /// How many ranks of `comm` share each host when the job spans hosts in consecutive
 /// blocks of one size (ranks 0..n on the first host, n..2n on the next: `mpirun`'s
 /// default mapping by slot, `--map-by node` is not), else `None` (one host, or another
-/// placement). Hosts are the ranks that share memory (`MPI_COMM_TYPE_SHARED`), or
+/// placement). Hosts are the ranks of one host name and boot id (NCCL's host hash), or
 /// [`RANKS_PER_HOST_ENV`]'s blocks. What the prediction prices messages between hosts and the
 /// bytes a host holds by ([`hypercomm_rt::predict::Execution::ranks_per_host`]), and
 /// whether the automatic calibration measures the network. Collective over `comm`.
@@ -616,6 +603,41 @@ where
     C: Communicator + AsRaw<Raw = ffi::MPI_Comm>,
 {
     ranks_per_host_raw(comm.as_raw())
+}
+
+/// Start a collective of the communicator's set-up with `start` (its nonblocking form,
+/// given where to put its request) and wait for it, yielding the core between polls
+/// (after [`YIELD_FOR`], sleeping in short naps): MPI's blocking forms spin, and 8
+/// MPICH ranks sharing 2 cores took 0.35 s to build one communicator so (its duplicates,
+/// the hosts and the generation agreed; 0.27 s with these, the rest the hosts' split,
+/// which is local now: `host_id`). Returns `start`'s code, or the wait's.
+///
+/// # Safety
+/// `start` starts one nonblocking MPI operation whose buffers outlive this call and
+/// writes its request to the pointer it is given.
+unsafe fn settled(start: impl FnOnce(*mut ffi::MPI_Request) -> c_int) -> c_int {
+    let mut req = request_null();
+    let rc = start(&mut req);
+    if rc != success() {
+        return rc;
+    }
+    let begun = Instant::now();
+    let mut nap = Duration::from_micros(20);
+    loop {
+        let mut flag: c_int = 0;
+        // SAFETY: a live request (or null, which tests complete); MPI sets it to
+        // MPI_REQUEST_NULL on completion.
+        let rc = unsafe { ffi::MPI_Test(&mut req, &mut flag, ffi::RSMPI_STATUS_IGNORE) };
+        if rc != success() || flag != 0 {
+            return rc;
+        }
+        if begun.elapsed() < YIELD_FOR {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(nap);
+            nap = (nap * 2).min(Duration::from_micros(500));
+        }
+    }
 }
 
 fn success() -> c_int {
@@ -714,7 +736,7 @@ impl Mpi {
         // SAFETY: `raw` is a live communicator (rsmpi's); the duplicate is ours, owned
         // by the `Mpi` from here on. Errors on the original are fatal under its error
         // handler.
-        unsafe { ffi::MPI_Comm_dup(raw, &mut data) };
+        unsafe { settled(|req| ffi::MPI_Comm_idup(raw, &mut data, req)) };
         // SAFETY: `data` is a live communicator of our own, used by nothing else.
         unsafe { Mpi::adopt(data, config, None) }
     }
@@ -741,7 +763,7 @@ impl Mpi {
         unsafe {
             ffi::MPI_Comm_rank(data, &mut rank);
             ffi::MPI_Comm_size(data, &mut size);
-            ffi::MPI_Comm_dup(data, &mut notices);
+            settled(|req| ffi::MPI_Comm_idup(data, &mut notices, req));
             ffi::MPI_Comm_set_errhandler(data, ffi::RSMPI_ERRORS_RETURN);
             ffi::MPI_Comm_set_errhandler(notices, ffi::RSMPI_ERRORS_RETURN);
         }
@@ -809,14 +831,17 @@ impl Mpi {
         let mut agreed = mine;
         // SAFETY: one u64 in, one out; `comm` is our live duplicate.
         let rc = unsafe {
-            ffi::MPI_Allreduce(
-                (&mine as *const u64).cast(),
-                (&mut agreed as *mut u64).cast(),
-                1,
-                ffi::RSMPI_UINT64_T,
-                ffi::RSMPI_MAX,
-                comm,
-            )
+            settled(|req| {
+                ffi::MPI_Iallreduce(
+                    (&mine as *const u64).cast(),
+                    (&mut agreed as *mut u64).cast(),
+                    1,
+                    ffi::RSMPI_UINT64_T,
+                    ffi::RSMPI_MAX,
+                    comm,
+                    req,
+                )
+            })
         };
         if rc != success() {
             agreed = mine;
