@@ -24,13 +24,13 @@
 # run took 131 s (docs/perf-log/2026-11-27-mpich-oversubscribed.md). MPICH_YIELD=0 never
 # preloads it, MPICH_YIELD=1 always; UCX_LOG_LEVEL defaults to error.
 #
-# Usage: [MPI=openmpi|mpich] [STAT=median|mean] [RUNS=3] [KS="2 4 8"] [ITERS=200] [FULL=file.md] [MPIRUN_FLAGS=...]
+# Usage: [MPI=openmpi|mpich] [STAT=median|mean] [RUNS=3] [KS="2 4 8"] [ITERS=N: vs-native --iters; default OSU's] [FULL=file.md] [MPIRUN_FLAGS=...]
 #        [MPICH_YIELD=auto|0|1] [SMOKE=1: 8-64 B, 2 runs, 20 iterations, K=2]
 #        scripts/bench-table-mpi-vs-native.sh [MAX_BYTES]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/bench-lib.sh
-MAX=${1:-4194304}; RUNS=${RUNS:-3}; KS=${KS:-2 4 8}; ITERS=${ITERS:-200}
+MAX=${1:-4194304}; RUNS=${RUNS:-3}; KS=${KS:-2 4 8}; ITERS=${ITERS:-}
 if [ "${SMOKE:-0}" = 1 ]; then MAX=64; RUNS=2; ITERS=20; KS=2; fi
 MPI=${MPI:-openmpi}; STAT=${STAT:-median}
 case ${MPICH_YIELD:=auto} in auto | 0 | 1) ;; *) echo "MPICH_YIELD=$MPICH_YIELD: valid values are auto, 0 and 1" >&2; exit 2 ;; esac
@@ -62,11 +62,11 @@ for k in $KS; do
         env -u HYPERCOMM_CALIBRATION -u HYPERCOMM_TUNING -u XDG_CACHE_HOME \
             XDG_CONFIG_HOME="$home" HOME="$home" \
             "${MPIRUN[@]}" "${preload[@]}" ${MPIRUN_FLAGS:-} -n "$k" "$BIN" \
-            vs-native --max-bytes "$MAX" --iters "$ITERS" --stat "$STAT" >"$out/run.$k.$r"
+            vs-native --max-bytes "$MAX" ${ITERS:+--iters "$ITERS"} --stat "$STAT" >"$out/run.$k.$r"
     done
 done
 yield_note=""; [ -n "$yielded" ] && yield_note=" (K =$yielded with scripts/mpich-yield.c preloaded)"
-bench_stamp "K = $KS ranks, $RUNS runs each, $STAT per call, $VERSION$yield_note, \`MPI=$MPI STAT=$STAT scripts/bench-table-mpi-vs-native.sh $MAX\`"
+bench_stamp "K = $KS ranks, $RUNS runs each, ${ITERS:-OSU} timed turns per size, $STAT per call, $VERSION$yield_note, \`MPI=$MPI STAT=$STAT scripts/bench-table-mpi-vs-native.sh $MAX\`"
 bench_smoke_note
 echo
 python3 - "$out" "$RUNS" "$KS" "${FULL:-}" <<'PY'

@@ -399,7 +399,10 @@ fn vs_native_prints_a_ratio_per_size() {
     }
     let text = std::fs::read_to_string(&tuning).unwrap();
     assert!(text.contains("\"allreduce 8B commutative\""), "{text}");
-    // Read back, not measured again: nothing to log.
+    // Read back, not measured again: nothing to log. `--max-size` (as `bench` spells
+    // it) is `--max-bytes`: a larger size would be measured, and logged.
+    let mut args = args;
+    args[3] = "--max-size";
     let job = mpirun_env(exe, 2, &args, &env, Duration::from_secs(60));
     assert!(
         job.stdout.contains("# auto: broadcast 8B picks read from"),

@@ -196,12 +196,15 @@ enum Command {
         /// Algorithm (`auto` or a registry name).
         #[arg(long, default_value = "auto")]
         algo: String,
-        /// Largest message in bytes (sizes are powers of two from 8).
-        #[arg(long, default_value_t = 1 << 20)]
+        /// Largest message in bytes (sizes are powers of two from 8); `--max-size`, as
+        /// `bench` spells it, is the same option.
+        #[arg(long, visible_alias = "max-size", default_value_t = 1 << 20)]
         max_bytes: usize,
-        /// Timed iterations per size (fewer for large sizes).
-        #[arg(long, default_value_t = 200)]
-        iters: u32,
+        /// Timed turns per size [default: OSU's, 1000 up to 8 KiB, 100 above]; a
+        /// number given here times that many up to 128 KiB and a tenth of it (at least
+        /// 5) above.
+        #[arg(long, value_name = "N")]
+        iters: Option<u32>,
         /// Each side's time per call over its timed calls: `median` (robust to a time
         /// slice lost to another process), or `mean` (OSU's, as the threads `bench`
         /// reports it).
@@ -1122,7 +1125,7 @@ fn vs_native(
     ops: &[String],
     algo: &str,
     max_bytes: usize,
-    iters: u32,
+    iters: Option<u32>,
     stat: Stat,
 ) -> Result<(), Stop> {
     let (me, k) = (comm.rank(), comm.size() as usize);
@@ -1165,13 +1168,20 @@ fn vs_native(
             })?;
         for bytes in sizes(max_bytes) {
             let m = (bytes / 8).max(1);
-            let n = if bytes >= 1 << 18 {
-                (iters / 10).max(5)
-            } else {
-                iters
+            // OSU's counts by default (osu_util.h: 1000 timed and 200 untimed up to its
+            // large-message size of 8 KiB, 100 and 10 above). With 200 timed turns, a
+            // side's median of sub-microsecond calls moved by a few per cent between
+            // runs: where `auto` ran native, the two columns timing one call, the
+            // ratios spread 0.75–1.32 (4 runs of 2 Open MPI ranks, 8 B–1 KiB, 128
+            // cells); with 1000, 0.77–1.06, quartiles 0.97–1.01.
+            let n = match iters {
+                None if bytes <= 8192 => 1000,
+                None => 100,
+                Some(iters) if bytes >= 1 << 18 => (iters / 10).max(5),
+                Some(iters) => iters,
             };
-            // Untimed turns first: OSU's 200 up to 8 KiB (10 above, as few as n / 10
-            // here). With n / 10 (20) the first size of a run measured ours 1.14–1.26 ×
+            // Untimed turns first: OSU's 200 up to 8 KiB (10 above, or n / 10 of a
+            // given `--iters`). With n / 10 (20) the first size of a run measured ours 1.14–1.26 ×
             // native on 2 MPICH ranks (pairwise and linear all-to-alls of 8 B, named),
             // and the same size measured again later in the run 0.96–1.08: the first
             // few dozen calls of a schedule are slower.
