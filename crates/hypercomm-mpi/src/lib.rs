@@ -309,8 +309,11 @@ where
     };
     // Each rank's node ([`host_ids`], as the prediction tells hosts): the first rank
     // of its node and the node's size.
-    let ids = host_ids(comm.as_raw())
-        .ok_or_else(|| bad("node: MPI could not tell the ranks' nodes apart".into()))?;
+    let ids: Vec<u64> = host_ids(comm.as_raw())
+        .ok_or_else(|| bad("node: MPI could not tell the ranks' nodes apart".into()))?
+        .into_iter()
+        .map(|[host, _, _]| host)
+        .collect();
     let mut of_node: std::collections::HashMap<u64, (c_int, c_int)> = Default::default();
     for (r, &id) in ids.iter().enumerate() {
         of_node.entry(id).or_insert((r as c_int, 0)).1 += 1;
@@ -429,8 +432,9 @@ pub struct Mpi {
     native_last: Option<native::Prepared>,
     /// The count arrays of the last variable-count native call, kept for the next.
     native_arrays: native::VarcountArrays,
-    /// Ranks per host when this communicator's ranks span hosts ([`ranks_per_host`]).
-    ranks_per_host: Option<u32>,
+    /// Ranks per host when this communicator's ranks span hosts ([`ranks_per_host`]),
+    /// and the CPUs they share when more than them ([`Placement`]).
+    placement: Placement,
 }
 
 /// The MPI library (a hash of `MPI_Get_library_version`'s text) and this process's
@@ -528,6 +532,12 @@ fn host_id() -> Option<u64> {
         unsafe { ffi::MPI_Comm_rank(ffi::RSMPI_COMM_WORLD, &mut rank) };
         return Some((1 << 32) + rank as u64 / u64::from(n));
     }
+    machine_id()
+}
+
+/// This process's machine: [`host_id`] without [`RANKS_PER_HOST_ENV`]'s blocks (the
+/// CPUs a job shares are a machine's whatever hosts it is told to count).
+fn machine_id() -> Option<u64> {
     static HOST: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
     *HOST.get_or_init(|| {
         use std::hash::{Hash, Hasher};
@@ -559,36 +569,98 @@ fn host_blocks(hosts: &[u64]) -> Option<u32> {
     (uniform && firsts.len() == blocks.len()).then_some(n as u32)
 }
 
-/// Every rank's host on `comm`, in rank order (an all-gather of [`host_id`]); `None`
-/// where MPI fails. Collective over `comm`.
-fn host_ids(comm: ffi::MPI_Comm) -> Option<Vec<u64>> {
+/// Every rank's host ([`host_id`]), machine ([`machine_id`]) and its machine's online
+/// CPUs (0 where unknown) on `comm`, in rank order: one all-gather. `None` where MPI
+/// fails. Collective over `comm`.
+fn host_ids(comm: ffi::MPI_Comm) -> Option<Vec<[u64; 3]>> {
     let mut size: c_int = 0;
     // SAFETY: `comm` is live (the callers'); one int out.
     unsafe { ffi::MPI_Comm_size(comm, &mut size) };
-    // A rank whose split failed takes part with a host of its own (no block then).
-    let mine = host_id().unwrap_or(u64::MAX - rank_of(comm) as u64);
-    let mut all = vec![0u64; size as usize];
-    // SAFETY: one u64 in, `size` out, on a live communicator.
+    // A rank whose host is unknown takes part with a host of its own (no block then).
+    let own = u64::MAX - rank_of(comm) as u64;
+    let mine = [
+        host_id().unwrap_or(own),
+        machine_id().unwrap_or(own),
+        online_cpus().unwrap_or(0) as u64,
+    ];
+    let mut all = vec![0u64; 3 * size as usize];
+    // SAFETY: three u64 in, three per rank out, on a live communicator.
     let rc = unsafe {
         settled(|req| {
             ffi::MPI_Iallgather(
-                (&mine as *const u64).cast(),
-                1,
+                mine.as_ptr().cast(),
+                3,
                 ffi::RSMPI_UINT64_T,
                 all.as_mut_ptr().cast(),
-                1,
+                3,
                 ffi::RSMPI_UINT64_T,
                 comm,
                 req,
             )
         })
     };
-    (rc == success()).then_some(all)
+    (rc == success()).then(|| all.chunks(3).map(|p| [p[0], p[1], p[2]]).collect())
 }
 
-/// [`host_blocks`] of [`host_ids`]. Collective over `comm`.
+/// Where a communicator's ranks run, as the prediction prices it
+/// ([`hypercomm_rt::predict::Execution`]): the same in every rank (told from one
+/// all-gather).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Placement {
+    /// Ranks per host when the ranks span hosts in consecutive blocks of one size
+    /// ([`ranks_per_host`]); `None` on one host or another placement.
+    pub ranks_per_host: Option<u32>,
+    /// The CPUs the ranks share, when a machine runs more ranks than it has CPUs online
+    /// (`mpirun --oversubscribe`): every machine's CPUs (the fewest any has, times the
+    /// machines), for [`Execution::cpus`](hypercomm_rt::predict::Execution::cpus), which
+    /// then prices ranks that share a CPU running their steps one after another. `None`
+    /// when no machine runs more ranks than CPUs, when one's CPUs are unknown, or when
+    /// the ranks span machines other than in consecutive blocks of one size. Machines,
+    /// not [`RANKS_PER_HOST_ENV`]'s hosts: 8 ranks on 2 CPUs told 2 per host still share
+    /// 2 CPUs. Online CPUs, not this process's affinity: a job confined to fewer by a
+    /// cpuset is not seen as sharing them (as the calibration's `-oversubscribed` file).
+    pub cpus: Option<usize>,
+}
+
+/// [`Placement`] of each rank's [host, machine, online CPUs], in rank order.
+fn placement_of(ranks: &[[u64; 3]]) -> Placement {
+    let hosts: Vec<u64> = ranks.iter().map(|r| r[0]).collect();
+    let machines: Vec<u64> = ranks.iter().map(|r| r[1]).collect();
+    let k = ranks.len();
+    // Each machine: its ranks and the fewest CPUs one of them saw.
+    let mut per_machine: Vec<(u64, usize, u64)> = Vec::new();
+    for &[_, m, c] in ranks {
+        match per_machine.iter_mut().find(|e| e.0 == m) {
+            Some(e) => {
+                e.1 += 1;
+                e.2 = e.2.min(c);
+            }
+            None => per_machine.push((m, 1, c)),
+        }
+    }
+    let shared = per_machine.iter().any(|&(_, n, c)| n as u64 > c);
+    let known = per_machine.iter().all(|&(_, _, c)| c > 0);
+    let fewest = per_machine.iter().map(|&(_, _, c)| c).min().unwrap_or(0) as usize;
+    let blocks = per_machine.len() == 1 || host_blocks(&machines).is_some();
+    let cpus = (shared && known && blocks)
+        .then_some(fewest * per_machine.len())
+        .filter(|&n| n > 0 && n < k);
+    let ranks_per_host = host_blocks(&hosts);
+    Placement {
+        ranks_per_host,
+        cpus,
+    }
+}
+
+/// [`placement_of`] of [`host_ids`] (the default placement where MPI fails).
+/// Collective over `comm`.
+fn placement_raw(comm: ffi::MPI_Comm) -> Placement {
+    host_ids(comm).map_or_else(Placement::default, |ids| placement_of(&ids))
+}
+
+/// [`Placement::ranks_per_host`] of [`placement_raw`]. Collective over `comm`.
 fn ranks_per_host_raw(comm: ffi::MPI_Comm) -> Option<u32> {
-    host_blocks(&host_ids(comm)?)
+    placement_raw(comm).ranks_per_host
 }
 
 /// How many ranks of `comm` share each host when the job spans hosts in consecutive
@@ -743,14 +815,14 @@ impl Mpi {
 
     /// An `Mpi` over `data`, which it owns from now on (and frees in `Drop`): a
     /// duplicate of it carries the failure notices. Collective over `data`. `hosts`:
-    /// its [`ranks_per_host`] when known (a duplicate's is its parent's), else found.
+    /// its [`Placement`] when known (a duplicate's is its parent's), else found.
     ///
     /// # Safety
     /// `data` is a live intra-communicator that nothing else uses or frees.
     pub(crate) unsafe fn adopt(
         data: ffi::MPI_Comm,
         config: &Config,
-        hosts: Option<Option<u32>>,
+        hosts: Option<Placement>,
     ) -> Mpi {
         // Free the dropped communicators that can be by now; and have `MPI_Finalize`
         // receive the departure notices still on their way then.
@@ -769,7 +841,7 @@ impl Mpi {
         }
         let (step_bits, tag_mask, leave_tag) = tag_layout(Self::tag_ub(data));
         let size = size as u32;
-        let ranks_per_host = hosts.unwrap_or_else(|| ranks_per_host_raw(data));
+        let placement = hosts.unwrap_or_else(|| placement_raw(data));
         let mut mpi = Mpi {
             data,
             notices,
@@ -802,7 +874,7 @@ impl Mpi {
             peers_clean: true,
             native_last: None,
             native_arrays: native::VarcountArrays::default(),
-            ranks_per_host,
+            placement,
         };
         mpi.post_notice_recv();
         mpi
@@ -1548,8 +1620,9 @@ impl Mpi {
 /// What the MPI backend does beyond the papers' model, for the prediction
 /// ([`hypercomm_rt::predict`]): a combining receive lands in the transport's scratch
 /// buffer and is combined into place after, one more pass over its bytes. It knows no
-/// hosts (every rank as on one machine): a communicator's own, with the hosts its ranks
-/// span ([`ranks_per_host`]), is its `Comm::execution`.
+/// hosts (every rank as on one machine, a CPU each): a communicator's own, with the
+/// hosts its ranks span and the CPUs they share ([`Placement`]), is its
+/// `Comm::execution`.
 pub const EXECUTION: hypercomm_rt::predict::Execution = hypercomm_rt::predict::Execution {
     shared_copy_from: None,
     cpus: None,
@@ -1626,7 +1699,8 @@ impl Transport for Mpi {
 
     fn execution(&self) -> hypercomm_rt::predict::Execution {
         hypercomm_rt::predict::Execution {
-            ranks_per_host: self.ranks_per_host,
+            ranks_per_host: self.placement.ranks_per_host,
+            cpus: self.placement.cpus,
             ..EXECUTION
         }
     }
@@ -1719,6 +1793,7 @@ impl Transport for Mpi {
         let (library, host) = machine_parts();
         // A job across hosts times its picks apart from one on a host.
         let hosts = self
+            .placement
             .ranks_per_host
             .map_or(String::new(), |n| format!("-{n}perhost"));
         Some(format!(
@@ -1882,6 +1957,39 @@ mod tests {
         assert_eq!(host_blocks(&[7, 9, 7, 9]), None);
         assert_eq!(host_blocks(&[7, 7, 9, 9, 7, 7]), None);
         assert_eq!(host_blocks(&[7, 7, 9]), None);
+    }
+
+    /// The CPUs ranks share: a machine's online CPUs when it runs more ranks than them
+    /// (times the machines, in blocks), else none; hosts told by the environment's
+    /// blocks share their machine's CPUs.
+    #[test]
+    fn ranks_share_the_cpus_of_an_oversubscribed_machine() {
+        // [host, machine, online CPUs] per rank.
+        let one = |k: usize, cpus: u64| vec![[5, 5, cpus]; k];
+        let p = placement_of(&one(4, 2));
+        assert_eq!((p.ranks_per_host, p.cpus), (None, Some(2)));
+        assert_eq!(placement_of(&one(8, 2)).cpus, Some(2));
+        assert_eq!(placement_of(&one(2, 2)).cpus, None, "a CPU per rank");
+        assert_eq!(placement_of(&one(4, 8)).cpus, None, "more CPUs than ranks");
+        assert_eq!(placement_of(&one(4, 0)).cpus, None, "CPUs unknown");
+        // Two machines of 4 ranks and 2 CPUs each, in blocks: 4 CPUs, 4 per host.
+        let two: Vec<[u64; 3]> = (0..8).map(|r| [r / 4, r / 4, 2]).collect();
+        let p = placement_of(&two);
+        assert_eq!((p.ranks_per_host, p.cpus), (Some(4), Some(4)));
+        // One with fewer CPUs: the fewest counts.
+        let mut uneven = two.clone();
+        uneven[5][2] = 1;
+        assert_eq!(placement_of(&uneven).cpus, Some(2));
+        // Not oversubscribed anywhere: none.
+        let roomy: Vec<[u64; 3]> = (0..8).map(|r| [r / 4, r / 4, 4]).collect();
+        assert_eq!(placement_of(&roomy).cpus, None);
+        // Machines interleaved (rank r on machine r % 2): no blocks, no CPUs told.
+        let mixed: Vec<[u64; 3]> = (0..8).map(|r| [r % 2, r % 2, 2]).collect();
+        assert_eq!(placement_of(&mixed), Placement::default());
+        // HYPERCOMM_MPI_RANKS_PER_HOST=2 on one machine of 2 CPUs: 4 hosts, 2 CPUs.
+        let told: Vec<[u64; 3]> = (0..8).map(|r| [(1 << 32) + r / 2, 5, 2]).collect();
+        let p = placement_of(&told);
+        assert_eq!((p.ranks_per_host, p.cpus), (Some(2), Some(2)));
     }
 
     #[test]

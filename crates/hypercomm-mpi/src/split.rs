@@ -145,7 +145,7 @@ impl Mpi {
         self.wait_native(request)?;
         // SAFETY: the duplicate is complete; only the `Mpi` made here uses it.
         // Its hosts are this communicator's: the same group.
-        let hosts = Some(self.ranks_per_host);
+        let hosts = Some(self.placement);
         Ok(Box::new(unsafe { Mpi::adopt(comm, &self.config(), hosts) }))
     }
 }

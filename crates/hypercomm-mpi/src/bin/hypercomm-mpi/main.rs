@@ -464,7 +464,15 @@ fn calibrate(
     // A job across hosts: the network too, rank 0 with the first rank of the next host.
     let per_host = hypercomm_mpi::ranks_per_host(world);
     let outcome = hypercomm_mpi::run(world, &config, |comm| {
-        let points = cal::calibrate_rank(comm, &sizes, &reps, pattern)?;
+        // Ranks that outnumber their machine's CPUs: one pair measures, alone, as the
+        // automatic calibration does; the prediction adds what sharing the CPUs costs
+        // (`Execution::cpus`). Every pair at once would count that sharing twice.
+        let pairs = if comm.execution().cpus.is_some() {
+            1
+        } else {
+            u32::MAX
+        };
+        let points = cal::calibrate_pairs(comm, &sizes, &reps, pattern, true, pairs)?;
         let network = cli::network_points(comm, per_host, &sizes, &reps, pattern)?;
         Ok::<_, hypercomm_rt::Error>((points, network))
     });
