@@ -566,7 +566,10 @@ impl<'p> Rounds<'p> {
 /// its CPU on): so a round costs the largest, over the CPUs, of the sum of its ranks'
 /// receive-side times, where the papers' rounds take the largest over the ranks of
 /// max(send side, receive side). The two agree when every rank sends what it receives
-/// in each step (rings, exchanges). With `shared_from` (fibers: a waiting sender helps
+/// in each step (rings, exchanges). A CPU that runs more than one rank also spends the
+/// calibration's [`Calibration::switch`] on each of its ranks that sends or receives in
+/// the step (the system's switch to it and its turn at polling; 0 but where measured, on
+/// MPI jobs with more ranks than CPUs). With `shared_from` (fibers: a waiting sender helps
 /// copy, `Shared::help` in `threads`), a message of at least that many bytes, one piece
 /// placed into one part, whose sender sends nothing else in the step and whose sender's
 /// CPU receives nothing in it, is copied half by each CPU: each CPU's work is the price
@@ -585,6 +588,11 @@ pub fn cpu_shared_time(
     use std::collections::HashSet;
     let (k, n) = (schedule.nodes(), n.max(1));
     let mut work = vec![0.0f64; schedule.steps() * n];
+    // A CPU's turn to each of its ranks active in a step, where it runs more than one.
+    let mut ranks_of = vec![0u32; n];
+    for r in 0..k {
+        ranks_of[block(r, n, k)] += 1;
+    }
     // Whether a CPU's ranks receive anything in a step.
     let mut receives = vec![false; schedule.steps() * n];
     // Messages of at least `shared_from` bytes, one piece placed into one part, between
@@ -598,6 +606,9 @@ pub fn cpu_shared_time(
         let cpu = block(r, n, k);
         for (s, step) in program.steps.iter().enumerate() {
             work[s * n + cpu] += sides(step, price, s, r).1;
+            if !step.ops.is_empty() && ranks_of[cpu] > 1 {
+                work[s * n + cpu] += price.calibration.switch;
+            }
             receives[s * n + cpu] |= step.ops.iter().any(|op| matches!(op, IrOp::Recv { .. }));
             let Some(from) = shared_from else { continue };
             if let Some((to, _)) = sole_piece_send(step) {
@@ -1232,6 +1243,26 @@ mod tests {
             (0..5).map(|r| block(r, 2, 5)).collect::<Vec<_>>(),
             [0, 0, 0, 1, 1]
         );
+        // With a switch (time-sliced ranks): each shared CPU adds it per rank active in
+        // the step. The ring: 2 ranks a CPU in each of 3 steps; the binomial broadcast:
+        // 0 → 2 (one rank active on each CPU), then 0 → 1 and 2 → 3 (two); a CPU per
+        // rank switches to none.
+        let sw = 3e-6;
+        let mut switched = calibration;
+        switched.switch = sw;
+        let price = Price::new(switched, 8);
+        let (_, rounds, schedule) = build(ag, "ring", 4);
+        let shared = cpu_shared_time(schedule.as_ref(), &price, 2, None);
+        assert!(close(shared, 2.0 * rounds + 6.0 * sw), "{shared}");
+        let own = cpu_shared_time(schedule.as_ref(), &price, 4, None);
+        assert!(close(own, rounds), "{own} vs {rounds}");
+        let (_, _, schedule) = build(Collective::Broadcast { root: 0 }, "binomial", 4);
+        let shared = cpu_shared_time(schedule.as_ref(), &price, 2, None);
+        assert!(close(shared, 2.0 * transfer + 3.0 * sw), "{shared}");
+        // 3 ranks on 2 CPUs, {0, 1} and {2}: only the first CPU switches.
+        let (_, _, schedule) = build(ag, "ring", 3);
+        let shared = cpu_shared_time(schedule.as_ref(), &price, 2, None);
+        assert!(close(shared, 2.0 * (2.0 * transfer + 2.0 * sw)), "{shared}");
     }
 }
 

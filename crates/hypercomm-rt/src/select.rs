@@ -77,13 +77,23 @@ pub const CALIBRATION_OFF: &str = "off";
 /// hosts; which ranks share a host is the backend's to say
 /// ([`crate::predict::Execution::ranks_per_host`]).
 ///
+/// Nor, where the system time-slices more ranks than a machine has CPUs (`mpirun
+/// --oversubscribe`), does a step cost only its messages: each shared CPU switches to
+/// every rank it runs in the step, and that rank polls for its messages in its turn
+/// (2 µs a rank and step on 8 Open MPI ranks sharing 2 cores, where a message of 1 KiB
+/// between a pair alone costs 1.4 µs). `switch`, when present, prices it: measured by
+/// `hypercomm-mpi` as every pair's exchange of 1 B at once, against the pair alone; which
+/// ranks share CPUs is the backend's to say ([`crate::predict::Execution::cpus`]).
+///
 /// The file format is one `key = value` per line (`#` starts a comment), keys `beta`,
 /// `tau`, any number of `band = FROM BETA TAU` (bytes, seconds, seconds per byte;
 /// `from` strictly increasing, at most [`MAX_BANDS`]) and as many `fresh = FROM BETA
 /// TAU`, the bands of fresh data (none: priced as the others), and as many `same-cpu =
 /// FROM BETA TAU`, the bands of a message between two fibers of one CPU (none: priced as
 /// the others), and as many `network = FROM BETA TAU`, the bands of a message between
-/// two hosts (none: priced as the others); a JSON object `{"beta": 1e-6,
+/// two hosts (none: priced as the others), and `switch = SECONDS`, what a CPU that
+/// ranks share by time slices spends per rank it runs in a step (none: 0); a JSON
+/// object `{"beta": 1e-6,
 /// "tau": 1e-9}` is read too (without bands). A file's β must be ≥ 0 and its τ > 0: a
 /// time per byte of 0 would price bandwidth as free, and `Auto` would choose as if
 /// messages had no length (what a fit of one size gives). A band's τ must be ≥ 0 and its
@@ -118,6 +128,13 @@ pub struct Calibration {
     /// MPI library copies through shared memory); none: priced as any other
     /// ([`Calibration::network_at`]).
     pub network: Bands,
+    /// Seconds a CPU shared by ranks time-sliced by the system (an MPI job with more
+    /// ranks than CPUs) spends per rank it runs in a step, beyond that rank's messages:
+    /// the switch to it and its turn at polling; 0 (none measured, and always on
+    /// threads, whose fibers' hand-offs the `same-cpu` bands price). The prediction adds
+    /// it per active rank of each shared CPU and step
+    /// ([`crate::predict::cpu_shared_time`]).
+    pub switch: f64,
 }
 
 /// Most [`Band`]s a [`Calibration`] holds.
@@ -225,6 +242,7 @@ impl Calibration {
             fresh: NONE,
             same_cpu: NONE,
             network: NONE,
+            switch: 0.0,
         }
     }
 
@@ -397,7 +415,7 @@ impl Calibration {
     }
 
     /// The calibration as the file format's lines (`beta`, `tau`, then each `band`,
-    /// `fresh`, `same-cpu` and `network` line), which [`Calibration::parse`] reads back exactly: to
+    /// `fresh`, `same-cpu` and `network` line, and `switch` when not 0), which [`Calibration::parse`] reads back exactly: to
     /// send one to other processes (the MPI CLI's rank 0 gives every rank its own).
     ///
     /// ```
@@ -405,6 +423,10 @@ impl Calibration {
     /// let c = Calibration::parse("beta = 2e-6\ntau = 5e-10\nband = 65536 8e-6 4e-10\nfresh = 1 1e-7 3e-10\nnetwork = 1 3e-6 1e-9").unwrap();
     /// assert_eq!(Calibration::parse(&c.to_text()).unwrap(), c);
     /// assert!(c.to_text().contains("network = 1 3e-6 1e-9"));
+    /// let shared = Calibration::parse("beta = 2e-6\ntau = 5e-10\nswitch = 2e-6").unwrap();
+    /// assert_eq!(shared.switch, 2e-6);
+    /// assert_eq!(Calibration::parse(&shared.to_text()).unwrap(), shared);
+    /// assert!(Calibration::parse("beta = 2e-6\ntau = 5e-10\nswitch = -1").is_err());
     /// ```
     pub fn to_text(&self) -> String {
         let mut s = format!("beta = {:e}\ntau = {:e}\n", self.beta, self.tau);
@@ -417,6 +439,9 @@ impl Calibration {
             for b in bands.as_slice() {
                 s.push_str(&b.line(key));
             }
+        }
+        if self.switch > 0.0 {
+            s.push_str(&format!("switch = {:e}\n", self.switch));
         }
         s
     }
@@ -489,13 +514,18 @@ impl Calibration {
                 });
                 continue;
             }
-            if key != "beta" && key != "tau" {
+            if !matches!(key, "beta" | "tau" | "switch") {
                 return Err(bad(format!(
-                    "unknown key `{key}`; valid: beta, tau, band, fresh, same-cpu, network"
+                    "unknown key `{key}`; valid: beta, tau, band, fresh, same-cpu, network, \
+                     switch"
                 )));
             }
             let v = number(value)?;
             match key {
+                "switch" if !(v.is_finite() && v >= 0.0) => {
+                    return Err(bad(format!("switch = {v} must be finite and ≥ 0")));
+                }
+                "switch" => c.switch = v,
                 "beta" if !(v.is_finite() && v >= 0.0) => {
                     return Err(bad(format!("beta = {v} must be finite and ≥ 0")));
                 }
@@ -553,6 +583,9 @@ impl Calibration {
         }
         for b in self.network.as_slice() {
             (3u8, b.from, b.beta.to_bits(), b.tau.to_bits()).hash(&mut h);
+        }
+        if self.switch != 0.0 {
+            (4u8, self.switch.to_bits()).hash(&mut h);
         }
         h.finish()
     }

@@ -276,6 +276,12 @@ fn measure_pair<X: Transport>(
                 Pattern::PingPong => median / 2.0,
             })
         };
+        // The first size once untimed before: its two untimed repetitions were not
+        // enough (4 Open MPI ranks on 2 cores, the pair alone: 1 B in 3.0 µs, 2–64 B
+        // in 0.8, after the idle ranks had gone to their barrier).
+        if bytes == sizes[0] {
+            measure(false)?;
+        }
         let time = measure(false)?;
         let fresh = if measure_fresh { measure(true)? } else { 0.0 };
         if active && reports {
@@ -568,6 +574,95 @@ pub fn same_cpu_text(c: &Calibration, points: &[PingPong]) -> String {
 /// bands).
 pub fn network_text(c: &Calibration, points: &[PingPong]) -> String {
     own_bands_text("a message between two hosts", "network", &c.network, points)
+}
+
+/// Steps of the exchanges of 1 B that measure a calibration's `switch`
+/// ([`switch_points`]).
+pub const SWITCH_REPS: u64 = 1000;
+
+/// Where the ranks share CPUs (`cpus` of them, the backend's
+/// [`Execution::cpus`](hypercomm_rt::predict::Execution::cpus)): every rank exchanges
+/// 1 B with a neighbour, step after step, the pairs alternating between (0, 1), (2, 3),
+/// … and (1, 2), (3, 4), …, (k − 1, 0), so that every step waits for every rank as a
+/// collective's exchanges do; the median time of a step (rank 0's; `None` on the
+/// others, and without `cpus`), for [`switch_of`]. Two patterns that do not couple the
+/// ranks so measured otherwise (8 Open MPI ranks sharing 2 cores, where a 1 KiB
+/// all-reduce's steps took 14 µs): every pair exchanging on its own, the pairs drifting
+/// apart, 23 µs a step; a ring shift, which the ranks pipeline, less than the pair alone
+/// 4 times. Collective: every rank calls it with the same `cpus`.
+pub fn switch_points<X: Transport>(
+    comm: &mut Comm<X>,
+    cpus: Option<usize>,
+) -> hypercomm_rt::Result<Option<f64>> {
+    if cpus.is_none() {
+        return Ok(None);
+    }
+    let (r, k) = (comm.rank(), comm.size());
+    let mut got = [0u8];
+    let mut steps = Vec::with_capacity(SWITCH_REPS as usize);
+    comm.barrier()?;
+    for i in 0..SWITCH_REPS + 10 {
+        // Even steps: (0, 1), (2, 3), …; odd ones: (1, 2), …, and (k − 1, 0) when k is
+        // even (when it is odd, rank k − 1 waits out the even steps and rank 0 the odd).
+        let partner = if i % 2 == 0 {
+            Some(r ^ 1).filter(|&p| p < k)
+        } else if r % 2 == 1 {
+            Some((r + 1) % k).filter(|&p| p != 0 || k % 2 == 0)
+        } else {
+            Some((r + k - 1) % k).filter(|_| r != 0 || k % 2 == 0)
+        };
+        let Some(partner) = partner else { continue };
+        let start = Instant::now();
+        comm.send_receive_into(partner, &[r as u8], partner, &mut got)?;
+        if i >= 10 {
+            steps.push(start.elapsed().as_secs_f64());
+        }
+    }
+    comm.barrier()?;
+    steps.sort_by(f64::total_cmp);
+    Ok((r == 0 && !steps.is_empty()).then(|| steps[steps.len() / 2]))
+}
+
+/// The pair-alone time of a small message, for [`switch_of`]: the least of the points'
+/// up to 64 B, where a message costs its start-up only (one point of an oversubscribed
+/// job's pair can take a time slice: 4 ranks on 2 cores measured 1 B in 3.0 µs, 2–64 B
+/// in 0.8), else the first point's; 0 for none.
+pub fn small_message_time(points: &[PingPong]) -> f64 {
+    let small = points
+        .iter()
+        .filter(|p| p.bytes <= 64 && p.time > 0.0)
+        .map(|p| p.time)
+        .fold(f64::INFINITY, f64::min);
+    if small.is_finite() {
+        small
+    } else {
+        points.first().map_or(0.0, |p| p.time)
+    }
+}
+
+/// A calibration's `switch` ([`hypercomm_rt::Calibration::switch`]): with `q` ranks a
+/// CPU, a step of every rank's message of 1 B took `together` seconds
+/// ([`switch_points`]), which the prediction prices as q of the pair-alone message
+/// (`alone`) plus q switches: (together / q − alone), never below 0.
+pub fn switch_of(together: f64, q: f64, alone: f64) -> f64 {
+    if !(q > 1.0 && together.is_finite() && alone.is_finite()) {
+        return 0.0;
+    }
+    (together / q - alone).max(0.0)
+}
+
+/// The lines of a calibration's `switch`: the measurement as a comment, then `switch =
+/// SECONDS` (nothing when it is 0).
+pub fn switch_text(c: &Calibration, together: f64, q: f64) -> String {
+    if c.switch <= 0.0 {
+        return String::new();
+    }
+    format!(
+        "# ranks sharing CPUs ({q:.2} a CPU): exchanges of 1 B by every rank took \
+         {together:.4e} s a step; per rank a shared CPU runs in a step (switch = SECONDS):\n\
+         switch = {:e}\n",
+        c.switch
+    )
 }
 
 /// `# {what} ({key} = FROM_BYTES BETA TAU), measured:`, the points' times as comments,
@@ -920,6 +1015,49 @@ pub fn defaults_note(backend: &str, why: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A step of q ranks a CPU prices q pair-alone messages and q switches: the switch
+    /// is what the step took beyond them, never negative, and none without sharing; the
+    /// pair-alone time is the least small message's (one slow point left out); the
+    /// every-rank exchanges run on any number of thread ranks, rank 0 alone reporting.
+    #[test]
+    fn the_switch_is_a_shared_step_beyond_its_messages() {
+        assert!((switch_of(16e-6, 4.0, 1e-6) - 3e-6).abs() < 1e-15);
+        assert_eq!(switch_of(3e-6, 4.0, 1e-6), 0.0);
+        assert_eq!(switch_of(16e-6, 1.0, 1e-6), 0.0);
+        let point = |bytes, time| PingPong {
+            bytes,
+            time,
+            fresh: 0.0,
+        };
+        let points = [
+            point(1, 3e-6),
+            point(2, 0.8e-6),
+            point(64, 0.9e-6),
+            point(128, 0.1e-6),
+        ];
+        assert_eq!(small_message_time(&points), 0.8e-6);
+        assert_eq!(small_message_time(&[point(1024, 2e-6)]), 2e-6);
+        assert_eq!(small_message_time(&[]), 0.0);
+        let c = Calibration {
+            switch: 2e-6,
+            ..Calibration::default()
+        };
+        let text = switch_text(&c, 12e-6, 4.0);
+        assert!(text.ends_with("switch = 2e-6\n"), "{text}");
+        assert_eq!(Calibration::parse(&text).unwrap().switch, 2e-6);
+        assert!(switch_text(&Calibration::default(), 12e-6, 4.0).is_empty());
+        for k in [1u32, 2, 3, 4, 5] {
+            let cfg = hypercomm_rt::threads::Config::new(k).calibration(Calibration::default());
+            let got =
+                hypercomm_rt::threads::run_with(&cfg, |comm| switch_points(comm, Some(1))).unwrap();
+            assert!(got[0].is_some_and(|t| t > 0.0) || k == 1, "{k}: {got:?}");
+            assert!(got[1..].iter().all(Option::is_none), "{k}: {got:?}");
+            let none =
+                hypercomm_rt::threads::run_with(&cfg, |comm| switch_points(comm, None)).unwrap();
+            assert!(none.iter().all(Option::is_none));
+        }
+    }
 
     /// [`calibrate_between`] measures ranks `a` and `b` alone, in either pattern and
     /// with `a` after `b`: only `a` reports, a point per size; a pair of one rank

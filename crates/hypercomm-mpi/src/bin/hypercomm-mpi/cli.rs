@@ -131,7 +131,9 @@ pub fn agreed_calibration(world: &SimpleCommunicator) -> Result<CalibrationInfo,
 /// Measure the MPI backend's calibration with ranks 0 and 1 of `world` (the others
 /// wait: what is kept does not depend on the job's size, nor on how many ranks share a
 /// CPU), and, when the job spans hosts of `per_host` ranks, with rank 0 and the first
-/// rank of the next host for its `network` bands ([`network_points`]; up to 4 MiB), keep
+/// rank of the next host for its `network` bands ([`network_points`]; up to 4 MiB), and,
+/// when its ranks share CPUs, every pair at once for its `switch`
+/// ([`calibrate::switch_points`]), keep
 /// it at `cache`; rank 0's (calibration text, source) for
 /// [`agreed_calibration`]: the runtime's defaults on 1 rank (no pair: silently), and on
 /// a refused fit or a failed rank (with a note).
@@ -167,9 +169,12 @@ fn measure_calibration(
         let points =
             calibrate::calibrate_pairs(comm, &sizes, &calibrate::auto_reps, pattern, true, 1)?;
         let network = network_points(comm, per_host, &sizes, &calibrate::auto_reps, pattern)?;
-        Ok::<_, hypercomm_rt::Error>((points, network))
+        let cpus = comm.execution().cpus;
+        let together = calibrate::switch_points(comm, cpus)?;
+        let q = cpus.map_or(0.0, |n| comm.size() as f64 / n as f64);
+        Ok::<_, hypercomm_rt::Error>((points, network, together.map(|t| (t, q))))
     });
-    let (points, network) = match outcome {
+    let (points, network, together) = match outcome {
         Ok(p) => p,
         Err(f) => return defaults(Some(format!("rank {me}: {f}"))),
     };
@@ -181,8 +186,13 @@ fn measure_calibration(
         Err(e) => return defaults(Some(e.to_string())),
     };
     fitted.network = calibrate::network_bands(&network);
+    let alone = calibrate::small_message_time(&points);
+    fitted.switch = together.map_or(0.0, |(t, q)| calibrate::switch_of(t, q, alone));
     let mut file = calibrate::file_text(fitted, BACKEND, 2, pattern, &points);
     file.push_str(&calibrate::network_text(&fitted, &network));
+    if let Some((t, q)) = together {
+        file.push_str(&calibrate::switch_text(&fitted, t, q));
+    }
     let secs = start.elapsed().as_secs_f64();
     let (info, note) = calibrate::keep_measured(BACKEND, cache, &file, fitted, secs, unreadable);
     say(note);

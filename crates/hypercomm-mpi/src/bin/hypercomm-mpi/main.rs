@@ -474,9 +474,13 @@ fn calibrate(
         };
         let points = cal::calibrate_pairs(comm, &sizes, &reps, pattern, true, pairs)?;
         let network = cli::network_points(comm, per_host, &sizes, &reps, pattern)?;
-        Ok::<_, hypercomm_rt::Error>((points, network))
+        // And every pair at once, for the calibration's `switch`.
+        let cpus = comm.execution().cpus;
+        let together = cal::switch_points(comm, cpus)?;
+        let q = cpus.map_or(0.0, |n| comm.size() as f64 / n as f64);
+        Ok::<_, hypercomm_rt::Error>((points, network, together.map(|t| (t, q))))
     });
-    let (points, network) = match outcome {
+    let (points, network, together) = match outcome {
         Ok(p) => p,
         Err(f) => {
             cli::say(format!("hypercomm-mpi: rank {me}: {f}\n"));
@@ -496,8 +500,13 @@ fn calibrate(
         }
     };
     fitted.network = cal::network_bands(&network);
+    let alone = cal::small_message_time(&points);
+    fitted.switch = together.map_or(0.0, |(t, q)| cal::switch_of(t, q, alone));
     let mut text = cal::file_text(fitted, "mpi", world.size() as u32, pattern, &points);
     text.push_str(&cal::network_text(&fitted, &network));
+    if let Some((t, q)) = together {
+        text.push_str(&cal::switch_text(&fitted, t, q));
+    }
     if let Err(e) = cal::save(&path, &text) {
         cli::say(format!("error: cannot write {}: {e}\n", path.display()));
         return 1;
