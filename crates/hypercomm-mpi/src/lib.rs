@@ -519,8 +519,8 @@ pub fn ranks_per_host_setting(
 
 /// This process's host as [`ranks_per_host`] tells hosts apart: a hash of its name
 /// (`MPI_Get_processor_name`) and of the running kernel's boot id
-/// (`/proc/sys/kernel/random/boot_id`, so that two machines of one name differ), as
-/// NCCL's host hash tells them; or under [`RANKS_PER_HOST_ENV`] its world rank's block
+/// (`/proc/sys/kernel/random/boot_id`, so that two machines of one name differ; else
+/// `/etc/machine-id`), as NCCL's host hash tells them; or under [`RANKS_PER_HOST_ENV`] its world rank's block
 /// (a number past any hash's low half: `1 << 32` plus the block). Local: no message.
 /// It took `MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)` before, a collective that MPICH
 /// ran in 0.2–0.27 s on 8 ranks sharing 2 cores, once for every communicator built.
@@ -542,7 +542,20 @@ fn machine_id() -> Option<u64> {
     *HOST.get_or_init(|| {
         use std::hash::{Hash, Hasher};
         let name = mpi::environment::processor_name().ok()?;
-        let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
+        // The running kernel's boot id; where /proc hides it, the installation's machine
+        // id (systemd's, or D-Bus's), so that two machines of one name still differ.
+        let boot = [
+            "/proc/sys/kernel/random/boot_id",
+            "/etc/machine-id",
+            "/var/lib/dbus/machine-id",
+        ]
+        .iter()
+        .find_map(|f| {
+            std::fs::read_to_string(f)
+                .ok()
+                .filter(|t| !t.trim().is_empty())
+        })
+        .unwrap_or_default();
         // SipHash with fixed keys: the same in every process.
         let mut h = std::collections::hash_map::DefaultHasher::new();
         (name.trim(), boot.trim()).hash(&mut h);
@@ -576,7 +589,7 @@ fn host_ids(comm: ffi::MPI_Comm) -> Option<Vec<[u64; 3]>> {
     let mut size: c_int = 0;
     // SAFETY: `comm` is live (the callers'); one int out.
     unsafe { ffi::MPI_Comm_size(comm, &mut size) };
-    // A rank whose host is unknown takes part with a host of its own (no block then).
+    // A rank whose host cannot be named takes part with one of its own (no block then).
     let own = u64::MAX - rank_of(comm) as u64;
     let mine = [
         host_id().unwrap_or(own),

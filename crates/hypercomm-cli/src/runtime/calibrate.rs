@@ -139,13 +139,20 @@ pub fn calibrate_rank_with<X: Transport>(
     pattern: Pattern,
     fresh: bool,
 ) -> hypercomm_rt::Result<Vec<PingPong>> {
-    calibrate_pairs(comm, sizes, reps, pattern, fresh, u32::MAX)
+    calibrate_pairs(comm, sizes, reps, pattern, fresh, u32::MAX, false)
 }
 
 /// [`calibrate_rank_with`] by the first `pairs` pairs only, (0, 1), …; the other ranks
-/// take part in the closing barrier alone and return no points. One pair measures alone what
-/// a job of any size, and any number of ranks a CPU, would keep alike (the automatic
-/// calibration of the MPI binary).
+/// return no points. One pair measures alone what a job of any size, and any number of
+/// ranks a CPU, would keep alike (the automatic calibration of the MPI binary).
+///
+/// `quick`: a lone pair (one pair, or 3 ranks) syncs with its partner only and the
+/// other ranks wait for it in the closing barrier alone, one wait as long as the whole
+/// measurement: for the automatic calibration, which takes well under a second (with
+/// the idle ranks in two barriers a size, MPICH's on 8 ranks sharing 2 cores took
+/// 1.8 s). Otherwise every rank joins each measurement's barrier, so that no wait lasts
+/// longer than one size's measurement: for `calibrate`, whose sizes and repetitions the
+/// user chooses, within the backend's timeout a wait.
 pub fn calibrate_pairs<X: Transport>(
     comm: &mut Comm<X>,
     sizes: &[usize],
@@ -153,11 +160,13 @@ pub fn calibrate_pairs<X: Transport>(
     pattern: Pattern,
     fresh: bool,
     pairs: u32,
+    quick: bool,
 ) -> hypercomm_rt::Result<Vec<PingPong>> {
     let (r, k) = (comm.rank(), comm.size());
     let partner = if r % 2 == 0 { r + 1 } else { r - 1 };
     let partner = (partner < k && r / 2 < pairs).then_some(partner);
-    let alone = pairs == 1 || k < 4;
+    // Two ranks have no one to leave waiting.
+    let alone = (quick && (pairs == 1 || k < 4)) || k <= 2;
     measure_pair(
         comm,
         partner,
@@ -170,9 +179,10 @@ pub fn calibrate_pairs<X: Transport>(
     )
 }
 
-/// [`calibrate_pairs`] by ranks `a` and `b` alone, which `a` reports (the others take
-/// part in the closing barrier and return no points): the MPI binary's pair across two hosts,
-/// rank 0 and the first rank of the next host, for the calibration's `network` bands.
+/// [`calibrate_pairs`] by ranks `a` and `b` alone, which `a` reports (the others return
+/// no points; `quick` as there): the MPI binary's pair across two hosts, rank 0 and the
+/// first rank of the next host, for the calibration's `network` bands.
+#[allow(clippy::too_many_arguments)]
 pub fn calibrate_between<X: Transport>(
     comm: &mut Comm<X>,
     a: Rank,
@@ -181,6 +191,7 @@ pub fn calibrate_between<X: Transport>(
     reps: &dyn Fn(usize) -> u64,
     pattern: Pattern,
     fresh: bool,
+    quick: bool,
 ) -> hypercomm_rt::Result<Vec<PingPong>> {
     let r = comm.rank();
     let partner = if a == b {
@@ -192,7 +203,8 @@ pub fn calibrate_between<X: Transport>(
     } else {
         None
     };
-    measure_pair(comm, partner, true, r == a, sizes, reps, pattern, fresh)
+    let alone = quick || comm.size() <= 2;
+    measure_pair(comm, partner, alone, r == a, sizes, reps, pattern, fresh)
 }
 
 /// The measurement of [`calibrate_pairs`] and [`calibrate_between`]: this rank with
@@ -1073,7 +1085,7 @@ mod tests {
                     .calibration(Calibration::default())
                     .timeout(std::time::Duration::from_secs(20));
                 let got = threads::run_with(&cfg, |comm| {
-                    calibrate_between(comm, a, b, &sizes, &reps, pattern, false)
+                    calibrate_between(comm, a, b, &sizes, &reps, pattern, false, true)
                 })
                 .unwrap();
                 for (r, points) in got.iter().enumerate() {
@@ -1119,7 +1131,7 @@ mod tests {
                     std::thread::yield_now();
                 }
             }
-            let points = calibrate_pairs(comm, &sizes, &reps, Pattern::Exchange, true, 1)?;
+            let points = calibrate_pairs(comm, &sizes, &reps, Pattern::Exchange, true, 1, true)?;
             Ok::<_, hypercomm_rt::Error>((waited_for_all, points))
         })
         .unwrap();
@@ -1135,6 +1147,48 @@ mod tests {
             );
         }
         assert!(got[0].1.iter().all(|p| p.time > 0.0 && p.fresh > 0.0));
+    }
+
+    /// Not `quick` (the `calibrate` commands), the ranks left out join every size's
+    /// barrier, so no wait lasts the whole measurement: 3 ranks with a timeout of 1 s,
+    /// 4 sizes of 0.6 s each, measure where the quick form's waiting rank times out.
+    #[test]
+    fn a_long_calibration_keeps_every_wait_within_the_timeout() {
+        use hypercomm_rt::threads;
+        let sizes = [1usize, 2, 4, 8];
+        let reps = |_: usize| {
+            std::thread::sleep(std::time::Duration::from_millis(600));
+            2u64
+        };
+        let cfg = threads::Config::new(3)
+            .calibration(Calibration::default())
+            .timeout(std::time::Duration::from_secs(1));
+        for between in [false, true] {
+            let measure = |quick: bool| {
+                threads::run_with(&cfg, |comm| {
+                    if between {
+                        calibrate_between(
+                            comm,
+                            0,
+                            1,
+                            &sizes,
+                            &reps,
+                            Pattern::Exchange,
+                            false,
+                            quick,
+                        )
+                    } else {
+                        calibrate_pairs(comm, &sizes, &reps, Pattern::Exchange, false, 1, quick)
+                    }
+                })
+            };
+            let got = measure(false).unwrap();
+            assert_eq!(got[0].len(), sizes.len(), "between {between}");
+            assert!(
+                measure(true).is_err(),
+                "between {between}: the quick form's wait"
+            );
+        }
     }
 
     /// A calibration file's text with start-up time `beta`.

@@ -166,9 +166,17 @@ fn measure_calibration(
     let config = Config::new().timeout(Duration::from_secs(60));
     let pattern = calibrate::Pattern::Exchange;
     let outcome = hypercomm_mpi::run(world, &config, |comm| {
-        let points =
-            calibrate::calibrate_pairs(comm, &sizes, &calibrate::auto_reps, pattern, true, 1)?;
-        let network = network_points(comm, per_host, &sizes, &calibrate::auto_reps, pattern)?;
+        let points = calibrate::calibrate_pairs(
+            comm,
+            &sizes,
+            &calibrate::auto_reps,
+            pattern,
+            true,
+            1,
+            true,
+        )?;
+        let reps = &calibrate::auto_reps;
+        let network = network_points(comm, per_host, &sizes, reps, pattern, true)?;
         let cpus = comm.execution().cpus;
         let together = calibrate::switch_points(comm, cpus)?;
         let q = cpus.map_or(0.0, |n| comm.size() as f64 / n as f64);
@@ -273,13 +281,16 @@ fn failed(me: i32, f: Failure<hypercomm_rt::Error>) -> i32 {
 /// one-way times with rank `per_host`, the first of the next host, at `sizes` up to
 /// [`calibrate::DEFAULT_MAX_SIZE`] (same data; for the calibration's `network` bands);
 /// no points on one host, on hosts of one rank (the pair (0, 1) measured the network
-/// already), or on other ranks. Every rank of `comm` calls it.
+/// already), or on other ranks. Every rank of `comm` calls it; `quick` as
+/// [`calibrate::calibrate_pairs`](hypercomm_cli::runtime::calibrate::calibrate_pairs)'s
+/// (the automatic calibration's; not `calibrate`'s).
 pub fn network_points<X: hypercomm_rt::Transport>(
     comm: &mut hypercomm_rt::Comm<X>,
     per_host: Option<u32>,
     sizes: &[usize],
     reps: &dyn Fn(usize) -> u64,
     pattern: hypercomm_cli::runtime::calibrate::Pattern,
+    quick: bool,
 ) -> hypercomm_rt::Result<Vec<hypercomm_cli::runtime::calibrate::PingPong>> {
     use hypercomm_cli::runtime::calibrate;
     // One rank a host: the pair (0, 1) crossed hosts already, so the calibration's
@@ -292,7 +303,7 @@ pub fn network_points<X: hypercomm_rt::Transport>(
         .copied()
         .filter(|&s| s as u64 <= calibrate::DEFAULT_MAX_SIZE)
         .collect();
-    calibrate::calibrate_between(comm, 0, n, &sizes, reps, pattern, false)
+    calibrate::calibrate_between(comm, 0, n, &sizes, reps, pattern, false, quick)
 }
 
 fn mpi_config(timeout: Duration, cal: &CalibrationInfo) -> Config {

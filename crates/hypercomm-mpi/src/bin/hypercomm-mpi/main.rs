@@ -472,8 +472,8 @@ fn calibrate(
         } else {
             u32::MAX
         };
-        let points = cal::calibrate_pairs(comm, &sizes, &reps, pattern, true, pairs)?;
-        let network = cli::network_points(comm, per_host, &sizes, &reps, pattern)?;
+        let points = cal::calibrate_pairs(comm, &sizes, &reps, pattern, true, pairs, false)?;
+        let network = cli::network_points(comm, per_host, &sizes, &reps, pattern, false)?;
         // And every pair at once, for the calibration's `switch`.
         let cpus = comm.execution().cpus;
         let together = cal::switch_points(comm, cpus)?;
