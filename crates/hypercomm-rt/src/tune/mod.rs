@@ -1484,6 +1484,15 @@ mod tests {
                             !got.is_empty() && (k == 2 || got.len() > 2),
                             "{collective:?}: {got:?}"
                         );
+                        // And one schedule is screened once: on 2^n ranks recursive
+                        // doubling and dimension exchange all-reduce alike.
+                        if collective == Collective::Allreduce {
+                            let both = ["recursive-doubling", "dimension-exchange"];
+                            assert!(
+                                !both.iter().all(|n| got.contains(n)),
+                                "{k} ranks, {bytes} B: both of {both:?} in {got:?}"
+                            );
+                        }
                     }
                 }
             }
