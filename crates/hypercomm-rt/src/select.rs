@@ -82,7 +82,8 @@ pub const CALIBRATION_OFF: &str = "off";
 /// every rank it runs in the step, and that rank polls for its messages in its turn
 /// (2 µs a rank and step on 8 Open MPI ranks sharing 2 cores, where a message of 1 KiB
 /// between a pair alone costs 1.4 µs). `switch`, when present, prices it: measured by
-/// `hypercomm-mpi` as every pair's exchange of 1 B at once, against the pair alone; which
+/// `hypercomm-mpi` as every rank's exchanges of 1 B in alternating pairs, against the
+/// pair alone; which
 /// ranks share CPUs is the backend's to say ([`crate::predict::Execution::cpus`]).
 ///
 /// The file format is one `key = value` per line (`#` starts a comment), keys `beta`,

@@ -596,8 +596,8 @@ pub const SWITCH_REPS: u64 = 1000;
 /// [`Execution::cpus`](hypercomm_rt::predict::Execution::cpus)): every rank exchanges
 /// 1 B with a neighbour, step after step, the pairs alternating between (0, 1), (2, 3),
 /// … and (1, 2), (3, 4), …, (k − 1, 0), so that every step waits for every rank as a
-/// collective's exchanges do; the median time of a step (rank 0's; `None` on the
-/// others, and without `cpus`), for [`switch_of`]. Two patterns that do not couple the
+/// collective's exchanges do; the median time of a step and the ranks a CPU runs (rank
+/// 0's; `None` on the others, and without `cpus`), for [`set_switch`]. Two patterns that do not couple the
 /// ranks so measured otherwise (8 Open MPI ranks sharing 2 cores, where a 1 KiB
 /// all-reduce's steps took 14 µs): every pair exchanging on its own, the pairs drifting
 /// apart, 23 µs a step; a ring shift, which the ranks pipeline, less than the pair alone
@@ -605,10 +605,10 @@ pub const SWITCH_REPS: u64 = 1000;
 pub fn switch_points<X: Transport>(
     comm: &mut Comm<X>,
     cpus: Option<usize>,
-) -> hypercomm_rt::Result<Option<f64>> {
-    if cpus.is_none() {
+) -> hypercomm_rt::Result<Option<(f64, f64)>> {
+    let Some(cpus) = cpus else {
         return Ok(None);
-    }
+    };
     let (r, k) = (comm.rank(), comm.size());
     let mut got = [0u8];
     let mut steps = Vec::with_capacity(SWITCH_REPS as usize);
@@ -632,14 +632,26 @@ pub fn switch_points<X: Transport>(
     }
     comm.barrier()?;
     steps.sort_by(f64::total_cmp);
-    Ok((r == 0 && !steps.is_empty()).then(|| steps[steps.len() / 2]))
+    let per_cpu = k as f64 / cpus.max(1) as f64;
+    Ok((r == 0 && !steps.is_empty()).then(|| (steps[steps.len() / 2], per_cpu)))
+}
+
+/// Set `c`'s `switch` from [`switch_points`]'s `shared` (a step's time, ranks a CPU)
+/// and the pair-alone `points`, and return the calibration file's lines for it (none
+/// without sharing, or where the step took no more than its messages).
+pub fn set_switch(c: &mut Calibration, shared: Option<(f64, f64)>, points: &[PingPong]) -> String {
+    let Some((step, q)) = shared else {
+        return String::new();
+    };
+    c.switch = switch_of(step, q, small_message_time(points));
+    switch_text(c, step, q)
 }
 
 /// The pair-alone time of a small message, for [`switch_of`]: the least of the points'
 /// up to 64 B, where a message costs its start-up only (one point of an oversubscribed
 /// job's pair can take a time slice: 4 ranks on 2 cores measured 1 B in 3.0 µs, 2–64 B
 /// in 0.8), else the first point's; 0 for none.
-pub fn small_message_time(points: &[PingPong]) -> f64 {
+fn small_message_time(points: &[PingPong]) -> f64 {
     let small = points
         .iter()
         .filter(|p| p.bytes <= 64 && p.time > 0.0)
@@ -656,7 +668,7 @@ pub fn small_message_time(points: &[PingPong]) -> f64 {
 /// CPU, a step of every rank's message of 1 B took `together` seconds
 /// ([`switch_points`]), which the prediction prices as q of the pair-alone message
 /// (`alone`) plus q switches: (together / q − alone), never below 0.
-pub fn switch_of(together: f64, q: f64, alone: f64) -> f64 {
+fn switch_of(together: f64, q: f64, alone: f64) -> f64 {
     if !(q > 1.0 && together.is_finite() && alone.is_finite()) {
         return 0.0;
     }
@@ -665,7 +677,7 @@ pub fn switch_of(together: f64, q: f64, alone: f64) -> f64 {
 
 /// The lines of a calibration's `switch`: the measurement as a comment, then `switch =
 /// SECONDS` (nothing when it is 0).
-pub fn switch_text(c: &Calibration, together: f64, q: f64) -> String {
+fn switch_text(c: &Calibration, together: f64, q: f64) -> String {
     if c.switch <= 0.0 {
         return String::new();
     }
@@ -1059,11 +1071,23 @@ mod tests {
         assert!(text.ends_with("switch = 2e-6\n"), "{text}");
         assert_eq!(Calibration::parse(&text).unwrap().switch, 2e-6);
         assert!(switch_text(&Calibration::default(), 12e-6, 4.0).is_empty());
+        // From the measurement: set, and its lines; none without sharing.
+        let mut c = Calibration::default();
+        let text = set_switch(&mut c, Some((16e-6, 4.0)), &points);
+        assert!((c.switch - 3.2e-6).abs() < 1e-15, "{}", c.switch);
+        assert_eq!(Calibration::parse(&text).unwrap().switch, c.switch);
+        let mut c = Calibration::default();
+        assert!(set_switch(&mut c, None, &points).is_empty());
+        assert_eq!(c.switch, 0.0);
         for k in [1u32, 2, 3, 4, 5] {
             let cfg = hypercomm_rt::threads::Config::new(k).calibration(Calibration::default());
             let got =
                 hypercomm_rt::threads::run_with(&cfg, |comm| switch_points(comm, Some(1))).unwrap();
-            assert!(got[0].is_some_and(|t| t > 0.0) || k == 1, "{k}: {got:?}");
+            let q = f64::from(k);
+            assert!(
+                got[0].is_some_and(|(t, per)| t > 0.0 && per == q) || k == 1,
+                "{k}: {got:?}"
+            );
             assert!(got[1..].iter().all(Option::is_none), "{k}: {got:?}");
             let none =
                 hypercomm_rt::threads::run_with(&cfg, |comm| switch_points(comm, None)).unwrap();

@@ -132,7 +132,7 @@ pub fn agreed_calibration(world: &SimpleCommunicator) -> Result<CalibrationInfo,
 /// wait: what is kept does not depend on the job's size, nor on how many ranks share a
 /// CPU), and, when the job spans hosts of `per_host` ranks, with rank 0 and the first
 /// rank of the next host for its `network` bands ([`network_points`]; up to 4 MiB), and,
-/// when its ranks share CPUs, every pair at once for its `switch`
+/// when its ranks share CPUs, every rank at once for its `switch`
 /// ([`calibrate::switch_points`]), keep
 /// it at `cache`; rank 0's (calibration text, source) for
 /// [`agreed_calibration`]: the runtime's defaults on 1 rank (no pair: silently), and on
@@ -177,12 +177,10 @@ fn measure_calibration(
         )?;
         let reps = &calibrate::auto_reps;
         let network = network_points(comm, per_host, &sizes, reps, pattern, true)?;
-        let cpus = comm.execution().cpus;
-        let together = calibrate::switch_points(comm, cpus)?;
-        let q = cpus.map_or(0.0, |n| comm.size() as f64 / n as f64);
-        Ok::<_, hypercomm_rt::Error>((points, network, together.map(|t| (t, q))))
+        let shared = calibrate::switch_points(comm, comm.execution().cpus)?;
+        Ok::<_, hypercomm_rt::Error>((points, network, shared))
     });
-    let (points, network, together) = match outcome {
+    let (points, network, shared) = match outcome {
         Ok(p) => p,
         Err(f) => return defaults(Some(format!("rank {me}: {f}"))),
     };
@@ -194,13 +192,10 @@ fn measure_calibration(
         Err(e) => return defaults(Some(e.to_string())),
     };
     fitted.network = calibrate::network_bands(&network);
-    let alone = calibrate::small_message_time(&points);
-    fitted.switch = together.map_or(0.0, |(t, q)| calibrate::switch_of(t, q, alone));
+    let switch = calibrate::set_switch(&mut fitted, shared, &points);
     let mut file = calibrate::file_text(fitted, BACKEND, 2, pattern, &points);
     file.push_str(&calibrate::network_text(&fitted, &network));
-    if let Some((t, q)) = together {
-        file.push_str(&calibrate::switch_text(&fitted, t, q));
-    }
+    file.push_str(&switch);
     let secs = start.elapsed().as_secs_f64();
     let (info, note) = calibrate::keep_measured(BACKEND, cache, &file, fitted, secs, unreadable);
     say(note);

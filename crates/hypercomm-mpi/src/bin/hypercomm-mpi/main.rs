@@ -467,20 +467,15 @@ fn calibrate(
         // Ranks that outnumber their machine's CPUs: one pair measures, alone, as the
         // automatic calibration does; the prediction adds what sharing the CPUs costs
         // (`Execution::cpus`). Every pair at once would count that sharing twice.
-        let pairs = if comm.execution().cpus.is_some() {
-            1
-        } else {
-            u32::MAX
-        };
+        let cpus = comm.execution().cpus;
+        let pairs = if cpus.is_some() { 1 } else { u32::MAX };
         let points = cal::calibrate_pairs(comm, &sizes, &reps, pattern, true, pairs, false)?;
         let network = cli::network_points(comm, per_host, &sizes, &reps, pattern, false)?;
-        // And every pair at once, for the calibration's `switch`.
-        let cpus = comm.execution().cpus;
-        let together = cal::switch_points(comm, cpus)?;
-        let q = cpus.map_or(0.0, |n| comm.size() as f64 / n as f64);
-        Ok::<_, hypercomm_rt::Error>((points, network, together.map(|t| (t, q))))
+        // And every rank at once, for the calibration's `switch`.
+        let shared = cal::switch_points(comm, cpus)?;
+        Ok::<_, hypercomm_rt::Error>((points, network, shared))
     });
-    let (points, network, together) = match outcome {
+    let (points, network, shared) = match outcome {
         Ok(p) => p,
         Err(f) => {
             cli::say(format!("hypercomm-mpi: rank {me}: {f}\n"));
@@ -500,13 +495,10 @@ fn calibrate(
         }
     };
     fitted.network = cal::network_bands(&network);
-    let alone = cal::small_message_time(&points);
-    fitted.switch = together.map_or(0.0, |(t, q)| cal::switch_of(t, q, alone));
+    let switch = cal::set_switch(&mut fitted, shared, &points);
     let mut text = cal::file_text(fitted, "mpi", world.size() as u32, pattern, &points);
     text.push_str(&cal::network_text(&fitted, &network));
-    if let Some((t, q)) = together {
-        text.push_str(&cal::switch_text(&fitted, t, q));
-    }
+    text.push_str(&switch);
     if let Err(e) = cal::save(&path, &text) {
         cli::say(format!("error: cannot write {}: {e}\n", path.display()));
         return 1;
