@@ -134,6 +134,8 @@ pub use mpi;
 const NOTICE_TAG: c_int = 7;
 /// How long a wait yields the core between polls before it starts sleeping.
 const YIELD_FOR: Duration = Duration::from_millis(5);
+/// [`Config::new`]'s timeout, which calls without a [`Config`] wait for at most.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 /// Largest block of a datatype (MPI counts are `int`).
 const MAX_BLOCK: usize = 1 << 30;
 
@@ -215,7 +217,7 @@ impl Config {
             .ok()
             .and_then(|s| s.parse::<usize>().ok());
         Config {
-            timeout: Duration::from_secs(60),
+            timeout: DEFAULT_TIMEOUT,
             cancel_grace: Duration::from_secs(1),
             spin: std::env::var("HYPERCOMM_MPI_SPIN")
                 .ok()
@@ -263,7 +265,7 @@ where
             Some(c) => c,
             None => Calibration::from_env()?,
         };
-        let mut comm = Comm::new(Mpi::new(self, config), calibration);
+        let mut comm = Comm::new(Mpi::new(self, config)?, calibration);
         comm.set_tuning(config.tuning.clone());
         Ok(comm)
     }
@@ -280,7 +282,8 @@ where
 /// of processes and their ranks must be consecutive (`mpirun`'s default placement,
 /// `--map-by slot` or `core`); otherwise the error names what differs (and every
 /// rank reports it), an [`hypercomm::error::Error::InvalidParameter`] for `--shape`.
-/// On one machine the shape is `1 × size`.
+/// On one machine the shape is `1 × size`. A rank that does not join within
+/// [`Config::new`]'s timeout (60 s) fails it too.
 ///
 /// ```no_run
 /// use hypercomm_mpi::{node_shape, HypercommExt};
@@ -309,8 +312,19 @@ where
     };
     // Each rank's node ([`host_ids`], as the prediction tells hosts): the first rank
     // of its node and the node's size.
-    let ids: Vec<u64> = host_ids(comm.as_raw())
-        .ok_or_else(|| bad("node: MPI could not tell the ranks' nodes apart".into()))?
+    let ids: Vec<u64> = host_ids(comm.as_raw(), DEFAULT_TIMEOUT)
+        .map_err(|e| {
+            bad(match e {
+                Unsettled::Failed(rc) => format!(
+                    "node: MPI could not tell the ranks' nodes apart ({})",
+                    error_string(rc)
+                ),
+                Unsettled::TimedOut => format!(
+                    "node: not every rank joined the all-gather of their nodes within {} s",
+                    DEFAULT_TIMEOUT.as_secs()
+                ),
+            })
+        })?
         .into_iter()
         .map(|[host, _, _]| host)
         .collect();
@@ -441,13 +455,27 @@ pub struct Mpi {
 /// host (`MPI_Get_processor_name`), as the tuning's and the calibration's files name
 /// the machine.
 fn machine_parts() -> (String, String) {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    mpi::environment::library_version()
-        .unwrap_or_default()
-        .hash(&mut h);
+    let library = mpi::environment::library_version().unwrap_or_default();
     let host = mpi::environment::processor_name().unwrap_or_default();
-    (format!("{:08x}", h.finish() as u32), host)
+    (
+        format!("{:08x}", stable_hash(&[library.as_bytes()]) as u32),
+        host,
+    )
+}
+
+/// FNV-1a (64 bits) of `parts`, each ended by a 0xff byte (which UTF-8 never holds):
+/// a hash every build and Rust release computes alike, for what processes of one job,
+/// built apart, must agree on (their machines) and for names of files that outlive a
+/// build. `std`'s `DefaultHasher` promises neither.
+fn stable_hash(parts: &[&[u8]]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in parts {
+        for &b in part.iter().chain(&[0xff]) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
 }
 
 /// This backend on this machine as the automatic calibration's file names it
@@ -540,7 +568,6 @@ fn host_id() -> Option<u64> {
 fn machine_id() -> Option<u64> {
     static HOST: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
     *HOST.get_or_init(|| {
-        use std::hash::{Hash, Hasher};
         let name = mpi::environment::processor_name().ok()?;
         // The running kernel's boot id; where /proc hides it, the installation's machine
         // id (systemd's, or D-Bus's), so that two machines of one name still differ.
@@ -556,11 +583,8 @@ fn machine_id() -> Option<u64> {
                 .filter(|t| !t.trim().is_empty())
         })
         .unwrap_or_default();
-        // SipHash with fixed keys: the same in every process.
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        (name.trim(), boot.trim()).hash(&mut h);
         // Never in the block numbers' range.
-        Some(h.finish() | (1 << 63))
+        Some(stable_hash(&[name.trim().as_bytes(), boot.trim().as_bytes()]) | (1 << 63))
     })
 }
 
@@ -583,9 +607,12 @@ fn host_blocks(hosts: &[u64]) -> Option<u32> {
 }
 
 /// Every rank's host ([`host_id`]), machine ([`machine_id`]) and its machine's online
-/// CPUs (0 where unknown) on `comm`, in rank order: one all-gather. `None` where MPI
-/// fails. Collective over `comm`.
-fn host_ids(comm: ffi::MPI_Comm) -> Option<Vec<[u64; 3]>> {
+/// CPUs (0 where unknown) on `comm`, in rank order: one all-gather, waited for at most
+/// `timeout`. Collective over `comm`.
+fn host_ids(
+    comm: ffi::MPI_Comm,
+    timeout: Duration,
+) -> std::result::Result<Vec<[u64; 3]>, Unsettled> {
     let mut size: c_int = 0;
     // SAFETY: `comm` is live (the callers'); one int out.
     unsafe { ffi::MPI_Comm_size(comm, &mut size) };
@@ -596,10 +623,11 @@ fn host_ids(comm: ffi::MPI_Comm) -> Option<Vec<[u64; 3]>> {
         machine_id().unwrap_or(own),
         online_cpus().unwrap_or(0) as u64,
     ];
-    let mut all = vec![0u64; 3 * size as usize];
-    // SAFETY: three u64 in, three per rank out, on a live communicator.
-    let rc = unsafe {
-        settled(|req| {
+    let buffers = Box::new((mine, vec![0u64; 3 * size as usize]));
+    // SAFETY: three u64 in, three per rank out, both in `buffers`, on a live
+    // communicator.
+    let done = unsafe {
+        settled(buffers, timeout, |(mine, all), req| {
             ffi::MPI_Iallgather(
                 mine.as_ptr().cast(),
                 3,
@@ -611,8 +639,8 @@ fn host_ids(comm: ffi::MPI_Comm) -> Option<Vec<[u64; 3]>> {
                 req,
             )
         })
-    };
-    (rc == success()).then(|| all.chunks(3).map(|p| [p[0], p[1], p[2]]).collect())
+    }?;
+    Ok(done.1.chunks(3).map(|p| [p[0], p[1], p[2]]).collect())
 }
 
 /// Where a communicator's ranks run, as the prediction prices it
@@ -665,15 +693,17 @@ fn placement_of(ranks: &[[u64; 3]]) -> Placement {
     }
 }
 
-/// [`placement_of`] of [`host_ids`] (the default placement where MPI fails).
-/// Collective over `comm`.
-fn placement_raw(comm: ffi::MPI_Comm) -> Placement {
-    host_ids(comm).map_or_else(Placement::default, |ids| placement_of(&ids))
-}
-
-/// [`Placement::ranks_per_host`] of [`placement_raw`]. Collective over `comm`.
-fn ranks_per_host_raw(comm: ffi::MPI_Comm) -> Option<u32> {
-    placement_raw(comm).ranks_per_host
+/// [`placement_of`] of [`host_ids`] (the default placement where MPI fails; an error
+/// when a rank does not join within `timeout`). Collective over `comm`.
+fn placement_raw(
+    comm: ffi::MPI_Comm,
+    timeout: Duration,
+) -> std::result::Result<Placement, Unsettled> {
+    match host_ids(comm, timeout) {
+        Ok(ids) => Ok(placement_of(&ids)),
+        Err(Unsettled::Failed(_)) => Ok(Placement::default()),
+        Err(Unsettled::TimedOut) => Err(Unsettled::TimedOut),
+    }
 }
 
 /// How many ranks of `comm` share each host when the job spans hosts in consecutive
@@ -682,29 +712,69 @@ fn ranks_per_host_raw(comm: ffi::MPI_Comm) -> Option<u32> {
 /// placement). Hosts are the ranks of one host name and boot id (NCCL's host hash), or
 /// [`RANKS_PER_HOST_ENV`]'s blocks. What the prediction prices messages between hosts and the
 /// bytes a host holds by ([`hypercomm_rt::predict::Execution::ranks_per_host`]), and
-/// whether the automatic calibration measures the network. Collective over `comm`.
+/// whether the automatic calibration measures the network. Collective over `comm`;
+/// `None` too if a rank does not join within [`Config::new`]'s timeout (60 s).
 pub fn ranks_per_host<C>(comm: &C) -> Option<u32>
 where
     C: Communicator + AsRaw<Raw = ffi::MPI_Comm>,
 {
-    ranks_per_host_raw(comm.as_raw())
+    placement_raw(comm.as_raw(), DEFAULT_TIMEOUT)
+        .ok()
+        .and_then(|p| p.ranks_per_host)
+}
+
+/// Why a collective of a communicator's set-up ([`settled`]) did not complete.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Unsettled {
+    /// MPI returned this error code (starting or testing it).
+    Failed(c_int),
+    /// A rank did not join it within the timeout.
+    TimedOut,
+}
+
+impl Unsettled {
+    /// The error a set-up reports: MPI's message for a failure, the time-out named.
+    fn error(self, rank: c_int, call: &'static str, timeout: Duration) -> Error {
+        match self {
+            Unsettled::Failed(rc) => Error::Unsupported {
+                call,
+                reason: error_string(rc),
+            },
+            Unsettled::TimedOut => Error::SetupTimeout {
+                rank: rank as Rank,
+                call,
+                timeout,
+            },
+        }
+    }
 }
 
 /// Start a collective of the communicator's set-up with `start` (its nonblocking form,
-/// given where to put its request) and wait for it, yielding the core between polls
-/// (after [`YIELD_FOR`], sleeping in short naps): MPI's blocking forms spin, and 8
-/// MPICH ranks sharing 2 cores took 0.35 s to build one communicator so (its duplicates,
-/// the hosts and the generation agreed; 0.27 s with these, the rest the hosts' split,
-/// which is local now: `host_id`). Returns `start`'s code, or the wait's.
+/// given `buffers` and where to put its request) and wait for it, yielding the core
+/// between polls (after [`YIELD_FOR`], sleeping in short naps): MPI's blocking forms
+/// spin, and 8 MPICH ranks sharing 2 cores took 0.35 s to build one communicator so
+/// (its duplicates, the hosts and the generation agreed; 0.27 s with these, the rest
+/// the hosts' split, which is local now: `host_id`). Returns `buffers` once it
+/// completes.
+///
+/// A rank that never joins (it stalled, failed before building its communicator, or
+/// calls something else) ends the wait after `timeout` with [`Unsettled::TimedOut`],
+/// never a hang. MPI can neither cancel nor free a collective's request, so the
+/// operation is abandoned, and `buffers` with it: leaked, so that a late completion
+/// (the missing rank joins after all) writes into memory nothing else owns.
 ///
 /// # Safety
-/// `start` starts one nonblocking MPI operation whose buffers outlive this call and
-/// writes its request to the pointer it is given.
-unsafe fn settled(start: impl FnOnce(*mut ffi::MPI_Request) -> c_int) -> c_int {
+/// `start` starts one nonblocking MPI operation whose buffers are in `buffers` (or
+/// outlive the operation) and writes its request to the pointer it is given.
+unsafe fn settled<B>(
+    mut buffers: Box<B>,
+    timeout: Duration,
+    start: impl FnOnce(&mut B, *mut ffi::MPI_Request) -> c_int,
+) -> std::result::Result<Box<B>, Unsettled> {
     let mut req = request_null();
-    let rc = start(&mut req);
+    let rc = start(&mut buffers, &mut req);
     if rc != success() {
-        return rc;
+        return Err(Unsettled::Failed(rc));
     }
     let begun = Instant::now();
     let mut nap = Duration::from_micros(20);
@@ -713,13 +783,21 @@ unsafe fn settled(start: impl FnOnce(*mut ffi::MPI_Request) -> c_int) -> c_int {
         // SAFETY: a live request (or null, which tests complete); MPI sets it to
         // MPI_REQUEST_NULL on completion.
         let rc = unsafe { ffi::MPI_Test(&mut req, &mut flag, ffi::RSMPI_STATUS_IGNORE) };
-        if rc != success() || flag != 0 {
-            return rc;
+        if rc != success() {
+            return Err(Unsettled::Failed(rc));
         }
-        if begun.elapsed() < YIELD_FOR {
+        if flag != 0 {
+            return Ok(buffers);
+        }
+        let waited = begun.elapsed();
+        if waited >= timeout {
+            Box::leak(buffers);
+            return Err(Unsettled::TimedOut);
+        }
+        if waited < YIELD_FOR {
             std::thread::yield_now();
         } else {
-            std::thread::sleep(nap);
+            std::thread::sleep(nap.min(timeout - waited));
             nap = (nap * 2).min(Duration::from_micros(500));
         }
     }
@@ -811,24 +889,35 @@ struct Described {
 
 impl Mpi {
     /// Duplicate `comm` (twice: data and failure notices) and post the notice receive.
-    /// Collective over `comm`.
-    pub fn new<C>(comm: &C, config: &Config) -> Mpi
+    /// Collective over `comm`. Each collective of the set-up (the duplicates, the
+    /// ranks' [`Placement`], their generation) waits at most [`Config::timeout`] for
+    /// every rank to join: a rank that never builds its communicator makes the others
+    /// fail with [`Error::SetupTimeout`], never hang (MPI cannot cancel a collective:
+    /// the operation is abandoned, and its buffers leaked). An MPI error is [`Error::Unsupported`] with MPI's message.
+    pub fn new<C>(comm: &C, config: &Config) -> Result<Mpi>
     where
         C: Communicator + AsRaw<Raw = ffi::MPI_Comm>,
     {
         let raw = comm.as_raw();
-        let mut data = unsafe { ffi::RSMPI_COMM_NULL };
-        // SAFETY: `raw` is a live communicator (rsmpi's); the duplicate is ours, owned
-        // by the `Mpi` from here on. Errors on the original are fatal under its error
-        // handler.
-        unsafe { settled(|req| ffi::MPI_Comm_idup(raw, &mut data, req)) };
+        let dup = Box::new(unsafe { ffi::RSMPI_COMM_NULL });
+        // SAFETY: `raw` is a live communicator (rsmpi's); the duplicate, in `dup`, is
+        // ours, owned by the `Mpi` from here on.
+        let data = unsafe {
+            settled(dup, config.timeout, |data, req| {
+                ffi::MPI_Comm_idup(raw, data, req)
+            })
+        }
+        .map_err(|e| e.error(rank_of(raw), "MPI_Comm_idup", config.timeout))?;
         // SAFETY: `data` is a live communicator of our own, used by nothing else.
-        unsafe { Mpi::adopt(data, config, None) }
+        unsafe { Mpi::adopt(*data, config, None) }
     }
 
     /// An `Mpi` over `data`, which it owns from now on (and frees in `Drop`): a
-    /// duplicate of it carries the failure notices. Collective over `data`. `hosts`:
-    /// its [`Placement`] when known (a duplicate's is its parent's), else found.
+    /// duplicate of it carries the failure notices. Collective over `data`, each of its
+    /// collectives waited for at most [`Config::timeout`] (see [`Mpi::new`]). `hosts`:
+    /// its [`Placement`] when known (a duplicate's is its parent's), else found. On an
+    /// error `data` is left to MPI's finalization: a collective on it may still be
+    /// pending.
     ///
     /// # Safety
     /// `data` is a live intra-communicator that nothing else uses or frees.
@@ -836,25 +925,36 @@ impl Mpi {
         data: ffi::MPI_Comm,
         config: &Config,
         hosts: Option<Placement>,
-    ) -> Mpi {
+    ) -> Result<Mpi> {
         // Free the dropped communicators that can be by now; and have `MPI_Finalize`
         // receive the departure notices still on their way then.
         leave::sweep();
         leave::settle_at_finalize();
-        let mut notices = unsafe { ffi::RSMPI_COMM_NULL };
         let (mut rank, mut size): (c_int, c_int) = (0, 0);
+        let timeout = config.timeout;
         // SAFETY: `data` is live (this function's contract); the duplicate is ours and
         // freed in `Drop`.
-        unsafe {
+        let notices = unsafe {
             ffi::MPI_Comm_rank(data, &mut rank);
             ffi::MPI_Comm_size(data, &mut size);
-            settled(|req| ffi::MPI_Comm_idup(data, &mut notices, req));
+            settled(Box::new(ffi::RSMPI_COMM_NULL), timeout, |notices, req| {
+                ffi::MPI_Comm_idup(data, notices, req)
+            })
+        }
+        .map_err(|e| e.error(rank, "MPI_Comm_idup", timeout))?;
+        let notices = *notices;
+        // SAFETY: both communicators are live and ours.
+        unsafe {
             ffi::MPI_Comm_set_errhandler(data, ffi::RSMPI_ERRORS_RETURN);
             ffi::MPI_Comm_set_errhandler(notices, ffi::RSMPI_ERRORS_RETURN);
         }
         let (step_bits, tag_mask, leave_tag) = tag_layout(Self::tag_ub(data));
         let size = size as u32;
-        let placement = hosts.unwrap_or_else(|| placement_raw(data));
+        let placement = match hosts {
+            Some(p) => p,
+            None => placement_raw(data, timeout)
+                .map_err(|e| e.error(rank, "the all-gather of the ranks' hosts", timeout))?,
+        };
         let mut mpi = Mpi {
             data,
             notices,
@@ -863,7 +963,8 @@ impl Mpi {
             step_bits,
             tag_mask,
             leave_tag,
-            generation: Self::agree_generation(data),
+            generation: Self::agree_generation(data, timeout)
+                .map_err(|e| e.error(rank, "the all-reduce of the generation", timeout))?,
             timeout: config.timeout,
             grace: config.cancel_grace,
             spin: config.spin,
@@ -890,7 +991,7 @@ impl Mpi {
             placement,
         };
         mpi.post_notice_recv();
-        mpi
+        Ok(mpi)
     }
 
     /// The configuration this communicator was built with (its calibration aside,
@@ -910,16 +1011,19 @@ impl Mpi {
     }
 
     /// Agree on this communicator's generation: the largest `NEXT_GENERATION` of its
-    /// ranks, after which each rank's is above it. Collective over `comm`.
-    fn agree_generation(comm: ffi::MPI_Comm) -> u64 {
+    /// ranks, after which each rank's is above it (this rank's own where MPI fails).
+    /// Collective over `comm`, waited for at most `timeout`.
+    fn agree_generation(
+        comm: ffi::MPI_Comm,
+        timeout: Duration,
+    ) -> std::result::Result<u64, Unsettled> {
         let mine = NEXT_GENERATION.load(Ordering::Relaxed);
-        let mut agreed = mine;
-        // SAFETY: one u64 in, one out; `comm` is our live duplicate.
-        let rc = unsafe {
-            settled(|req| {
+        // SAFETY: one u64 in, one out, both in the box; `comm` is our live duplicate.
+        let agreed = match unsafe {
+            settled(Box::new([mine, mine]), timeout, |[mine, agreed], req| {
                 ffi::MPI_Iallreduce(
-                    (&mine as *const u64).cast(),
-                    (&mut agreed as *mut u64).cast(),
+                    (mine as *const u64).cast(),
+                    (agreed as *mut u64).cast(),
                     1,
                     ffi::RSMPI_UINT64_T,
                     ffi::RSMPI_MAX,
@@ -927,12 +1031,13 @@ impl Mpi {
                     req,
                 )
             })
+        } {
+            Ok(both) => both[1],
+            Err(Unsettled::Failed(_)) => mine,
+            Err(Unsettled::TimedOut) => return Err(Unsettled::TimedOut),
         };
-        if rc != success() {
-            agreed = mine;
-        }
         NEXT_GENERATION.fetch_max(agreed + 1, Ordering::Relaxed);
-        agreed
+        Ok(agreed)
     }
 
     /// Post the receive of the next failure notice (from any peer).
@@ -1954,6 +2059,22 @@ pub fn exit_watchdog(after: Duration, code: i32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The machine hash is FNV-1a as published (its test vectors), its parts kept apart.
+    #[test]
+    fn the_stable_hash_is_fnv_1a_with_parts_kept_apart() {
+        // FNV-1a 64 of "" and of "a" (Fowler, Noll, Vo), each part ended by 0xff here.
+        let fnv = |bytes: &[u8]| {
+            bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| {
+                (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+            })
+        };
+        assert_eq!(fnv(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv(b"a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(stable_hash(&[b"a"]), fnv(b"a\xff"));
+        assert_ne!(stable_hash(&[b"ab", b"c"]), stable_hash(&[b"a", b"bc"]));
+        assert_ne!(stable_hash(&[b"host", b""]), stable_hash(&[b"host"]));
+    }
 
     /// Ranks in consecutive blocks of one size on several hosts are that many per host;
     /// one host, blocks of unequal size, a host's ranks split, or interleaved

@@ -46,7 +46,7 @@ impl Split for Mpi {
             return Ok(None);
         }
         // SAFETY: `sub` is a live intra-communicator only this `Mpi` will use.
-        Ok(Some(unsafe { Mpi::adopt(sub, &self.config(), None) }))
+        unsafe { Mpi::adopt(sub, &self.config(), None) }.map(Some)
     }
 
     fn split_shared(&mut self) -> Option<Result<Self>> {
@@ -65,7 +65,7 @@ impl Split for Mpi {
             return Some(Err(failed("split_shared", rc)));
         }
         // SAFETY: as in `split`.
-        Some(Ok(unsafe { Mpi::adopt(sub, &self.config(), None) }))
+        Some(unsafe { Mpi::adopt(sub, &self.config(), None) })
     }
 }
 
@@ -135,18 +135,24 @@ impl Mpi {
     /// collective (a failed or departed peer or the timeout ends it with an error, never
     /// a hang); then adopted as an `Mpi` of its own.
     fn make_progress_duplicate(&mut self) -> Result<Box<Mpi>> {
-        let mut comm = unsafe { ffi::RSMPI_COMM_NULL };
+        // On the heap, and leaked if the wait fails: a late completion writes it.
+        let comm = Box::leak(Box::new(unsafe { ffi::RSMPI_COMM_NULL }));
         let mut request = unsafe { ffi::RSMPI_REQUEST_NULL };
         // SAFETY: `data` is live; the duplicate is owned by the new `Mpi` once complete.
-        let rc = unsafe { ffi::MPI_Comm_idup(self.data, &mut comm, &mut request) };
+        let rc = unsafe { ffi::MPI_Comm_idup(self.data, comm, &mut request) };
         if rc != success() {
             return Err(failed("immediate", rc));
         }
         self.wait_native(request)?;
-        // SAFETY: the duplicate is complete; only the `Mpi` made here uses it.
+        // SAFETY: the duplicate is complete, and `comm` written for the last time: the
+        // box is ours again.
+        let comm = *unsafe { Box::from_raw(comm) };
+        // SAFETY: only the `Mpi` made here uses the duplicate.
         // Its hosts are this communicator's: the same group.
         let hosts = Some(self.placement);
-        Ok(Box::new(unsafe { Mpi::adopt(comm, &self.config(), hosts) }))
+        Ok(Box::new(unsafe {
+            Mpi::adopt(comm, &self.config(), hosts)
+        }?))
     }
 }
 

@@ -345,6 +345,40 @@ fn a_silent_rank_makes_its_peers_time_out() {
     expect_time_out(3, &[]);
 }
 
+/// Rank 1 of 3 sleeps 6 s before building its communicator, longer than the 2 s
+/// timeout: the others' set-up (`MPI_Comm_idup`, waited for with a deadline) fails
+/// naming the time-out, not a hang, and the job ends non-zero.
+#[test]
+fn a_rank_that_never_builds_its_communicator_makes_the_set_up_time_out() {
+    let args = [
+        "fault",
+        "--timeout",
+        "2",
+        "--rank",
+        "1",
+        "--stall-setup",
+        "6",
+    ];
+    let job = mpirun(3, &args, Duration::from_secs(60));
+    assert!(job.code.is_some_and(|c| c != 0), "{}", job.stderr);
+    for r in [0, 2] {
+        let line = format!(
+            "hypercomm-mpi: rank {r}: cannot build the communicator: rank {r}: MPI_Comm_idup \
+             was not joined by every rank within 2s"
+        );
+        assert!(
+            job.stderr.contains(&line),
+            "missing `{line}`:\n{}",
+            job.stderr
+        );
+    }
+    assert!(
+        job.elapsed < Duration::from_secs(40),
+        "took {:?}",
+        job.elapsed
+    );
+}
+
 #[test]
 fn a_length_mismatch_is_detected_not_waited_for() {
     // Rank 2 calls one all-reduce with 999 elements where the others pass 1000.
@@ -1527,6 +1561,19 @@ fn readme_expectation(command: &str) -> Option<fn(&str, &Job, &Path)> {
                 "README: `{c}`:\n{}",
                 job.stdout
             );
+        }
+    } else if has("fault") && has("--stall-setup") {
+        // "rank 1 builds its communicator late: the set-up times out".
+        |c, job, _| {
+            assert!(
+                job.code.is_some_and(|code| code != 0),
+                "README: `{c}` exited {:?}",
+                job.code
+            );
+            for r in [0, 2] {
+                let line = format!("rank {r}: cannot build the communicator: rank {r}: MPI_Comm_idup was not joined");
+                assert!(job.stderr.contains(&line), "README: `{c}`:\n{}", job.stderr);
+            }
         }
     } else if has("fault") {
         // "rank 1 fails; the others report it and exit 1" (returning early, too).

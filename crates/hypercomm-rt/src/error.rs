@@ -68,6 +68,19 @@ pub enum Error {
     /// The root of a collective must pass a buffer (`Some`) that other ranks omit.
     #[error("{0}")]
     RootBuffer(String),
+    /// A collective that builds a communicator (on MPI: its duplicates, the all-gather
+    /// of the ranks' hosts, the all-reduce of its generation) was not joined by every
+    /// rank within the timeout: a rank stalled, failed before building its communicator,
+    /// or calls something else.
+    #[error("rank {rank}: {call} was not joined by every rank within {timeout:?} (a rank stalled, failed before building its communicator, or runs other calls)")]
+    SetupTimeout {
+        /// The rank that waited.
+        rank: Rank,
+        /// The collective of the set-up.
+        call: &'static str,
+        /// How long it waited.
+        timeout: std::time::Duration,
+    },
     /// The library refused the problem (unknown or unfitting algorithm, rank out of range).
     #[error(transparent)]
     Library(#[from] hypercomm::error::Error),

@@ -184,30 +184,21 @@ pub fn schedule_digest(
     calibration: Calibration,
 ) -> Option<u64> {
     let schedule = build_for(call, elem_bytes, algo, packets, shape, calibration)?;
-    digest(schedule.as_ref())
+    Some(digest(schedule.as_ref()))
 }
 
 /// The digest of a built schedule, as [`schedule_digest`] takes it: every rank's
 /// program, in rank order, hashed. Tuning screens one algorithm of each digest
 /// ([`crate::select`]'s ranking: two of one schedule time alike but for noise).
-pub fn digest(schedule: &dyn Schedule) -> Option<u64> {
-    use std::fmt::Write as _;
-    use std::hash::Hasher;
-    /// Feeds what is written to the hasher, allocating nothing.
-    struct Feed<'h>(&'h mut rustc_hash::FxHasher);
-    impl std::fmt::Write for Feed<'_> {
-        fn write_str(&mut self, s: &str) -> std::fmt::Result {
-            self.0.write(s.as_bytes());
-            Ok(())
-        }
-    }
+pub fn digest(schedule: &dyn Schedule) -> u64 {
+    use std::hash::{Hash, Hasher};
     let mut h = rustc_hash::FxHasher::default();
     let mut program = Program::default();
     for r in 0..schedule.nodes() {
         schedule.program_into(r, &mut program);
-        write!(Feed(&mut h), "{program:?};").ok()?;
+        program.hash(&mut h);
     }
-    Some(h.finish())
+    h.finish()
 }
 
 /// What a call is, beside its schedule, for [`predict_schedule`].

@@ -1241,12 +1241,11 @@ impl Selector {
             }
             // One digest a schedule; the first alone answers for `n == 1`.
             if n > 1 {
-                if let Some(d) = predict::digest(schedule.as_ref()) {
-                    if seen.contains(&d) {
-                        continue;
-                    }
-                    seen.push(d);
+                let d = predict::digest(schedule.as_ref());
+                if seen.contains(&d) {
+                    continue;
                 }
+                seen.push(d);
             }
             let time = predict::predict_schedule(
                 schedule.as_ref(),

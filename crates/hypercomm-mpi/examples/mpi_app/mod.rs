@@ -154,7 +154,7 @@ where
     let calibration = Calibration::from_env().map_err(|e| e.to_string())?;
     let on = world.rank() as Rank == bad;
     let transport = Corrupt {
-        inner: Mpi::new(world, config),
+        inner: Mpi::new(world, config).map_err(|e| e.to_string())?,
         on,
         copies: Vec::new(),
     };

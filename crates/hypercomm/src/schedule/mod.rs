@@ -333,7 +333,7 @@ pub type Regions = SmallVec<[Region; 1]>;
 pub type Peers = SmallVec<[Rank; 2]>;
 
 /// One operation of a step.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Op {
     /// Send the concatenation of `from` to every rank of `to` (one message per peer,
@@ -401,7 +401,7 @@ impl Op {
 }
 
 /// The operations of one rank in one lock-step round.
-#[derive(Clone, Debug, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Step {
     pub ops: Vec<Op>,
@@ -468,7 +468,7 @@ impl Step {
 }
 
 /// One rank's whole part of a collective.
-#[derive(Clone, Debug, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 pub struct Program {
     pub rank: Rank,
     /// Length of the `tmp` buffer this program uses.

@@ -159,7 +159,7 @@ fn measure_calibration(
     }
     let start = std::time::Instant::now();
     // The pair's two buffers each in at most a quarter of what each rank may take.
-    let sizes = calibrate::auto_sizes(agreed_memory_limit(world).bytes / 4, 1);
+    let sizes = calibrate::auto_sizes(agreed_memory_limit().bytes / 4, 1);
     if sizes.len() < 2 {
         return defaults(Some("too little memory to measure two sizes".into()));
     }
@@ -222,13 +222,14 @@ fn node_shape_if_asked(
 /// cgroup) divided by the ranks sharing its machine (`MPI_Comm_split_type(SHARED)`);
 /// [`config::MemoryLimit::FIXED`] if some rank cannot tell (issue 21).
 ///
-/// Collective on its first call; later calls return that answer without a word to
-/// the peers (every rank calls it in the same order, with the one `world`): a command
+/// Collective over `MPI_COMM_WORLD` (the job's ranks, whatever communicator a command
+/// runs on) on its first call; later calls return that answer without a word to the
+/// peers (every rank calls it first at the same point of a command): a command
 /// asks before it parses and again when it measures a calibration, and on 8 MPICH
 /// ranks sharing 2 cores the second agreement took 0.3 s of the calibration's 1.5 s.
-pub fn agreed_memory_limit(world: &SimpleCommunicator) -> config::MemoryLimit {
+pub fn agreed_memory_limit() -> config::MemoryLimit {
     static AGREED: std::sync::OnceLock<config::MemoryLimit> = std::sync::OnceLock::new();
-    *AGREED.get_or_init(|| agree_memory_limit(world))
+    *AGREED.get_or_init(|| agree_memory_limit(&SimpleCommunicator::world()))
 }
 
 fn agree_memory_limit(world: &SimpleCommunicator) -> config::MemoryLimit {
@@ -311,7 +312,7 @@ fn mpi_config(timeout: Duration, cal: &CalibrationInfo) -> Config {
 pub fn run(world: &SimpleCommunicator, args: &RtRunArgs) -> i32 {
     let me = world.rank();
     let node = node_shape_if_asked(world, args.shape.as_deref());
-    let limit = agreed_memory_limit(world);
+    let limit = agreed_memory_limit();
     let ((mut cfg, timeout), cal) = match prepare(world, || {
         Ok((
             config::rt_run_in(args, config::Placement::OnePerProcess(limit), node?)?,
@@ -362,7 +363,7 @@ pub fn run(world: &SimpleCommunicator, args: &RtRunArgs) -> i32 {
 pub fn bench(world: &SimpleCommunicator, args: &BenchArgs) -> i32 {
     let me = world.rank();
     let node = node_shape_if_asked(world, args.shape.as_deref());
-    let limit = agreed_memory_limit(world);
+    let limit = agreed_memory_limit();
     let ((mut cfg, timeout), cal) = match prepare(world, || {
         Ok((
             config::rt_bench_in(args, config::Placement::OnePerProcess(limit), node?)?,

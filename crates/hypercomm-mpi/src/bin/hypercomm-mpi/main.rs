@@ -8,9 +8,10 @@
 //!   roots, ours on random integers against the native MPI collective called by rsmpi
 //!   (`MPI_Bcast`, `MPI_Scatter`, …, `MPI_Reduce_scatter_block`); one line per case from
 //!   rank 0; exit 1 on any mismatch.
-//! - `fault --rank R [--panic | --stall S | --mismatch | --leave]`: every rank runs
-//!   all-reduces; rank R fails on purpose and every other rank must report `PeerFailed`
-//!   naming it (or time out, or detect the length mismatch). With `--leave`, rank R
+//! - `fault --rank R [--panic | --stall S | --stall-setup S | --mismatch | --leave]`:
+//!   every rank runs all-reduces; rank R fails on purpose and every other rank must
+//!   report `PeerFailed` naming it (or time out, in its calls or in building the
+//!   communicator, or detect the length mismatch). With `--leave`, rank R
 //!   stops early *successfully* (drops its communicator, exits 0): the others, who still
 //!   wait for its messages, must name it as promptly. With `--leave --harmless`, rank R
 //!   leaves once it sent its last messages, which the others take after it left before
@@ -105,6 +106,10 @@ enum Command {
         /// Instead of failing, stall this many seconds (then go on): the others time out.
         #[arg(long)]
         stall: Option<f64>,
+        /// Instead of failing, sleep this many seconds before building the communicator
+        /// (then go on): the others' set-up times out.
+        #[arg(long, conflicts_with_all = ["stall", "leave", "harmless", "panic"])]
+        stall_setup: Option<f64>,
         /// Instead of failing, call the all-reduce with one element less (a program error
         /// the receivers detect as a length mismatch).
         #[arg(long)]
@@ -317,8 +322,13 @@ fn main() -> ExitCode {
             harmless,
             immediate,
             persistent,
+            stall_setup,
             algo,
         } => {
+            if let (Some(s), true) = (stall_setup, me as u32 == *rank) {
+                cli::say(format!("rank {me}: stalling {s} s before the set-up\n"));
+                std::thread::sleep(Duration::from_secs_f64(*s));
+            }
             let mut config = config(common);
             config.tuning = hypercomm_rt::Tuning::Off;
             config.native_wait = hypercomm_mpi::NativeWait::Checked;
@@ -455,7 +465,7 @@ fn calibrate(
     if let Err(e) = hypercomm_cli::config::check_rt_bytes(
         largest.saturating_mul(2),
         "a rank's two buffers at the largest size",
-        cli::agreed_memory_limit(world),
+        cli::agreed_memory_limit(),
         "--max-size",
     ) {
         return bad(e.to_string());
