@@ -103,11 +103,13 @@ pub fn auto_calibration(
     ))
 }
 
-/// What a threads calibration measured: the fit, its points, and the same-CPU pairs'.
+/// What a threads calibration measured: the fit, its points, the same-CPU pairs', and
+/// the lone messages' that its `shared-copy` comes from.
 struct Measured {
     fitted: hypercomm_rt::Calibration,
     points: Vec<calibrate::PingPong>,
     same_cpu: Vec<calibrate::PingPong>,
+    lone: Vec<calibrate::PingPong>,
 }
 
 /// Why a threads calibration has no fit.
@@ -154,10 +156,34 @@ fn measure(
         Vec::new()
     };
     fitted.same_cpu = calibrate::same_cpu_bands(&same_cpu);
+    // Lone messages from the size whose copy an idle sender shares (up to 4 MiB), on
+    // two ranks with a CPU each: their one-way times give `shared-copy`.
+    let from = threads::SHARED_COPY_FROM;
+    let lone_sizes: Vec<usize> = sizes
+        .iter()
+        .copied()
+        .filter(|&s| s >= from && s as u64 <= calibrate::DEFAULT_MAX_SIZE)
+        .collect();
+    let lone = if threads::cpu_count() >= 2 && !lone_sizes.is_empty() {
+        let lcfg = threads::Config::new(2)
+            .timeout(timeout)
+            .calibration(hypercomm_rt::Calibration::default());
+        threads::run_with(&lcfg, |comm| {
+            calibrate::lone_points(comm, &lone_sizes, reps)
+        })
+        .map_err(Measure::Run)?
+        .concat()
+    } else {
+        Vec::new()
+    };
+    if let Some(share) = calibrate::shared_copy_share(&fitted, &lone, from) {
+        fitted.shared_copy = share;
+    }
     Ok(Measured {
         fitted,
         points,
         same_cpu,
+        lone,
     })
 }
 
@@ -165,6 +191,7 @@ fn measure(
 fn file_text(m: &Measured, k: u32, pattern: calibrate::Pattern) -> String {
     let mut text = calibrate::file_text(m.fitted, BACKEND, k, pattern, &m.points);
     text.push_str(&calibrate::same_cpu_text(&m.fitted, &m.same_cpu));
+    text.push_str(&calibrate::shared_copy_text(&m.fitted, &m.lone));
     text
 }
 
@@ -350,6 +377,7 @@ pub fn calibrate(args: &CalibrateArgs, io: &mut Io<'_>) -> Result<Outcome, CliEr
         fitted,
         points,
         same_cpu,
+        lone: _,
     } = m;
     let report = CalibrationReport {
         backend: BACKEND.into(),
@@ -362,6 +390,7 @@ pub fn calibrate(args: &CalibrateArgs, io: &mut Io<'_>) -> Result<Outcome, CliEr
         fresh: fitted.fresh.as_slice().to_vec(),
         same_cpu: same_cpu.iter().map(|p| (p.bytes, p.time)).collect(),
         same_cpu_bands: fitted.same_cpu.as_slice().to_vec(),
+        shared_copy: (fitted.shared_copy > 0.0).then_some(fitted.shared_copy),
         saved: path.display().to_string(),
     };
     let out = match args.format {

@@ -1109,6 +1109,15 @@ fn calibrate_writes_a_file_that_run_then_loads() {
         .collect();
     assert!(!saved.is_empty());
     assert_eq!(bands, saved);
+    // Two ranks with a CPU each (CI's 2 cores) measured lone messages of 256 KiB to
+    // 4 MiB: the share each core copies, in ½..1, in the report and the file alike.
+    if hypercomm_rt::threads::cpu_count() >= 2 {
+        let share = j["shared_copy"].as_f64().unwrap_or_else(|| panic!("{j}"));
+        assert!((0.5..=1.0).contains(&share), "{share}");
+        assert_eq!(c.shared_copy, share);
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert_eq!(text.matches("#       262144 B").count(), 3, "{text}");
+    }
     // run and bench load it.
     let r = hc_env(
         &[

@@ -296,9 +296,14 @@ pub fn predict_schedule(
             let messages = match shared {
                 Some(from) => {
                     let mut rounds = Rounds::new(schedule.steps(), &price);
-                    shared_copy_programs(schedule, elem_bytes, from)
-                        .iter()
-                        .for_each(|p| rounds.add(p));
+                    shared_copy_programs(
+                        schedule,
+                        elem_bytes,
+                        from,
+                        calibration.shared_copy_share(),
+                    )
+                    .iter()
+                    .for_each(|p| rounds.add(p));
                     rounds.time()
                 }
                 None => {
@@ -662,7 +667,9 @@ fn sole_piece_send(step: &Step) -> Option<(Rank, u64)> {
 }
 
 /// The programs of `schedule`, with every message that the threads backend copies on
-/// two cores halved in length, so that the papers' model prices it at `β + (m/2)τ`.
+/// two cores cut to `share` of its length at both ends (½ for an even split:
+/// [`Calibration::shared_copy_share`]), so that the papers' model prices it at
+/// `β + (share · m)τ`.
 ///
 /// The threads backend (`hypercomm_rt::threads`, its module documentation) lets a
 /// receiver hand half of a rendezvous of at least `from` bytes, one contiguous piece into
@@ -678,11 +685,15 @@ pub fn shared_copy_programs(
     schedule: &dyn hypercomm::schedule::Schedule,
     elem_bytes: usize,
     from: u64,
+    share: f64,
 ) -> Vec<hypercomm::schedule::Program> {
     use hypercomm::schedule::{Action, Op as IrOp};
     use std::collections::HashSet;
     let mut programs: Vec<_> = (0..schedule.nodes()).map(|r| schedule.program(r)).collect();
     let large = |elems: u64| elems.saturating_mul(elem_bytes as u64) >= from;
+    // Each end's part: at least the half, at most the whole.
+    let share = share.clamp(0.5, 1.0);
+    let part = |elems: u64| ((elems as f64 * share).ceil() as u64).clamp(elems.div_ceil(2), elems);
     // (step, sender, receiver) of the messages whose sender is idle but for them.
     let mut idle: HashSet<(usize, Rank, Rank)> = HashSet::new();
     for p in &programs {
@@ -703,7 +714,7 @@ pub fn shared_copy_programs(
                 if let IrOp::Recv { from, into, action } = op {
                     let placed = *action == Action::Place;
                     if placed && one_piece(into) && idle.contains(&(s, *from, p.rank)) {
-                        into[0].len = into[0].len.div_ceil(2);
+                        into[0].len = part(into[0].len);
                         shared.insert((s, *from, p.rank));
                     }
                 }
@@ -715,7 +726,7 @@ pub fn shared_copy_programs(
             for op in &mut step.ops {
                 if let IrOp::Send { to, from } = op {
                     if to.len() == 1 && shared.contains(&(s, p.rank, to[0])) {
-                        from[0].len = from[0].len.div_ceil(2);
+                        from[0].len = part(from[0].len);
                     }
                 }
             }
@@ -1078,7 +1089,7 @@ mod tests {
         let into = Region::new(Buf::Out, 0, len);
         // Rank 0's and rank 1's step, and the threshold, give the first message's
         // length at each end after `shared_copy_programs`.
-        let lens = |send: Vec<IrOp>, recv: Vec<IrOp>, from: u64| {
+        let lens_at = |send: Vec<IrOp>, recv: Vec<IrOp>, from: u64, share: f64| {
             let program = |rank, ops| Program {
                 rank,
                 tmp_len: 0,
@@ -1089,10 +1100,11 @@ mod tests {
                 steps: 1,
                 programs: vec![program(0, send), program(1, recv), program(2, vec![])],
             };
-            let p = shared_copy_programs(&schedule, 8, from);
+            let p = shared_copy_programs(&schedule, 8, from, share);
             let first = |r: usize| p[r].steps[0].ops.first().map_or(0, IrOp::message_len);
             (first(0), first(1))
         };
+        let lens = |send: Vec<IrOp>, recv: Vec<IrOp>, from: u64| lens_at(send, recv, from, 0.5);
         let (send, recv) = (IrOp::send(1, whole), IrOp::recv(0, into));
         let bytes = len * 8;
         // Shared: halved at both ends, from exactly the threshold on.
@@ -1104,6 +1116,14 @@ mod tests {
             lens(vec![send.clone()], vec![recv.clone()], bytes + 1),
             (len, len)
         );
+        // A measured share (the calibration's `shared-copy`): that part at both ends,
+        // rounded up; a share out of range is held to ½..1.
+        let at = |share| lens_at(vec![send.clone()], vec![recv.clone()], 0, share);
+        assert_eq!(at(0.6), (600, 600));
+        assert_eq!(at(0.6001), (601, 601));
+        assert_eq!(at(1.0), (len, len));
+        assert_eq!(at(0.2), (500, 500));
+        assert_eq!(at(3.0), (len, len));
         // The sender also receives in the step: it is busy, not helping.
         let busy = vec![send.clone(), IrOp::recv(2, Region::new(Buf::Out, 0, 1))];
         assert_eq!(lens(busy, vec![recv.clone()], 0), (len, len));
@@ -1318,7 +1338,7 @@ mod one_band {
                         let copies = local as f64 * (8.0 * calibration.tau);
                         let plain = cost::simulate(&topology, schedule.as_ref(), &model).time;
                         let from = 4096;
-                        let halved = shared_copy_programs(schedule.as_ref(), 8, from);
+                        let halved = shared_copy_programs(schedule.as_ref(), 8, from, 0.5);
                         let shared =
                             cost::simulate_programs(&topology, &halved, schedule.steps(), &model)
                                 .time;

@@ -93,7 +93,8 @@ pub const CALIBRATION_OFF: &str = "off";
 /// FROM BETA TAU`, the bands of a message between two fibers of one CPU (none: priced as
 /// the others), and as many `network = FROM BETA TAU`, the bands of a message between
 /// two hosts (none: priced as the others), and `switch = SECONDS`, what a CPU that
-/// ranks share by time slices spends per rank it runs in a step (none: 0); a JSON
+/// ranks share by time slices spends per rank it runs in a step (none: 0), and
+/// `shared-copy = SHARE` ([`Calibration::shared_copy`], 0.5–1; none: ½); a JSON
 /// object `{"beta": 1e-6,
 /// "tau": 1e-9}` is read too (without bands). A file's β must be ≥ 0 and its τ > 0: a
 /// time per byte of 0 would price bandwidth as free, and `Auto` would choose as if
@@ -136,6 +137,14 @@ pub struct Calibration {
     /// it per active rank of each shared CPU and step
     /// ([`crate::predict::cpu_shared_time`]).
     pub switch: f64,
+    /// The share of a message's length that each end copies when the threads backend's
+    /// idle sender helps its receiver (messages from
+    /// [`crate::threads::SHARED_COPY_FROM`] bytes: [`crate::predict::shared_copy_programs`]
+    /// prices each end at this share of the message): ½ if the two cores split the copy
+    /// perfectly; measured larger, as a lone message's time against the exchange bands
+    /// (0.55–0.65 on the Intel VM: the helper joins late and the two halves share the
+    /// memory system). 0: not measured, priced as ½.
+    pub shared_copy: f64,
 }
 
 /// Most [`Band`]s a [`Calibration`] holds.
@@ -244,6 +253,17 @@ impl Calibration {
             same_cpu: NONE,
             network: NONE,
             switch: 0.0,
+            shared_copy: 0.0,
+        }
+    }
+
+    /// The share of a shared copy's length each of its two ends copies
+    /// ([`Calibration::shared_copy`]; ½ when not measured).
+    pub fn shared_copy_share(&self) -> f64 {
+        if self.shared_copy > 0.0 {
+            self.shared_copy
+        } else {
+            0.5
         }
     }
 
@@ -428,6 +448,11 @@ impl Calibration {
     /// assert_eq!(shared.switch, 2e-6);
     /// assert_eq!(Calibration::parse(&shared.to_text()).unwrap(), shared);
     /// assert!(Calibration::parse("beta = 2e-6\ntau = 5e-10\nswitch = -1").is_err());
+    /// let helped = Calibration::parse("beta = 2e-7\ntau = 4e-11\nshared-copy = 0.6").unwrap();
+    /// assert_eq!(helped.shared_copy_share(), 0.6);
+    /// assert_eq!(Calibration::parse(&helped.to_text()).unwrap(), helped);
+    /// assert_eq!(Calibration::line(2e-7, 4e-11).shared_copy_share(), 0.5);
+    /// assert!(Calibration::parse("beta = 2e-7\ntau = 4e-11\nshared-copy = 0.4").is_err());
     /// ```
     pub fn to_text(&self) -> String {
         let mut s = format!("beta = {:e}\ntau = {:e}\n", self.beta, self.tau);
@@ -443,6 +468,9 @@ impl Calibration {
         }
         if self.switch > 0.0 {
             s.push_str(&format!("switch = {:e}\n", self.switch));
+        }
+        if self.shared_copy > 0.0 {
+            s.push_str(&format!("shared-copy = {}\n", self.shared_copy));
         }
         s
     }
@@ -515,14 +543,21 @@ impl Calibration {
                 });
                 continue;
             }
-            if !matches!(key, "beta" | "tau" | "switch") {
+            if !matches!(key, "beta" | "tau" | "switch" | "shared-copy") {
                 return Err(bad(format!(
                     "unknown key `{key}`; valid: beta, tau, band, fresh, same-cpu, network, \
-                     switch"
+                     switch, shared-copy"
                 )));
             }
             let v = number(value)?;
             match key {
+                "shared-copy" if !(0.5..=1.0).contains(&v) => {
+                    return Err(bad(format!(
+                        "shared-copy = {v}: the share of a message each end copies is from \
+                         0.5 (an even split) to 1 (no help)"
+                    )));
+                }
+                "shared-copy" => c.shared_copy = v,
                 "switch" if !(v.is_finite() && v >= 0.0) => {
                     return Err(bad(format!("switch = {v} must be finite and ≥ 0")));
                 }
@@ -587,6 +622,9 @@ impl Calibration {
         }
         if self.switch != 0.0 {
             (4u8, self.switch.to_bits()).hash(&mut h);
+        }
+        if self.shared_copy != 0.0 {
+            (5u8, self.shared_copy.to_bits()).hash(&mut h);
         }
         h.finish()
     }

@@ -588,6 +588,114 @@ pub fn network_text(c: &Calibration, points: &[PingPong]) -> String {
     own_bands_text("a message between two hosts", "network", &c.network, points)
 }
 
+/// Lone messages as a one-way call sends them (a 2-rank broadcast: a barrier, then rank
+/// 0 sends the same input each time and rank 1 receives it): rank 1's median time from
+/// the barrier to its receive's end at each of `sizes`, after two untimed calls, `reps`
+/// timed; rank 1 reports them, rank 0 none. For [`shared_copy_share`]: rank 0 waits idle
+/// for its send to be taken, so on threads it helps copy from
+/// [`hypercomm_rt::threads::SHARED_COPY_FROM`] bytes. Collective over `comm` (2 ranks).
+pub fn lone_points<X: Transport>(
+    comm: &mut Comm<X>,
+    sizes: &[usize],
+    reps: &dyn Fn(usize) -> u64,
+) -> hypercomm_rt::Result<Vec<PingPong>> {
+    let r = comm.rank();
+    let largest = sizes.iter().copied().max().unwrap_or(0);
+    let mut buf = super::try_buffer(largest, "--max-size", "a message", |i| (i % 251) as u8)?;
+    let mut points = Vec::new();
+    for &bytes in sizes {
+        let n = reps(bytes).max(1);
+        let mut times = Vec::with_capacity(n as usize);
+        for i in 0..n + 2 {
+            comm.barrier()?;
+            let start = Instant::now();
+            if r == 0 {
+                comm.send(1, &buf[..bytes])?;
+            } else {
+                comm.receive_into(0, &mut buf[..bytes])?;
+            }
+            if i >= 2 {
+                times.push(start.elapsed().as_secs_f64());
+            }
+        }
+        times.sort_by(f64::total_cmp);
+        if r == 1 {
+            points.push(PingPong {
+                bytes,
+                time: times[times.len() / 2],
+                fresh: 0.0,
+            });
+        }
+    }
+    comm.barrier()?;
+    Ok(points)
+}
+
+/// A calibration's `shared-copy` ([`Calibration::shared_copy`]) from `lone`, the one-way
+/// times of lone messages of at least `from` bytes between two ranks with a CPU each
+/// ([`lone_points`]: each message's sender waits idle and helps its receiver copy it), against
+/// `fitted`'s exchange bands: for each size, the share s of its length at which the
+/// bands price a message in the time the lone one took (bisection over ½..1: ½ if it
+/// took no longer than half its length, 1 if as long as all of it); the median over the
+/// sizes. `None` without such points (`docs/perf-log/2026-11-29-shared-copy.md`).
+pub fn shared_copy_share(fitted: &Calibration, lone: &[PingPong], from: usize) -> Option<f64> {
+    let time = |bytes: f64| {
+        let (beta, tau) = fitted.at(bytes as u64);
+        beta + tau * bytes
+    };
+    let mut shares: Vec<f64> = lone
+        .iter()
+        .filter(|p| p.bytes >= from && p.time > 0.0)
+        .map(|p| {
+            let n = p.bytes as f64;
+            let (mut lo, mut hi) = (0.5, 1.0);
+            if time(lo * n) >= p.time {
+                return lo;
+            }
+            if time(hi * n) <= p.time {
+                return hi;
+            }
+            for _ in 0..40 {
+                let mid = (lo + hi) / 2.0;
+                if time(mid * n) < p.time {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            (lo + hi) / 2.0
+        })
+        .collect();
+    if shares.is_empty() {
+        return None;
+    }
+    shares.sort_by(f64::total_cmp);
+    let m = shares.len();
+    Some(if m % 2 == 1 {
+        shares[m / 2]
+    } else {
+        (shares[m / 2 - 1] + shares[m / 2]) / 2.0
+    })
+}
+
+/// The lines a calibration file gets for its `shared-copy`: the lone messages' times as
+/// comments, then `shared-copy = SHARE` (nothing when not measured).
+pub fn shared_copy_text(c: &Calibration, lone: &[PingPong]) -> String {
+    if c.shared_copy <= 0.0 {
+        return String::new();
+    }
+    let mut s = String::from(
+        "# a lone message, copied by its idle sender and its receiver together (one-way \
+         time after a barrier), and the share of its length at which the bands above price \
+         it (shared-copy = SHARE, the median):\n",
+    );
+    for p in lone {
+        s.push_str(&format!("#   {:>10} B  {:.4e} s\n", p.bytes, p.time));
+    }
+    s.push_str(&format!("shared-copy = {}\n", c.shared_copy));
+    s
+}
+
 /// Steps of the exchanges of 1 B that measure a calibration's `switch`
 /// ([`switch_points`]).
 pub const SWITCH_REPS: u64 = 1000;
@@ -1123,6 +1231,33 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The `shared-copy` share inverts the bands: a lone message that took what the
+    /// bands give at 0.6 of its length has share 0.6; the median over sizes; clamped to
+    /// ½..1; sizes under `from` ignored.
+    #[test]
+    fn the_shared_copy_share_is_where_the_bands_price_the_lone_time() {
+        let c = Calibration::line(1e-6, 1e-10);
+        let lone = |bytes: usize, share: f64| PingPong {
+            bytes,
+            time: 1e-6 + 1e-10 * share * bytes as f64,
+            fresh: 0.0,
+        };
+        let got = shared_copy_share(&c, &[lone(1 << 20, 0.6)], 1 << 18).unwrap();
+        assert!((got - 0.6).abs() < 1e-6, "{got}");
+        let three = [lone(1 << 18, 0.55), lone(1 << 19, 0.7), lone(1 << 20, 0.62)];
+        let got = shared_copy_share(&c, &three, 1 << 18).unwrap();
+        assert!((got - 0.62).abs() < 1e-6, "median: {got}");
+        assert_eq!(shared_copy_share(&c, &[lone(1 << 20, 0.3)], 0), Some(0.5));
+        assert_eq!(shared_copy_share(&c, &[lone(1 << 20, 1.4)], 0), Some(1.0));
+        assert_eq!(shared_copy_share(&c, &[lone(1 << 17, 0.6)], 1 << 18), None);
+        let mut with = c;
+        with.shared_copy = 0.6;
+        let text = shared_copy_text(&with, &[lone(1 << 20, 0.6)]);
+        assert!(text.ends_with("shared-copy = 0.6\n"), "{text}");
+        assert_eq!(Calibration::parse(&text).unwrap().shared_copy, 0.6);
+        assert!(shared_copy_text(&c, &[]).is_empty());
     }
 
     /// One pair measuring alone needs no other rank until the closing barrier: the

@@ -347,6 +347,11 @@ pub struct CalibrationReport {
     /// The bands fitted to `same_cpu`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub same_cpu_bands: Vec<hypercomm_rt::select::Band>,
+    /// The share of a lone message's length each end copies when its idle sender
+    /// helps (`shared-copy`; none when not measured: fewer than 2 CPUs, or no size from
+    /// `threads::SHARED_COPY_FROM`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shared_copy: Option<f64>,
     /// Where it was saved.
     pub saved: String,
 }
@@ -440,11 +445,21 @@ pub fn calibration_text(r: &CalibrationReport) -> String {
              messages when ranks share CPUs as fibers\n",
         );
     }
-    s.push_str(&block(&[
+    let mut lines = vec![
         ("beta", format!("{:e} s ({})", r.beta, secs(r.beta))),
         ("tau", format!("{:e} s/B ({} GB/s)", r.tau, gbps(r.tau))),
-        ("saved", r.saved.clone()),
-    ]));
+    ];
+    if let Some(share) = r.shared_copy {
+        lines.push((
+            "shared-copy",
+            format!(
+                "{share:.3} (a lone message's idle sender helps copy it: each end copies \
+                 this share of its length)"
+            ),
+        ));
+    }
+    lines.push(("saved", r.saved.clone()));
+    s.push_str(&block(&lines));
     s
 }
 
