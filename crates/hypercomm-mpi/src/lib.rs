@@ -148,6 +148,7 @@ static NEXT_GENERATION: AtomicU64 = AtomicU64::new(0);
 pub struct Config {
     /// How long a wait may last before [`Error::Timeout`]: longer than any computation
     /// between two calls, since a peer still computing is not told apart from a stuck one.
+    /// It bounds each collective of building a communicator too ([`Error::SetupTimeout`]).
     pub timeout: Duration,
     /// How long [`Transport::cancel_all`] and `Drop` poll requests that cannot be
     /// cancelled (sends) before releasing them; and how long a send to a rank that left
@@ -761,19 +762,26 @@ impl Unsettled {
 /// calls something else) ends the wait after `timeout` with [`Unsettled::TimedOut`],
 /// never a hang. MPI can neither cancel nor free a collective's request, so the
 /// operation is abandoned, and `buffers` with it: leaked, so that a late completion
-/// (the missing rank joins after all) writes into memory nothing else owns.
+/// (the missing rank joins after all) writes into memory nothing else owns; so are they
+/// when testing the request fails (it may still be pending).
 ///
 /// # Safety
 /// `start` starts one nonblocking MPI operation whose buffers are in `buffers` (or
 /// outlive the operation) and writes its request to the pointer it is given.
 unsafe fn settled<B>(
-    mut buffers: Box<B>,
+    buffers: Box<B>,
     timeout: Duration,
     start: impl FnOnce(&mut B, *mut ffi::MPI_Request) -> c_int,
 ) -> std::result::Result<Box<B>, Unsettled> {
+    // MPI holds pointers into the buffers from `start` on: they are ours again (the box
+    // remade) only once the operation completed, or never started.
+    let buffers = Box::into_raw(buffers);
     let mut req = request_null();
-    let rc = start(&mut buffers, &mut req);
+    // SAFETY: `buffers` came from a box just now; nothing else refers to it.
+    let rc = start(unsafe { &mut *buffers }, &mut req);
     if rc != success() {
+        // SAFETY: not started: MPI holds no pointer into it.
+        drop(unsafe { Box::from_raw(buffers) });
         return Err(Unsettled::Failed(rc));
     }
     let begun = Instant::now();
@@ -784,15 +792,17 @@ unsafe fn settled<B>(
         // MPI_REQUEST_NULL on completion.
         let rc = unsafe { ffi::MPI_Test(&mut req, &mut flag, ffi::RSMPI_STATUS_IGNORE) };
         if rc != success() {
+            // Whether the operation is still pending after an error is the library's
+            // to say: leaked, as on a time-out.
             return Err(Unsettled::Failed(rc));
         }
         if flag != 0 {
-            return Ok(buffers);
+            // SAFETY: complete: MPI writes it no more.
+            return Ok(unsafe { Box::from_raw(buffers) });
         }
         let waited = begun.elapsed();
         if waited >= timeout {
-            Box::leak(buffers);
-            return Err(Unsettled::TimedOut);
+            return Err(Unsettled::TimedOut); // `buffers` leaked
         }
         if waited < YIELD_FOR {
             std::thread::yield_now();
@@ -2002,7 +2012,8 @@ impl Drop for Mpi {
 /// Why [`run`] failed on this rank.
 #[derive(Debug)]
 pub enum Failure<E> {
-    /// The communicator could not be built (a bad calibration file).
+    /// The communicator could not be built: a bad calibration file, an MPI error, or
+    /// a rank that did not join its set-up within the timeout ([`Error::SetupTimeout`]).
     Setup(Error),
     /// The closure returned this error.
     Returned(E),

@@ -141,6 +141,8 @@ impl Mpi {
         // SAFETY: `data` is live; the duplicate is owned by the new `Mpi` once complete.
         let rc = unsafe { ffi::MPI_Comm_idup(self.data, comm, &mut request) };
         if rc != success() {
+            // SAFETY: not started: MPI holds no pointer to it.
+            drop(unsafe { Box::from_raw(comm) });
             return Err(failed("immediate", rc));
         }
         self.wait_native(request)?;

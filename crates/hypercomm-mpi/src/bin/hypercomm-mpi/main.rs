@@ -106,8 +106,9 @@ enum Command {
         /// Instead of failing, stall this many seconds (then go on): the others time out.
         #[arg(long)]
         stall: Option<f64>,
-        /// Instead of failing, sleep this many seconds before building the communicator
-        /// (then go on): the others' set-up times out.
+        /// Also sleep this many seconds before building the communicator: with more
+        /// than `--timeout`, the others' set-up times out (and so, later, does this
+        /// rank's).
         #[arg(long, conflicts_with_all = ["stall", "leave", "harmless", "panic"])]
         stall_setup: Option<f64>,
         /// Instead of failing, call the all-reduce with one element less (a program error
