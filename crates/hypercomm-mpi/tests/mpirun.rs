@@ -33,6 +33,17 @@ fn mpirun(ranks: u32, args: &[&str], limit: Duration) -> Job {
     )
 }
 
+/// The cache directory of this test process's jobs ([`mpirun_env`]), new per process.
+fn test_cache() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("hc-mpi-cache-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("create the tests' cache directory");
+        dir
+    })
+}
+
 /// `mpirun -n ranks exe args…`, killed after `limit`.
 fn mpirun_exe(exe: &Path, ranks: u32, args: &[&str], limit: Duration) -> Job {
     mpirun_env(exe, ranks, args, &[], limit)
@@ -42,7 +53,9 @@ fn mpirun_exe(exe: &Path, ranks: u32, args: &[&str], limit: Duration) -> Job {
 /// a value of `None` removes the variable), killed after `limit`. Unless `env` names
 /// the calibration's variables, the runtime's default calibration
 /// (`HYPERCOMM_CALIBRATION=off`): none read from the user's files or measured into
-/// their cache.
+/// their cache. Unless `env` names the cache or the tuning, a cache of this test
+/// process's own ([`test_cache`]): the tuning's picks are this run's, as on a clean CI
+/// machine, never those another build measured into the user's cache.
 fn mpirun_env(
     exe: &Path,
     ranks: u32,
@@ -55,6 +68,13 @@ fn mpirun_env(
     if !env.iter().any(|(k, _)| calibration.contains(k)) {
         cmd.env("HYPERCOMM_CALIBRATION", "off")
             .args(["-x", "HYPERCOMM_CALIBRATION"]);
+    }
+    if !env
+        .iter()
+        .any(|(k, _)| ["XDG_CACHE_HOME", "HYPERCOMM_TUNING"].contains(k))
+    {
+        cmd.env("XDG_CACHE_HOME", test_cache())
+            .args(["-x", "XDG_CACHE_HOME"]);
     }
     for (name, value) in env {
         match value {
