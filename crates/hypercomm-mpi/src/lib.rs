@@ -313,18 +313,17 @@ where
     };
     // Each rank's node ([`host_ids`], as the prediction tells hosts): the first rank
     // of its node and the node's size.
-    let ids: Vec<u64> = host_ids(comm.as_raw(), DEFAULT_TIMEOUT)
+    let raw = comm.as_raw();
+    let ids: Vec<u64> = host_ids(raw, DEFAULT_TIMEOUT)
         .map_err(|e| {
-            bad(match e {
-                Unsettled::Failed(rc) => format!(
-                    "node: MPI could not tell the ranks' nodes apart ({})",
-                    error_string(rc)
-                ),
-                Unsettled::TimedOut => format!(
-                    "node: not every rank joined the all-gather of their nodes within {} s",
-                    DEFAULT_TIMEOUT.as_secs()
-                ),
-            })
+            let why = e.error(
+                rank_of(raw),
+                "the all-gather of the ranks' nodes",
+                DEFAULT_TIMEOUT,
+            );
+            bad(format!(
+                "node: MPI could not tell the ranks' nodes apart: {why}"
+            ))
         })?
         .into_iter()
         .map(|[host, _, _]| host)

@@ -643,7 +643,7 @@ pub fn shared_copy_share(fitted: &Calibration, lone: &[PingPong], from: usize) -
         let (beta, tau) = fitted.at(bytes as u64);
         beta + tau * bytes
     };
-    let mut shares: Vec<f64> = lone
+    let shares: Vec<f64> = lone
         .iter()
         .filter(|p| p.bytes >= from && p.time > 0.0)
         .map(|p| {
@@ -666,16 +666,7 @@ pub fn shared_copy_share(fitted: &Calibration, lone: &[PingPong], from: usize) -
             (lo + hi) / 2.0
         })
         .collect();
-    if shares.is_empty() {
-        return None;
-    }
-    shares.sort_by(f64::total_cmp);
-    let m = shares.len();
-    Some(if m % 2 == 1 {
-        shares[m / 2]
-    } else {
-        (shares[m / 2 - 1] + shares[m / 2]) / 2.0
-    })
+    (!shares.is_empty()).then(|| super::run::median(&shares))
 }
 
 /// The lines a calibration file gets for its `shared-copy`: the lone messages' times as
