@@ -284,7 +284,7 @@ where
 /// `--map-by slot` or `core`); otherwise the error names what differs (and every
 /// rank reports it), an [`hypercomm::error::Error::InvalidParameter`] for `--shape`.
 /// On one machine the shape is `1 × size`. A rank that does not join within
-/// [`Config::new`]'s timeout (60 s) fails it too.
+/// [`Config::new`]'s timeout (60 s) fails it too ([`node_shape_within`] takes another).
 ///
 /// ```no_run
 /// use hypercomm_mpi::{node_shape, HypercommExt};
@@ -306,6 +306,18 @@ pub fn node_shape<C>(
 where
     C: Communicator + AsRaw<Raw = ffi::MPI_Comm>,
 {
+    node_shape_within(comm, DEFAULT_TIMEOUT)
+}
+
+/// [`node_shape`], waiting at most `timeout` for every rank to join (a
+/// [`Config::timeout`], `--timeout`).
+pub fn node_shape_within<C>(
+    comm: &C,
+    timeout: Duration,
+) -> std::result::Result<hypercomm::algorithms::Shape, hypercomm::error::Error>
+where
+    C: Communicator + AsRaw<Raw = ffi::MPI_Comm>,
+{
     let k = comm.size();
     let bad = |reason: String| hypercomm::error::Error::InvalidParameter {
         what: "--shape",
@@ -314,13 +326,9 @@ where
     // Each rank's node ([`host_ids`], as the prediction tells hosts): the first rank
     // of its node and the node's size.
     let raw = comm.as_raw();
-    let ids: Vec<u64> = host_ids(raw, DEFAULT_TIMEOUT)
+    let ids: Vec<u64> = host_ids(raw, timeout)
         .map_err(|e| {
-            let why = e.error(
-                rank_of(raw),
-                "the all-gather of the ranks' nodes",
-                DEFAULT_TIMEOUT,
-            );
+            let why = e.error(rank_of(raw), "the all-gather of the ranks' nodes", timeout);
             bad(format!(
                 "node: MPI could not tell the ranks' nodes apart: {why}"
             ))
@@ -713,14 +721,27 @@ fn placement_raw(
 /// [`RANKS_PER_HOST_ENV`]'s blocks. What the prediction prices messages between hosts and the
 /// bytes a host holds by ([`hypercomm_rt::predict::Execution::ranks_per_host`]), and
 /// whether the automatic calibration measures the network. Collective over `comm`;
-/// `None` too if a rank does not join within [`Config::new`]'s timeout (60 s).
+/// `None` too if a rank does not join within [`Config::new`]'s timeout (60 s; see
+/// [`ranks_per_host_within`]).
 pub fn ranks_per_host<C>(comm: &C) -> Option<u32>
 where
     C: Communicator + AsRaw<Raw = ffi::MPI_Comm>,
 {
-    placement_raw(comm.as_raw(), DEFAULT_TIMEOUT)
-        .ok()
-        .and_then(|p| p.ranks_per_host)
+    ranks_per_host_within(comm, DEFAULT_TIMEOUT).ok().flatten()
+}
+
+/// [`ranks_per_host`], waiting at most `timeout` for every rank to join (a
+/// [`Config::timeout`], `--timeout`): [`Error::SetupTimeout`] when one does not, so
+/// that a late rank is told from one host (a rank that timed out and went on as if on
+/// one host would disagree with the others).
+pub fn ranks_per_host_within<C>(comm: &C, timeout: Duration) -> Result<Option<u32>>
+where
+    C: Communicator + AsRaw<Raw = ffi::MPI_Comm>,
+{
+    let raw = comm.as_raw();
+    placement_raw(raw, timeout)
+        .map(|p| p.ranks_per_host)
+        .map_err(|e| e.error(rank_of(raw), "the all-gather of the ranks' hosts", timeout))
 }
 
 /// Why a collective of a communicator's set-up ([`settled`]) did not complete.

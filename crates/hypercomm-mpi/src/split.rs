@@ -49,7 +49,23 @@ impl Split for Mpi {
         unsafe { Mpi::adopt(sub, &self.config(), None) }.map(Some)
     }
 
+    /// `MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)`, which blocks with no deadline, once
+    /// every rank has joined an `MPI_Ibarrier` waited for at most the timeout: a rank
+    /// that never calls it makes the others fail with [`Error::SetupTimeout`], not hang.
+    /// (`split` needs no barrier: `Comm::split` all-gathers the colours first, a
+    /// schedule whose waits are bounded, so every rank has reached `MPI_Comm_split`.)
     fn split_shared(&mut self) -> Option<Result<Self>> {
+        let data = self.data;
+        // SAFETY: a barrier has no buffers; `data` is our live communicator.
+        let joined = unsafe {
+            crate::settled(Box::new(()), self.timeout, |_, req| {
+                ffi::MPI_Ibarrier(data, req)
+            })
+        };
+        if let Err(e) = joined {
+            let call = "the barrier before MPI_Comm_split_type";
+            return Some(Err(e.error(self.rank as c_int, call, self.timeout)));
+        }
         let mut sub = unsafe { ffi::RSMPI_COMM_NULL };
         // SAFETY: as in `split`; MPI_COMM_TYPE_SHARED and MPI_INFO_NULL are constants.
         let rc = unsafe {

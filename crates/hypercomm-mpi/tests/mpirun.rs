@@ -365,6 +365,93 @@ fn a_silent_rank_makes_its_peers_time_out() {
     expect_time_out(3, &[]);
 }
 
+/// A `--timeout` that is not a number of seconds > 0 is bad input on every command
+/// (`check`, `fault`, `calibrate`, `osu`, `vs-native` took it as is, and `-1`, `nan`
+/// or `1e30` panicked in `Duration::from_secs_f64`); `run` and `bench` too.
+#[test]
+fn a_bad_timeout_is_bad_input_on_every_command() {
+    for cmd in [
+        &["check"][..],
+        &["fault"],
+        &["calibrate"],
+        &["osu", "iallreduce"],
+        &["vs-native"],
+        &["run", "--op", "allreduce", "--len", "8"],
+        &["bench", "--op", "allreduce", "--max-size", "8"],
+    ] {
+        // Every kind of bad value on one command, one on the others (a job each).
+        let values = if cmd == ["check"] {
+            &["-1", "nan", "1e30", "0", "soon"][..]
+        } else {
+            &["nan"]
+        };
+        for bad in values {
+            let mut args = cmd.to_vec();
+            let flag = format!("--timeout={bad}");
+            args.push(&flag);
+            let job = mpirun(1, &args, Duration::from_secs(60));
+            let what = format!("{args:?}:\n{}\n{}", job.stdout, job.stderr);
+            assert_eq!(job.code, Some(2), "{what}");
+            assert!(
+                job.stderr.contains("valid: a number of seconds > 0"),
+                "{what}"
+            );
+            assert!(!job.stderr.contains("panicked"), "{what}");
+        }
+    }
+}
+
+/// Rank 1 of 3 splits its communicator 6 s after the others, with a 2 s timeout: in
+/// `split_shared` the others' bounded barrier before MPI's blocking
+/// `MPI_Comm_split_type` times out, naming it; in `split` their all-gather of the
+/// colours (a schedule, never MPI's blocking call) times out waiting for rank 1, or
+/// (the rank waiting for rank 1 later in it) hears first that the rank that timed out
+/// left. Both end non-zero, not hung.
+#[test]
+fn a_rank_that_splits_late_makes_the_split_time_out() {
+    for (kind, expect) in [
+        (
+            "shared",
+            &["the barrier before MPI_Comm_split_type was not joined by every rank within 2s"][..],
+        ),
+        (
+            "color",
+            &[
+                "timed out waiting for rank 1",
+                "failed or left the communicator",
+            ],
+        ),
+    ] {
+        let args = [
+            "fault",
+            "--timeout",
+            "2",
+            "--rank",
+            "1",
+            "--stall-split",
+            "6",
+            "--split",
+            kind,
+        ];
+        let job = mpirun(3, &args, Duration::from_secs(60));
+        assert!(job.code.is_some_and(|c| c != 0), "{kind}: {}", job.stderr);
+        for r in [0, 2] {
+            let line = format!("hypercomm-mpi: rank {r}: ");
+            let said = job
+                .stderr
+                .lines()
+                .any(|l| l.starts_with(&line) && expect.iter().any(|e| l.contains(e)));
+            assert!(said, "{kind}: no `{line}…{expect:?}`:\n{}", job.stderr);
+        }
+        assert!(job.stderr.contains(expect[0]), "{kind}: {}", job.stderr);
+        assert!(
+            job.elapsed < Duration::from_secs(40),
+            "{kind}: took {:?}",
+            job.elapsed
+        );
+    }
+}
+
 /// Rank 1 of 3 sleeps 6 s before building its communicator, longer than the 2 s
 /// timeout: the others' set-up (`MPI_Comm_idup`, waited for with a deadline) fails
 /// naming the time-out, not a hang, and the job ends non-zero.
@@ -1598,6 +1685,21 @@ fn readme_expectation(command: &str) -> Option<fn(&str, &Job, &Path)> {
             );
             for r in [0, 2] {
                 let line = format!("rank {r}: cannot build the communicator: rank {r}: MPI_Comm_idup was not joined");
+                assert!(job.stderr.contains(&line), "README: `{c}`:\n{}", job.stderr);
+            }
+        }
+    } else if has("fault") && has("--stall-split") {
+        // "rank 1 splits late: the split times out".
+        |c, job, _| {
+            assert!(
+                job.code.is_some_and(|code| code != 0),
+                "README: `{c}` exited {:?}",
+                job.code
+            );
+            for r in [0, 2] {
+                let line = format!(
+                    "rank {r}: rank {r}: the barrier before MPI_Comm_split_type was not joined"
+                );
                 assert!(job.stderr.contains(&line), "README: `{c}`:\n{}", job.stderr);
             }
         }

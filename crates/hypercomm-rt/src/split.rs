@@ -105,7 +105,11 @@ impl<X: Split> Comm<X> {
         let mine = [color.unwrap_or(NO_COLOR), key as u32];
         let mut all = vec![0u32; 2 * k];
         let last = self.last;
-        let gathered = self.all_gather_into(&mine, &mut all, Algo::Auto);
+        // A schedule, never the backend's own call: its waits are bounded (a rank that
+        // never splits makes the others time out), so every rank that goes on to the
+        // backend's split (MPI's blocking `MPI_Comm_split`) finds the others there.
+        // Bruck's fits every size, in ⌈log₂k⌉ steps.
+        let gathered = self.all_gather_into(&mine, &mut all, Algo::Named("bruck"));
         self.last = last;
         gathered?;
         let entries: Vec<(u32, i32)> = all.chunks(2).map(|p| (p[0], p[1] as i32)).collect();

@@ -203,15 +203,16 @@ fn measure_calibration(
 }
 
 /// The nodes × processes per node of `world` when `--shape` is `node` (collective:
-/// every rank asks, all get the same answer), else `None`; an uneven or interleaved
-/// placement is bad input, named.
+/// every rank asks, all get the same answer, waiting at most `--timeout`), else `None`;
+/// an uneven or interleaved placement is bad input, named, and so is a bad `--timeout`.
 fn node_shape_if_asked(
     world: &SimpleCommunicator,
     shape: Option<&str>,
+    timeout: f64,
 ) -> Result<Option<Shape>, hypercomm::error::Error> {
     match shape {
         Some(s) if s.trim().eq_ignore_ascii_case("node") => {
-            hypercomm_mpi::node_shape(world).map(Some)
+            hypercomm_mpi::node_shape_within(world, config::timeout(timeout)?).map(Some)
         }
         _ => Ok(None),
     }
@@ -311,7 +312,7 @@ fn mpi_config(timeout: Duration, cal: &CalibrationInfo) -> Config {
 /// `hypercomm-mpi run`.
 pub fn run(world: &SimpleCommunicator, args: &RtRunArgs) -> i32 {
     let me = world.rank();
-    let node = node_shape_if_asked(world, args.shape.as_deref());
+    let node = node_shape_if_asked(world, args.shape.as_deref(), args.problem.timeout);
     let limit = agreed_memory_limit();
     let ((mut cfg, timeout), cal) = match prepare(world, || {
         Ok((
@@ -362,7 +363,7 @@ pub fn run(world: &SimpleCommunicator, args: &RtRunArgs) -> i32 {
 /// `hypercomm-mpi bench`.
 pub fn bench(world: &SimpleCommunicator, args: &BenchArgs) -> i32 {
     let me = world.rank();
-    let node = node_shape_if_asked(world, args.shape.as_deref());
+    let node = node_shape_if_asked(world, args.shape.as_deref(), args.problem.timeout);
     let limit = agreed_memory_limit();
     let ((mut cfg, timeout), cal) = match prepare(world, || {
         Ok((

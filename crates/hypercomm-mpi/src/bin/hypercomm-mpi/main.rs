@@ -8,10 +8,10 @@
 //!   roots, ours on random integers against the native MPI collective called by rsmpi
 //!   (`MPI_Bcast`, `MPI_Scatter`, …, `MPI_Reduce_scatter_block`); one line per case from
 //!   rank 0; exit 1 on any mismatch.
-//! - `fault --rank R [--panic | --stall S | --stall-setup S | --mismatch | --leave]`:
-//!   every rank runs all-reduces; rank R fails on purpose and every other rank must
-//!   report `PeerFailed` naming it (or time out, in its calls or in building the
-//!   communicator, or detect the length mismatch). With `--leave`, rank R
+//! - `fault --rank R [--panic | --stall S | --stall-setup S | --stall-split S | --mismatch | --leave]`:
+//!   every rank runs all-reduces (or splits the communicator); rank R fails on purpose
+//!   and every other rank must report `PeerFailed` naming it (or time out, in its calls,
+//!   in building the communicator or in a split, or detect the length mismatch). With `--leave`, rank R
 //!   stops early *successfully* (drops its communicator, exits 0): the others, who still
 //!   wait for its messages, must name it as promptly. With `--leave --harmless`, rank R
 //!   leaves once it sent its last messages, which the others take after it left before
@@ -61,8 +61,18 @@ struct Args {
 #[derive(clap::Args)]
 struct Common {
     /// Seconds a wait may last before a timeout error.
-    #[arg(long, default_value_t = 60.0)]
-    timeout: f64,
+    #[arg(long, default_value = "60", value_parser = seconds)]
+    timeout: Duration,
+}
+
+/// `--timeout`'s value: a number of seconds > 0 (as `hypercomm`'s), else the error
+/// naming what is valid (clap's exit 2), never a panic of `Duration::from_secs_f64`.
+fn seconds(text: &str) -> Result<Duration, String> {
+    let secs: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text}: valid: a number of seconds > 0"))?;
+    hypercomm_cli::config::timeout(secs).map_err(|e| e.to_string())
 }
 
 #[derive(Subcommand)]
@@ -111,6 +121,15 @@ enum Command {
         /// rank's).
         #[arg(long, conflicts_with_all = ["stall", "leave", "harmless", "panic"])]
         stall_setup: Option<f64>,
+        /// Instead of the all-reduces, split the communicator (`--split`), rank R this
+        /// many seconds late: with more than `--timeout`, the others' split times out.
+        #[arg(long, conflicts_with_all = ["stall", "leave", "harmless", "panic", "stall_setup"])]
+        stall_split: Option<f64>,
+        /// With `--stall-split`: `shared` (`Comm::split_shared`, MPI's
+        /// `MPI_Comm_split_type` behind a bounded barrier) or `color` (`Comm::split`,
+        /// whose all-gather of the colours comes first).
+        #[arg(long, value_enum, default_value_t = SplitKind::Shared, requires = "stall_split")]
+        split: SplitKind,
         /// Instead of failing, call the all-reduce with one element less (a program error
         /// the receivers detect as a length mismatch).
         #[arg(long)]
@@ -293,7 +312,7 @@ fn main() -> ExitCode {
         drop(universe);
         return ExitCode::from(hypercomm_cli::EXIT_BAD_INPUT);
     }
-    let config = |c: &Common| Config::new().timeout(Duration::from_secs_f64(c.timeout));
+    let config = |c: &Common| Config::new().timeout(c.timeout);
     let code = match &args.command {
         Command::Run(a) => {
             ranks_match(&world, a.problem.ranks).unwrap_or_else(|| cli::run(&world, a))
@@ -324,6 +343,8 @@ fn main() -> ExitCode {
             immediate,
             persistent,
             stall_setup,
+            stall_split,
+            split,
             algo,
         } => {
             if let (Some(s), true) = (stall_setup, me as u32 == *rank) {
@@ -337,7 +358,9 @@ fn main() -> ExitCode {
             report(
                 me,
                 hypercomm_mpi::run(&world, &config, |comm| {
-                    if *harmless {
+                    if let Some(secs) = stall_split {
+                        split_late(comm, *rank, *secs, *split)
+                    } else if *harmless {
                         leave_harmlessly(comm, *rank)
                     } else {
                         let how = (*stall, *mismatch, *leave, *immediate, *persistent);
@@ -473,7 +496,13 @@ fn calibrate(
     }
     let reps = |bytes: usize| reps.unwrap_or_else(|| cal::default_reps(bytes));
     // A job across hosts: the network too, rank 0 with the first rank of the next host.
-    let per_host = hypercomm_mpi::ranks_per_host(world);
+    let per_host = match hypercomm_mpi::ranks_per_host_within(world, config.timeout) {
+        Ok(n) => n,
+        Err(e) => {
+            cli::say(format!("hypercomm-mpi: rank {}: {e}\n", world.rank()));
+            return 1;
+        }
+    };
     let outcome = hypercomm_mpi::run(world, &config, |comm| {
         // Ranks that outnumber their machine's CPUs: one pair measures, alone, as the
         // automatic calibration does; the prediction adds what sharing the CPUs costs
@@ -1073,6 +1102,42 @@ fn fault(
 /// message and leaves. The others take that message after it left (it was queued before
 /// its departure notice), then shift large messages around a ring of themselves, one of
 /// them late, so that waits last: none of this needs `leaver`, so none of it fails.
+/// How `fault --stall-split` splits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum SplitKind {
+    /// `Comm::split_shared`.
+    Shared,
+    /// `Comm::split(Some(0), rank)`.
+    Color,
+}
+
+/// `fault --stall-split`: every rank splits `comm`, `late` only after `secs` seconds;
+/// each prints its new rank.
+fn split_late(comm: &mut Comm<Mpi>, late: Rank, secs: f64, kind: SplitKind) -> Result<(), Stop> {
+    let me = comm.rank();
+    if late >= comm.size() {
+        return Err(Stop::Usage(format!(
+            "--rank {late}: the job has {} ranks",
+            comm.size()
+        )));
+    }
+    if me == late {
+        std::thread::sleep(Duration::from_secs_f64(secs));
+    }
+    let sub = match kind {
+        SplitKind::Shared => comm.split_shared()?,
+        SplitKind::Color => comm
+            .split(Some(0), me as i32)?
+            .expect("every rank has a color"),
+    };
+    println!(
+        "rank {me}: split ({kind:?}): rank {} of {}",
+        sub.rank(),
+        sub.size()
+    );
+    Ok(())
+}
+
 fn leave_harmlessly(comm: &mut Comm<Mpi>, leaver: Rank) -> Result<(), Stop> {
     let (me, k) = (comm.rank(), comm.size());
     if leaver >= k {
