@@ -369,7 +369,7 @@ fn a_silent_rank_makes_its_peers_time_out() {
 /// (`check`, `fault`, `calibrate`, `osu`, `vs-native` took it as is, and `-1`, `nan`
 /// or `1e30` panicked in `Duration::from_secs_f64`); `run` and `bench` too.
 #[test]
-fn a_bad_timeout_is_bad_input_on_every_command() {
+fn a_bad_timeout_or_pause_is_bad_input_on_every_command() {
     for cmd in [
         &["check"][..],
         &["fault"],
@@ -398,6 +398,13 @@ fn a_bad_timeout_is_bad_input_on_every_command() {
             );
             assert!(!job.stderr.contains("panicked"), "{what}");
         }
+    }
+    // `fault`'s pauses: seconds ≥ 0.
+    for flag in ["--stall=-1", "--stall-setup=nan", "--stall-split=1e30"] {
+        let job = mpirun(1, &["fault", flag], Duration::from_secs(60));
+        let what = format!("{flag}:\n{}", job.stderr);
+        assert_eq!(job.code, Some(2), "{what}");
+        assert!(job.stderr.contains("valid: a number of seconds"), "{what}");
     }
 }
 

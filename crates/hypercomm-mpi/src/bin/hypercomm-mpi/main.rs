@@ -75,6 +75,16 @@ fn seconds(text: &str) -> Result<Duration, String> {
     hypercomm_cli::config::timeout(secs).map_err(|e| e.to_string())
 }
 
+/// `fault`'s pauses (`--stall`, `--stall-setup`, `--stall-split`): a number of seconds
+/// ≥ 0, else the error naming what is valid.
+fn pause(text: &str) -> Result<Duration, String> {
+    match text.trim().parse::<f64>() {
+        Ok(secs) if secs == 0.0 => Ok(Duration::ZERO),
+        Ok(secs) if secs > 0.0 => hypercomm_cli::config::timeout(secs).map_err(|e| e.to_string()),
+        _ => Err(format!("{text}; valid: a number of seconds ≥ 0")),
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// `hypercomm run` on MPI: one collective on random data, checked, timed.
@@ -114,17 +124,17 @@ enum Command {
         #[arg(long, default_value_t = 5)]
         at: u32,
         /// Instead of failing, stall this many seconds (then go on): the others time out.
-        #[arg(long)]
-        stall: Option<f64>,
+        #[arg(long, value_parser = pause)]
+        stall: Option<Duration>,
         /// Also sleep this many seconds before building the communicator: with more
         /// than `--timeout`, the others' set-up times out (and so, later, does this
         /// rank's).
-        #[arg(long, conflicts_with_all = ["stall", "leave", "harmless", "panic"])]
-        stall_setup: Option<f64>,
+        #[arg(long, value_parser = pause, conflicts_with_all = ["stall", "leave", "harmless", "panic"])]
+        stall_setup: Option<Duration>,
         /// Instead of the all-reduces, split the communicator (`--split`), rank R this
         /// many seconds late: with more than `--timeout`, the others' split times out.
-        #[arg(long, conflicts_with_all = ["stall", "leave", "harmless", "panic", "stall_setup"])]
-        stall_split: Option<f64>,
+        #[arg(long, value_parser = pause, conflicts_with_all = ["stall", "leave", "harmless", "panic", "stall_setup"])]
+        stall_split: Option<Duration>,
         /// With `--stall-split`: `shared` (`Comm::split_shared`, MPI's
         /// `MPI_Comm_split_type` behind a bounded barrier) or `color` (`Comm::split`,
         /// whose all-gather of the colours comes first).
@@ -348,8 +358,8 @@ fn main() -> ExitCode {
             algo,
         } => {
             if let (Some(s), true) = (stall_setup, me as u32 == *rank) {
-                cli::say(format!("rank {me}: stalling {s} s before the set-up\n"));
-                std::thread::sleep(Duration::from_secs_f64(*s));
+                cli::say(format!("rank {me}: stalling {s:?} before the set-up\n"));
+                std::thread::sleep(*s);
             }
             let mut config = config(common);
             config.tuning = hypercomm_rt::Tuning::Off;
@@ -1050,7 +1060,7 @@ fn fault(
     culprit: Rank,
     panic: bool,
     at: u32,
-    (stall, mismatch, leave, immediate, persistent): (Option<f64>, bool, bool, bool, bool),
+    (stall, mismatch, leave, immediate, persistent): (Option<Duration>, bool, bool, bool, bool),
     algo: Algo,
 ) -> Result<(), Stop> {
     let (me, k) = (comm.rank(), comm.size());
@@ -1068,8 +1078,8 @@ fn fault(
     };
     for i in 0..1000 {
         if me == culprit && i == at {
-            if let Some(secs) = stall {
-                std::thread::sleep(Duration::from_secs_f64(secs));
+            if let Some(pause) = stall {
+                std::thread::sleep(pause);
             } else if mismatch {
                 let mut short = vec![0u64; 999];
                 comm.all_reduce_into(&data[..999], &mut short, &Op::sum(), algo)?;
@@ -1111,9 +1121,14 @@ enum SplitKind {
     Color,
 }
 
-/// `fault --stall-split`: every rank splits `comm`, `late` only after `secs` seconds;
+/// `fault --stall-split`: every rank splits `comm`, `late` only after `pause`;
 /// each prints its new rank.
-fn split_late(comm: &mut Comm<Mpi>, late: Rank, secs: f64, kind: SplitKind) -> Result<(), Stop> {
+fn split_late(
+    comm: &mut Comm<Mpi>,
+    late: Rank,
+    pause: Duration,
+    kind: SplitKind,
+) -> Result<(), Stop> {
     let me = comm.rank();
     if late >= comm.size() {
         return Err(Stop::Usage(format!(
@@ -1122,7 +1137,7 @@ fn split_late(comm: &mut Comm<Mpi>, late: Rank, secs: f64, kind: SplitKind) -> R
         )));
     }
     if me == late {
-        std::thread::sleep(Duration::from_secs_f64(secs));
+        std::thread::sleep(pause);
     }
     let sub = match kind {
         SplitKind::Shared => comm.split_shared()?,
