@@ -176,9 +176,7 @@ fn measure(
     } else {
         Vec::new()
     };
-    if let Some(share) = calibrate::shared_copy_share(&fitted, &lone, from) {
-        fitted.shared_copy = share;
-    }
+    fitted.shared_copy = calibrate::shared_copy_shares(&fitted, &lone, from);
     Ok(Measured {
         fitted,
         points,
@@ -390,7 +388,7 @@ pub fn calibrate(args: &CalibrateArgs, io: &mut Io<'_>) -> Result<Outcome, CliEr
         fresh: fitted.fresh.as_slice().to_vec(),
         same_cpu: same_cpu.iter().map(|p| (p.bytes, p.time)).collect(),
         same_cpu_bands: fitted.same_cpu.as_slice().to_vec(),
-        shared_copy: (fitted.shared_copy > 0.0).then_some(fitted.shared_copy),
+        shared_copy: fitted.shared_copy.as_slice().to_vec(),
         saved: path.display().to_string(),
     };
     let out = match args.format {

@@ -1110,11 +1110,22 @@ fn calibrate_writes_a_file_that_run_then_loads() {
     assert!(!saved.is_empty());
     assert_eq!(bands, saved);
     // Two ranks with a CPU each (CI's 2 cores) measured lone messages of 256 KiB to
-    // 4 MiB: the share each core copies, in ½..1, in the report and the file alike.
+    // 4 MiB: the share each core is priced at, one per size, in ¼..1, in the report and
+    // the file alike.
     if hypercomm_rt::threads::cpu_count() >= 2 {
-        let share = j["shared_copy"].as_f64().unwrap_or_else(|| panic!("{j}"));
-        assert!((0.5..=1.0).contains(&share), "{share}");
-        assert_eq!(c.shared_copy, share);
+        let shares: Vec<(u64, f64)> = j["shared_copy"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{j}"))
+            .iter()
+            .map(|p| (p[0].as_u64().unwrap(), p[1].as_f64().unwrap()))
+            .collect();
+        let sizes: Vec<u64> = shares.iter().map(|p| p.0).collect();
+        assert_eq!(sizes, [1 << 18, 1 << 19, 1 << 20, 1 << 21, 1 << 22], "{j}");
+        assert!(
+            shares.iter().all(|p| (0.25..=1.0).contains(&p.1)),
+            "{shares:?}"
+        );
+        assert_eq!(c.shared_copy.as_slice(), shares);
         let text = std::fs::read_to_string(&file).unwrap();
         assert_eq!(text.matches("#       262144 B").count(), 3, "{text}");
     }

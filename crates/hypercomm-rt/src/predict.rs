@@ -296,12 +296,9 @@ pub fn predict_schedule(
             let messages = match shared {
                 Some(from) => {
                     let mut rounds = Rounds::new(schedule.steps(), &price);
-                    shared_copy_programs(
-                        schedule,
-                        elem_bytes,
-                        from,
-                        calibration.shared_copy_share(),
-                    )
+                    shared_copy_programs(schedule, elem_bytes, from, |bytes| {
+                        calibration.shared_copy_share(bytes)
+                    })
                     .iter()
                     .for_each(|p| rounds.add(p));
                     rounds.time()
@@ -568,8 +565,9 @@ impl<'p> Rounds<'p> {
 /// MPI jobs with more ranks than CPUs). With `shared_from` (fibers: a waiting sender helps
 /// copy, `Shared::help` in `threads`), a message of at least that many bytes, one piece
 /// placed into one part, whose sender sends nothing else in the step and whose sender's
-/// CPU receives nothing in it, is copied half by each CPU: each CPU's work is the price
-/// of half the message (a 4-rank binomial broadcast's first step, from 1 MiB: measured
+/// CPU receives nothing in it, is copied by both CPUs: each CPU's work is the price of
+/// the calibration's share of the message ([`Calibration::shared_copy_share`], ½ when
+/// not measured) (a 4-rank binomial broadcast's first step, from 1 MiB: measured
 /// 0.61–0.69 of the prediction without this). Not counted: an eager message's copy by
 /// its sender (small messages). Ranks are generated one at a time
 /// ([`Schedule::program_into`]), so memory is steps × n plus the large messages, not the
@@ -635,14 +633,24 @@ pub fn cpu_shared_time(
         let (a, b) = (block(q, n, k), block(r, n, k));
         if !receives[s * n + a] && sole.contains(&(s, q, r)) {
             let whole = price.message_of(elems, s, q, r);
-            let half = price.message_of(elems.div_ceil(2), s, q, r);
-            work[s * n + b] -= whole - half;
-            work[s * n + a] += half;
+            let bytes = elems.saturating_mul(price.elem_bytes);
+            let share = price.calibration.shared_copy_share(bytes);
+            let part = price.message_of(shared_part(elems, share), s, q, r);
+            work[s * n + b] -= whole - part;
+            work[s * n + a] += part;
         }
     }
     work.chunks(n)
         .map(|cpus| cpus.iter().copied().fold(0.0, f64::max))
         .sum()
+}
+
+/// The elements of a shared copy of `elems` each end is priced at, for the share
+/// `share` ([`Calibration::shared_copy_share`], held to [`crate::select::MIN_SHARED_COPY`]–1):
+/// rounded up, at least one of a non-empty message.
+fn shared_part(elems: u64, share: f64) -> u64 {
+    let share = share.clamp(crate::select::MIN_SHARED_COPY, 1.0);
+    ((elems as f64 * share).ceil() as u64).clamp(elems.min(1), elems)
 }
 
 /// Whether `regions` is one contiguous piece.
@@ -667,7 +675,8 @@ fn sole_piece_send(step: &Step) -> Option<(Rank, u64)> {
 }
 
 /// The programs of `schedule`, with every message that the threads backend copies on
-/// two cores cut to `share` of its length at both ends (½ for an even split:
+/// two cores cut to `share(bytes)` of its length at both ends (½ for an even split; the
+/// calibration's measured share at the message's size:
 /// [`Calibration::shared_copy_share`]), so that the papers' model prices it at
 /// `β + (share · m)τ`.
 ///
@@ -685,15 +694,13 @@ pub fn shared_copy_programs(
     schedule: &dyn hypercomm::schedule::Schedule,
     elem_bytes: usize,
     from: u64,
-    share: f64,
+    share: impl Fn(u64) -> f64,
 ) -> Vec<hypercomm::schedule::Program> {
     use hypercomm::schedule::{Action, Op as IrOp};
     use std::collections::HashSet;
     let mut programs: Vec<_> = (0..schedule.nodes()).map(|r| schedule.program(r)).collect();
     let large = |elems: u64| elems.saturating_mul(elem_bytes as u64) >= from;
-    // Each end's part: at least the half, at most the whole.
-    let share = share.clamp(0.5, 1.0);
-    let part = |elems: u64| ((elems as f64 * share).ceil() as u64).clamp(elems.div_ceil(2), elems);
+    let part = |elems: u64| shared_part(elems, share(elems.saturating_mul(elem_bytes as u64)));
     // (step, sender, receiver) of the messages whose sender is idle but for them.
     let mut idle: HashSet<(usize, Rank, Rank)> = HashSet::new();
     for p in &programs {
@@ -1100,7 +1107,7 @@ mod tests {
                 steps: 1,
                 programs: vec![program(0, send), program(1, recv), program(2, vec![])],
             };
-            let p = shared_copy_programs(&schedule, 8, from, share);
+            let p = shared_copy_programs(&schedule, 8, from, |_| share);
             let first = |r: usize| p[r].steps[0].ops.first().map_or(0, IrOp::message_len);
             (first(0), first(1))
         };
@@ -1117,12 +1124,13 @@ mod tests {
             (len, len)
         );
         // A measured share (the calibration's `shared-copy`): that part at both ends,
-        // rounded up; a share out of range is held to ½..1.
+        // rounded up; a share out of range is held to ¼..1.
         let at = |share| lens_at(vec![send.clone()], vec![recv.clone()], 0, share);
         assert_eq!(at(0.6), (600, 600));
         assert_eq!(at(0.6001), (601, 601));
         assert_eq!(at(1.0), (len, len));
-        assert_eq!(at(0.2), (500, 500));
+        assert_eq!(at(0.4), (400, 400));
+        assert_eq!(at(0.1), (250, 250));
         assert_eq!(at(3.0), (len, len));
         // The sender also receives in the step: it is busy, not helping.
         let busy = vec![send.clone(), IrOp::recv(2, Region::new(Buf::Out, 0, 1))];
@@ -1338,7 +1346,7 @@ mod one_band {
                         let copies = local as f64 * (8.0 * calibration.tau);
                         let plain = cost::simulate(&topology, schedule.as_ref(), &model).time;
                         let from = 4096;
-                        let halved = shared_copy_programs(schedule.as_ref(), 8, from, 0.5);
+                        let halved = shared_copy_programs(schedule.as_ref(), 8, from, |_| 0.5);
                         let shared =
                             cost::simulate_programs(&topology, &halved, schedule.steps(), &model)
                                 .time;

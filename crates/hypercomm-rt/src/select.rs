@@ -94,7 +94,8 @@ pub const CALIBRATION_OFF: &str = "off";
 /// the others), and as many `network = FROM BETA TAU`, the bands of a message between
 /// two hosts (none: priced as the others), and `switch = SECONDS`, what a CPU that
 /// ranks share by time slices spends per rank it runs in a step (none: 0), and
-/// `shared-copy = SHARE` ([`Calibration::shared_copy`], 0.5–1; none: ½); a JSON
+/// `shared-copy = SHARE` for every size or as many `shared-copy = BYTES SHARE`, a share at
+/// each measured size ([`Calibration::shared_copy`], [`MIN_SHARED_COPY`]–1; none: ½); a JSON
 /// object `{"beta": 1e-6,
 /// "tau": 1e-9}` is read too (without bands). A file's β must be ≥ 0 and its τ > 0: a
 /// time per byte of 0 would price bandwidth as free, and `Auto` would choose as if
@@ -137,14 +138,95 @@ pub struct Calibration {
     /// it per active rank of each shared CPU and step
     /// ([`crate::predict::cpu_shared_time`]).
     pub switch: f64,
-    /// The share of a message's length that each end copies when the threads backend's
-    /// idle sender helps its receiver (messages from
+    /// The share of a message's length at which the bands price each end of a message
+    /// the threads backend's idle sender helps its receiver copy (messages from
     /// [`crate::threads::SHARED_COPY_FROM`] bytes: [`crate::predict::shared_copy_programs`]
-    /// prices each end at this share of the message): ½ if the two cores split the copy
-    /// perfectly; measured larger, as a lone message's time against the exchange bands
-    /// (0.55–0.65 on the Intel VM: the helper joins late and the two halves share the
-    /// memory system). 0: not measured, priced as ½.
-    pub shared_copy: f64,
+    /// prices each end at this share of the message), by size
+    /// ([`Calibration::shared_copy_share`]): ½ if the two cores split the copy perfectly
+    /// at the exchange's price; measured as a lone message's time against the exchange
+    /// bands, from 0.46 (256 KiB–1 MiB: a lone copy's two halves contend less than an
+    /// exchange's two messages) to 0.62 (2 MiB, where the exchange's buffers have left
+    /// the cache and the lone message's not yet) on the Intel VM. Empty: not measured,
+    /// priced as ½.
+    pub shared_copy: Shares,
+}
+
+/// The least [`Calibration::shared_copy`] share a file may give: a lone message priced
+/// at a quarter of its length under the exchange bands.
+pub const MIN_SHARED_COPY: f64 = 0.25;
+
+/// A [`Calibration`]'s shared-copy shares: (bytes, share) by increasing size, at most
+/// [`MAX_BANDS`] (a fixed array, so that a calibration stays `Copy`). One point at 0
+/// bytes is the one share of every size.
+#[derive(Clone, Copy, Default, PartialEq)]
+pub struct Shares {
+    len: usize,
+    at: [(u64, f64); MAX_BANDS],
+}
+
+impl std::fmt::Debug for Shares {
+    /// The points in use only.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.as_slice()).finish()
+    }
+}
+
+impl Shares {
+    /// The points `(bytes, share)`, checked: sizes strictly increasing, shares from
+    /// [`MIN_SHARED_COPY`] to 1, at most [`MAX_BANDS`].
+    pub fn new(points: &[(u64, f64)]) -> Result<Self> {
+        let bad = |m: String| Err(Error::Calibration(m));
+        if points.len() > MAX_BANDS {
+            return bad(format!(
+                "{} shared-copy shares; at most {MAX_BANDS}",
+                points.len()
+            ));
+        }
+        let mut out = Shares::default();
+        for (i, &(bytes, share)) in points.iter().enumerate() {
+            if i > 0 && bytes <= points[i - 1].0 {
+                return bad(format!(
+                    "shared-copy at {bytes} B follows the one at {} B; sizes must increase",
+                    points[i - 1].0
+                ));
+            }
+            if !(MIN_SHARED_COPY..=1.0).contains(&share) {
+                return bad(format!(
+                    "shared-copy = {share}: the share of a message each end copies, as the                      bands price it, is from {MIN_SHARED_COPY} to 1 (no help)"
+                ));
+            }
+            out.at[i] = (bytes, share);
+        }
+        out.len = points.len();
+        Ok(out)
+    }
+
+    /// The points, by increasing size.
+    pub fn as_slice(&self) -> &[(u64, f64)] {
+        &self.at[..self.len]
+    }
+
+    /// Whether there is none (not measured).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The share at `bytes`: the first point's below it, the last's above the last,
+    /// between two points linear in the logarithm of the size; `None` without points.
+    pub fn at(&self, bytes: u64) -> Option<f64> {
+        let all = self.as_slice();
+        let (first, last) = (all.first()?, all[all.len() - 1]);
+        if bytes <= first.0 {
+            return Some(first.1);
+        }
+        if bytes >= last.0 {
+            return Some(last.1);
+        }
+        let i = all.iter().position(|p| p.0 > bytes)?;
+        let ((a, sa), (b, sb)) = (all[i - 1], all[i]);
+        let (la, lb, l) = ((a as f64).ln(), (b as f64).ln(), (bytes as f64).ln());
+        Some(sa + (sb - sa) * (l - la) / (lb - la))
+    }
 }
 
 /// Most [`Band`]s a [`Calibration`] holds.
@@ -253,18 +335,26 @@ impl Calibration {
             same_cpu: NONE,
             network: NONE,
             switch: 0.0,
-            shared_copy: 0.0,
+            shared_copy: Shares {
+                len: 0,
+                at: [(0, 0.0); MAX_BANDS],
+            },
         }
     }
 
-    /// The share of a shared copy's length each of its two ends copies
-    /// ([`Calibration::shared_copy`]; ½ when not measured).
-    pub fn shared_copy_share(&self) -> f64 {
-        if self.shared_copy > 0.0 {
-            self.shared_copy
-        } else {
-            0.5
-        }
+    /// The share of a shared copy of `bytes` bytes at which the bands price each of its
+    /// two ends ([`Calibration::shared_copy`]; ½ when not measured).
+    ///
+    /// ```
+    /// use hypercomm_rt::Calibration;
+    /// let c = Calibration::parse("beta = 2e-7\ntau = 4e-11\nshared-copy = 262144 0.5\nshared-copy = 1048576 0.6").unwrap();
+    /// assert_eq!(c.shared_copy_share(1 << 16), 0.5);
+    /// assert!((c.shared_copy_share(1 << 19) - 0.55).abs() < 1e-12);
+    /// assert_eq!(c.shared_copy_share(1 << 22), 0.6);
+    /// assert_eq!(Calibration::line(2e-7, 4e-11).shared_copy_share(1 << 20), 0.5);
+    /// ```
+    pub fn shared_copy_share(&self, bytes: u64) -> f64 {
+        self.shared_copy.at(bytes).unwrap_or(0.5)
     }
 
     /// (β, τ) of a message of `bytes` bytes: its band's, or the one line's below the
@@ -449,10 +539,12 @@ impl Calibration {
     /// assert_eq!(Calibration::parse(&shared.to_text()).unwrap(), shared);
     /// assert!(Calibration::parse("beta = 2e-6\ntau = 5e-10\nswitch = -1").is_err());
     /// let helped = Calibration::parse("beta = 2e-7\ntau = 4e-11\nshared-copy = 0.6").unwrap();
-    /// assert_eq!(helped.shared_copy_share(), 0.6);
+    /// assert_eq!(helped.shared_copy_share(1 << 20), 0.6);
     /// assert_eq!(Calibration::parse(&helped.to_text()).unwrap(), helped);
-    /// assert_eq!(Calibration::line(2e-7, 4e-11).shared_copy_share(), 0.5);
-    /// assert!(Calibration::parse("beta = 2e-7\ntau = 4e-11\nshared-copy = 0.4").is_err());
+    /// let sized = Calibration::parse("beta = 2e-7\ntau = 4e-11\nshared-copy = 262144 0.46\nshared-copy = 2097152 0.62").unwrap();
+    /// assert_eq!(Calibration::parse(&sized.to_text()).unwrap(), sized);
+    /// assert!(Calibration::parse("beta = 2e-7\ntau = 4e-11\nshared-copy = 0.2").is_err());
+    /// assert!(Calibration::parse("beta = 2e-7\ntau = 4e-11\nshared-copy = 9 0.5\nshared-copy = 8 0.5").is_err());
     /// ```
     pub fn to_text(&self) -> String {
         let mut s = format!("beta = {:e}\ntau = {:e}\n", self.beta, self.tau);
@@ -469,8 +561,8 @@ impl Calibration {
         if self.switch > 0.0 {
             s.push_str(&format!("switch = {:e}\n", self.switch));
         }
-        if self.shared_copy > 0.0 {
-            s.push_str(&format!("shared-copy = {}\n", self.shared_copy));
+        for &(bytes, share) in self.shared_copy.as_slice() {
+            s.push_str(&format!("shared-copy = {bytes} {share}\n"));
         }
         s
     }
@@ -501,6 +593,7 @@ impl Calibration {
         let mut c = Self::default();
         let (mut bands, mut fresh, mut same_cpu, mut network) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut shares: Vec<(u64, f64)> = Vec::new();
         let bad = |m: String| Error::Calibration(m);
         let cleaned: String = text
             .lines()
@@ -543,7 +636,27 @@ impl Calibration {
                 });
                 continue;
             }
-            if !matches!(key, "beta" | "tau" | "switch" | "shared-copy") {
+            if key == "shared-copy" {
+                // `SHARE` (every size) or `BYTES SHARE`.
+                let point = match value.split_whitespace().collect::<Vec<_>>()[..] {
+                    [share] => (0, number(share)?),
+                    [bytes, share] => (
+                        bytes.parse().map_err(|_| {
+                            bad(format!("shared-copy at `{bytes}` is not a byte count"))
+                        })?,
+                        number(share)?,
+                    ),
+                    _ => {
+                        return Err(bad(format!(
+                            "shared-copy = `{value}`; valid: `shared-copy = SHARE` or \
+                             `shared-copy = BYTES SHARE`"
+                        )))
+                    }
+                };
+                shares.push(point);
+                continue;
+            }
+            if !matches!(key, "beta" | "tau" | "switch") {
                 return Err(bad(format!(
                     "unknown key `{key}`; valid: beta, tau, band, fresh, same-cpu, network, \
                      switch, shared-copy"
@@ -551,13 +664,6 @@ impl Calibration {
             }
             let v = number(value)?;
             match key {
-                "shared-copy" if !(0.5..=1.0).contains(&v) => {
-                    return Err(bad(format!(
-                        "shared-copy = {v}: the share of a message each end copies is from \
-                         0.5 (an even split) to 1 (no help)"
-                    )));
-                }
-                "shared-copy" => c.shared_copy = v,
                 "switch" if !(v.is_finite() && v >= 0.0) => {
                     return Err(bad(format!("switch = {v} must be finite and ≥ 0")));
                 }
@@ -586,6 +692,7 @@ impl Calibration {
         c.fresh = Bands::new(&fresh).map_err(named("fresh"))?;
         c.same_cpu = Bands::new(&same_cpu).map_err(named("same-cpu"))?;
         c.network = Bands::new(&network).map_err(named("network"))?;
+        c.shared_copy = Shares::new(&shares)?;
         Ok(c)
     }
 
@@ -623,8 +730,8 @@ impl Calibration {
         if self.switch != 0.0 {
             (4u8, self.switch.to_bits()).hash(&mut h);
         }
-        if self.shared_copy != 0.0 {
-            (5u8, self.shared_copy.to_bits()).hash(&mut h);
+        for &(bytes, share) in self.shared_copy.as_slice() {
+            (5u8, bytes, share.to_bits()).hash(&mut h);
         }
         h.finish()
     }

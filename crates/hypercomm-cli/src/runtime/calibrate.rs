@@ -45,7 +45,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use hypercomm::schedule::Rank;
-use hypercomm_rt::select::{CALIBRATION_ENV, CALIBRATION_OFF};
+use hypercomm_rt::select::{Shares, CALIBRATION_ENV, CALIBRATION_OFF, MAX_BANDS, MIN_SHARED_COPY};
 use hypercomm_rt::{Calibration, Comm, Transport};
 use serde::Serialize;
 
@@ -367,7 +367,7 @@ pub fn misfit(points: &[PingPong], (beta, tau): (f64, f64)) -> f64 {
 /// their times fall). The first band starts at the smallest size. A wider tolerance is
 /// tried (×1.5) while the bands are more than [`hypercomm_rt::select::MAX_BANDS`].
 pub fn bands(points: &[PingPong], line: (f64, f64)) -> Vec<hypercomm_rt::select::Band> {
-    use hypercomm_rt::select::{Band, MAX_BANDS};
+    use hypercomm_rt::select::Band;
     let mut pts: Vec<PingPong> = points.iter().copied().filter(|p| p.time > 0.0).collect();
     pts.sort_by_key(|p| p.bytes);
     pts.dedup_by_key(|p| p.bytes);
@@ -588,10 +588,15 @@ pub fn network_text(c: &Calibration, points: &[PingPong]) -> String {
     own_bands_text("a message between two hosts", "network", &c.network, points)
 }
 
+/// The fewest timed messages of each size [`lone_points`] takes the median of: 4 MiB
+/// took 0.14 ms, and with the automatic calibration's 4–16 the shares of three
+/// calibrations in a row ranged 0.43–0.76 at one size.
+pub const LONE_REPS: u64 = 64;
+
 /// Lone messages as a one-way call sends them (a 2-rank broadcast: a barrier, then rank
 /// 0 sends the same input each time and rank 1 receives it): rank 1's median time from
 /// the barrier to its receive's end at each of `sizes`, after two untimed calls, `reps`
-/// timed; rank 1 reports them, rank 0 none. For [`shared_copy_share`]: rank 0 waits idle
+/// (at least [`LONE_REPS`]) timed; rank 1 reports them, rank 0 none. For [`shared_copy_shares`]: rank 0 waits idle
 /// for its send to be taken, so on threads it helps copy from
 /// [`hypercomm_rt::threads::SHARED_COPY_FROM`] bytes. Collective over `comm` (2 ranks).
 pub fn lone_points<X: Transport>(
@@ -604,7 +609,7 @@ pub fn lone_points<X: Transport>(
     let mut buf = super::try_buffer(largest, "--max-size", "a message", |i| (i % 251) as u8)?;
     let mut points = Vec::new();
     for &bytes in sizes {
-        let n = reps(bytes).max(1);
+        let n = reps(bytes).max(LONE_REPS);
         let mut times = Vec::with_capacity(n as usize);
         for i in 0..n + 2 {
             comm.barrier()?;
@@ -631,29 +636,32 @@ pub fn lone_points<X: Transport>(
     Ok(points)
 }
 
-/// A calibration's `shared-copy` ([`Calibration::shared_copy`]) from `lone`, the one-way
-/// times of lone messages of at least `from` bytes between two ranks with a CPU each
-/// ([`lone_points`]: each message's sender waits idle and helps its receiver copy it), against
-/// `fitted`'s exchange bands: for each size, the share s of its length at which the
-/// bands price a message in the time the lone one took (bisection over ½..1: ½ if it
-/// took no longer than half its length, 1 if as long as all of it); the median over the
-/// sizes. `None` without such points (`docs/perf-log/2026-11-29-shared-copy.md`).
-pub fn shared_copy_share(fitted: &Calibration, lone: &[PingPong], from: usize) -> Option<f64> {
+/// A calibration's `shared-copy` shares ([`Calibration::shared_copy`]) from `lone`, the
+/// one-way times of lone messages of at least `from` bytes between two ranks with a CPU
+/// each ([`lone_points`]: each message's sender waits idle and helps its receiver copy
+/// it), against `fitted`'s exchange bands: for each size, the share s of its length at
+/// which the bands price a message in the time the lone one took (bisection over
+/// [`MIN_SHARED_COPY`]..1, held to its ends). One share per size, not one for all: on
+/// the Intel VM they went 0.46–0.48 from 256 KiB to 1 MiB and 0.62 at 2 MiB, where the
+/// exchange's four buffers had left the cache and the lone message's two not yet, and
+/// their median (0.5) priced the 2-thread broadcast of 2 MiB at 0.66 of its time
+/// (`docs/perf-log/2026-11-29-shared-copy.md`). Empty without such points.
+pub fn shared_copy_shares(fitted: &Calibration, lone: &[PingPong], from: usize) -> Shares {
     let time = |bytes: f64| {
         let (beta, tau) = fitted.at(bytes as u64);
         beta + tau * bytes
     };
-    let shares: Vec<f64> = lone
+    let mut points: Vec<(u64, f64)> = lone
         .iter()
         .filter(|p| p.bytes >= from && p.time > 0.0)
         .map(|p| {
             let n = p.bytes as f64;
-            let (mut lo, mut hi) = (0.5, 1.0);
+            let (mut lo, mut hi) = (MIN_SHARED_COPY, 1.0);
             if time(lo * n) >= p.time {
-                return lo;
+                return (p.bytes as u64, lo);
             }
             if time(hi * n) <= p.time {
-                return hi;
+                return (p.bytes as u64, hi);
             }
             for _ in 0..40 {
                 let mid = (lo + hi) / 2.0;
@@ -663,27 +671,32 @@ pub fn shared_copy_share(fitted: &Calibration, lone: &[PingPong], from: usize) -
                     hi = mid;
                 }
             }
-            (lo + hi) / 2.0
+            (p.bytes as u64, (lo + hi) / 2.0)
         })
         .collect();
-    (!shares.is_empty()).then(|| super::run::median(&shares))
+    points.sort_by_key(|p| p.0);
+    points.dedup_by_key(|p| p.0);
+    points.truncate(MAX_BANDS);
+    Shares::new(&points).unwrap_or_default()
 }
 
 /// The lines a calibration file gets for its `shared-copy`: the lone messages' times as
-/// comments, then `shared-copy = SHARE` (nothing when not measured).
+/// comments, then `shared-copy = BYTES SHARE` per size (nothing when not measured).
 pub fn shared_copy_text(c: &Calibration, lone: &[PingPong]) -> String {
-    if c.shared_copy <= 0.0 {
+    if c.shared_copy.is_empty() {
         return String::new();
     }
     let mut s = String::from(
         "# a lone message, copied by its idle sender and its receiver together (one-way \
          time after a barrier), and the share of its length at which the bands above price \
-         it (shared-copy = SHARE, the median):\n",
+         it at each size (shared-copy = BYTES SHARE):\n",
     );
     for p in lone {
         s.push_str(&format!("#   {:>10} B  {:.4e} s\n", p.bytes, p.time));
     }
-    s.push_str(&format!("shared-copy = {}\n", c.shared_copy));
+    for &(bytes, share) in c.shared_copy.as_slice() {
+        s.push_str(&format!("shared-copy = {bytes} {share}\n"));
+    }
     s
 }
 
@@ -1224,9 +1237,9 @@ mod tests {
         }
     }
 
-    /// The `shared-copy` share inverts the bands: a lone message that took what the
-    /// bands give at 0.6 of its length has share 0.6; the median over sizes; clamped to
-    /// ½..1; sizes under `from` ignored.
+    /// The `shared-copy` shares invert the bands: a lone message that took what the
+    /// bands give at 0.6 of its length has share 0.6; one per size, by size; held to
+    /// ¼..1; sizes under `from` ignored.
     #[test]
     fn the_shared_copy_share_is_where_the_bands_price_the_lone_time() {
         let c = Calibration::line(1e-6, 1e-10);
@@ -1235,19 +1248,36 @@ mod tests {
             time: 1e-6 + 1e-10 * share * bytes as f64,
             fresh: 0.0,
         };
-        let got = shared_copy_share(&c, &[lone(1 << 20, 0.6)], 1 << 18).unwrap();
-        assert!((got - 0.6).abs() < 1e-6, "{got}");
-        let three = [lone(1 << 18, 0.55), lone(1 << 19, 0.7), lone(1 << 20, 0.62)];
-        let got = shared_copy_share(&c, &three, 1 << 18).unwrap();
-        assert!((got - 0.62).abs() < 1e-6, "median: {got}");
-        assert_eq!(shared_copy_share(&c, &[lone(1 << 20, 0.3)], 0), Some(0.5));
-        assert_eq!(shared_copy_share(&c, &[lone(1 << 20, 1.4)], 0), Some(1.0));
-        assert_eq!(shared_copy_share(&c, &[lone(1 << 17, 0.6)], 1 << 18), None);
+        let close = |got: &Shares, want: &[(u64, f64)]| {
+            let got = got.as_slice();
+            got.len() == want.len()
+                && got
+                    .iter()
+                    .zip(want)
+                    .all(|(g, w)| g.0 == w.0 && (g.1 - w.1).abs() < 1e-6)
+        };
+        let got = shared_copy_shares(&c, &[lone(1 << 20, 0.6)], 1 << 18);
+        assert!(close(&got, &[(1 << 20, 0.6)]), "{got:?}");
+        let three = [lone(1 << 20, 0.62), lone(1 << 18, 0.46), lone(1 << 19, 0.7)];
+        let got = shared_copy_shares(&c, &three, 1 << 18);
+        let want = [(1 << 18, 0.46), (1 << 19, 0.7), (1 << 20, 0.62)];
+        assert!(close(&got, &want), "by size: {got:?}");
+        let low = shared_copy_shares(&c, &[lone(1 << 20, 0.1)], 0);
+        assert_eq!(low.as_slice(), [(1 << 20, MIN_SHARED_COPY)]);
+        let high = shared_copy_shares(&c, &[lone(1 << 20, 1.4)], 0);
+        assert_eq!(high.as_slice(), [(1 << 20, 1.0)]);
+        assert!(shared_copy_shares(&c, &[lone(1 << 17, 0.6)], 1 << 18).is_empty());
         let mut with = c;
-        with.shared_copy = 0.6;
+        with.shared_copy = Shares::new(&[(1 << 18, 0.46), (1 << 20, 0.6)]).unwrap();
         let text = shared_copy_text(&with, &[lone(1 << 20, 0.6)]);
-        assert!(text.ends_with("shared-copy = 0.6\n"), "{text}");
-        assert_eq!(Calibration::parse(&text).unwrap().shared_copy, 0.6);
+        assert!(
+            text.ends_with("shared-copy = 262144 0.46\nshared-copy = 1048576 0.6\n"),
+            "{text}"
+        );
+        assert_eq!(
+            Calibration::parse(&text).unwrap().shared_copy,
+            with.shared_copy
+        );
         assert!(shared_copy_text(&c, &[]).is_empty());
     }
 

@@ -347,11 +347,11 @@ pub struct CalibrationReport {
     /// The bands fitted to `same_cpu`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub same_cpu_bands: Vec<hypercomm_rt::select::Band>,
-    /// The share of a lone message's length each end copies when its idle sender
-    /// helps (`shared-copy`; none when not measured: fewer than 2 CPUs, or no size from
-    /// `threads::SHARED_COPY_FROM`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub shared_copy: Option<f64>,
+    /// The share of a lone message's length at which the bands price each end when its
+    /// idle sender helps copy it, by size: (bytes, share) (`shared-copy`; none when not
+    /// measured: fewer than 2 CPUs, or no size from `threads::SHARED_COPY_FROM`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub shared_copy: Vec<(u64, f64)>,
     /// Where it was saved.
     pub saved: String,
 }
@@ -449,12 +449,18 @@ pub fn calibration_text(r: &CalibrationReport) -> String {
         ("beta", format!("{:e} s ({})", r.beta, secs(r.beta))),
         ("tau", format!("{:e} s/B ({} GB/s)", r.tau, gbps(r.tau))),
     ];
-    if let Some(share) = r.shared_copy {
+    if !r.shared_copy.is_empty() {
+        let shares: Vec<String> = r
+            .shared_copy
+            .iter()
+            .map(|&(bytes, share)| format!("{} {share:.3}", size(bytes as usize)))
+            .collect();
         lines.push((
             "shared-copy",
             format!(
-                "{share:.3} (a lone message's idle sender helps copy it: each end copies \
-                 this share of its length)"
+                "{} (a lone message's idle sender helps copy it: each end is priced at \
+                 this share of its length)",
+                shares.join(", ")
             ),
         ));
     }
