@@ -1492,6 +1492,19 @@ impl Mpi {
         Ok(())
     }
 
+    /// `PeerFailed` if a peer's failure notice or departure arrived (now or before):
+    /// checked before a blocking MPI call that every rank must join (a split).
+    pub(crate) fn peers_still_here(&mut self) -> Result<()> {
+        self.check_notices()?;
+        self.drain_departures();
+        match self.gone.iter().position(Option::is_some) {
+            Some(peer) => Err(Error::PeerFailed {
+                rank: self.gone[peer].map_or(peer as Rank, |g| g.1),
+            }),
+            None => Ok(()),
+        }
+    }
+
     /// `PeerFailed` if a failure notice arrived (now or before).
     fn check_notices(&mut self) -> Result<()> {
         if let Some(rank) = self.failed {

@@ -36,6 +36,9 @@ impl Split for Mpi {
         // SAFETY: reading an extern constant of the MPI library.
         let undefined = unsafe { ffi::RSMPI_UNDEFINED };
         let color = color.map_or(undefined, |c| c as c_int);
+        // The others may have given up on this rank already (a late rank whose
+        // all-gather messages were all sent before they timed out): their notices say so.
+        self.peers_still_here()?;
         let mut sub = unsafe { ffi::RSMPI_COMM_NULL };
         // SAFETY: `data` is our live communicator; `sub` is ours if not null.
         let rc = unsafe { ffi::MPI_Comm_split(self.data, color, key, &mut sub) };
@@ -54,6 +57,10 @@ impl Split for Mpi {
     /// that never calls it makes the others fail with [`Error::SetupTimeout`], not hang.
     /// (`split` needs no barrier: `Comm::split` all-gathers the colours first, a
     /// schedule whose waits are bounded, so every rank has reached `MPI_Comm_split`.)
+    /// The ranks on time never hang; the late rank itself goes on to the blocking call
+    /// only if no failure notice or departure of a peer arrived (a peer that gave up
+    /// just as it came is a race this cannot close: MPI cannot cancel the barrier).
+    /// After a time-out the communicator is unusable: its barrier stays pending.
     fn split_shared(&mut self) -> Option<Result<Self>> {
         let data = self.data;
         // SAFETY: a barrier has no buffers; `data` is our live communicator.
@@ -65,6 +72,9 @@ impl Split for Mpi {
         if let Err(e) = joined {
             let call = "the barrier before MPI_Comm_split_type";
             return Some(Err(e.error(self.rank as c_int, call, self.timeout)));
+        }
+        if let Err(e) = self.peers_still_here() {
+            return Some(Err(e));
         }
         let mut sub = unsafe { ffi::RSMPI_COMM_NULL };
         // SAFETY: as in `split`; MPI_COMM_TYPE_SHARED and MPI_INFO_NULL are constants.

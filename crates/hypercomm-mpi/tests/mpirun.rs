@@ -404,7 +404,12 @@ fn a_bad_timeout_or_pause_is_bad_input_on_every_command() {
         let job = mpirun(1, &["fault", flag], Duration::from_secs(60));
         let what = format!("{flag}:\n{}", job.stderr);
         assert_eq!(job.code, Some(2), "{what}");
-        assert!(job.stderr.contains("valid: a number of seconds"), "{what}");
+        assert!(
+            job.stderr.contains("valid: a number of seconds ≥ 0"),
+            "{what}"
+        );
+        let name = flag.split('=').next().unwrap_or(flag);
+        assert!(job.stderr.contains(&format!("for '{name} ")), "{what}");
     }
 }
 

@@ -627,8 +627,8 @@ pub fn cpu_shared_time(
             }
         }
     }
-    // A sender whose CPU receives nothing in the step copies half of its message with
-    // its receiver: the receiver's CPU does the other half.
+    // A sender whose CPU receives nothing in the step copies its message with its
+    // receiver: each CPU is charged the calibration's share of it.
     for (s, q, r, elems) in large {
         let (a, b) = (block(q, n, k), block(r, n, k));
         if !receives[s * n + a] && sole.contains(&(s, q, r)) {
@@ -649,6 +649,7 @@ pub fn cpu_shared_time(
 /// `share` ([`Calibration::shared_copy_share`], held to [`crate::select::MIN_SHARED_COPY`]–1):
 /// rounded up, at least one of a non-empty message.
 fn shared_part(elems: u64, share: f64) -> u64 {
+    let share = if share.is_finite() { share } else { 0.5 };
     let share = share.clamp(crate::select::MIN_SHARED_COPY, 1.0);
     ((elems as f64 * share).ceil() as u64).clamp(elems.min(1), elems)
 }

@@ -173,9 +173,18 @@ impl std::fmt::Debug for Shares {
 
 impl Shares {
     /// The points `(bytes, share)`, checked: sizes strictly increasing, shares from
-    /// [`MIN_SHARED_COPY`] to 1, at most [`MAX_BANDS`].
+    /// [`MIN_SHARED_COPY`] to 1, at most [`MAX_BANDS`]; a point at 0 bytes (the one
+    /// share of every size) only alone.
     pub fn new(points: &[(u64, f64)]) -> Result<Self> {
         let bad = |m: String| Err(Error::Calibration(m));
+        if points.len() > 1 && points.iter().any(|p| p.0 == 0) {
+            return bad(
+                "`shared-copy = SHARE` (every size) with other shared-copy lines; valid: \
+                 one `shared-copy = SHARE`, or `shared-copy = BYTES SHARE` lines of sizes \
+                 ≥ 1"
+                .into(),
+            );
+        }
         if points.len() > MAX_BANDS {
             return bad(format!(
                 "{} shared-copy shares; at most {MAX_BANDS}",
@@ -192,7 +201,8 @@ impl Shares {
             }
             if !(MIN_SHARED_COPY..=1.0).contains(&share) {
                 return bad(format!(
-                    "shared-copy = {share}: the share of a message each end copies, as the                      bands price it, is from {MIN_SHARED_COPY} to 1 (no help)"
+                    "shared-copy = {share}: the share of a message each end copies, as the \
+                     bands price it, is from {MIN_SHARED_COPY} to 1 (no help)"
                 ));
             }
             out.at[i] = (bytes, share);
@@ -224,7 +234,7 @@ impl Shares {
         }
         let i = all.iter().position(|p| p.0 > bytes)?;
         let ((a, sa), (b, sb)) = (all[i - 1], all[i]);
-        let (la, lb, l) = ((a as f64).ln(), (b as f64).ln(), (bytes as f64).ln());
+        let (la, lb, l) = ((a.max(1) as f64).ln(), (b as f64).ln(), (bytes as f64).ln());
         Some(sa + (sb - sa) * (l - la) / (lb - la))
     }
 }
@@ -545,6 +555,8 @@ impl Calibration {
     /// assert_eq!(Calibration::parse(&sized.to_text()).unwrap(), sized);
     /// assert!(Calibration::parse("beta = 2e-7\ntau = 4e-11\nshared-copy = 0.2").is_err());
     /// assert!(Calibration::parse("beta = 2e-7\ntau = 4e-11\nshared-copy = 9 0.5\nshared-copy = 8 0.5").is_err());
+    /// // One share for every size, or one per size: not both.
+    /// assert!(Calibration::parse("beta = 2e-7\ntau = 4e-11\nshared-copy = 0.6\nshared-copy = 4194304 0.5").is_err());
     /// ```
     pub fn to_text(&self) -> String {
         let mut s = format!("beta = {:e}\ntau = {:e}\n", self.beta, self.tau);

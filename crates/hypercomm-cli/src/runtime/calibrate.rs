@@ -645,7 +645,8 @@ pub fn lone_points<X: Transport>(
 /// the Intel VM they went 0.46–0.48 from 256 KiB to 1 MiB and 0.62 at 2 MiB, where the
 /// exchange's four buffers had left the cache and the lone message's two not yet, and
 /// their median (0.5) priced the 2-thread broadcast of 2 MiB at 0.66 of its time
-/// (`docs/perf-log/2026-11-29-shared-copy.md`). Empty without such points.
+/// (`docs/perf-log/2026-11-29-shared-copy.md`). At most [`MAX_BANDS`] sizes, the
+/// smallest (the calibration measures 5: 256 KiB to 4 MiB). Empty without such points.
 pub fn shared_copy_shares(fitted: &Calibration, lone: &[PingPong], from: usize) -> Shares {
     let time = |bytes: f64| {
         let (beta, tau) = fitted.at(bytes as u64);

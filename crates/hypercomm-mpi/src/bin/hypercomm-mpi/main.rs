@@ -79,9 +79,10 @@ fn seconds(text: &str) -> Result<Duration, String> {
 /// ≥ 0, else the error naming what is valid.
 fn pause(text: &str) -> Result<Duration, String> {
     match text.trim().parse::<f64>() {
-        Ok(secs) if secs == 0.0 => Ok(Duration::ZERO),
-        Ok(secs) if secs > 0.0 => hypercomm_cli::config::timeout(secs).map_err(|e| e.to_string()),
-        _ => Err(format!("{text}; valid: a number of seconds ≥ 0")),
+        Ok(secs) if (0.0..1e9).contains(&secs) => Ok(Duration::from_secs_f64(secs)),
+        _ => Err(format!(
+            "{text}; valid: a number of seconds ≥ 0 (and < 1e9)"
+        )),
     }
 }
 
@@ -133,7 +134,7 @@ enum Command {
         stall_setup: Option<Duration>,
         /// Instead of the all-reduces, split the communicator (`--split`), rank R this
         /// many seconds late: with more than `--timeout`, the others' split times out.
-        #[arg(long, value_parser = pause, conflicts_with_all = ["stall", "leave", "harmless", "panic", "stall_setup"])]
+        #[arg(long, value_parser = pause, conflicts_with_all = ["stall", "leave", "harmless", "panic", "stall_setup", "mismatch", "immediate", "persistent"])]
         stall_split: Option<Duration>,
         /// With `--stall-split`: `shared` (`Comm::split_shared`, MPI's
         /// `MPI_Comm_split_type` behind a bounded barrier) or `color` (`Comm::split`,
@@ -1108,10 +1109,6 @@ fn fault(
     Ok(())
 }
 
-/// Every rank runs a few all-reduces; then `leaver` sends each other rank one last
-/// message and leaves. The others take that message after it left (it was queued before
-/// its departure notice), then shift large messages around a ring of themselves, one of
-/// them late, so that waits last: none of this needs `leaver`, so none of it fails.
 /// How `fault --stall-split` splits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 enum SplitKind {
@@ -1153,6 +1150,10 @@ fn split_late(
     Ok(())
 }
 
+/// Every rank runs a few all-reduces; then `leaver` sends each other rank one last
+/// message and leaves. The others take that message after it left (it was queued before
+/// its departure notice), then shift large messages around a ring of themselves, one of
+/// them late, so that waits last: none of this needs `leaver`, so none of it fails.
 fn leave_harmlessly(comm: &mut Comm<Mpi>, leaver: Rank) -> Result<(), Stop> {
     let (me, k) = (comm.rank(), comm.size());
     if leaver >= k {
