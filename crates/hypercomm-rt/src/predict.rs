@@ -1251,6 +1251,19 @@ mod tests {
         assert!(close(helped, half + transfer), "{helped}");
         let unhelped = cpu_shared_time(schedule.as_ref(), &price, 2, Some(8001));
         assert!(close(unhelped, 2.0 * transfer), "{unhelped}");
+        // Under a measured share (the calibration's `shared-copy` at the message's
+        // size), each CPU is charged that part of it, rounded up to whole elements.
+        let bytes = m * 8;
+        let mut measured = calibration;
+        measured.shared_copy =
+            crate::select::Shares::new(&[(bytes / 2, 0.9), (bytes * 2, 0.5)]).unwrap();
+        let share = measured.shared_copy_share(bytes);
+        assert!(share > 0.5 && share < 0.9, "{share}");
+        let part = ((m as f64 * share).ceil()) as u64;
+        let with_share = Price::new(measured, 8);
+        let helped = cpu_shared_time(schedule.as_ref(), &with_share, 2, Some(8000));
+        let want = 1e-6 + part as f64 * 8.0 * 1e-9 + transfer;
+        assert!(close(helped, want), "{helped} vs {want}");
         // A ring's every CPU receives in every step: no one helps.
         let (_, _, schedule) = build(ag, "ring", 4);
         let ring_helped = cpu_shared_time(schedule.as_ref(), &price, 2, Some(8000));
