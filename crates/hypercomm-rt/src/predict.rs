@@ -567,7 +567,7 @@ impl<'p> Rounds<'p> {
 /// placed into one part, whose sender sends nothing else in the step and whose sender's
 /// CPU receives nothing in it, is copied by both CPUs: each CPU's work is the price of
 /// the calibration's share of the message ([`Calibration::shared_copy_share`], ½ when
-/// not measured) (a 4-rank binomial broadcast's first step, from 1 MiB: measured
+/// not measured; a 4-rank binomial broadcast's first step, from 1 MiB, measured
 /// 0.61–0.69 of the prediction without this). Not counted: an eager message's copy by
 /// its sender (small messages). Ranks are generated one at a time
 /// ([`Schedule::program_into`]), so memory is steps × n plus the large messages, not the

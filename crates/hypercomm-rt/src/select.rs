@@ -144,9 +144,10 @@ pub struct Calibration {
     /// prices each end at this share of the message), by size
     /// ([`Calibration::shared_copy_share`]): ½ if the two cores split the copy perfectly
     /// at the exchange's price; measured as a lone message's time against the exchange
-    /// bands, from 0.46 (256 KiB–1 MiB: a lone copy's two halves contend less than an
-    /// exchange's two messages) to 0.62 (2 MiB, where the exchange's buffers have left
-    /// the cache and the lone message's not yet) on the Intel VM. Empty: not measured,
+    /// bands, on the Intel VM 0.44–0.71 from 256 KiB to 1 MiB (often under ½: a lone
+    /// copy's two halves contend less than an exchange's two messages) and 0.54–0.64 at
+    /// 2 MiB (where the exchange's buffers have left the cache and the lone message's
+    /// not yet), over six calibrations. Empty: not measured,
     /// priced as ½.
     pub shared_copy: Shares,
 }
@@ -233,8 +234,9 @@ impl Shares {
             return Some(last.1);
         }
         let i = all.iter().position(|p| p.0 > bytes)?;
+        // Between two points: both sizes ≥ 1 (`Shares::new` keeps a point at 0 alone).
         let ((a, sa), (b, sb)) = (all[i - 1], all[i]);
-        let (la, lb, l) = ((a.max(1) as f64).ln(), (b as f64).ln(), (bytes as f64).ln());
+        let (la, lb, l) = ((a as f64).ln(), (b as f64).ln(), (bytes as f64).ln());
         Some(sa + (sb - sa) * (l - la) / (lb - la))
     }
 }

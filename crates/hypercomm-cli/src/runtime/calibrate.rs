@@ -642,7 +642,7 @@ pub fn lone_points<X: Transport>(
 /// it), against `fitted`'s exchange bands: for each size, the share s of its length at
 /// which the bands price a message in the time the lone one took (bisection over
 /// [`MIN_SHARED_COPY`]..1, held to its ends). One share per size, not one for all: on
-/// the Intel VM they went 0.46–0.48 from 256 KiB to 1 MiB and 0.62 at 2 MiB, where the
+/// the Intel VM one calibration's went 0.46–0.48 from 256 KiB to 1 MiB and 0.62 at 2 MiB, where the
 /// exchange's four buffers had left the cache and the lone message's two not yet, and
 /// their median (0.5) priced the 2-thread broadcast of 2 MiB at 0.66 of its time
 /// (`docs/perf-log/2026-11-29-shared-copy.md`). At most [`MAX_BANDS`] sizes, the
