@@ -108,6 +108,7 @@
 #![warn(missing_docs)]
 #![warn(unsafe_op_in_unsafe_fn)]
 
+pub mod agree;
 mod leave;
 mod native;
 mod persist;

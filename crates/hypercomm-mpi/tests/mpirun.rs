@@ -498,6 +498,53 @@ fn a_rank_that_never_builds_its_communicator_makes_the_set_up_time_out() {
     );
 }
 
+/// Rank 1 of 3 sleeps 6 s before the set-up's agreement (the memory each rank may
+/// take, rank 0's calibration), longer than the 2 s timeout: the others' first
+/// collective of it (`MPI_Iallgather`, waited for with a deadline, where MPI's blocking
+/// `MPI_Comm_split_type` hung them) fails naming the time-out, and rank 1, arriving
+/// after they left, times out in a later one, not a hang. A bad `--stall-agree` is bad
+/// input.
+#[test]
+fn a_rank_that_agrees_late_makes_the_agreement_time_out() {
+    let args = [
+        "fault",
+        "--timeout",
+        "2",
+        "--rank",
+        "1",
+        "--stall-agree",
+        "6",
+    ];
+    let job = mpirun(3, &args, Duration::from_secs(60));
+    assert!(job.code.is_some_and(|c| c != 0), "{}", job.stderr);
+    for r in [0, 2] {
+        let line = format!(
+            "hypercomm-mpi: rank {r}: set-up: rank {r}: the all-gather of the ranks' machines \
+             was not joined by every rank within 2s"
+        );
+        assert!(
+            job.stderr.contains(&line),
+            "missing `{line}`:\n{}",
+            job.stderr
+        );
+    }
+    // Rank 1 reports its own time-out, unless mpirun ended the job first (the others
+    // exited 1 seconds before).
+    assert!(!job.stderr.contains("panicked"), "{}", job.stderr);
+    assert!(
+        job.elapsed < Duration::from_secs(40),
+        "took {:?}",
+        job.elapsed
+    );
+    let job = mpirun(1, &["fault", "--stall-agree=-2"], Duration::from_secs(60));
+    assert_eq!(job.code, Some(2), "{}", job.stderr);
+    assert!(
+        job.stderr.contains("valid: a number of seconds ≥ 0"),
+        "{}",
+        job.stderr
+    );
+}
+
 #[test]
 fn a_length_mismatch_is_detected_not_waited_for() {
     // Rank 2 calls one all-reduce with 999 elements where the others pass 1000.
@@ -1686,6 +1733,19 @@ fn readme_expectation(command: &str) -> Option<fn(&str, &Job, &Path)> {
                 "README: `{c}`:\n{}",
                 job.stdout
             );
+        }
+    } else if has("fault") && has("--stall-agree") {
+        // "rank 1 agrees late on memory and calibration: the agreement times out".
+        |c, job, _| {
+            assert!(
+                job.code.is_some_and(|code| code != 0),
+                "README: `{c}` exited {:?}",
+                job.code
+            );
+            for r in [0, 2] {
+                let line = format!("rank {r}: set-up: rank {r}: the all-gather of the ranks' machines was not joined");
+                assert!(job.stderr.contains(&line), "README: `{c}`:\n{}", job.stderr);
+            }
         }
     } else if has("fault") && (has("--stall-setup") || has("--stall-split")) {
         // "rank 1 builds its communicator late: the set-up times out", and "rank 1

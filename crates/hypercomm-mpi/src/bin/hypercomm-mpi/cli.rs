@@ -30,9 +30,12 @@ pub fn say(text: String) {
 }
 
 /// Validate on every rank (all reach the same verdict), then agree on the calibration
-/// `bench` and `auto` use ([`agreed_calibration`]); rank 0 prints the error (exit 2).
+/// `bench` and `auto` use ([`agreed_calibration`], each of its collectives waited for
+/// at most `timeout`); rank 0 prints a bad input (exit 2), every rank a set-up that
+/// timed out or failed (exit 1).
 pub fn prepare<T>(
     world: &SimpleCommunicator,
+    timeout: Duration,
     f: impl FnOnce() -> Result<T, CliError>,
 ) -> Result<(T, CalibrationInfo), i32> {
     let me = world.rank();
@@ -43,8 +46,33 @@ pub fn prepare<T>(
         i32::from(hypercomm_cli::EXIT_BAD_INPUT)
     };
     let t = f().map_err(|e| bad(e.to_string()))?;
-    let cal = agreed_calibration(world).map_err(bad)?;
+    let cal = agreed_calibration(world, timeout).map_err(|e| match e {
+        Agreement::Bad(e) => bad(e),
+        Agreement::Unsettled(e) => set_up_failed(me, &e),
+    })?;
     Ok((t, cal))
+}
+
+/// Why the ranks did not agree on a calibration.
+#[derive(Debug)]
+pub enum Agreement {
+    /// Rank 0's file is unreadable or bad (its message): bad input.
+    Bad(String),
+    /// A collective of the agreement did not complete: a rank did not join in time, or
+    /// MPI failed.
+    Unsettled(hypercomm_rt::Error),
+}
+
+/// Report on this rank that its set-up's agreement did not complete; exit 1.
+pub fn set_up_failed(me: i32, e: &hypercomm_rt::Error) -> i32 {
+    say(format!("hypercomm-mpi: rank {me}: set-up: {e}\n"));
+    i32::from(hypercomm_cli::EXIT_FAILED)
+}
+
+/// The timeout the set-up's agreement waits for: `--timeout` when valid (a bad one is
+/// refused afterwards, as bad input, by the command's own validation), else 60 s.
+pub fn set_up_timeout(secs: f64) -> Duration {
+    config::timeout(secs).unwrap_or(Duration::from_secs(60))
 }
 
 /// The MPI backend's calibration, the same on every rank: rank 0 finds it
@@ -55,18 +83,24 @@ pub fn prepare<T>(
 /// every rank takes part in measuring one (pairs of ranks, as `calibrate`, with
 /// [`calibrate::auto_reps`] up to [`calibrate::AUTO_MAX_SIZE`]), which rank 0 keeps in
 /// the cache and reports on stderr. An unreadable or bad file is rank 0's error, given to
-/// every rank.
-pub fn agreed_calibration(world: &SimpleCommunicator) -> Result<CalibrationInfo, String> {
+/// every rank. Each collective waits at most `timeout` ([`hypercomm_mpi::agree`]): a rank
+/// that does not join is [`Agreement::Unsettled`] on every rank that waited, and on the
+/// late rank itself, never a hang.
+pub fn agreed_calibration(
+    world: &SimpleCommunicator,
+    timeout: Duration,
+) -> Result<CalibrationInfo, Agreement> {
     use hypercomm_cli::runtime::calibrate::{CalibrationSource, Lookup};
-    let root = world.process_at_rank(0);
+    use hypercomm_mpi::agree;
     let me = world.rank();
+    let unsettled = Agreement::Unsettled;
     // Rank 0's verdict: 0 found, 1 measure, 2 error; with the text of the calibration
     // or of the error, and the source.
     let (mut verdict, mut text, mut source) = (0u8, String::new(), String::new());
     let (mut cache, mut unreadable) = (None, None);
     // Collective: every rank, before rank 0 alone looks.
-    let here = world.split_shared(me).size().max(1) as usize;
-    let per_host = hypercomm_mpi::ranks_per_host(world);
+    let here = agree::ranks_on_machine_within(world, timeout).map_err(unsettled)?;
+    let per_host = hypercomm_mpi::ranks_per_host_within(world, timeout).map_err(unsettled)?;
     if me == 0 {
         // A job across hosts keeps a file of its own, with the network's bands.
         let machine = match per_host {
@@ -100,28 +134,30 @@ pub fn agreed_calibration(world: &SimpleCommunicator) -> Result<CalibrationInfo,
             }
         }
     }
-    root.broadcast_into(&mut verdict);
+    let call = "the broadcast of rank 0's calibration";
+    let send = |bytes: Vec<u8>| agree::broadcast_within(world, 0, bytes, timeout, call);
+    verdict = send(vec![verdict])
+        .map_err(unsettled)?
+        .first()
+        .copied()
+        .unwrap_or(2);
     if verdict == 1 {
-        (text, source) =
-            measure_calibration(world, per_host, cache.as_deref(), unreadable.as_deref());
+        (text, source) = measure_calibration(
+            world,
+            per_host,
+            cache.as_deref(),
+            unreadable.as_deref(),
+            timeout,
+        )
+        .map_err(unsettled)?;
     }
-    let send = |s: &mut String| {
-        let mut len = s.len() as u64;
-        root.broadcast_into(&mut len);
-        let mut bytes = std::mem::take(s).into_bytes();
-        bytes.resize(len as usize, 0);
-        // Not an empty buffer: Open MPI refuses its dangling address (MPI_ERR_ARG).
-        if len > 0 {
-            root.broadcast_into(&mut bytes[..]);
-        }
-        *s = String::from_utf8_lossy(&bytes).into_owned();
-    };
-    send(&mut text);
-    send(&mut source);
+    let text = String::from_utf8_lossy(&send(text.into_bytes()).map_err(unsettled)?).into_owned();
+    let source =
+        String::from_utf8_lossy(&send(source.into_bytes()).map_err(unsettled)?).into_owned();
     if verdict == 2 {
-        return Err(text);
+        return Err(Agreement::Bad(text));
     }
-    let c = hypercomm_rt::Calibration::parse(&text).map_err(|e| e.to_string())?;
+    let c = hypercomm_rt::Calibration::parse(&text).map_err(|e| Agreement::Bad(e.to_string()))?;
     Ok(CalibrationInfo::new(
         c,
         (!source.is_empty()).then_some(source),
@@ -136,30 +172,32 @@ pub fn agreed_calibration(world: &SimpleCommunicator) -> Result<CalibrationInfo,
 /// ([`calibrate::switch_points`]), keep
 /// it at `cache`; rank 0's (calibration text, source) for
 /// [`agreed_calibration`]: the runtime's defaults on 1 rank (no pair: silently), and on
-/// a refused fit or a failed rank (with a note).
+/// a refused fit or a failed rank (with a note); an error when the agreement on the
+/// memory each rank may take does not complete within `timeout`.
 fn measure_calibration(
     world: &SimpleCommunicator,
     per_host: Option<u32>,
     cache: Option<&std::path::Path>,
     unreadable: Option<&str>,
-) -> (String, String) {
+    timeout: Duration,
+) -> Result<(String, String), hypercomm_rt::Error> {
     use hypercomm_cli::runtime::calibrate;
     let me = world.rank();
     let defaults = |why: Option<String>| {
         if let Some(why) = why.filter(|_| me == 0) {
             say(calibrate::defaults_note(BACKEND, &why));
         }
-        (
+        Ok((
             hypercomm_rt::Calibration::default().to_text(),
             String::new(),
-        )
+        ))
     };
     if world.size() < 2 {
         return defaults(None);
     }
     let start = std::time::Instant::now();
     // The pair's two buffers each in at most a quarter of what each rank may take.
-    let sizes = calibrate::auto_sizes(agreed_memory_limit().bytes / 4, 1);
+    let sizes = calibrate::auto_sizes(agreed_memory_limit(timeout)?.bytes / 4, 1);
     if sizes.len() < 2 {
         return defaults(Some("too little memory to measure two sizes".into()));
     }
@@ -185,7 +223,7 @@ fn measure_calibration(
         Err(f) => return defaults(Some(format!("rank {me}: {f}"))),
     };
     if me != 0 {
-        return (String::new(), String::new());
+        return Ok((String::new(), String::new()));
     }
     let mut fitted = match calibrate::fit(&points) {
         Ok(c) => c,
@@ -199,7 +237,7 @@ fn measure_calibration(
     let secs = start.elapsed().as_secs_f64();
     let (info, note) = calibrate::keep_measured(BACKEND, cache, &file, fitted, secs, unreadable);
     say(note);
-    (fitted.to_text(), info.source.unwrap_or_default())
+    Ok((fitted.to_text(), info.source.unwrap_or_default()))
 }
 
 /// The nodes × processes per node of `world` when `--shape` is `node` (collective:
@@ -228,24 +266,31 @@ fn node_shape_if_asked(
 /// peers (every rank calls it first at the same point of a command): a command
 /// asks before it parses and again when it measures a calibration, and on 8 MPICH
 /// ranks sharing 2 cores the second agreement took 0.3 s of the calibration's 1.5 s.
-pub fn agreed_memory_limit() -> config::MemoryLimit {
+/// Each of its collectives waits at most `timeout` ([`hypercomm_mpi::agree`]): a rank
+/// that does not join is an error on every rank that waited, never a hang.
+pub fn agreed_memory_limit(timeout: Duration) -> hypercomm_rt::Result<config::MemoryLimit> {
     static AGREED: std::sync::OnceLock<config::MemoryLimit> = std::sync::OnceLock::new();
-    *AGREED.get_or_init(|| agree_memory_limit(&SimpleCommunicator::world()))
+    if let Some(limit) = AGREED.get() {
+        return Ok(*limit);
+    }
+    let limit = agree_memory_limit(&SimpleCommunicator::world(), timeout)?;
+    Ok(*AGREED.get_or_init(|| limit))
 }
 
-fn agree_memory_limit(world: &SimpleCommunicator) -> config::MemoryLimit {
-    use mpi::collective::SystemOperation;
-    let me = world.rank();
+fn agree_memory_limit(
+    world: &SimpleCommunicator,
+    timeout: Duration,
+) -> hypercomm_rt::Result<config::MemoryLimit> {
+    use hypercomm_mpi::agree;
     let local = config::memory_limit();
-    let sharing = world.split_shared(me).size().max(1) as u64;
+    let sharing = agree::ranks_on_machine_within(world, timeout)? as u64;
     let mine: u64 = if local.available {
         local.bytes / sharing
     } else {
         u64::MAX
     };
-    let mut least = 0u64;
-    world.all_reduce_into(&mine, &mut least, SystemOperation::min());
-    if least == u64::MAX {
+    let least = agree::all_min_within(world, mine, timeout, "the all-reduce of the memory limit")?;
+    Ok(if least == u64::MAX {
         config::MemoryLimit::FIXED
     } else {
         config::MemoryLimit {
@@ -255,7 +300,7 @@ fn agree_memory_limit(world: &SimpleCommunicator) -> config::MemoryLimit {
                      machine's MemAvailable, rlimits and cgroup room, divided by the ranks \
                      sharing the machine)",
         }
-    }
+    })
 }
 
 /// A rank's failure as the command's exit code.
@@ -313,8 +358,12 @@ fn mpi_config(timeout: Duration, cal: &CalibrationInfo) -> Config {
 pub fn run(world: &SimpleCommunicator, args: &RtRunArgs) -> i32 {
     let me = world.rank();
     let node = node_shape_if_asked(world, args.shape.as_deref(), args.problem.timeout);
-    let limit = agreed_memory_limit();
-    let ((mut cfg, timeout), cal) = match prepare(world, || {
+    let agree_for = set_up_timeout(args.problem.timeout);
+    let limit = match agreed_memory_limit(agree_for) {
+        Ok(l) => l,
+        Err(e) => return set_up_failed(me, &e),
+    };
+    let ((mut cfg, timeout), cal) = match prepare(world, agree_for, || {
         Ok((
             config::rt_run_in(args, config::Placement::OnePerProcess(limit), node?)?,
             config::timeout(args.problem.timeout)?,
@@ -327,9 +376,26 @@ pub fn run(world: &SimpleCommunicator, args: &RtRunArgs) -> i32 {
     // each process took its own from its clock, so the ranks disagreed (issue 20).
     // Rank 0's seed, explicit or from its clock, is everyone's (and so are the counts
     // of a variable-count collective, drawn from it).
-    let mut seed = cfg.seed;
-    world.process_at_rank(0).broadcast_into(&mut seed);
-    cfg.reseed(seed);
+    let call = "the broadcast of rank 0's seed";
+    let seed = hypercomm_mpi::agree::broadcast_within(
+        world,
+        0,
+        cfg.seed.to_le_bytes().to_vec(),
+        timeout,
+        call,
+    )
+    .and_then(|b| {
+        <[u8; 8]>::try_from(b.as_slice())
+            .map(u64::from_le_bytes)
+            .map_err(|_| hypercomm_rt::Error::Unsupported {
+                call,
+                reason: format!("{} bytes came, not 8", b.len()),
+            })
+    });
+    match seed {
+        Ok(seed) => cfg.reseed(seed),
+        Err(e) => return set_up_failed(me, &e),
+    }
     let outcome = hypercomm_mpi::run(world, &mpi_config(timeout, &cal), |comm| {
         let local = runtime::run_rank(comm, &cfg)?;
         Ok::<_, hypercomm_rt::Error>((runtime::gather_run(comm, local)?, comm.execution()))
@@ -364,8 +430,12 @@ pub fn run(world: &SimpleCommunicator, args: &RtRunArgs) -> i32 {
 pub fn bench(world: &SimpleCommunicator, args: &BenchArgs) -> i32 {
     let me = world.rank();
     let node = node_shape_if_asked(world, args.shape.as_deref(), args.problem.timeout);
-    let limit = agreed_memory_limit();
-    let ((mut cfg, timeout), cal) = match prepare(world, || {
+    let agree_for = set_up_timeout(args.problem.timeout);
+    let limit = match agreed_memory_limit(agree_for) {
+        Ok(l) => l,
+        Err(e) => return set_up_failed(me, &e),
+    };
+    let ((mut cfg, timeout), cal) = match prepare(world, agree_for, || {
         Ok((
             config::rt_bench_in(args, config::Placement::OnePerProcess(limit), node?)?,
             config::timeout(args.problem.timeout)?,

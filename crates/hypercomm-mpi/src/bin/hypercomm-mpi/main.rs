@@ -132,6 +132,13 @@ enum Command {
         /// rank's).
         #[arg(long, value_parser = pause, conflicts_with_all = ["stall", "leave", "harmless", "panic"])]
         stall_setup: Option<Duration>,
+        /// Also sleep this many seconds before the set-up's agreement (the memory each
+        /// rank may take and the calibration, as `run`, `bench`, `osu` and `vs-native`
+        /// agree on them before they build a communicator): with more than
+        /// `--timeout`, the others' agreement times out (and so, later, does this
+        /// rank's).
+        #[arg(long, value_parser = pause, conflicts_with_all = ["stall", "leave", "harmless", "panic", "stall_setup"])]
+        stall_agree: Option<Duration>,
         /// Instead of the all-reduces, split the communicator (`--split`), rank R this
         /// many seconds late: with more than `--timeout`, the others' split times out.
         #[arg(long, value_parser = pause, conflicts_with_all = ["stall", "leave", "harmless", "panic", "stall_setup", "mismatch", "immediate", "persistent"])]
@@ -249,6 +256,23 @@ enum Command {
     },
 }
 
+impl Command {
+    /// How long the set-up's agreement (before the command's communicator) waits for
+    /// every rank: the command's `--timeout` (`run` and `bench`: when valid, else 60 s;
+    /// [`cli::set_up_timeout`]).
+    fn set_up_timeout(&self) -> Duration {
+        match self {
+            Command::Run(a) => cli::set_up_timeout(a.problem.timeout),
+            Command::Bench(a) => cli::set_up_timeout(a.problem.timeout),
+            Command::Check { common, .. }
+            | Command::Fault { common, .. }
+            | Command::Calibrate { common, .. }
+            | Command::Osu { common, .. }
+            | Command::VsNative { common, .. } => common.timeout,
+        }
+    }
+}
+
 /// How `vs-native` sums up a side's timed calls.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 enum Stat {
@@ -309,12 +333,22 @@ fn main() -> ExitCode {
     let hosts = std::env::var_os(hypercomm_mpi::RANKS_PER_HOST_ENV);
     let bad = hypercomm_mpi::ranks_per_host_setting(hosts.as_deref()).err();
     let mine = if bad.is_some() { me } else { world.size() };
-    let mut first_bad = mine;
-    world.all_reduce_into(
-        &mine,
-        &mut first_bad,
-        mpi::collective::SystemOperation::min(),
-    );
+    let call = "the all-reduce of the ranks' HYPERCOMM_MPI_RANKS_PER_HOST verdicts";
+    let first_bad = match hypercomm_mpi::agree::all_min_within(
+        &world,
+        mine as u64,
+        args.command.set_up_timeout(),
+        call,
+    ) {
+        Ok(r) => r as i32,
+        Err(e) => {
+            let code = cli::set_up_failed(me, &e);
+            exit_watchdog(Duration::from_secs(15), code);
+            drop(world);
+            drop(universe);
+            return ExitCode::from(code as u8);
+        }
+    };
     if first_bad < world.size() {
         if let (Some(e), true) = (bad, me == first_bad) {
             eprintln!("error: {e}");
@@ -354,10 +388,20 @@ fn main() -> ExitCode {
             immediate,
             persistent,
             stall_setup,
+            stall_agree,
             stall_split,
             split,
             algo,
-        } => {
+        } => 'fault: {
+            if let Some(s) = stall_agree {
+                if me as u32 == *rank {
+                    cli::say(format!("rank {me}: stalling {s:?} before the agreement\n"));
+                    std::thread::sleep(*s);
+                }
+                if let Err(code) = cli::prepare(&world, common.timeout, || Ok(())) {
+                    break 'fault code;
+                }
+            }
             if let (Some(s), true) = (stall_setup, me as u32 == *rank) {
                 cli::say(format!("rank {me}: stalling {s:?} before the set-up\n"));
                 std::thread::sleep(*s);
@@ -410,7 +454,7 @@ fn main() -> ExitCode {
             };
             let sizes = (min_size.unwrap_or(least), *max_size);
             let k = world.size() as u32;
-            match cli::prepare(&world, || {
+            match cli::prepare(&world, common.timeout, || {
                 osu::OsuConfig::new(*benchmark, k, algo, sizes, *iters, *warmup)
             }) {
                 Ok((cfg, cal)) => report(
@@ -431,7 +475,7 @@ fn main() -> ExitCode {
             max_bytes,
             iters,
             stat,
-        } => match cli::prepare(&world, || Ok(())) {
+        } => match cli::prepare(&world, common.timeout, || Ok(())) {
             // The calibration `bench` uses, for `auto` and for the prediction alike.
             Ok(((), cal)) => report(
                 me,
@@ -497,10 +541,14 @@ fn calibrate(
         Err(e) => return bad(e.to_string()),
     };
     let largest = sizes.last().copied().unwrap_or(0) as u64;
+    let limit = match cli::agreed_memory_limit(config.timeout) {
+        Ok(l) => l,
+        Err(e) => return cli::set_up_failed(me, &e),
+    };
     if let Err(e) = hypercomm_cli::config::check_rt_bytes(
         largest.saturating_mul(2),
         "a rank's two buffers at the largest size",
-        cli::agreed_memory_limit(),
+        limit,
         "--max-size",
     ) {
         return bad(e.to_string());
