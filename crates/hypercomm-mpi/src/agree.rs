@@ -6,9 +6,11 @@
 //! MPI's blocking forms (`MPI_Bcast`, `MPI_Allreduce`, `MPI_Comm_split_type`) wait for
 //! every rank forever: one rank that stalls before it joins hangs the rest. These start
 //! the nonblocking form (`MPI_Ibcast`, `MPI_Iallreduce`, `MPI_Iallgather`) and poll it
-//! (with a deadline, yielding the core between polls), so a rank that does not join within the timeout is an
-//! [`Error::SetupTimeout`] naming the call on every rank that waited, and the late rank
-//! itself times out when it arrives (the others left), never a hang. MPI cannot cancel
+//! (with a deadline, yielding the core between polls), so a rank that waits on one that
+//! does not join within the timeout gets an [`Error::SetupTimeout`] naming the call, and
+//! the late rank itself times out when it arrives (the others left), never a hang. A
+//! rank that need not wait for the late one (a broadcast's root, an all-gather's ranks
+//! once its data reached them) may complete the call and fail in a later one. MPI cannot cancel
 //! a collective: the abandoned one's buffers are leaked, and the program should end (as
 //! `hypercomm-mpi` does, exit 1, with [`exit_watchdog`](super::exit_watchdog) bounding
 //! `MPI_Finalize`).
@@ -21,7 +23,7 @@ use mpi::ffi;
 use mpi::raw::AsRaw;
 use mpi::traits::Communicator;
 
-use super::{host_ids, rank_of, settled, Unsettled};
+use super::{host_ids, placement_of, rank_of, settled, Unsettled};
 
 /// The least of every rank's `value` on `comm` (`MPI_Iallreduce` with `MPI_MIN`),
 /// waited for at most `timeout`; `call` names it in the error. Collective over `comm`.
@@ -99,12 +101,13 @@ where
     if len == 0 {
         return Ok(Vec::new());
     }
-    let mut data = if me == root_c { bytes } else { Vec::new() };
-    data.resize(len, 0);
+    // Refused on every rank alike (all have the root's length), before a buffer.
     let count = std::ffi::c_int::try_from(len).map_err(|_| Error::Unsupported {
         call,
         reason: format!("{len} bytes are more than one MPI count"),
     })?;
+    let mut data = if me == root_c { bytes } else { Vec::new() };
+    data.resize(len, 0);
     // SAFETY: `len` bytes in the vector the box holds (its heap buffer does not move),
     // on a live communicator.
     let data = unsafe {
@@ -132,10 +135,21 @@ pub fn ranks_on_machine_within<C>(comm: &C, timeout: Duration) -> Result<usize>
 where
     C: Communicator + AsRaw<Raw = ffi::MPI_Comm>,
 {
+    Ok(machine_and_hosts_within(comm, timeout)?.0)
+}
+
+/// [`ranks_on_machine_within`] and [`ranks_per_host`](super::ranks_per_host) from one
+/// all-gather, waited for at most `timeout` (an MPI failure is an error here, where
+/// `ranks_per_host` takes one host). Collective over `comm`.
+pub fn machine_and_hosts_within<C>(comm: &C, timeout: Duration) -> Result<(usize, Option<u32>)>
+where
+    C: Communicator + AsRaw<Raw = ffi::MPI_Comm>,
+{
     let raw = comm.as_raw();
     let me = rank_of(raw);
     let ids = host_ids(raw, timeout)
         .map_err(|e| e.error(me, "the all-gather of the ranks' machines", timeout))?;
     let mine = ids.get(me as usize).map(|r| r[1]);
-    Ok(ids.iter().filter(|r| Some(r[1]) == mine).count().max(1))
+    let here = ids.iter().filter(|r| Some(r[1]) == mine).count().max(1);
+    Ok((here, placement_of(&ids).ranks_per_host))
 }

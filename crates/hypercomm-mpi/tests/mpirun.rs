@@ -1599,6 +1599,15 @@ fn calibrate_writes_an_mpi_calibration() {
     let job = mpirun(1, &["calibrate", "--output", &fs], Duration::from_secs(60));
     assert_eq!(job.code, Some(2), "{}\n{}", job.stdout, job.stderr);
     assert!(job.stderr.contains("pair of ranks"), "{}", job.stderr);
+    // A directory that does not exist: rank 0's verdict, every rank's exit 2, one message.
+    let job = mpirun(
+        2,
+        &["calibrate", "--output", "/nonexistent-hc-dir/mpi.conf"],
+        Duration::from_secs(60),
+    );
+    assert_eq!(job.code, Some(2), "{}\n{}", job.stdout, job.stderr);
+    let said = job.stderr.matches("/nonexistent-hc-dir does not exist").count();
+    assert_eq!(said, 1, "{}", job.stderr);
 }
 
 /// The shell commands of the README's MPI section (`## MPI` up to the next `## `), in

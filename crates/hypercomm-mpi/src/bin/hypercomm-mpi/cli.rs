@@ -99,8 +99,7 @@ pub fn agreed_calibration(
     let (mut verdict, mut text, mut source) = (0u8, String::new(), String::new());
     let (mut cache, mut unreadable) = (None, None);
     // Collective: every rank, before rank 0 alone looks.
-    let here = agree::ranks_on_machine_within(world, timeout).map_err(unsettled)?;
-    let per_host = hypercomm_mpi::ranks_per_host_within(world, timeout).map_err(unsettled)?;
+    let (here, per_host) = agree::machine_and_hosts_within(world, timeout).map_err(unsettled)?;
     if me == 0 {
         // A job across hosts keeps a file of its own, with the network's bands.
         let machine = match per_host {
@@ -172,8 +171,9 @@ pub fn agreed_calibration(
 /// ([`calibrate::switch_points`]), keep
 /// it at `cache`; rank 0's (calibration text, source) for
 /// [`agreed_calibration`]: the runtime's defaults on 1 rank (no pair: silently), and on
-/// a refused fit or a failed rank (with a note); an error when the agreement on the
-/// memory each rank may take does not complete within `timeout`.
+/// a refused fit (with a note); an error when a rank failed or did not join within
+/// `timeout` (the agreement on the memory each rank may take, or the measurement: the
+/// ranks then stop, as a rank may have left a set-up collective pending on `world`).
 fn measure_calibration(
     world: &SimpleCommunicator,
     per_host: Option<u32>,
@@ -201,7 +201,7 @@ fn measure_calibration(
     if sizes.len() < 2 {
         return defaults(Some("too little memory to measure two sizes".into()));
     }
-    let config = Config::new().timeout(Duration::from_secs(60));
+    let config = Config::new().timeout(timeout);
     let pattern = calibrate::Pattern::Exchange;
     let outcome = hypercomm_mpi::run(world, &config, |comm| {
         let points = calibrate::calibrate_pairs(
@@ -220,7 +220,12 @@ fn measure_calibration(
     });
     let (points, network, shared) = match outcome {
         Ok(p) => p,
-        Err(f) => return defaults(Some(format!("rank {me}: {f}"))),
+        Err(f) => {
+            return Err(hypercomm_rt::Error::Unsupported {
+                call: "the automatic calibration",
+                reason: f.to_string(),
+            })
+        }
     };
     if me != 0 {
         return Ok((String::new(), String::new()));
@@ -258,7 +263,8 @@ fn node_shape_if_asked(
 
 /// The memory each rank may take, the same on every rank: the least over the job of
 /// each rank's [`config::memory_limit`] (its machine's `MemAvailable`, its rlimits, its
-/// cgroup) divided by the ranks sharing its machine (`MPI_Comm_split_type(SHARED)`);
+/// cgroup) divided by the ranks sharing its machine (one all-gather of the ranks'
+/// machines, [`hypercomm_mpi::agree::ranks_on_machine_within`]);
 /// [`config::MemoryLimit::FIXED`] if some rank cannot tell (issue 21).
 ///
 /// Collective over `MPI_COMM_WORLD` (the job's ranks, whatever communicator a command
@@ -267,7 +273,7 @@ fn node_shape_if_asked(
 /// asks before it parses and again when it measures a calibration, and on 8 MPICH
 /// ranks sharing 2 cores the second agreement took 0.3 s of the calibration's 1.5 s.
 /// Each of its collectives waits at most `timeout` ([`hypercomm_mpi::agree`]): a rank
-/// that does not join is an error on every rank that waited, never a hang.
+/// that does not join is an error on every rank that waits for it, never a hang.
 pub fn agreed_memory_limit(timeout: Duration) -> hypercomm_rt::Result<config::MemoryLimit> {
     static AGREED: std::sync::OnceLock<config::MemoryLimit> = std::sync::OnceLock::new();
     if let Some(limit) = AGREED.get() {

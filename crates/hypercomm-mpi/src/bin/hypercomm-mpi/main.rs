@@ -8,10 +8,11 @@
 //!   roots, ours on random integers against the native MPI collective called by rsmpi
 //!   (`MPI_Bcast`, `MPI_Scatter`, …, `MPI_Reduce_scatter_block`); one line per case from
 //!   rank 0; exit 1 on any mismatch.
-//! - `fault --rank R [--panic | --stall S | --stall-setup S | --stall-split S | --mismatch | --leave]`:
+//! - `fault --rank R [--panic | --stall S | --stall-setup S | --stall-agree S | --stall-split S | --mismatch | --leave]`:
 //!   every rank runs all-reduces (or splits the communicator); rank R fails on purpose
 //!   and every other rank must report `PeerFailed` naming it (or time out, in its calls,
-//!   in building the communicator or in a split, or detect the length mismatch). With `--leave`, rank R
+//!   in the set-up's agreement, in building the communicator or in a split, or detect
+//!   the length mismatch). With `--leave`, rank R
 //!   stops early *successfully* (drops its communicator, exits 0): the others, who still
 //!   wait for its messages, must name it as promptly. With `--leave --harmless`, rank R
 //!   leaves once it sent its last messages, which the others take after it left before
@@ -75,7 +76,7 @@ fn seconds(text: &str) -> Result<Duration, String> {
     hypercomm_cli::config::timeout(secs).map_err(|e| e.to_string())
 }
 
-/// `fault`'s pauses (`--stall`, `--stall-setup`, `--stall-split`): a number of seconds
+/// `fault`'s pauses (`--stall`, `--stall-setup`, `--stall-agree`, `--stall-split`): a number of seconds
 /// ≥ 0, else the error naming what is valid.
 fn pause(text: &str) -> Result<Duration, String> {
     match text.trim().parse::<f64>() {
@@ -132,11 +133,10 @@ enum Command {
         /// rank's).
         #[arg(long, value_parser = pause, conflicts_with_all = ["stall", "leave", "harmless", "panic"])]
         stall_setup: Option<Duration>,
-        /// Also sleep this many seconds before the set-up's agreement (the memory each
-        /// rank may take and the calibration, as `run`, `bench`, `osu` and `vs-native`
-        /// agree on them before they build a communicator): with more than
-        /// `--timeout`, the others' agreement times out (and so, later, does this
-        /// rank's).
+        /// Also agree on the calibration first, as `run`, `bench`, `osu` and
+        /// `vs-native` do before they build a communicator (`--timeout` bounds each of
+        /// its collectives), rank R this many seconds late: with more than `--timeout`,
+        /// the others' agreement times out (and so, later, does this rank's).
         #[arg(long, value_parser = pause, conflicts_with_all = ["stall", "leave", "harmless", "panic", "stall_setup"])]
         stall_agree: Option<Duration>,
         /// Instead of the all-reduces, split the communicator (`--split`), rank R this
@@ -532,9 +532,16 @@ fn calibrate(
     if world.size() < 2 {
         return bad("calibrate needs a pair of ranks: run it under mpirun -n 2 or more".into());
     }
-    let path = match cal::output_path(output, reps, cli::BACKEND) {
-        Ok(p) => p,
-        Err(e) => return bad(e.to_string()),
+    // Only rank 0 writes the file: its verdict on the path is everyone's (on another
+    // host `HOME` or the directory may differ), agreed before any other collective.
+    let path = cal::output_path(output, reps, cli::BACKEND);
+    let call = "the broadcast of rank 0's verdict on --output";
+    let mine = vec![u8::from(path.is_ok())];
+    let path = match hypercomm_mpi::agree::broadcast_within(world, 0, mine, config.timeout, call) {
+        Ok(v) if v == [1] => path.unwrap_or_default(),
+        // Rank 0, the one that prints, has the error.
+        Ok(_) => return bad(path.err().map(|e| e.to_string()).unwrap_or_default()),
+        Err(e) => return cli::set_up_failed(me, &e),
     };
     let sizes = match cal::checked_sizes(max_size) {
         Ok(s) => s,
