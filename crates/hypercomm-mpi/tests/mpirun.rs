@@ -400,7 +400,12 @@ fn a_bad_timeout_or_pause_is_bad_input_on_every_command() {
         }
     }
     // `fault`'s pauses: seconds ≥ 0.
-    for flag in ["--stall=-1", "--stall-setup=nan", "--stall-split=1e30"] {
+    for flag in [
+        "--stall=-1",
+        "--stall-setup=nan",
+        "--stall-split=1e30",
+        "--stall-agree=-2",
+    ] {
         let job = mpirun(1, &["fault", flag], Duration::from_secs(60));
         let what = format!("{flag}:\n{}", job.stderr);
         assert_eq!(job.code, Some(2), "{what}");
@@ -464,85 +469,46 @@ fn a_rank_that_splits_late_makes_the_split_time_out() {
     }
 }
 
-/// Rank 1 of 3 sleeps 6 s before building its communicator, longer than the 2 s
-/// timeout: the others' set-up (`MPI_Comm_idup`, waited for with a deadline) fails
-/// naming the time-out, not a hang, and the job ends non-zero.
+/// Rank 1 of 3 sleeps 6 s, longer than the 2 s timeout, before a collective set-up:
+/// building its communicator (`--stall-setup`: the others' `MPI_Comm_idup`, waited for
+/// with a deadline, fails naming the time-out), or the agreement on the calibration
+/// before it (`--stall-agree`: the others' first collective of it, an `MPI_Iallgather`
+/// waited for with a deadline where MPI's blocking `MPI_Comm_split_type` hung them;
+/// rank 1, arriving after they left, times out in a later one). Not a hang: the job
+/// ends non-zero.
 #[test]
-fn a_rank_that_never_builds_its_communicator_makes_the_set_up_time_out() {
-    let args = [
-        "fault",
-        "--timeout",
-        "2",
-        "--rank",
-        "1",
-        "--stall-setup",
-        "6",
-    ];
-    let job = mpirun(3, &args, Duration::from_secs(60));
-    assert!(job.code.is_some_and(|c| c != 0), "{}", job.stderr);
-    for r in [0, 2] {
-        let line = format!(
-            "hypercomm-mpi: rank {r}: cannot build the communicator: rank {r}: MPI_Comm_idup \
-             was not joined by every rank within 2s"
-        );
+fn a_rank_late_to_the_set_up_makes_it_time_out() {
+    for (flag, what) in [
+        (
+            "--stall-setup",
+            "cannot build the communicator: rank {r}: MPI_Comm_idup",
+        ),
+        (
+            "--stall-agree",
+            "set-up: rank {r}: the all-gather of the ranks' machines",
+        ),
+    ] {
+        let args = ["fault", "--timeout", "2", "--rank", "1", flag, "6"];
+        let job = mpirun(3, &args, Duration::from_secs(60));
+        assert!(job.code.is_some_and(|c| c != 0), "{flag}: {}", job.stderr);
+        for r in [0, 2] {
+            let line = format!(
+                "hypercomm-mpi: rank {r}: {} was not joined by every rank within 2s",
+                what.replace("{r}", &r.to_string())
+            );
+            assert!(
+                job.stderr.contains(&line),
+                "{flag}: missing `{line}`:\n{}",
+                job.stderr
+            );
+        }
+        assert!(!job.stderr.contains("panicked"), "{flag}: {}", job.stderr);
         assert!(
-            job.stderr.contains(&line),
-            "missing `{line}`:\n{}",
-            job.stderr
+            job.elapsed < Duration::from_secs(40),
+            "{flag}: took {:?}",
+            job.elapsed
         );
     }
-    assert!(
-        job.elapsed < Duration::from_secs(40),
-        "took {:?}",
-        job.elapsed
-    );
-}
-
-/// Rank 1 of 3 sleeps 6 s before the set-up's agreement (the memory each rank may
-/// take, rank 0's calibration), longer than the 2 s timeout: the others' first
-/// collective of it (`MPI_Iallgather`, waited for with a deadline, where MPI's blocking
-/// `MPI_Comm_split_type` hung them) fails naming the time-out, and rank 1, arriving
-/// after they left, times out in a later one, not a hang. A bad `--stall-agree` is bad
-/// input.
-#[test]
-fn a_rank_that_agrees_late_makes_the_agreement_time_out() {
-    let args = [
-        "fault",
-        "--timeout",
-        "2",
-        "--rank",
-        "1",
-        "--stall-agree",
-        "6",
-    ];
-    let job = mpirun(3, &args, Duration::from_secs(60));
-    assert!(job.code.is_some_and(|c| c != 0), "{}", job.stderr);
-    for r in [0, 2] {
-        let line = format!(
-            "hypercomm-mpi: rank {r}: set-up: rank {r}: the all-gather of the ranks' machines \
-             was not joined by every rank within 2s"
-        );
-        assert!(
-            job.stderr.contains(&line),
-            "missing `{line}`:\n{}",
-            job.stderr
-        );
-    }
-    // Rank 1 reports its own time-out, unless mpirun ended the job first (the others
-    // exited 1 seconds before).
-    assert!(!job.stderr.contains("panicked"), "{}", job.stderr);
-    assert!(
-        job.elapsed < Duration::from_secs(40),
-        "took {:?}",
-        job.elapsed
-    );
-    let job = mpirun(1, &["fault", "--stall-agree=-2"], Duration::from_secs(60));
-    assert_eq!(job.code, Some(2), "{}", job.stderr);
-    assert!(
-        job.stderr.contains("valid: a number of seconds ≥ 0"),
-        "{}",
-        job.stderr
-    );
 }
 
 #[test]
@@ -1606,7 +1572,10 @@ fn calibrate_writes_an_mpi_calibration() {
         Duration::from_secs(60),
     );
     assert_eq!(job.code, Some(2), "{}\n{}", job.stdout, job.stderr);
-    let said = job.stderr.matches("/nonexistent-hc-dir does not exist").count();
+    let said = job
+        .stderr
+        .matches("/nonexistent-hc-dir does not exist")
+        .count();
     assert_eq!(said, 1, "{}", job.stderr);
 }
 
@@ -1743,22 +1712,11 @@ fn readme_expectation(command: &str) -> Option<fn(&str, &Job, &Path)> {
                 job.stdout
             );
         }
-    } else if has("fault") && has("--stall-agree") {
-        // "rank 1 agrees late on memory and calibration: the agreement times out".
-        |c, job, _| {
-            assert!(
-                job.code.is_some_and(|code| code != 0),
-                "README: `{c}` exited {:?}",
-                job.code
-            );
-            for r in [0, 2] {
-                let line = format!("rank {r}: set-up: rank {r}: the all-gather of the ranks' machines was not joined");
-                assert!(job.stderr.contains(&line), "README: `{c}`:\n{}", job.stderr);
-            }
-        }
-    } else if has("fault") && (has("--stall-setup") || has("--stall-split")) {
-        // "rank 1 builds its communicator late: the set-up times out", and "rank 1
-        // splits late: the split times out".
+    } else if has("fault") && (has("--stall-setup") || has("--stall-split") || has("--stall-agree"))
+    {
+        // "rank 1 builds its communicator late: the set-up times out", "rank 1 splits
+        // late: the split times out", "rank 1 agrees late on the calibration: the
+        // agreement times out".
         |c, job, _| {
             assert!(
                 job.code.is_some_and(|code| code != 0),
@@ -1770,6 +1728,8 @@ fn readme_expectation(command: &str) -> Option<fn(&str, &Job, &Path)> {
                     format!(
                         "rank {r}: rank {r}: the barrier before MPI_Comm_split_type was not joined"
                     )
+                } else if c.contains("--stall-agree") {
+                    format!("rank {r}: set-up: rank {r}: the all-gather of the ranks' machines was not joined")
                 } else {
                     format!("rank {r}: cannot build the communicator: rank {r}: MPI_Comm_idup was not joined")
                 };
