@@ -418,6 +418,49 @@ fn a_bad_timeout_or_pause_is_bad_input_on_every_command() {
     }
 }
 
+/// Bad arguments of `check`, `vs-native`, `fault` and `calibrate` are refused before the
+/// command starts: exit 2 and one message (rank 0's) naming the option, where they
+/// panicked (`check --lengths` past memory: a capacity overflow), aborted
+/// (`vs-native --max-bytes` 2^64 − 1), measured for nothing (`calibrate --output` a
+/// directory), or ran and exited 0 (`check --ops foo`: 0 cases; `vs-native --algo foo`,
+/// `--iters 0`).
+#[test]
+fn bad_arguments_are_refused_before_the_command_starts() {
+    for (args, said) in [
+        (&["check", "--ops", "foo"][..], "invalid --ops: `foo`"),
+        (
+            &["check", "--lengths", "18446744073709551615"][..],
+            "invalid --lengths",
+        ),
+        (
+            &["vs-native", "--max-bytes", "18446744073709551615"][..],
+            "invalid --max-bytes",
+        ),
+        (&["vs-native", "--algo", "foo"][..], "no algorithm `foo`"),
+        (&["vs-native", "--iters", "0"][..], "invalid --iters: 0"),
+        (&["fault", "--rank", "2"][..], "invalid --rank: 2"),
+        (&["fault", "--algo", "foo"][..], "no algorithm `foo`"),
+        (
+            &["calibrate", "--output", "/tmp"][..],
+            "/tmp is a directory",
+        ),
+    ] {
+        let job = mpirun(2, args, Duration::from_secs(60));
+        assert_eq!(job.code, Some(2), "{args:?}:\n{}", job.stderr);
+        assert_eq!(
+            job.stderr.matches(said).count(),
+            1,
+            "{args:?}:\n{}",
+            job.stderr
+        );
+        assert!(
+            !job.stderr.contains("panicked"),
+            "{args:?}:\n{}",
+            job.stderr
+        );
+    }
+}
+
 /// Rank 1 of 3 splits its communicator 6 s after the others, with a 2 s timeout: in
 /// `split_shared` the others' bounded barrier before MPI's blocking
 /// `MPI_Comm_split_type` times out, naming it; in `split` their all-gather of the

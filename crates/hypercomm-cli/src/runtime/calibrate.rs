@@ -835,7 +835,7 @@ pub fn network_bands(points: &[PingPong]) -> hypercomm_rt::select::Bands {
 pub const MAX_REPS: u64 = 100_000;
 
 /// Where `calibrate` of `backend` saves, after checking `--reps` (1 to [`MAX_REPS`]):
-/// `output`, whose directory must exist (as `sweep --svg`'s), else the default
+/// `output`, which must not be a directory and whose directory must exist (as `sweep --svg`'s), else the default
 /// ([`CalibrationSource::for_backend`]: `HYPERCOMM_CALIBRATION`'s file, else the
 /// backend's in the configuration directory, which [`save`] creates); an error when
 /// neither names a path.
@@ -852,6 +852,16 @@ pub fn output_path(
         });
     }
     if let Some(out) = &output {
+        if out.is_dir() {
+            return Err(Error::InvalidParameter {
+                what: "--output",
+                reason: format!(
+                    "{} is a directory; valid: a file to write (e.g. {}/calibration.conf)",
+                    out.display(),
+                    out.display()
+                ),
+            });
+        }
         let dir = out.parent().filter(|d| !d.as_os_str().is_empty());
         if let Some(dir) = dir.filter(|d| !d.is_dir()) {
             return Err(Error::InvalidParameter {

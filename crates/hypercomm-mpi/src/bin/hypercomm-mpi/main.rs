@@ -33,6 +33,7 @@
 
 mod cli;
 mod osu;
+mod validate;
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -370,12 +371,25 @@ fn main() -> ExitCode {
             lengths,
             seed,
             ops,
-        } => report(
-            me,
-            hypercomm_mpi::run(&world, &config(common), |comm| {
-                check(comm, &world, lengths, *seed, ops)
-            }),
-        ),
+        } => 'check: {
+            let limit = match cli::agreed_memory_limit(common.timeout) {
+                Ok(l) => l,
+                Err(e) => break 'check cli::set_up_failed(me, &e),
+            };
+            let checked: Vec<OpKind> = CHECKED.into_iter().chain(CHECKED_V).collect();
+            let k = world.size() as u32;
+            if let Err(e) = validate::ops(ops, &checked, "--ops")
+                .and_then(|_| validate::check(lengths, k, limit))
+            {
+                break 'check refuse(me, e);
+            }
+            report(
+                me,
+                hypercomm_mpi::run(&world, &config(common), |comm| {
+                    check(comm, &world, lengths, *seed, ops)
+                }),
+            )
+        }
         Command::Fault {
             common,
             rank,
@@ -393,6 +407,9 @@ fn main() -> ExitCode {
             split,
             algo,
         } => 'fault: {
+            if let Err(e) = validate::fault(*rank, algo, world.size() as u32) {
+                break 'fault refuse(me, e);
+            }
             if let Some(s) = stall_agree {
                 if me as u32 == *rank {
                     cli::say(format!("rank {me}: stalling {s:?} before the agreement\n"));
@@ -475,7 +492,15 @@ fn main() -> ExitCode {
             max_bytes,
             iters,
             stat,
-        } => match cli::prepare(&world, common.timeout, || Ok(())) {
+        } => match cli::agreed_memory_limit(common.timeout)
+            .map_err(|e| cli::set_up_failed(me, &e))
+            .and_then(|limit| {
+                let k = world.size() as u32;
+                validate::vs_native(ops, &CHECKED, algo, *max_bytes, *iters, k, limit)
+                    .map_err(|e| refuse(me, e))
+            })
+            .and_then(|_| cli::prepare(&world, common.timeout, || Ok(())))
+        {
             // The calibration `bench` uses, for `auto` and for the prediction alike.
             Ok(((), cal)) => report(
                 me,
@@ -495,6 +520,14 @@ fn main() -> ExitCode {
     drop(world);
     drop(universe);
     ExitCode::from(code as u8)
+}
+
+/// Bad input every rank found alike: rank 0 prints it; exit 2.
+fn refuse(me: i32, e: String) -> i32 {
+    if me == 0 {
+        cli::say(format!("error: {e}\n"));
+    }
+    i32::from(hypercomm_cli::EXIT_BAD_INPUT)
 }
 
 /// Exit code 2 (from rank 0's message) when `--ranks` is not the job's size.
