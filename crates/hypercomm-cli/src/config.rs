@@ -706,7 +706,7 @@ pub fn timeout(secs: f64) -> Result<std::time::Duration, Error> {
     }
     Err(Error::InvalidParameter {
         what: "--timeout",
-        reason: format!("{secs}; valid: a number of seconds > 0"),
+        reason: format!("{secs}; valid: a number of seconds > 0 (and below 1e9)"),
     })
 }
 

@@ -156,6 +156,11 @@ pub struct Calibration {
 /// at a quarter of its length under the exchange bands.
 pub const MIN_SHARED_COPY: f64 = 0.25;
 
+/// The most seconds a calibration's start-up (`beta`) or switch may be: far beyond any
+/// machine's (a start-up of 1000 s), below what the reports and the cost model's sums
+/// print and add without overflowing (a `beta = 1e300` gave 300-digit predictions).
+pub const MAX_SECONDS: f64 = 1000.0;
+
 /// A [`Calibration`]'s shared-copy shares: (bytes, share) by increasing size, at most
 /// [`MAX_BANDS`] (a fixed array, so that a calibration stays `Copy`). One point at 0
 /// bytes is the one share of every size.
@@ -602,12 +607,15 @@ impl Calibration {
         })
     }
 
-    /// Parse the text of a calibration file (defaults for keys it omits).
+    /// Parse the text of a calibration file: `beta` and `tau` each once (at most
+    /// [`MAX_SECONDS`] and 1 s per byte), the others optional (defaults where omitted).
     pub fn parse(text: &str) -> Result<Self> {
         let mut c = Self::default();
         let (mut bands, mut fresh, mut same_cpu, mut network) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let mut shares: Vec<(u64, f64)> = Vec::new();
+        // The one-value keys seen: each is set once (a second would silently win).
+        let mut seen: Vec<&str> = Vec::new();
         let bad = |m: String| Error::Calibration(m);
         let cleaned: String = text
             .lines()
@@ -676,14 +684,29 @@ impl Calibration {
                      switch, shared-copy"
                 )));
             }
+            if seen.contains(&key) {
+                return Err(bad(format!(
+                    "`{key}` is set twice; valid: each of beta, tau and switch once"
+                )));
+            }
+            seen.push(key);
             let v = number(value)?;
             match key {
-                "switch" if !(v.is_finite() && v >= 0.0) => {
-                    return Err(bad(format!("switch = {v} must be finite and ≥ 0")));
+                "switch" if !(v.is_finite() && (0.0..=MAX_SECONDS).contains(&v)) => {
+                    return Err(bad(format!(
+                        "switch = {v}; valid: 0 to {MAX_SECONDS} seconds"
+                    )));
                 }
                 "switch" => c.switch = v,
-                "beta" if !(v.is_finite() && v >= 0.0) => {
-                    return Err(bad(format!("beta = {v} must be finite and ≥ 0")));
+                "beta" if !(v.is_finite() && (0.0..=MAX_SECONDS).contains(&v)) => {
+                    return Err(bad(format!(
+                        "beta = {v} must be finite, ≥ 0 and at most {MAX_SECONDS} seconds"
+                    )));
+                }
+                "tau" if v > 1.0 => {
+                    return Err(bad(format!(
+                        "tau = {v}; valid: more than 0 and at most 1 second per byte"
+                    )));
                 }
                 "tau" if !(v.is_finite() && v > 0.0) => {
                     return Err(bad(format!(
@@ -695,6 +718,15 @@ impl Calibration {
                 "beta" => c.beta = v,
                 _ => c.tau = v,
             }
+        }
+        // The one line is the calibration: a file without it (empty, or cut short)
+        // would price every message at the defaults while reports name the file.
+        if let Some(key) = ["beta", "tau"].into_iter().find(|k| !seen.contains(k)) {
+            return Err(bad(format!(
+                "no `{key}` line; valid: a file with `beta = SECONDS` and `tau = SECONDS \
+                 PER BYTE` (what `calibrate` writes), or HYPERCOMM_CALIBRATION=off for the \
+                 defaults"
+            )));
         }
         c.bands = Bands::new(&bands)?;
         let named = |what: &'static str| {

@@ -1192,13 +1192,23 @@ mod tests {
         };
         let text = switch_text(&c, 12e-6, 4.0);
         assert!(text.ends_with("switch = 2e-6\n"), "{text}");
-        assert_eq!(Calibration::parse(&text).unwrap().switch, 2e-6);
+        assert_eq!(
+            Calibration::parse(&format!("beta = 1e-6\ntau = 1e-9\n{text}"))
+                .unwrap()
+                .switch,
+            2e-6
+        );
         assert!(switch_text(&Calibration::default(), 12e-6, 4.0).is_empty());
         // From the measurement: set, and its lines; none without sharing.
         let mut c = Calibration::default();
         let text = set_switch(&mut c, Some((16e-6, 4.0)), &points);
         assert!((c.switch - 3.2e-6).abs() < 1e-15, "{}", c.switch);
-        assert_eq!(Calibration::parse(&text).unwrap().switch, c.switch);
+        assert_eq!(
+            Calibration::parse(&format!("beta = 1e-6\ntau = 1e-9\n{text}"))
+                .unwrap()
+                .switch,
+            c.switch
+        );
         let mut c = Calibration::default();
         assert!(set_switch(&mut c, None, &points).is_empty());
         assert_eq!(c.switch, 0.0);
@@ -1286,7 +1296,9 @@ mod tests {
             "{text}"
         );
         assert_eq!(
-            Calibration::parse(&text).unwrap().shared_copy,
+            Calibration::parse(&format!("beta = 1e-6\ntau = 1e-9\n{text}"))
+                .unwrap()
+                .shared_copy,
             with.shared_copy
         );
         assert!(shared_copy_text(&c, &[]).is_empty());

@@ -542,6 +542,22 @@ fn calibration_files_are_read_and_checked() {
     );
     assert!(Calibration::parse("gamma = 1").is_err());
     assert!(Calibration::parse("tau = -1").is_err());
+    // The one line is required, once each, within range: an empty file, a file cut
+    // short, a key set twice and a start-up of 1e300 s are refused, naming why.
+    for (text, says) in [
+        ("", "no `beta` line"),
+        ("# nothing\n", "no `beta` line"),
+        ("beta = 1e-6\n", "no `tau` line"),
+        (
+            "beta = 1e-6\ntau = 1e-9\nbeta = 2e-6\n",
+            "`beta` is set twice",
+        ),
+        ("beta = 1e300\ntau = 1e-9\n", "at most 1000 seconds"),
+        ("beta = 1e-6\ntau = 2\n", "at most 1 second per byte"),
+    ] {
+        let e = Calibration::parse(text).unwrap_err().to_string();
+        assert!(e.contains(says), "{text:?}: {e}");
+    }
     assert!(Calibration::load(&dir.join("missing")).is_err());
     std::fs::remove_dir_all(&dir).unwrap();
 }

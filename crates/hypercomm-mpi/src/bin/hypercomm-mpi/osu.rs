@@ -151,7 +151,11 @@ impl OsuConfig {
         };
         if min < least || max > 1 << 26 {
             return Err(invalid(
-                "--min-size",
+                if min < least {
+                    "--min-size"
+                } else {
+                    "--max-size"
+                },
                 format!(
                     "sizes {min}..{max} B; valid: {least}..=67108864 for {}",
                     benchmark.name()
