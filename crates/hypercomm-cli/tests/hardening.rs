@@ -625,3 +625,42 @@ fn planned_schedules_past_their_memory_are_refused() {
     let r = hc_guarded(&args);
     check_refused(&args, &r, &["2048 nodes", "planned item by item"]);
 }
+
+/// `tables` had no upper limit: `--nodes 65536` and `--data 18446744073709551615`
+/// aborted in the allocator, `--nodes 1024` and `--data 4294967296000` (or `--beta 0`,
+/// whose pipelines take a packet per element) ran for minutes, `--nodes 1e30` gave the
+/// parser's text, and `--beta 1e308` exited 1 with nothing said. Now each is refused
+/// before any cell runs, naming the option and its valid values.
+#[test]
+fn tables_refuse_sizes_past_their_limits() {
+    let valid_nodes = "valid: 4, 16 or 64";
+    for (args, needles) in [
+        (vec!["--nodes", "65536"], vec!["--nodes", valid_nodes]),
+        (vec!["--nodes", "256"], vec!["--nodes", valid_nodes]),
+        (vec!["--nodes", "16777216"], vec!["--nodes", valid_nodes]),
+        (
+            vec!["--nodes", "18446744073709551615"],
+            vec!["--nodes", valid_nodes],
+        ),
+        (vec!["--nodes", "1e30"], vec!["--nodes", "4, 16 or 64"]),
+        (vec!["--nodes", "nan"], vec!["--nodes", "4, 16 or 64"]),
+        (
+            vec!["--data", "18446744073709551615"],
+            vec!["--data", "valid: 1..=67108864"],
+        ),
+        (
+            vec!["--data", "4294967296000"],
+            vec!["--data", "valid: 1..=67108864"],
+        ),
+        (
+            vec!["--data", "1048576", "--beta", "0"],
+            vec!["--data", "1048576 packets", "valid: 1..=4096"],
+        ),
+        (
+            vec!["--beta", "1e308"],
+            vec!["--beta", "infinite", "valid:"],
+        ),
+    ] {
+        refused(&with(&["tables"], &args), &needles);
+    }
+}
