@@ -664,3 +664,62 @@ fn tables_refuse_sizes_past_their_limits() {
         refused(&with(&["tables"], &args), &needles);
     }
 }
+
+/// A large `--packets` (or `opt` with β = 0, a packet per element) built a pipeline's
+/// whole program to estimate its work, before the work check: `--packets 30000000` on
+/// hypercube:3 aborted in the allocator. Now the packet count is checked first, every
+/// packet being at least a unit of work, and the refusal names the valid --packets.
+#[test]
+fn pipelines_past_the_work_limit_are_refused_before_building() {
+    let big = ["--len", "30000000", "--packets", "30000000"];
+    let sbt = ["--topology", "hypercube:3", "--op", "broadcast"];
+    for (base, algo) in [
+        (&sbt[..], "sbt"),
+        (&sbt[..], "esbt"),
+        (
+            &[
+                "--topology",
+                "hypercube:1",
+                "--op",
+                "p2p",
+                "--src",
+                "0",
+                "--dst",
+                "1",
+            ][..],
+            "ecube",
+        ),
+        (
+            &[
+                "--topology",
+                "ring:4",
+                "--op",
+                "p2p",
+                "--src",
+                "0",
+                "--dst",
+                "2",
+            ][..],
+            "direct",
+        ),
+    ] {
+        let args = with(&with(&with(&["simulate"], base), &["--algo", algo]), &big);
+        let r = hc_limited(4 << 20, &args);
+        check_refused(&args, &r, &["schedule too large", "valid: --packets 1..="]);
+    }
+    let opt = with(
+        &with(&["simulate"], &sbt),
+        &["--algo", "nesbt", "--len", "100000000", "--beta", "0"],
+    );
+    let r = hc_limited(4 << 20, &opt);
+    check_refused(&opt, &r, &["schedule too large", "valid: --packets 1..="]);
+    let draw = with(
+        &with(
+            &with(&["draw", "--svg", "/dev/null"], &sbt),
+            &["--algo", "sbt"],
+        ),
+        &big,
+    );
+    let r = hc_limited(4 << 20, &draw);
+    check_refused(&draw, &r, &["schedule too large", "valid: --packets 1..="]);
+}
