@@ -41,6 +41,11 @@ pub fn whole(s: &str) -> Result<u64, String> {
     }
 }
 
+/// `tables --nodes`: a whole number ([`whole`]), a bad one answered with the valid K.
+pub fn tables_nodes(s: &str) -> Result<u64, String> {
+    whole(s).map_err(|e| format!("{e}; valid for --nodes: 4, 16 or 64"))
+}
+
 /// The help of `--op`: every collective, named as the parser ([`OpKind`]'s `FromStr`)
 /// takes them, from [`OpKind::ALL`].
 pub fn op_help() -> &'static str {
@@ -129,15 +134,16 @@ pub struct DrawArgs {
 #[derive(Debug, Args)]
 pub struct TablesArgs {
     /// K, the processors of every machine (a square for the grid, a power of two for
-    /// the hypercube).
-    #[arg(long, value_name = "K", default_value_t = 16)]
-    pub nodes: u32,
+    /// the hypercube): 4, 16 or 64.
+    #[arg(long, value_parser = tables_nodes, allow_negative_numbers = true, value_name = "K", default_value_t = 16)]
+    pub nodes: u64,
     /// k* = S, simultaneous shared-memory accesses (1 ≤ S ≤ K).
-    #[arg(long, value_name = "S", default_value_t = 4)]
-    pub kstar: u32,
+    #[arg(long, value_parser = whole, allow_negative_numbers = true, value_name = "S", default_value_t = 4)]
+    pub kstar: u64,
     /// The paper's N (the message; the total for all-to-all, scatter and the
-    /// multiscatter; the matrix order for the hypercube's and switch's multiscatter).
-    #[arg(long, value_name = "N", default_value_t = 4096)]
+    /// multiscatter; the matrix order for the hypercube's and switch's multiscatter):
+    /// 1 to 2^26, and the packets of the longest pipeline at most 2^16 / max(K, 16).
+    #[arg(long, value_parser = whole, allow_negative_numbers = true, value_name = "N", default_value_t = 4096)]
     pub data: u64,
     /// τ_X, the start-up (our β).
     #[arg(long, value_name = "B", default_value_t = 1.0)]

@@ -453,6 +453,23 @@ pub fn check_work(
         )
         .div_ceil(1000);
     let limit = left.saturating_sub(fixed).saturating_mul(per) / weight;
+    // Every packet is sent at least once, a unit each, and the estimate below holds a
+    // rank's whole program (ν steps for a pipeline's root) before counting it: refuse
+    // ν beyond the units left (unscaled, so that one program stays some hundred MB)
+    // before building any program. `--packets 30000000` on hypercube:3 aborted here.
+    if let Some(nu) = schedule.packets() {
+        let most = (left.saturating_sub(fixed) / weight).min(limit).max(1);
+        if nu > most {
+            return Err(Error::TooLarge(format!(
+                "{} ({}) on {nodes} nodes in {nu} packets is more work than is left of the \
+                 limit of {MAX_WORK} units (2^22, about a microsecond each) for one \
+                 command, a unit at least for every packet; valid: --packets 1..={most} \
+                 for this run (an explicit count where `opt` picks more, as it does with \
+                 β = 0), or a smaller --len",
+                algo.name, algo.op,
+            )));
+        }
+    }
     let named: Vec<u32> = problem.collective.root().into_iter().collect();
     let work = hypercomm::schedule::work::estimate(schedule, &named, limit);
     if work <= limit && fixed <= left {

@@ -14,9 +14,26 @@ use crate::{CliError, Io, Outcome};
 /// Run `hypercomm tables`.
 pub fn run(args: &TablesArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
     let model = hypercomm::cost::model::Model::new(args.beta, args.tau)?;
+    // Above u32 the library could not be told the number given: the same refusal here.
+    let wide = |v: u64, what: &'static str, valid: String| match u32::try_from(v) {
+        Ok(v) => Ok(v),
+        Err(_) => Err(hypercomm::error::Error::InvalidParameter {
+            what,
+            reason: format!("{v}; valid: {valid}"),
+        }),
+    };
+    let k = wide(
+        args.nodes,
+        "--nodes",
+        format!(
+            "4, 16 or 64 (a square and a power of two, at most {})",
+            tables::MAX_NODES
+        ),
+    )?;
+    let kstar = wide(args.kstar, "--kstar", format!("1..={k} (1 ≤ k* ≤ K)"))?;
     let p = Params004 {
-        k: args.nodes,
-        kstar: args.kstar,
+        k,
+        kstar,
         n: args.data,
         beta: model.beta(),
         tau: model.tau(),
@@ -25,6 +42,7 @@ pub fn run(args: &TablesArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
         check_directory(path)?;
     }
     let cells = tables::cells(&p)?;
+    check_finite(&cells)?;
     if let Some(path) = &args.svg {
         std::fs::write(path, crate::plot::bars(&chart(&cells, &p))).map_err(|source| {
             CliError::WriteFile {
@@ -65,6 +83,27 @@ pub fn run(args: &TablesArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
     } else {
         Outcome::Failed
     })
+}
+
+/// Refuse cells whose times are infinite: β and τ so large (`--beta 1e308`) that a
+/// time overflows (a cell without an algorithm is NaN, shown as "–").
+fn check_finite(cells: &[Cell]) -> Result<(), hypercomm::error::Error> {
+    let infinite = cells.iter().find(|c| {
+        [c.printed, c.corrected, c.exact]
+            .iter()
+            .any(|v| v.is_infinite())
+    });
+    match infinite {
+        Some(c) => Err(hypercomm::error::Error::InvalidParameter {
+            what: "--beta/--tau",
+            reason: format!(
+                "a time of {} on the {} is infinite: β and τ are too large for these \
+                 tables; valid: values for which the times stay finite (below about 1e308)",
+                c.operation, c.architecture
+            ),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// Refuse an SVG path whose directory does not exist, before computing the cells.

@@ -625,3 +625,101 @@ fn planned_schedules_past_their_memory_are_refused() {
     let r = hc_guarded(&args);
     check_refused(&args, &r, &["2048 nodes", "planned item by item"]);
 }
+
+/// `tables` had no upper limit: `--nodes 65536` and `--data 18446744073709551615`
+/// aborted in the allocator, `--nodes 1024` and `--data 4294967296000` (or `--beta 0`,
+/// whose pipelines take a packet per element) ran for minutes, `--nodes 1e30` gave the
+/// parser's text, and `--beta 1e308` exited 1 with nothing said. Now each is refused
+/// before any cell runs, naming the option and its valid values.
+#[test]
+fn tables_refuse_sizes_past_their_limits() {
+    let valid_nodes = "valid: 4, 16 or 64";
+    for (args, needles) in [
+        (vec!["--nodes", "65536"], vec!["--nodes", valid_nodes]),
+        (vec!["--nodes", "256"], vec!["--nodes", valid_nodes]),
+        (vec!["--nodes", "16777216"], vec!["--nodes", valid_nodes]),
+        (
+            vec!["--nodes", "18446744073709551615"],
+            vec!["--nodes", valid_nodes],
+        ),
+        (vec!["--nodes", "1e30"], vec!["--nodes", "4, 16 or 64"]),
+        (vec!["--nodes", "nan"], vec!["--nodes", "4, 16 or 64"]),
+        (
+            vec!["--data", "18446744073709551615"],
+            vec!["--data", "valid: 1..=67108864"],
+        ),
+        (
+            vec!["--data", "4294967296000"],
+            vec!["--data", "valid: 1..=67108864"],
+        ),
+        (
+            vec!["--data", "1048576", "--beta", "0"],
+            vec!["--data", "1048576 packets", "valid: 1..=4096"],
+        ),
+        (
+            vec!["--beta", "1e308"],
+            vec!["--beta", "infinite", "valid:"],
+        ),
+    ] {
+        refused(&with(&["tables"], &args), &needles);
+    }
+}
+
+/// A large `--packets` (or `opt` with β = 0, a packet per element) built a pipeline's
+/// whole program to estimate its work, before the work check: `--packets 30000000` on
+/// hypercube:3 aborted in the allocator. Now the packet count is checked first, every
+/// packet being at least a unit of work, and the refusal names the valid --packets.
+#[test]
+fn pipelines_past_the_work_limit_are_refused_before_building() {
+    let big = ["--len", "30000000", "--packets", "30000000"];
+    let sbt = ["--topology", "hypercube:3", "--op", "broadcast"];
+    for (base, algo) in [
+        (&sbt[..], "sbt"),
+        (&sbt[..], "esbt"),
+        (
+            &[
+                "--topology",
+                "hypercube:1",
+                "--op",
+                "p2p",
+                "--src",
+                "0",
+                "--dst",
+                "1",
+            ][..],
+            "ecube",
+        ),
+        (
+            &[
+                "--topology",
+                "ring:4",
+                "--op",
+                "p2p",
+                "--src",
+                "0",
+                "--dst",
+                "2",
+            ][..],
+            "direct",
+        ),
+    ] {
+        let args = with(&with(&with(&["simulate"], base), &["--algo", algo]), &big);
+        let r = hc_limited(4 << 20, &args);
+        check_refused(&args, &r, &["schedule too large", "valid: --packets 1..="]);
+    }
+    let opt = with(
+        &with(&["simulate"], &sbt),
+        &["--algo", "nesbt", "--len", "100000000", "--beta", "0"],
+    );
+    let r = hc_limited(4 << 20, &opt);
+    check_refused(&opt, &r, &["schedule too large", "valid: --packets 1..="]);
+    let draw = with(
+        &with(
+            &with(&["draw", "--svg", "/dev/null"], &sbt),
+            &["--algo", "sbt"],
+        ),
+        &big,
+    );
+    let r = hc_limited(4 << 20, &draw);
+    check_refused(&draw, &r, &["schedule too large", "valid: --packets 1..="]);
+}

@@ -392,15 +392,90 @@ pub fn closed_form(
         .map(|f| f.value)
 }
 
+/// The largest K: every cell builds, verifies and simulates every registry algorithm
+/// of its machine, K = 64 in about a second, K = 256 (the next K that is both a square
+/// and a power of two) in 20 s.
+pub const MAX_NODES: u32 = 64;
+
+/// The largest N, 2^26: the hypercube's and the switch's multiscatter move N² elements
+/// in all, which stays below 2^53 (every count exact as `f64`).
+pub const MAX_DATA: u64 = 1 << 26;
+
+/// The most max(K, 16) × ν, ν the packets of the longest pipeline
+/// ([`pipeline_packets`]): a cell's pipelined algorithms build about ν steps on each of
+/// K nodes, and the 30 cells took 2 to 3 s at 2^16 (β = 0, so ν = N: K = 16 and
+/// N = 4096, K = 64 and N = 1024), 9 s at 2^18 (K = 64, N = 4096) and 7 s at K = 4,
+/// N = 16,384 (below 16 nodes the cost no longer falls with K).
+pub const MAX_PIPELINE: u64 = 1 << 16;
+
+/// The packets (ν* = √((K − 1)Nτ/β), at most N; N when β = 0) of a pipeline of N
+/// elements over K − 1 hops, the longest a cell runs: within a factor 2 of the count
+/// `--packets opt` picks ([`crate::algorithms::pipeline::best`]), computed without its
+/// search.
+pub fn pipeline_packets(p: &Params004) -> f64 {
+    let n = p.n as f64;
+    if p.beta > 0.0 {
+        ((f64::from(p.k) - 1.0) * n * (p.tau / p.beta))
+            .sqrt()
+            .min(n)
+    } else {
+        n
+    }
+}
+
+/// Refuse parameters whose 30 cells would take more than a few seconds or more memory
+/// than there is ([`MAX_NODES`], [`MAX_DATA`], [`MAX_PIPELINE`]), before any run.
+pub fn check_size(p: &Params004) -> Result<(), Error> {
+    if !(2..=MAX_NODES).contains(&p.k) {
+        return Err(Error::InvalidParameter {
+            what: "--nodes",
+            reason: format!(
+                "{}; valid: 4, 16 or 64 (a square and a power of two, at most {MAX_NODES})",
+                p.k
+            ),
+        });
+    }
+    if p.n > MAX_DATA {
+        return Err(Error::InvalidParameter {
+            what: "--data",
+            reason: format!("{}; valid: 1..={MAX_DATA} (2^26)", p.n),
+        });
+    }
+    let most = MAX_PIPELINE / u64::from(p.k.max(16));
+    let fits = |n: u64| pipeline_packets(&Params004 { n, ..*p }) <= most as f64;
+    if !fits(p.n) {
+        // The largest N that fits: ν grows with N.
+        let (mut lo, mut hi) = (1u64, p.n);
+        while lo + 1 < hi {
+            let mid = lo + (hi - lo) / 2;
+            if fits(mid) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        return Err(Error::InvalidParameter {
+            what: "--data",
+            reason: format!(
+                "{}: with K = {}, β = {} and τ = {} the longest pipeline takes about {:.0} \
+                 packets, more than {most} (2^16 / max(K, 16)), the limit for the \
+                 tables; valid: 1..={lo} for these K, β and τ (a larger β or a smaller τ \
+                 takes fewer packets)",
+                p.n,
+                p.k,
+                p.beta,
+                p.tau,
+                pipeline_packets(p)
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// The 30 cells for `p`, table 1 (bus, shared memory, ring) then table 2 (grid,
 /// hypercube, switch), row by row.
 pub fn cells(p: &Params004) -> Result<Vec<Cell>, Error> {
-    if p.k < 2 {
-        return Err(Error::InvalidParameter {
-            what: "--nodes",
-            reason: format!("{}; valid: 2 or more", p.k),
-        });
-    }
+    check_size(p)?;
     if !(1..=p.k).contains(&p.kstar) {
         return Err(Error::InvalidParameter {
             what: "--kstar",
