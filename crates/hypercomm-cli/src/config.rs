@@ -458,7 +458,7 @@ pub fn check_work(
     // ν beyond the units left (unscaled, so that one program stays some hundred MB)
     // before building any program. `--packets 30000000` on hypercube:3 aborted here.
     if let Some(nu) = schedule.packets() {
-        let most = (left.saturating_sub(fixed) / weight).min(limit).max(1);
+        let most = (left.saturating_sub(fixed) / weight).max(1);
         if nu > most {
             return Err(Error::TooLarge(format!(
                 "{} ({}) on {nodes} nodes in {nu} packets is more work than is left of the \

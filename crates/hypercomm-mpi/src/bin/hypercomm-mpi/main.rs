@@ -378,15 +378,16 @@ fn main() -> ExitCode {
             };
             let checked: Vec<OpKind> = CHECKED.into_iter().chain(CHECKED_V).collect();
             let k = world.size() as u32;
-            if let Err(e) = validate::ops(ops, &checked, "--ops")
-                .and_then(|_| validate::check(lengths, k, limit))
+            let only = match validate::ops(ops, &checked, "--ops")
+                .and_then(|only| validate::check(lengths, k, limit).map(|()| only))
             {
-                break 'check refuse(me, e);
-            }
+                Ok(only) => only,
+                Err(e) => break 'check refuse(me, e),
+            };
             report(
                 me,
                 hypercomm_mpi::run(&world, &config(common), |comm| {
-                    check(comm, &world, lengths, *seed, ops)
+                    check(comm, &world, lengths, *seed, &only)
                 }),
             )
         }
@@ -499,15 +500,15 @@ fn main() -> ExitCode {
                 validate::vs_native(ops, &CHECKED, algo, *max_bytes, *iters, k, limit)
                     .map_err(|e| refuse(me, e))
             })
-            .and_then(|_| cli::prepare(&world, common.timeout, || Ok(())))
+            .and_then(|ops| cli::prepare(&world, common.timeout, || Ok(ops)))
         {
             // The calibration `bench` uses, for `auto` and for the prediction alike.
-            Ok(((), cal)) => report(
+            Ok((ops, cal)) => report(
                 me,
                 hypercomm_mpi::run(
                     &world,
                     &config(common).calibration(cal.calibration()),
-                    |comm| vs_native(comm, &world, &cal, ops, algo, *max_bytes, *iters, *stat),
+                    |comm| vs_native(comm, &world, &cal, &ops, algo, *max_bytes, *iters, *stat),
                 ),
             ),
             Err(code) => code,
@@ -780,13 +781,13 @@ fn check(
     world: &SimpleCommunicator,
     lengths: &[usize],
     seed: u64,
-    only: &[String],
+    only: &[OpKind],
 ) -> Result<(), Stop> {
     let (me, k) = (comm.rank(), comm.size());
     let topology = Topology::complete(k);
     let (mut cases, mut bad, mut skipped) = (0u32, 0u32, 0u32);
     for op in CHECKED.into_iter().chain(CHECKED_V) {
-        if !only.is_empty() && !only.iter().any(|o| o.eq_ignore_ascii_case(op.name())) {
+        if !only.is_empty() && !only.contains(&op) {
             continue;
         }
         let roots: Vec<Rank> = if rooted(op) && k > 1 {
@@ -1311,7 +1312,7 @@ fn vs_native(
     comm: &mut Comm<Mpi>,
     world: &SimpleCommunicator,
     calibration: &hypercomm_cli::runtime::CalibrationInfo,
-    ops: &[String],
+    ops: &[OpKind],
     algo: &str,
     max_bytes: usize,
     iters: Option<u32>,
@@ -1341,20 +1342,7 @@ fn vs_native(
             "collective", "bytes", "native µs", "ours µs", "ratio", "pred µs", "ours/pred"
         );
     }
-    for name in ops {
-        let op = OpKind::ALL
-            .into_iter()
-            .find(|o| o.name().eq_ignore_ascii_case(name))
-            .filter(|o| CHECKED.contains(o))
-            .ok_or_else(|| {
-                let valid: Vec<&str> = CHECKED.iter().map(|o| o.name()).collect();
-                Stop::Usage(format!(
-                    "`{name}`: vs-native times the fixed-count collectives; valid: {} \
-                     (the variable-count ones: `bench --op alltoallv --algo all`, which \
-                     includes native)",
-                    valid.join(" ")
-                ))
-            })?;
+    for &op in ops {
         for bytes in sizes(max_bytes) {
             let m = (bytes / 8).max(1);
             // OSU's counts by default (osu_util.h: 1000 timed and 200 untimed up to its

@@ -70,7 +70,12 @@ pub fn vs_native(
     k: u32,
     limit: MemoryLimit,
 ) -> Result<Vec<OpKind>, String> {
-    let ops = ops(names, fixed, "--ops")?;
+    let ops = ops(names, fixed, "--ops").map_err(|e| {
+        format!(
+            "{e} (vs-native times the fixed-count collectives; the variable-count ones: \
+             `bench --op alltoallv --algo all`, which includes native)"
+        )
+    })?;
     if max_bytes < 8 {
         return Err(format!(
             "invalid --max-bytes: {max_bytes}; valid: 8 or more (sizes are powers of two from 8 B)"
@@ -144,77 +149,43 @@ mod tests {
         let fixed = [OpKind::Broadcast, OpKind::Allreduce];
         let ok = vs_native(&names(&["broadcast"]), &fixed, "auto", 64, None, 2, LIMIT);
         assert_eq!(ok, Ok(vec![OpKind::Broadcast]));
-        let err = |r: Result<Vec<OpKind>, String>| r.unwrap_err();
-        let e = err(vs_native(
-            &names(&["foo"]),
-            &fixed,
-            "auto",
-            64,
-            None,
-            2,
-            LIMIT,
-        ));
-        assert!(
-            e.contains("`foo`") && e.contains("broadcast, allreduce"),
-            "{e}"
-        );
-        let e = err(vs_native(
-            &names(&["broadcast"]),
-            &fixed,
-            "auto",
-            4,
-            None,
-            2,
-            LIMIT,
-        ));
-        assert!(e.contains("--max-bytes: 4"), "{e}");
-        let e = err(vs_native(
-            &names(&["broadcast"]),
-            &fixed,
-            "auto",
-            usize::MAX,
-            None,
-            2,
-            LIMIT,
-        ));
-        assert!(e.contains("--max-bytes") && e.contains("C int"), "{e}");
-        let e = err(vs_native(
-            &names(&["broadcast"]),
-            &fixed,
-            "auto",
-            1 << 29,
-            None,
-            2,
-            LIMIT,
-        ));
-        assert!(
-            e.contains("--max-bytes") && e.contains("in the test"),
-            "{e}"
-        );
-        let e = err(vs_native(
-            &names(&["broadcast"]),
-            &fixed,
-            "auto",
-            64,
-            Some(0),
-            2,
-            LIMIT,
-        ));
-        assert!(e.contains("--iters: 0"), "{e}");
-        let e = err(vs_native(
-            &names(&["broadcast"]),
-            &fixed,
-            "foo",
-            64,
-            None,
-            2,
-            LIMIT,
-        ));
-        assert!(e.contains("`foo`") && e.contains("binomial"), "{e}");
+        let bcast = names(&["broadcast"]);
+        for (ops, algo, max_bytes, iters, says) in [
+            (
+                names(&["foo"]),
+                "auto",
+                64,
+                None,
+                &["`foo`", "broadcast, allreduce"][..],
+            ),
+            (bcast.clone(), "auto", 4, None, &["--max-bytes: 4"][..]),
+            (
+                bcast.clone(),
+                "auto",
+                usize::MAX,
+                None,
+                &["--max-bytes", "C int"][..],
+            ),
+            (
+                bcast.clone(),
+                "auto",
+                1 << 29,
+                None,
+                &["--max-bytes", "in the test"][..],
+            ),
+            (bcast.clone(), "auto", 64, Some(0), &["--iters: 0"][..]),
+            (bcast.clone(), "foo", 64, None, &["`foo`", "binomial"][..]),
+        ] {
+            let e = vs_native(&ops, &fixed, algo, max_bytes, iters, 2, LIMIT).unwrap_err();
+            assert!(
+                says.iter().all(|s| e.contains(s)),
+                "{ops:?} {algo} {max_bytes}: {e}"
+            );
+        }
         // `ring` is an all-reduce, not a broadcast: it fits one of the two.
         let both = names(&["broadcast", "allreduce"]);
         assert!(vs_native(&both, &fixed, "ring", 64, None, 2, LIMIT).is_ok());
-        assert!(vs_native(&names(&["broadcast"]), &fixed, "ring", 64, None, 2, LIMIT).is_err());
+        assert!(vs_native(&bcast, &fixed, "ring", 64, None, 2, LIMIT).is_err());
         assert!(check(&[0, 1, 1000], 4, LIMIT).is_ok());
         let e = check(&[usize::MAX], 2, LIMIT).unwrap_err();
         assert!(e.contains("--lengths"), "{e}");
