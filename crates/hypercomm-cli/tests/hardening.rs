@@ -723,3 +723,27 @@ fn pipelines_past_the_work_limit_are_refused_before_building() {
     let r = hc_limited(4 << 20, &draw);
     check_refused(&draw, &r, &["schedule too large", "valid: --packets 1..="]);
 }
+
+/// `run --algo product --shape 4x4 --packets 3` ran unpipelined and reported
+/// "packets 3"; a count above 1 for an algorithm that is not pipelined is refused with
+/// a shape as without one.
+#[test]
+fn a_packet_count_is_refused_for_an_unpipelined_shaped_algorithm() {
+    let base = [
+        "run",
+        "--ranks",
+        "16",
+        "--op",
+        "allgather",
+        "--algo",
+        "product",
+        "--len",
+        "100",
+    ];
+    for shaped in [&["--shape", "4x4"][..], &[]] {
+        let args = with(&with(&base, shaped), &["--packets", "3"]);
+        refused(&args, &["--packets", "`product` is not pipelined"]);
+    }
+    let ok = hc(&with(&base, &["--shape", "4x4", "--packets", "1"]));
+    assert_eq!(ok.code, 0, "{}", ok.err);
+}

@@ -1077,3 +1077,56 @@ fn seed004_torus_7x7_to_8x8() {
     }
     assert!(checked > 5000, "{checked}");
 }
+
+/// Past [`algorithms::PACKET_SEARCH_NODES`] `--packets opt` is the algorithm's own
+/// choice, resolved in the constructor and in the formulas without building a schedule
+/// first (building one only to read its ν took seconds on torus:1024x1024): the exact
+/// forms under `opt` must then be those under the count the built schedule carries.
+#[test]
+fn past_the_packet_search_opt_forms_are_those_of_the_built_count() {
+    let mut checked = 0;
+    for t in ["torus:40x40", "hypercube:11", "ring:1500", "mesh:40x40"] {
+        let topo = parse(t);
+        let k = topo.nodes();
+        assert!(k > algorithms::PACKET_SEARCH_NODES, "{t}");
+        for algo in algorithms::all().iter().filter(|a| a.pipelined) {
+            if algo.fits(&topo).is_err() {
+                continue;
+            }
+            let problem = Problem {
+                topology: &topo,
+                collective: collective(algo.op, k, 1, k - 1),
+                len: 1000,
+                commutative: true,
+                counts: None,
+            };
+            let opt = Params {
+                packets: Packets::Opt,
+                model: hypercomm::cost::model::Model::new(BETA, TAU).unwrap(),
+            };
+            let Ok(s) = algo.build(&problem, &opt) else {
+                continue;
+            };
+            let Some(nu) = s.packets() else { continue };
+            let exact = |p: &Params| -> Vec<(String, f64)> {
+                algo.formulas(&problem, p)
+                    .into_iter()
+                    .filter(|f| f.kind == algorithms::FormulaKind::Exact)
+                    .map(|f| (f.expr, f.value))
+                    .collect()
+            };
+            let counted = Params {
+                packets: Packets::Count(nu),
+                ..opt
+            };
+            assert_eq!(
+                exact(&opt),
+                exact(&counted),
+                "{} on {t}, ν = {nu}",
+                algo.name
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 4, "only {checked} algorithms checked");
+}

@@ -420,13 +420,19 @@ impl Algorithm {
                 reason,
                 valid: names(fitting(problem.topology, self.op)),
             })?;
+        self.check_packets(params)?;
+        self.construct(problem, &self.resolve_packets(problem, params))
+    }
+
+    /// Refuse a packet count above 1 for an algorithm that is not pipelined.
+    fn check_packets(&self, params: &Params) -> Result<(), Error> {
         if !self.pipelined && matches!(params.packets, Packets::Count(n) if n > 1) {
             return Err(Error::InvalidParameter {
                 what: "--packets",
                 reason: format!("`{}` is not pipelined; omit --packets or use 1", self.name),
             });
         }
-        self.construct(problem, &self.resolve_packets(problem, params))
+        Ok(())
     }
 
     /// Whether it takes a shape ([`Algorithm::build_shaped`]).
@@ -470,6 +476,8 @@ impl Algorithm {
             return self.build(problem, params);
         }
         problem.collective.check_ranks(problem.topology.nodes())?;
+        // `--packets 3` with `--shape` was ignored, and the report said "packets 3".
+        self.check_packets(params)?;
         build(problem, params, shape)
     }
 
@@ -484,7 +492,14 @@ impl Algorithm {
     /// replaces the best only when strictly faster, so where the algorithm's choice is
     /// optimal it is kept.
     pub fn resolve_packets(&self, problem: &Problem<'_>, params: &Params) -> Params {
-        if !self.pipelined || params.packets != Packets::Opt {
+        // Past the search's size the algorithm's own choice stands: `--packets opt`
+        // resolves to it in the constructor and the formulas alike, so nothing is built
+        // here (building the schedule only to read its ν doubled the work of a broadcast
+        // on torus:1024x1024).
+        if !self.pipelined
+            || params.packets != Packets::Opt
+            || problem.topology.nodes() > PACKET_SEARCH_NODES
+        {
             return *params;
         }
         let Ok(first) = self.construct(problem, params) else {
@@ -501,7 +516,7 @@ impl Algorithm {
         // The search simulates schedules of about ν + depth steps on every node: only
         // where that stays small.
         let work = problem.topology.nodes() as u64 * (nu0 + 64);
-        if problem.topology.nodes() > PACKET_SEARCH_NODES || m <= 1 || work > 1 << 17 {
+        if m <= 1 || work > 1 << 17 {
             return with(nu0);
         }
         // Nor where one candidate's work (crate::schedule::work) passes 2^16 units: SBA

@@ -510,23 +510,10 @@ pub fn tree_pipeline_at(
     parent: &[Option<Rank>],
     items: &[Item],
 ) -> usize {
-    let k = parent.len();
-    let mut depth = vec![u32::MAX; k];
-    fn d(r: usize, parent: &[Option<Rank>], depth: &mut [u32]) -> u32 {
-        if depth[r] != u32::MAX {
-            return depth[r];
-        }
-        let v = match parent[r] {
-            None => 0,
-            Some(p) => d(p as usize, parent, depth) + 1,
-        };
-        depth[r] = v;
-        v
-    }
+    let depth = node_depths(parent);
     let mut kids: BTreeMap<Rank, Vec<Rank>> = BTreeMap::new();
-    for r in 0..k {
-        d(r, parent, &mut depth);
-        if let Some(p) = parent[r] {
+    for (r, p) in parent.iter().enumerate() {
+        if let Some(p) = *p {
             kids.entry(p).or_default().push(r as Rank);
         }
     }
@@ -540,6 +527,32 @@ pub fn tree_pipeline_at(
         }
     }
     depth.iter().copied().max().unwrap_or(0) as usize
+}
+
+/// Each node's hops from the root of the forest `parent`.
+fn node_depths(parent: &[Option<Rank>]) -> Vec<u32> {
+    let mut depth = vec![u32::MAX; parent.len()];
+    fn d(r: usize, parent: &[Option<Rank>], depth: &mut [u32]) -> u32 {
+        if depth[r] != u32::MAX {
+            return depth[r];
+        }
+        let v = match parent[r] {
+            None => 0,
+            Some(p) => d(p as usize, parent, depth) + 1,
+        };
+        depth[r] = v;
+        v
+    }
+    for r in 0..parent.len() {
+        d(r, parent, &mut depth);
+    }
+    depth
+}
+
+/// The depth of the forest `parent`: the steps [`tree_pipeline_at`] takes for one item,
+/// without building anything.
+pub fn tree_depth(parent: &[Option<Rank>]) -> usize {
+    node_depths(parent).into_iter().max().unwrap_or(0) as usize
 }
 
 /// The parent of `x` on a ring of `l` rooted at `x0`, two ways (up to ⌊l/2⌋ hops

@@ -121,29 +121,37 @@ impl Shape {
             .collect()
     }
     fn depth(parent: &[Option<Rank>]) -> u64 {
-        let mut p = Plan::new(parent.len() as u32);
-        plan::tree_pipeline_at(&mut p, 0, parent, &[]) as u64
+        plan::tree_depth(parent) as u64
     }
-    /// The pipelines, for the time.
-    fn streams(&self, remedy: Remedy) -> Vec<pipeline::Stream> {
-        let s = |t0, parent: Vec<Option<Rank>>, len, nu| pipeline::Stream {
-            t0,
-            depth: Self::depth(&parent),
-            len,
-            nu,
-        };
+    /// The depths of the D_x and D_y trees and, with the axes' remedy, of the two
+    /// restricted broadcasts: they do not depend on ν, so the search for ν walks the
+    /// trees once (on torus:1024x1024 a walk per candidate took seconds).
+    fn depths(&self, remedy: Remedy) -> Vec<u64> {
         let mut v = vec![
-            s(0, self.tree(true, remedy), self.mx, self.nux()),
-            s(0, self.tree(false, remedy), self.my, self.nuy()),
+            Self::depth(&self.tree(true, remedy)),
+            Self::depth(&self.tree(false, remedy)),
         ];
         if remedy == Remedy::Axes {
-            v.push(s(self.nuy(), self.axis(true), self.mx, self.nux()));
-            v.push(s(self.nux(), self.axis(false), self.my, self.nuy()));
+            v.push(Self::depth(&self.axis(true)));
+            v.push(Self::depth(&self.axis(false)));
         }
         v
     }
-    fn time(&self, remedy: Remedy, model: &Model) -> f64 {
-        pipeline::streams_time(&self.streams(remedy), model.beta(), model.tau())
+    /// The pipelines, for the time, given the trees' `depths`.
+    fn streams(&self, depths: &[u64]) -> Vec<pipeline::Stream> {
+        let s = |t0, depth, len, nu| pipeline::Stream { t0, depth, len, nu };
+        let mut v = vec![
+            s(0, depths[0], self.mx, self.nux()),
+            s(0, depths[1], self.my, self.nuy()),
+        ];
+        if let [_, _, ax, ay] = depths {
+            v.push(s(self.nuy(), *ax, self.mx, self.nux()));
+            v.push(s(self.nux(), *ay, self.my, self.nuy()));
+        }
+        v
+    }
+    fn time(&self, depths: &[u64], model: &Model) -> f64 {
+        pipeline::streams_time(&self.streams(depths), model.beta(), model.tau())
     }
 }
 
@@ -169,6 +177,7 @@ fn shape(
     s.nu = match params.packets {
         Packets::Count(_) => pipeline::resolve(params, s.mx, 1)?,
         Packets::Opt => {
+            let depths = s.depths(remedy);
             let best = pipeline::best(
                 s.mx,
                 (a / 2 + b / 2) as u64,
@@ -178,7 +187,7 @@ fn shape(
             let (lo, hi) = ((best / 2).max(1), (2 * best + 2).min(s.mx.max(1)));
             (lo..=hi.max(lo))
                 .min_by(|&x, &y| {
-                    let t = |nu| Shape { nu, ..s }.time(remedy, &params.model);
+                    let t = |nu| Shape { nu, ..s }.time(&depths, &params.model);
                     t(x).total_cmp(&t(y))
                 })
                 .unwrap_or(1)
@@ -269,7 +278,7 @@ fn forms(problem: &Problem<'_>, params: &Params, remedy: Remedy) -> Vec<Formula>
             s.nu
         ),
         eq,
-        s.time(remedy, model),
+        s.time(&s.depths(remedy), model),
     )];
     if params.packets == Packets::Opt {
         let d = (s.a / 2 + s.b / 2) as u64;
