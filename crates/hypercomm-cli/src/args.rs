@@ -189,9 +189,9 @@ pub struct ProblemArgs {
     /// Collective (every name `OpKind` parses: see [`op_help`]).
     #[arg(long, value_name = "OP", help = op_help())]
     pub op: String,
-    /// Elements per message (per block for scatter and gather) [default with
-    /// --counts: their mean].
-    #[arg(long, value_parser = whole, allow_negative_numbers = true, value_name = "M", required_unless_present = "counts")]
+    /// Elements per message (per block for scatter and gather); not with --counts,
+    /// which sets every count (the problem's length is then their mean).
+    #[arg(long, value_parser = whole, allow_negative_numbers = true, value_name = "M", required_unless_present = "counts", conflicts_with = "counts")]
     pub len: Option<u64>,
     /// The counts of a variable-count collective (gatherv, scatterv, allgatherv,
     /// alltoallv, reduce-scatterv), a JSON file: a list of one count per rank, or for

@@ -109,11 +109,41 @@ pub fn read_counts(path: &std::path::Path) -> Result<Counts, Error> {
     };
     let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
     serde_json::from_str(&text).map_err(|e| {
+        // serde names the untagged enum ("did not match any variant of untagged enum
+        // Counts"): say instead which element is not a count.
+        let what = match serde_json::from_str::<serde_json::Value>(&text) {
+            Ok(v) => not_a_count(&v).unwrap_or_else(|| e.to_string()),
+            Err(_) => e.to_string(),
+        };
         bad(format!(
-            "{e}; valid: a JSON list of whole numbers, one per rank ([2, 0, 5]), or for \
+            "{what}; valid: a JSON list of whole numbers, one per rank ([2, 0, 5]), or for \
              alltoallv a list of lists, one row per rank ([[0, 3], [1, 0]])"
         ))
     })
+}
+
+/// Where a parsed `--counts` value stops being a list of counts or a list of lists of
+/// counts (each a whole number up to 2^64 − 1).
+fn not_a_count(v: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    let count = |x: &Value| x.as_u64().is_some();
+    let Value::Array(items) = v else {
+        return Some(format!("{v} is not a list"));
+    };
+    let nested = items.first().is_some_and(Value::is_array);
+    for (i, x) in items.iter().enumerate() {
+        match (nested, x) {
+            (false, x) if count(x) => {}
+            (true, Value::Array(row)) => {
+                if let Some((j, y)) = row.iter().enumerate().find(|(_, y)| !count(y)) {
+                    return Some(format!("element [{i}][{j}], {y}, is not a whole number"));
+                }
+            }
+            (true, x) => return Some(format!("element {i}, {x}, is not a list (row 0 is)")),
+            (false, x) => return Some(format!("element {i}, {x}, is not a whole number")),
+        }
+    }
+    None
 }
 
 /// Validate a problem from parsed parts; `ranks` are the optional root, source and

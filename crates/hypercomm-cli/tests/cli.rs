@@ -1581,6 +1581,56 @@ fn simulate_and_compare_take_counts_from_a_file() {
         ],
         &["alltoall takes no counts"],
     );
+    // An element that is no count is named by its place (serde named its own untagged
+    // enum), and --len beside --counts, which it would not change, is refused.
+    for (name, text, needle) in [
+        (
+            "x.json",
+            r#"[4, "x", 2]"#,
+            r#"element 1, "x", is not a whole number"#,
+        ),
+        (
+            "n.json",
+            "[4, -1, 2]",
+            "element 1, -1, is not a whole number",
+        ),
+        (
+            "r.json",
+            "[[0, 1, 2], [0, 0.5, 0], [1, 1, 0]]",
+            "element [1][1], 0.5",
+        ),
+        ("o.json", r#"{"a": 1}"#, "is not a list"),
+    ] {
+        let f = file(name, text);
+        let args = [
+            "simulate",
+            "--topology",
+            "complete:3",
+            "--op",
+            "allgatherv",
+            "--counts",
+            &f,
+            "--algo",
+            "ring",
+        ];
+        bad(&args, &["--counts", needle, "valid: a JSON list"]);
+    }
+    bad(
+        &[
+            "simulate",
+            "--topology",
+            "complete:3",
+            "--op",
+            "allgatherv",
+            "--counts",
+            &list,
+            "--len",
+            "5",
+            "--algo",
+            "ring",
+        ],
+        &["--counts", "--len", "cannot be used with"],
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
