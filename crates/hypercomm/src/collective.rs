@@ -156,7 +156,7 @@ impl FromStr for OpKind {
 
 /// A collective with its parameters (root, source, destination).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum Collective {
     /// Move `in` of `src` to `out` of `dst` (Saad & Schultz 1985, §3).
     P2p { src: Rank, dst: Rank },

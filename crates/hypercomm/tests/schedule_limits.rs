@@ -222,3 +222,36 @@ fn the_verifier_refuses_a_region_beyond_the_limit() {
     assert_eq!(v.kind, ViolationKind::MalformedProgram, "{v}");
     assert!(v.detail.contains("2^20"), "{v}");
 }
+
+/// A field the collective's kind does not take is malformed, named with the valid
+/// ones: `{"kind": "allgather", "root": 1}` read as an all-gather, the root silently
+/// dropped, and a misspelt `rooot` of a broadcast was refused only because `root` was
+/// then missing. The valid form still parses.
+#[test]
+fn a_collective_field_its_kind_does_not_take_is_malformed() {
+    let ok = doc(1, &whole("in", 1), &whole("out", 1));
+    let parsed = Document::parse(&ok).expect("the valid document parses");
+    assert_eq!(parsed.collective, Collective::Allgather);
+    for (extra, needles) in [
+        (r#""root": 1"#, ["`root`", "allgather", "valid: `kind`"]),
+        (r#""src": 0"#, ["`src`", "allgather", "valid: `kind`"]),
+    ] {
+        let text = ok.replace(
+            r#"{"kind": "allgather"}"#,
+            &format!(r#"{{"kind": "allgather", {extra}}}"#),
+        );
+        assert_ne!(text, ok);
+        let (path, reason) = malformed(&text);
+        assert_eq!(path, "collective", "{reason}");
+        for n in needles {
+            assert!(reason.contains(n), "no {n} in {reason}");
+        }
+    }
+    let bcast = ok.replace(
+        r#"{"kind": "allgather"}"#,
+        r#"{"kind": "broadcast", "root": 0, "rooot": 1}"#,
+    );
+    let (path, reason) = malformed(&bcast);
+    assert_eq!(path, "collective", "{reason}");
+    assert!(reason.contains("rooot"), "{reason}");
+}

@@ -75,6 +75,7 @@ pub const MAX_DOCUMENT_SEGMENTS: u64 = 1 << 26;
 pub struct Document {
     pub format: String,
     pub topology: Topology,
+    #[serde(deserialize_with = "strict_collective")]
     pub collective: Collective,
     pub len: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -91,6 +92,32 @@ pub struct Document {
 
 fn yes() -> bool {
     true
+}
+
+/// The collective, refusing fields its kind does not take: serde's internally tagged
+/// enum denies unknown fields of the variants with parameters only, so `{"kind":
+/// "allgather", "root": 1}` read as an all-gather and the root was silently dropped.
+fn strict_collective<'de, D: serde::Deserializer<'de>>(de: D) -> Result<Collective, D::Error> {
+    use serde::de::Error as _;
+    let map = serde_json::Map::<String, serde_json::Value>::deserialize(de)?;
+    let c: Collective =
+        serde_json::from_value(serde_json::Value::Object(map.clone())).map_err(D::Error::custom)?;
+    let known = match serde_json::to_value(c) {
+        Ok(serde_json::Value::Object(k)) => k,
+        _ => return Ok(c),
+    };
+    match map.keys().find(|f| !known.contains_key(*f)) {
+        Some(f) => Err(D::Error::custom(format!(
+            "unknown field `{f}` for kind `{}`; valid: {}",
+            c.kind(),
+            known
+                .keys()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+        None => Ok(c),
+    }
 }
 
 impl Document {
