@@ -87,6 +87,21 @@ pub fn table(args: &FormulasArgs) -> Result<Table, Error> {
     let topology: Topology = args.topology.parse()?;
     let model = config::model(&args.model)?;
     let packets: Packets = args.packets.parse()?;
+    // No algorithm pipelines more packets than elements: refused here, as `simulate`
+    // does, rather than as "no closed form" on every pipelined row.
+    if let Packets::Count(n) = packets {
+        if n > args.len.max(1) {
+            return Err(Error::InvalidParameter {
+                what: "--packets",
+                reason: format!(
+                    "{n} packets for {} elements; valid: 1..={} (each packet needs an \
+                     element) or `opt`",
+                    args.len,
+                    args.len.max(1)
+                ),
+            });
+        }
+    }
     let mut entries = Vec::new();
     for kind in ops(args.op.as_deref())? {
         let collective = match collective(kind, &topology, args) {

@@ -8,6 +8,39 @@ use serde::Serialize;
 
 use crate::report::{ModelOut, PacketsOut, RunReport};
 
+/// Refuse `--svg` and `--html` naming one file (`draw`, `sweep`): the page was written
+/// over the drawing. Paths are compared through their directory, so `f` and `./f` are
+/// one file.
+pub fn distinct_files(
+    svg: Option<&std::path::Path>,
+    html: Option<&std::path::Path>,
+) -> Result<(), hypercomm::error::Error> {
+    let (Some(a), Some(b)) = (svg, html) else {
+        return Ok(());
+    };
+    let norm = |p: &std::path::Path| {
+        let dir = match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => std::path::Path::new("."),
+        };
+        match (std::fs::canonicalize(dir), p.file_name()) {
+            (Ok(d), Some(f)) => d.join(f),
+            _ => p.to_path_buf(),
+        }
+    };
+    if norm(a) != norm(b) {
+        return Ok(());
+    }
+    Err(hypercomm::error::Error::InvalidParameter {
+        what: "--html",
+        reason: format!(
+            "{} is also --svg's file, and the page would replace the drawing; valid: \
+             another file, or one of the two",
+            b.display()
+        ),
+    })
+}
+
 /// A number for people: integers without a fraction, others with at most six decimals
 /// and no trailing zeros.
 pub fn num(x: f64) -> String {

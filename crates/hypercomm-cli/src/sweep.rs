@@ -10,8 +10,6 @@
 
 pub mod range;
 
-use std::path::Path;
-
 use hypercomm::algorithms::{self, Algorithm, Packets};
 use hypercomm::collective::OpKind;
 use hypercomm::cost::model::Model;
@@ -490,19 +488,20 @@ fn x_label(sweep: &Sweep) -> String {
 /// Run the command.
 pub fn run(args: &SweepArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
     let sweep = configure(args)?;
+    output::distinct_files(args.svg.as_deref(), args.html.as_deref())?;
     let rows = rows(&sweep, args);
     if rows.iter().all(|r| r.error.is_some()) {
         return Err(nothing_ran(&rows));
     }
     if let Some(path) = &args.svg {
         let op = sweep.points[0].problem.collective.kind().name();
-        write_file(path, &crate::plot::svg(&chart(&sweep, &rows, op)))?;
+        crate::draw::write_file(path, &crate::plot::svg(&chart(&sweep, &rows, op)))?;
     }
     if let Some(path) = &args.html {
         let op = sweep.points[0].problem.collective.kind().name();
         let svg = crate::plot::svg(&chart(&sweep, &rows, op));
         let page = crate::draw::html::sweep_page(svg, &rows, &sweep, &args.check);
-        write_file(path, &page)?;
+        crate::draw::write_file(path, &page)?;
     }
     let text = match args.format {
         SweepFormat::Csv => csv(&rows),
@@ -515,13 +514,6 @@ pub fn run(args: &SweepArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
         Outcome::Failed
     } else {
         Outcome::Ok
-    })
-}
-
-fn write_file(path: &Path, text: &str) -> Result<(), CliError> {
-    std::fs::write(path, text).map_err(|source| CliError::WriteFile {
-        path: path.to_path_buf(),
-        source,
     })
 }
 

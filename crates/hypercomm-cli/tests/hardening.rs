@@ -747,3 +747,72 @@ fn a_packet_count_is_refused_for_an_unpipelined_shaped_algorithm() {
     let ok = hc(&with(&base, &["--shape", "4x4", "--packets", "1"]));
     assert_eq!(ok.code, 0, "{}", ok.err);
 }
+
+/// `draw --svg F --html F` (and `sweep`'s) wrote the page over the drawing and exited
+/// 0; now refused before anything runs, also when the two paths spell one file
+/// differently, and nothing is written.
+#[test]
+fn svg_and_html_into_one_file_are_refused() {
+    let dir = scratch("one-file");
+    let f = dir.join("out");
+    let same = dir.join(".").join("out");
+    let (f, same) = (f.to_str().unwrap(), same.to_str().unwrap());
+    let draw = [
+        "draw",
+        "--topology",
+        "hypercube:2",
+        "--op",
+        "broadcast",
+        "--algo",
+        "sbt",
+        "--len",
+        "3",
+    ];
+    let sweep = [
+        "sweep",
+        "--topology",
+        "hypercube:2",
+        "--op",
+        "broadcast",
+        "--algo",
+        "sbt",
+        "--len",
+        "1..4",
+    ];
+    for base in [&draw[..], &sweep[..]] {
+        refused(
+            &with(base, &["--svg", f, "--html", same]),
+            &["--html", "also --svg's file"],
+        );
+        assert!(!Path::new(f).exists(), "{base:?} wrote {f}");
+        let other = dir.join("page.html");
+        let r = hc(&with(
+            base,
+            &["--svg", f, "--html", other.to_str().unwrap()],
+        ));
+        assert_eq!(r.code, 0, "{base:?}: {}", r.err);
+        assert!(std::fs::read_to_string(f).unwrap().contains("<svg"));
+        assert!(std::fs::read_to_string(&other).unwrap().contains("<html"));
+        std::fs::remove_file(f).unwrap();
+    }
+}
+
+/// `formulas --packets N` past the elements printed "no closed form for this model"
+/// on every pipelined row and exited 0; refused as `simulate` refuses it.
+#[test]
+fn formulas_refuse_more_packets_than_elements() {
+    let base = ["formulas", "--topology", "hypercube:3", "--op", "broadcast"];
+    for (len, n, valid) in [
+        ("100", "18446744073709551615", "valid: 1..=100"),
+        ("100", "101", "valid: 1..=100"),
+        ("0", "2", "valid: 1..=1"),
+    ] {
+        refused(
+            &with(&base, &["--len", len, "--packets", n]),
+            &["--packets", valid],
+        );
+    }
+    let r = hc(&with(&base, &["--len", "100", "--packets", "100"]));
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(r.out.contains("ν = 100"), "{}", r.out);
+}

@@ -293,6 +293,7 @@ pub fn write_file(path: &FsPath, text: &str) -> Result<(), CliError> {
 /// report.
 pub fn run(args: &DrawArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
     let cfg = simulate::configure(&args.run)?;
+    output::distinct_files(args.svg.as_deref(), args.html.as_deref())?;
     let report = report::run(&cfg)?;
     let svg = svg_of(&cfg, &report)?;
     if let Some(path) = &args.svg {
