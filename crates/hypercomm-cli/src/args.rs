@@ -444,9 +444,10 @@ pub struct SweepArgs {
 /// The runtime problem shared by `run` and `bench`: backend, ranks, collective.
 #[derive(Debug, Args)]
 pub struct RtProblemArgs {
-    /// Runtime backend: threads (MPI runs through its own binary, hypercomm-mpi).
-    #[arg(long, value_name = "B", default_value = "threads")]
-    pub backend: String,
+    /// Runtime backend: `threads` for hypercomm, `mpi` for hypercomm-mpi; each binary
+    /// runs its own and refuses the other's [default: the binary's].
+    #[arg(long, value_name = "B")]
+    pub backend: Option<String>,
     /// Number of ranks (a download: 2^n + 1, the processing elements of hypercube:n and the host, the last rank).
     #[arg(long, value_parser = whole, allow_negative_numbers = true, value_name = "K")]
     pub ranks: u64,

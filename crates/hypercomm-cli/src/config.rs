@@ -735,6 +735,24 @@ pub fn backend(name: &str) -> Result<String, Error> {
     })
 }
 
+/// Check `--backend` given to hypercomm-mpi's `run` and `bench`: absent or `mpi` (it
+/// was ignored, so `--backend threads` ran on MPI without a word).
+pub fn mpi_backend(name: Option<&str>) -> Result<(), Error> {
+    match name.map(|n| n.trim().to_ascii_lowercase()) {
+        None => Ok(()),
+        Some(b) if b == "mpi" => Ok(()),
+        Some(_) => Err(Error::InvalidParameter {
+            what: "--backend",
+            reason: format!(
+                "`{}`: hypercomm-mpi is the MPI backend; valid: mpi, or no --backend ({} through \
+                 the hypercomm binary)",
+                name.unwrap_or_default(),
+                BACKENDS.join(" ")
+            ),
+        }),
+    }
+}
+
 /// Check `--ranks`: 1 to [`MAX_RANKS`].
 pub fn ranks(k: u64) -> Result<u32, Error> {
     if (1..=MAX_RANKS).contains(&k) {

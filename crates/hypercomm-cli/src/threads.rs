@@ -250,7 +250,7 @@ fn execution(config: &threads::Config) -> Execution {
 
 /// `hypercomm run`.
 pub fn run(args: &RtRunArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
-    config::backend(&args.problem.backend)?;
+    config::backend(args.problem.backend.as_deref().unwrap_or("threads"))?;
     let cfg = config::rt_run(args)?;
     let timeout = config::timeout(args.problem.timeout)?;
     let cal = calibration(io.err)?;
@@ -296,7 +296,7 @@ fn progress_bar(len: usize, hidden: bool) -> ProgressBar {
 
 /// `hypercomm bench`.
 pub fn bench(args: &BenchArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
-    config::backend(&args.problem.backend)?;
+    config::backend(args.problem.backend.as_deref().unwrap_or("threads"))?;
     let cfg = config::rt_bench(args)?;
     let timeout = config::timeout(args.problem.timeout)?;
     let cal = calibration(io.err)?;

@@ -444,6 +444,23 @@ fn bad_arguments_are_refused_before_the_command_starts() {
             &["calibrate", "--output", "/tmp"][..],
             "/tmp is a directory",
         ),
+        // Was ignored: `--backend threads` ran on MPI without a word.
+        (
+            &[
+                "run",
+                "--op",
+                "allreduce",
+                "--len",
+                "4",
+                "--backend",
+                "threads",
+            ][..],
+            "invalid --backend: `threads`",
+        ),
+        (
+            &["bench", "--op", "allreduce", "--backend", "foo"][..],
+            "invalid --backend: `foo`",
+        ),
     ] {
         let job = mpirun(2, args, Duration::from_secs(60));
         assert_eq!(job.code, Some(2), "{args:?}:\n{}", job.stderr);

@@ -7,8 +7,9 @@
 //!
 //! `--ranks` defaults to the job's size (`mpirun -n`); a different value is refused.
 //! `run`'s seed is rank 0's (its `--seed`, or its clock's), broadcast to every rank.
-//! `--backend` is ignored (this binary is the MPI backend). Exit codes as the CLI's: 0
-//! correct, 1 a wrong result or a failed rank, 2 bad input (printed by rank 0).
+//! `--backend` may be `mpi` or absent (this binary is the MPI backend; `threads` is
+//! refused). Exit codes as the CLI's: 0 correct, 1 a wrong result or a failed rank, 2
+//! bad input (printed by rank 0).
 
 use std::io::Write;
 use std::time::Duration;
@@ -370,6 +371,7 @@ pub fn run(world: &SimpleCommunicator, args: &RtRunArgs) -> i32 {
         Err(e) => return set_up_failed(me, &e),
     };
     let ((mut cfg, timeout), cal) = match prepare(world, agree_for, || {
+        config::mpi_backend(args.problem.backend.as_deref())?;
         Ok((
             config::rt_run_in(args, config::Placement::OnePerProcess(limit), node?)?,
             config::timeout(args.problem.timeout)?,
@@ -442,6 +444,7 @@ pub fn bench(world: &SimpleCommunicator, args: &BenchArgs) -> i32 {
         Err(e) => return set_up_failed(me, &e),
     };
     let ((mut cfg, timeout), cal) = match prepare(world, agree_for, || {
+        config::mpi_backend(args.problem.backend.as_deref())?;
         Ok((
             config::rt_bench_in(args, config::Placement::OnePerProcess(limit), node?)?,
             config::timeout(args.problem.timeout)?,
