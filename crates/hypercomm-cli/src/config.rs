@@ -221,11 +221,18 @@ pub fn check_len_as(
         .max(1);
     let max = MAX_ELEMENTS / factor;
     if len > max {
+        // Say which product is bounded: on complete:16777216 a broadcast's limit of 32
+        // read as an error when put as "volumes", its volume being only K·len.
+        let of = match kind {
+            OpKind::Alltoall | OpKind::Allgather => "K² × (links per node + 1)",
+            _ => "K × (links per node + 1)",
+        };
         return Err(Error::InvalidParameter {
             what,
             reason: format!(
-                "{len} is too large for {kind} on {topology}; valid: 0..={max} \
-                 (volumes must stay below 2^53 elements)"
+                "{len} is too large for {kind} on {topology}; valid: 0..={max} (the \
+                 length times {of}, here {factor}, must stay below 2^53 elements, a \
+                 bound on any link's or rank's load that keeps the simulator exact)"
             ),
         });
     }

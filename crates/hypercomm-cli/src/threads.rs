@@ -332,17 +332,24 @@ pub fn bench(args: &BenchArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
 /// `hypercomm calibrate`.
 pub fn calibrate(args: &CalibrateArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
     config::backend(&args.backend)?;
-    let k = config::ranks(args.ranks)?;
-    if k < 2 {
+    // Checked here whole: `--ranks 0` named 1..=1024 as valid, and 1 was then refused.
+    if !(2..=config::MAX_RANKS).contains(&args.ranks) {
         return Err(hypercomm::error::Error::InvalidParameter {
             what: "--ranks",
             reason: format!(
-                "{k}; ping-pong needs a pair; valid: 2..={}",
+                "{}{}; valid: 2..={}",
+                args.ranks,
+                if args.ranks < 2 {
+                    "; the measurement needs a pair"
+                } else {
+                    ""
+                },
                 config::MAX_RANKS
             ),
         }
         .into());
     }
+    let k = config::ranks(args.ranks)?;
     let path = calibrate::output_path(args.output.clone(), args.reps, BACKEND)?;
     let timeout = config::timeout(args.timeout)?;
     let sizes = calibrate::checked_sizes(args.max_size)?;

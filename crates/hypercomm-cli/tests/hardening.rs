@@ -816,3 +816,26 @@ fn formulas_refuse_more_packets_than_elements() {
     assert_eq!(r.code, 0, "{}", r.err);
     assert!(r.out.contains("ν = 100"), "{}", r.out);
 }
+
+/// The --len bound names the product it bounds: a broadcast's limit of 32 on
+/// complete:16777216 was put as "volumes must stay below 2^53", its volume being K·len.
+#[test]
+fn the_len_limit_names_what_it_bounds() {
+    let base = [
+        "simulate",
+        "--op",
+        "broadcast",
+        "--algo",
+        "binomial",
+        "--len",
+    ];
+    refused(
+        &with(&base, &["33", "--topology", "complete:16777216"]),
+        &["--len", "valid: 0..=32", "K × (links per node + 1)", "2^53"],
+    );
+    let all = ["simulate", "--op", "allgather", "--algo", "ring", "--len"];
+    refused(
+        &with(&all, &["1000000000", "--topology", "ring:1048576"]),
+        &["--len", "K² × (links per node + 1)"],
+    );
+}

@@ -624,6 +624,15 @@ fn bad_input_exits_2_naming_the_valid_choices() {
         &["--iters"],
     );
     bad(&["calibrate", "--ranks", "1"], &["--ranks", "2..="]);
+    // 0 named 1..=1024 as valid, and 1 was then refused.
+    bad(
+        &["calibrate", "--ranks", "0"],
+        &["--ranks", "needs a pair", "2..="],
+    );
+    bad(
+        &["calibrate", "--ranks", "1025"],
+        &["--ranks", "valid: 2..=1024"],
+    );
     bad(
         &["bench", "--ranks", "3", "--op", "alltoall", "--in-place"],
         &["--in-place", "allgather, allreduce, scan, exclusive-scan"],
