@@ -1583,6 +1583,10 @@ fn simulate_and_compare_take_counts_from_a_file() {
     );
     // An element that is no count is named by its place (serde named its own untagged
     // enum), and --len beside --counts, which it would not change, is refused.
+    fn ring(counts: &str) -> Vec<&str> {
+        let base = ["simulate", "--topology", "complete:3", "--op", "allgatherv"];
+        [&base[..], &["--counts", counts, "--algo", "ring"]].concat()
+    }
     for (name, text, needle) in [
         (
             "x.json",
@@ -1602,33 +1606,10 @@ fn simulate_and_compare_take_counts_from_a_file() {
         ("o.json", r#"{"a": 1}"#, "is not a list"),
     ] {
         let f = file(name, text);
-        let args = [
-            "simulate",
-            "--topology",
-            "complete:3",
-            "--op",
-            "allgatherv",
-            "--counts",
-            &f,
-            "--algo",
-            "ring",
-        ];
-        bad(&args, &["--counts", needle, "valid: a JSON list"]);
+        bad(&ring(&f), &["--counts", needle, "valid: a JSON list"]);
     }
     bad(
-        &[
-            "simulate",
-            "--topology",
-            "complete:3",
-            "--op",
-            "allgatherv",
-            "--counts",
-            &list,
-            "--len",
-            "5",
-            "--algo",
-            "ring",
-        ],
+        &[ring(&list), vec!["--len", "5"]].concat(),
         &["--counts", "--len", "cannot be used with"],
     );
     let _ = std::fs::remove_dir_all(&dir);
