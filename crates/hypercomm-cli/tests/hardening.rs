@@ -839,3 +839,50 @@ fn the_len_limit_names_what_it_bounds() {
         &["--len", "K² × (links per node + 1)"],
     );
 }
+
+/// `compare --counts F --html F` and `draw --counts F --svg F` (or `--html F`) wrote
+/// the report over the counts they had read and exited 0, the input lost; now refused
+/// before anything is written, also when the paths spell one file differently.
+#[test]
+fn an_output_file_that_is_the_counts_file_is_refused() {
+    let dir = scratch("counts-output");
+    let counts = dir.join("counts.json");
+    let same = dir.join(".").join("counts.json");
+    let (f, same) = (counts.to_str().unwrap(), same.to_str().unwrap());
+    std::fs::write(&counts, "[1, 2, 3, 4]").unwrap();
+    let compare = [
+        "compare",
+        "--topology",
+        "complete:4",
+        "--op",
+        "allgatherv",
+        "--counts",
+        f,
+    ];
+    let draw = [
+        "draw",
+        "--topology",
+        "complete:4",
+        "--op",
+        "allgatherv",
+        "--algo",
+        "ring",
+        "--counts",
+        f,
+    ];
+    refused(
+        &with(&compare, &["--html", same]),
+        &["--html", "also the --counts file"],
+    );
+    for flag in ["--svg", "--html"] {
+        refused(
+            &with(&draw, &[flag, same]),
+            &[flag, "also the --counts file"],
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&counts).unwrap(), "[1, 2, 3, 4]");
+    let page = dir.join("page.html");
+    let r = hc(&with(&compare, &["--html", page.to_str().unwrap()]));
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(std::fs::read_to_string(&page).unwrap().contains("<html"));
+}
