@@ -886,3 +886,40 @@ fn an_output_file_that_is_the_counts_file_is_refused() {
     assert_eq!(r.code, 0, "{}", r.err);
     assert!(std::fs::read_to_string(&page).unwrap().contains("<html"));
 }
+
+/// `--strict --no-verify` printed `strict yes` and `verified skipped` and exited 0:
+/// `--strict` only makes rules of the verifier, which did not run; the two are
+/// refused together in every command that takes both.
+#[test]
+fn strict_with_no_verify_is_refused() {
+    let problem = [
+        "--topology",
+        "hypercube:3",
+        "--op",
+        "broadcast",
+        "--strict",
+        "--no-verify",
+    ];
+    let dir = scratch("strict-no-verify");
+    let svg = dir.join("d.svg");
+    for (cmd, more) in [
+        ("simulate", &["--algo", "sbt", "--len", "10"][..]),
+        ("compare", &["--len", "10"][..]),
+        ("sweep", &["--len", "1..3"][..]),
+        (
+            "draw",
+            &[
+                "--algo",
+                "sbt",
+                "--len",
+                "10",
+                "--svg",
+                svg.to_str().unwrap(),
+            ][..],
+        ),
+    ] {
+        let args = with(&with(&[cmd], &problem), more);
+        refused(&args, &["--strict", "--no-verify"]);
+    }
+    assert!(!svg.exists());
+}
