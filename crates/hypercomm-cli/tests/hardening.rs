@@ -923,3 +923,52 @@ fn strict_with_no_verify_is_refused() {
     }
     assert!(!svg.exists());
 }
+
+/// `sweep --nodes` and `--dims` keep the family of `--topology` only: a product
+/// (`ring:3*complete:4 --nodes` swept rings) and `+host@A,B` (dropped by `--nodes`,
+/// widened to `+host` by `--dims`) changed the machine without a word and exited 0;
+/// `ring --dims` was refused as `ring:0` having no node. Each is now named.
+#[test]
+fn sweep_families_it_cannot_keep_are_refused() {
+    let sweep = ["sweep", "--len", "10", "--topology"];
+    refused(
+        &with(
+            &sweep,
+            &["ring:3*complete:4", "--op", "allgather", "--nodes", "2..4"],
+        ),
+        &["--nodes", "product", "valid:"],
+    );
+    let p2p = ["--op", "p2p", "--src", "0", "--dst", "1"];
+    refused(
+        &with(
+            &with(&sweep, &["ring:3+host@0"]),
+            &with(&p2p, &["--nodes", "2..4"]),
+        ),
+        &["--nodes", "+host@", "valid:"],
+    );
+    refused(
+        &with(
+            &with(&sweep, &["hypercube:2+host@0"]),
+            &with(&p2p, &["--dims", "1..2"]),
+        ),
+        &["--dims", "+host@", "valid:"],
+    );
+    let r = refused(
+        &with(&sweep, &["ring", "--op", "allgather", "--dims", "2..4"]),
+        &["--dims", "hypercube family", "--nodes"],
+    );
+    assert!(!r.err.contains("ring:0"), "{}", r.err);
+    let ok = hc(&with(
+        &sweep,
+        &[
+            "hypercube:2+host",
+            "--op",
+            "download",
+            "--algo",
+            "sl",
+            "--dims",
+            "1..2",
+        ],
+    ));
+    assert_eq!(ok.code, 0, "{}", ok.err);
+}
