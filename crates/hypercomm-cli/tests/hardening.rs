@@ -972,3 +972,34 @@ fn sweep_families_it_cannot_keep_are_refused() {
     ));
     assert_eq!(ok.code, 0, "{}", ok.err);
 }
+
+/// `formulas --op broadcast --src 1` and `--op p2p --root 1` ignored the flag and
+/// exited 0 (`simulate` refuses both); without `--op`, `--root 8` on hypercube:3 printed
+/// "does not fit: root 8 is out of range" on every rooted row and exited 0. Each is
+/// refused, naming the flag and what is valid.
+#[test]
+fn formulas_refuse_rank_flags_no_row_uses() {
+    let f = ["formulas", "--topology", "hypercube:3"];
+    refused(
+        &with(&f, &["--op", "broadcast", "--src", "1"]),
+        &["--src/--dst", "p2p only"],
+    );
+    refused(
+        &with(&f, &["--op", "p2p", "--root", "1"]),
+        &["--root", "p2p has no root", "--src and --dst"],
+    );
+    refused(&with(&f, &["--root", "8"]), &["root 8", "valid: 0..=7"]);
+    refused(
+        &with(&f, &["--dst", "9"]),
+        &["destination 9", "valid: 0..=7"],
+    );
+    for ok in [
+        &["--root", "7"][..],
+        &["--src", "1", "--dst", "6"][..],
+        &["--op", "broadcast", "--root", "3"][..],
+        &["--op", "p2p", "--src", "2"][..],
+    ] {
+        let r = hc(&with(&f, ok));
+        assert_eq!(r.code, 0, "{ok:?}: {}", r.err);
+    }
+}
