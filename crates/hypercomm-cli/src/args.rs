@@ -246,8 +246,8 @@ pub struct ModelArgs {
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     /// Make the port and duplex rules of the model verification rules, instead of
-    /// costs the simulator serialises.
-    #[arg(long)]
+    /// costs the simulator serialises (not with --no-verify, which would ignore them).
+    #[arg(long, conflicts_with = "no_verify")]
     pub strict: bool,
     /// Skip verification (no memory for every program is needed with rounds timing).
     #[arg(long)]

@@ -86,6 +86,8 @@ pub(crate) fn no_algorithm(problem: &ProblemConfig, kind: OpKind) -> Error {
 
 /// Run the command.
 pub fn run(args: &CompareArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
+    let counts = args.problem.counts.as_deref();
+    output::not_counts(args.html.as_deref(), "--html", counts)?;
     let problem = config::problem(&args.problem)?;
     let model = config::model(&args.model)?;
     let packets: Packets = args.packets.parse()?;

@@ -168,7 +168,7 @@ pub fn problem_of(
 
 /// Reject `--root` for collectives without a root and `--src`/`--dst` outside p2p, so a
 /// mistyped command does not silently ignore them.
-fn check_rank_flags(kind: OpKind, root: bool, ends: bool) -> Result<(), Error> {
+pub fn check_rank_flags(kind: OpKind, root: bool, ends: bool) -> Result<(), Error> {
     if root && !kind.has_root() {
         let rooted: Vec<&str> = OpKind::ALL
             .iter()

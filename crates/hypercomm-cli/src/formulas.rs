@@ -66,6 +66,27 @@ fn collective(kind: OpKind, topo: &Topology, args: &FormulasArgs) -> Result<Coll
     Collective::new(kind, nodes, root, src, dst)
 }
 
+/// Refuse the rank flags no row uses, as `simulate` does: `--root` beside one
+/// collective without a root, `--src`/`--dst` beside one other than p2p (they were
+/// ignored). For every collective, a rank past the topology's nodes (each of their rows
+/// said "does not fit: root 8 is out of range", exit 0).
+fn check_ranks(kinds: &[OpKind], topo: &Topology, args: &FormulasArgs) -> Result<(), Error> {
+    let ends = args.src.is_some() || args.dst.is_some();
+    if let (Some(_), [kind]) = (&args.op, kinds) {
+        return config::check_rank_flags(*kind, args.root.is_some(), ends);
+    }
+    let nodes = topo.nodes();
+    if let Some(root) = args.root {
+        Collective::new(OpKind::Broadcast, nodes, Some(root), None, None)?;
+    }
+    if ends {
+        let src = args.src.or(Some(0));
+        let dst = args.dst.or(Some(u64::from(nodes) - 1));
+        Collective::new(OpKind::P2p, nodes, None, src, dst)?;
+    }
+    Ok(())
+}
+
 fn entry(algo: &Algorithm, problem: &Problem<'_>, packets: Packets, model: Model) -> Entry {
     let params = config::params_for(algo, packets, model);
     let unfit = algo.fits(problem.topology).err();
@@ -102,8 +123,10 @@ pub fn table(args: &FormulasArgs) -> Result<Table, Error> {
             });
         }
     }
+    let kinds = ops(args.op.as_deref())?;
+    check_ranks(&kinds, &topology, args)?;
     let mut entries = Vec::new();
-    for kind in ops(args.op.as_deref())? {
+    for kind in kinds {
         let collective = match collective(kind, &topology, args) {
             Ok(c) => c,
             // Every collective asked for, and this one cannot be posed on the topology

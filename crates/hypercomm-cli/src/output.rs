@@ -18,17 +18,7 @@ pub fn distinct_files(
     let (Some(a), Some(b)) = (svg, html) else {
         return Ok(());
     };
-    let norm = |p: &std::path::Path| {
-        let dir = match p.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => std::path::Path::new("."),
-        };
-        match (std::fs::canonicalize(dir), p.file_name()) {
-            (Ok(d), Some(f)) => d.join(f),
-            _ => p.to_path_buf(),
-        }
-    };
-    if norm(a) != norm(b) {
+    if !same_file(a, b) {
         return Ok(());
     }
     Err(hypercomm::error::Error::InvalidParameter {
@@ -39,6 +29,51 @@ pub fn distinct_files(
             b.display()
         ),
     })
+}
+
+/// Refuse an output file (`what`: `--svg`, `--html`) that is the `--counts` file read
+/// as input (`compare`, `draw`): the counts were written over with the report.
+pub fn not_counts(
+    out: Option<&std::path::Path>,
+    what: &'static str,
+    counts: Option<&std::path::Path>,
+) -> Result<(), hypercomm::error::Error> {
+    let (Some(out), Some(counts)) = (out, counts) else {
+        return Ok(());
+    };
+    if !same_file(out, counts) {
+        return Ok(());
+    }
+    Err(hypercomm::error::Error::InvalidParameter {
+        what,
+        reason: format!(
+            "{} is also the --counts file read as input, which the output would replace; \
+             valid: another file",
+            out.display()
+        ),
+    })
+}
+
+/// Whether two paths name one file: compared through their directory (`f` and `./f`),
+/// and through the files themselves when both exist (a symbolic link and its target).
+fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    let norm = |p: &std::path::Path| {
+        let dir = match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => std::path::Path::new("."),
+        };
+        match (std::fs::canonicalize(dir), p.file_name()) {
+            (Ok(d), Some(f)) => d.join(f),
+            _ => p.to_path_buf(),
+        }
+    };
+    if norm(a) == norm(b) {
+        return true;
+    }
+    matches!(
+        (std::fs::canonicalize(a), std::fs::canonicalize(b)),
+        (Ok(x), Ok(y)) if x == y
+    )
 }
 
 /// A number for people: integers without a fraction, others with at most six decimals

@@ -229,6 +229,7 @@ fn single_len(spec: &str, lens: &[u64], axis: &str) -> Result<u64, Error> {
 /// suffix is kept (k counts the processing elements).
 fn topology_of_size(spec: &str, k: u64) -> Result<Option<Topology>, Error> {
     let spec = spec.trim();
+    check_family(spec, "--nodes")?;
     let (base, host) = match spec.strip_suffix("+host") {
         Some(b) => (b, "+host"),
         None => (spec, ""),
@@ -273,11 +274,43 @@ fn topology_of_size(spec: &str, k: u64) -> Result<Option<Topology>, Error> {
     format!("{name}{host}").parse().map(Some)
 }
 
+/// Refuse a `--topology` whose family a `--nodes` or `--dims` sweep (`axis`) would not
+/// keep: a product (`ring:3*complete:4` was swept as rings) and a host linked to some
+/// nodes (`+host@0` was dropped, or widened to `+host`), both shapes of one size.
+fn check_family(spec: &str, axis: &'static str) -> Result<(), Error> {
+    let why = if spec.contains('*') {
+        "a product of topologies is no family of machine sizes"
+    } else if spec.contains("+host@") {
+        "+host@A,B,… links the host to nodes of one machine size"
+    } else {
+        return Ok(());
+    };
+    Err(Error::InvalidParameter {
+        what: axis,
+        reason: format!(
+            "`{spec}`: {why}; valid: one of the families ring, path, complete, torus, \
+             mesh, ghc, bus, shm, switch, hypercube (--dims: hypercube only), with +host \
+             for a host linked to every node"
+        ),
+    })
+}
+
 /// The topology of `spec`'s family with dimension `dim` (`hypercube:3+host` and
 /// `hypercube` give `hypercube:{dim}+host` and `hypercube:{dim}`).
 fn topology_at(spec: &str, dim: u64) -> Result<Topology, Error> {
     let spec = spec.trim();
+    check_family(spec, "--dims")?;
     let (family, rest) = spec.split_once(':').unwrap_or((spec, "0"));
+    if !family.eq_ignore_ascii_case("hypercube") {
+        // `ring` was read as `ring:0`, refused as a ring without nodes.
+        return Err(Error::InvalidParameter {
+            what: "--dims",
+            reason: format!(
+                "it applies to the hypercube family, not `{spec}`; valid: hypercube or \
+                 hypercube:N (with +host), or --nodes for the other families"
+            ),
+        });
+    }
     let given: Topology = format!("{family}:{rest}").parse()?;
     if given.as_hypercube().is_none() {
         return Err(Error::InvalidParameter {

@@ -839,3 +839,167 @@ fn the_len_limit_names_what_it_bounds() {
         &["--len", "K² × (links per node + 1)"],
     );
 }
+
+/// `compare --counts F --html F` and `draw --counts F --svg F` (or `--html F`) wrote
+/// the report over the counts they had read and exited 0, the input lost; now refused
+/// before anything is written, also when the paths spell one file differently.
+#[test]
+fn an_output_file_that_is_the_counts_file_is_refused() {
+    let dir = scratch("counts-output");
+    let counts = dir.join("counts.json");
+    let same = dir.join(".").join("counts.json");
+    let (f, same) = (counts.to_str().unwrap(), same.to_str().unwrap());
+    std::fs::write(&counts, "[1, 2, 3, 4]").unwrap();
+    let compare = [
+        "compare",
+        "--topology",
+        "complete:4",
+        "--op",
+        "allgatherv",
+        "--counts",
+        f,
+    ];
+    let draw = [
+        "draw",
+        "--topology",
+        "complete:4",
+        "--op",
+        "allgatherv",
+        "--algo",
+        "ring",
+        "--counts",
+        f,
+    ];
+    refused(
+        &with(&compare, &["--html", same]),
+        &["--html", "also the --counts file"],
+    );
+    for flag in ["--svg", "--html"] {
+        refused(
+            &with(&draw, &[flag, same]),
+            &[flag, "also the --counts file"],
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&counts).unwrap(), "[1, 2, 3, 4]");
+    let page = dir.join("page.html");
+    let r = hc(&with(&compare, &["--html", page.to_str().unwrap()]));
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(std::fs::read_to_string(&page).unwrap().contains("<html"));
+}
+
+/// `--strict --no-verify` printed `strict yes` and `verified skipped` and exited 0:
+/// `--strict` only makes rules of the verifier, which did not run; the two are
+/// refused together in every command that takes both.
+#[test]
+fn strict_with_no_verify_is_refused() {
+    let problem = [
+        "--topology",
+        "hypercube:3",
+        "--op",
+        "broadcast",
+        "--strict",
+        "--no-verify",
+    ];
+    let dir = scratch("strict-no-verify");
+    let svg = dir.join("d.svg");
+    for (cmd, more) in [
+        ("simulate", &["--algo", "sbt", "--len", "10"][..]),
+        ("compare", &["--len", "10"][..]),
+        ("sweep", &["--len", "1..3"][..]),
+        (
+            "draw",
+            &[
+                "--algo",
+                "sbt",
+                "--len",
+                "10",
+                "--svg",
+                svg.to_str().unwrap(),
+            ][..],
+        ),
+    ] {
+        let args = with(&with(&[cmd], &problem), more);
+        refused(&args, &["--strict", "--no-verify"]);
+    }
+    assert!(!svg.exists());
+}
+
+/// `sweep --nodes` and `--dims` keep the family of `--topology` only: a product
+/// (`ring:3*complete:4 --nodes` swept rings) and `+host@A,B` (dropped by `--nodes`,
+/// widened to `+host` by `--dims`) changed the machine without a word and exited 0;
+/// `ring --dims` was refused as `ring:0` having no node. Each is now named.
+#[test]
+fn sweep_families_it_cannot_keep_are_refused() {
+    let sweep = ["sweep", "--len", "10", "--topology"];
+    refused(
+        &with(
+            &sweep,
+            &["ring:3*complete:4", "--op", "allgather", "--nodes", "2..4"],
+        ),
+        &["--nodes", "product", "valid:"],
+    );
+    let p2p = ["--op", "p2p", "--src", "0", "--dst", "1"];
+    refused(
+        &with(
+            &with(&sweep, &["ring:3+host@0"]),
+            &with(&p2p, &["--nodes", "2..4"]),
+        ),
+        &["--nodes", "+host@", "valid:"],
+    );
+    refused(
+        &with(
+            &with(&sweep, &["hypercube:2+host@0"]),
+            &with(&p2p, &["--dims", "1..2"]),
+        ),
+        &["--dims", "+host@", "valid:"],
+    );
+    let r = refused(
+        &with(&sweep, &["ring", "--op", "allgather", "--dims", "2..4"]),
+        &["--dims", "hypercube family", "--nodes"],
+    );
+    assert!(!r.err.contains("ring:0"), "{}", r.err);
+    let ok = hc(&with(
+        &sweep,
+        &[
+            "hypercube:2+host",
+            "--op",
+            "download",
+            "--algo",
+            "sl",
+            "--dims",
+            "1..2",
+        ],
+    ));
+    assert_eq!(ok.code, 0, "{}", ok.err);
+}
+
+/// `formulas --op broadcast --src 1` and `--op p2p --root 1` ignored the flag and
+/// exited 0 (`simulate` refuses both); without `--op`, `--root 8` on hypercube:3 printed
+/// "does not fit: root 8 is out of range" on every rooted row and exited 0. Each is
+/// refused, naming the flag and what is valid.
+#[test]
+fn formulas_refuse_rank_flags_no_row_uses() {
+    let f = ["formulas", "--topology", "hypercube:3"];
+    refused(
+        &with(&f, &["--op", "broadcast", "--src", "1"]),
+        &["--src/--dst", "p2p only"],
+    );
+    refused(
+        &with(&f, &["--op", "p2p", "--root", "1"]),
+        &["--root", "p2p has no root", "--src and --dst"],
+    );
+    refused(&with(&f, &["--root", "8"]), &["root 8", "valid: 0..=7"]);
+    refused(
+        &with(&f, &["--dst", "9"]),
+        &["destination 9", "valid: 0..=7"],
+    );
+    for ok in [
+        &["--root", "7"][..],
+        &["--src", "1", "--dst", "6"][..],
+        &["--op", "broadcast", "--root", "3"][..],
+        &["--op", "p2p", "--src", "2"][..],
+    ] {
+        let r = hc(&with(&f, ok));
+        assert_eq!(r.code, 0, "{ok:?}: {}", r.err);
+    }
+}

@@ -294,6 +294,9 @@ pub fn write_file(path: &FsPath, text: &str) -> Result<(), CliError> {
 pub fn run(args: &DrawArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
     let cfg = simulate::configure(&args.run)?;
     output::distinct_files(args.svg.as_deref(), args.html.as_deref())?;
+    let counts = args.run.problem.counts.as_deref();
+    output::not_counts(args.svg.as_deref(), "--svg", counts)?;
+    output::not_counts(args.html.as_deref(), "--html", counts)?;
     let report = report::run(&cfg)?;
     let svg = svg_of(&cfg, &report)?;
     if let Some(path) = &args.svg {
