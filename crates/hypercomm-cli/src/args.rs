@@ -229,9 +229,10 @@ pub struct ModelArgs {
     /// for seed 004's ring rule: write to both neighbours, or read from one).
     #[arg(long, value_name = "P", default_value = "all")]
     pub ports: String,
-    /// The host's port rule (`+host` topologies): one (seed 003), all, or S,R.
-    #[arg(long, value_name = "P", default_value = "one")]
-    pub host_ports: String,
+    /// The host's port rule (`+host` topologies): one (seed 003), all, or S,R
+    /// [default: one].
+    #[arg(long, value_name = "P")]
+    pub host_ports: Option<String>,
     /// Duplex: full; half (a node sends or receives in a step); half-link (a link
     /// carries one direction at a time, a node may send on one link and receive on
     /// another).

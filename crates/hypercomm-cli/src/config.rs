@@ -249,13 +249,18 @@ pub fn model(args: &ModelArgs) -> Result<Model, Error> {
     )?;
     model.host = host_link(args, &model)?;
     model.ports = args.ports.parse()?;
-    model.host_ports = args.host_ports.parse().map_err(|e| match e {
-        Error::InvalidParameter { reason, .. } => Error::InvalidParameter {
-            what: "--host-ports",
-            reason,
-        },
-        e => e,
-    })?;
+    model.host_ports = args
+        .host_ports
+        .as_deref()
+        .unwrap_or("one")
+        .parse()
+        .map_err(|e| match e {
+            Error::InvalidParameter { reason, .. } => Error::InvalidParameter {
+                what: "--host-ports",
+                reason,
+            },
+            e => e,
+        })?;
     model.duplex = args.duplex.parse()?;
     model.timing = args.timing.parse()?;
     Ok(model)
@@ -263,6 +268,26 @@ pub fn model(args: &ModelArgs) -> Result<Model, Error> {
 
 /// The cost of a host link: `--host-beta` and `--host-tau`, each defaulting to the
 /// processing-element link's value.
+/// [`model`] for a machine with or without a host (`has_host`): without one, the host
+/// options (`--host-beta`, `--host-tau`, `--host-ports`) are refused (they were accepted
+/// on hypercube:3, and the model line printed a host link the machine does not have).
+pub fn model_on(args: &ModelArgs, has_host: bool) -> Result<Model, Error> {
+    let given = [
+        ("--host-beta", args.host_beta.is_some()),
+        ("--host-tau", args.host_tau.is_some()),
+        ("--host-ports", args.host_ports.is_some()),
+    ];
+    if let (false, Some(&(what, _))) = (has_host, given.iter().find(|(_, g)| *g)) {
+        return Err(Error::InvalidParameter {
+            what,
+            reason: "the topology has no host; valid: a topology with one \
+                     (hypercube:N+host, ring:K+host@0, …), or no host options"
+                .into(),
+        });
+    }
+    model(args)
+}
+
 fn host_link(args: &ModelArgs, model: &Model) -> Result<LinkCost, Error> {
     let beta = args.host_beta.unwrap_or(model.beta());
     let tau = args.host_tau.unwrap_or(model.tau());

@@ -106,7 +106,7 @@ fn entry(algo: &Algorithm, problem: &Problem<'_>, packets: Packets, model: Model
 /// Evaluate the closed forms the arguments ask for.
 pub fn table(args: &FormulasArgs) -> Result<Table, Error> {
     let topology: Topology = args.topology.parse()?;
-    let model = config::model(&args.model)?;
+    let model = config::model_on(&args.model, topology.host().is_some())?;
     let packets: Packets = args.packets.parse()?;
     // No algorithm pipelines more packets than elements: refused here, as `simulate`
     // does, rather than as "no closed form" on every pipelined row.

@@ -142,7 +142,8 @@ pub const CSV_HEADER: &str =
 /// Validate the arguments into a sweep.
 pub fn configure(args: &SweepArgs) -> Result<Sweep, Error> {
     let kind: OpKind = args.op.parse()?;
-    let model = config::model(&args.model)?;
+    // The family's machines have a host when the spec names one (`hypercube:3+host`).
+    let model = config::model_on(&args.model, args.topology.contains("+host"))?;
     let packets: Packets = args.packets.parse()?;
     let (axis, geometric, points) = points(args, kind)?;
     let algos = select(&points, args.algo.as_deref())?;

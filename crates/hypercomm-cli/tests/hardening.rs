@@ -1003,3 +1003,75 @@ fn formulas_refuse_rank_flags_no_row_uses() {
         assert_eq!(r.code, 0, "{ok:?}: {}", r.err);
     }
 }
+
+/// The host options on a machine without a host were accepted, and the model line
+/// printed a host link hypercube:3 does not have; now refused, naming the option. On
+/// a `+host` machine (and a `sweep` of one) they still apply.
+#[test]
+fn host_options_need_a_host() {
+    let plain = [
+        "simulate",
+        "--topology",
+        "hypercube:3",
+        "--op",
+        "broadcast",
+        "--algo",
+        "sbt",
+        "--len",
+        "10",
+    ];
+    for (flag, v) in [
+        ("--host-beta", "2"),
+        ("--host-tau", "5"),
+        ("--host-ports", "all"),
+    ] {
+        refused(&with(&plain, &[flag, v]), &[flag, "has no host", "+host"]);
+    }
+    let sweep = [
+        "sweep",
+        "--topology",
+        "ring",
+        "--op",
+        "broadcast",
+        "--len",
+        "10",
+    ];
+    refused(
+        &with(&sweep, &["--nodes", "2..4", "--host-tau", "5"]),
+        &["--host-tau", "has no host"],
+    );
+    let hosted = [
+        "simulate",
+        "--topology",
+        "hypercube:2+host",
+        "--op",
+        "download",
+        "--algo",
+        "sl",
+        "--len",
+        "10",
+        "--host-tau",
+        "5",
+        "--host-ports",
+        "all",
+    ];
+    let r = hc(&hosted);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(r.out.contains("host β = 1, τ = 5"), "{}", r.out);
+    let r = hc(&[
+        "sweep",
+        "--topology",
+        "hypercube:2+host",
+        "--op",
+        "download",
+        "--algo",
+        "sl",
+        "--len",
+        "10",
+        "--dims",
+        "1..2",
+        "--host-tau",
+        "5",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.err);
+}
