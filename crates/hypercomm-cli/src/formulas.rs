@@ -125,6 +125,22 @@ pub fn table(args: &FormulasArgs) -> Result<Table, Error> {
     }
     let kinds = ops(args.op.as_deref())?;
     check_ranks(&kinds, &topology, args)?;
+    // A count above 1 where no algorithm asked for is pipelined would be printed beside
+    // rows that ignore it (`compare` refuses it from every algorithm).
+    if matches!(packets, Packets::Count(n) if n > 1)
+        && !kinds
+            .iter()
+            .any(|&k| algorithms::for_op(k).any(|a| a.pipelined))
+    {
+        let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
+        return Err(Error::InvalidParameter {
+            what: "--packets",
+            reason: format!(
+                "no algorithm of {} is pipelined; valid: 1 or `opt`",
+                names.join(", ")
+            ),
+        });
+    }
     let mut entries = Vec::new();
     for kind in kinds {
         let collective = match collective(kind, &topology, args) {

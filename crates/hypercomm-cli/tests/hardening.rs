@@ -815,6 +815,21 @@ fn formulas_refuse_more_packets_than_elements() {
     let r = hc(&with(&base, &["--len", "100", "--packets", "100"]));
     assert_eq!(r.code, 0, "{}", r.err);
     assert!(r.out.contains("ν = 100"), "{}", r.out);
+    // No scatter algorithm is pipelined: the count was printed beside rows ignoring it.
+    refused(
+        &[
+            "formulas",
+            "--topology",
+            "hypercube:3",
+            "--op",
+            "scatter",
+            "--len",
+            "10",
+            "--packets",
+            "5",
+        ],
+        &["--packets", "no algorithm of scatter is pipelined"],
+    );
 }
 
 /// The --len bound names the product it bounds: a broadcast's limit of 32 on
