@@ -89,7 +89,7 @@ pub fn run(args: &CompareArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
     let counts = args.problem.counts.as_deref();
     output::not_counts(args.html.as_deref(), "--html", counts)?;
     let problem = config::problem(&args.problem)?;
-    let model = config::model_on(&args.model, problem.topology.host().is_some())?;
+    let model = config::model_on(&args.model, &problem.topology)?;
     let packets: Packets = args.packets.parse()?;
     let rows = rows(problem.clone(), packets, model, args)?;
     if rows.iter().all(|r| r.error.is_some()) {

@@ -266,28 +266,30 @@ pub fn model(args: &ModelArgs) -> Result<Model, Error> {
     Ok(model)
 }
 
-/// The cost of a host link: `--host-beta` and `--host-tau`, each defaulting to the
-/// processing-element link's value.
-/// [`model`] for a machine with or without a host (`has_host`): without one, the host
-/// options (`--host-beta`, `--host-tau`, `--host-ports`) are refused (they were accepted
-/// on hypercube:3, and the model line printed a host link the machine does not have).
-pub fn model_on(args: &ModelArgs, has_host: bool) -> Result<Model, Error> {
+/// [`model`] for `topology`: on a machine without a host, the host options
+/// (`--host-beta`, `--host-tau`, `--host-ports`) are refused (they were accepted on
+/// hypercube:3, and the model line printed a host link the machine does not have).
+pub fn model_on(args: &ModelArgs, topology: &Topology) -> Result<Model, Error> {
     let given = [
         ("--host-beta", args.host_beta.is_some()),
         ("--host-tau", args.host_tau.is_some()),
         ("--host-ports", args.host_ports.is_some()),
     ];
-    if let (false, Some(&(what, _))) = (has_host, given.iter().find(|(_, g)| *g)) {
+    let hosted = topology.host().is_some();
+    if let (false, Some(&(what, _))) = (hosted, given.iter().find(|(_, g)| *g)) {
         return Err(Error::InvalidParameter {
             what,
-            reason: "the topology has no host; valid: a topology with one \
-                     (hypercube:N+host, ring:K+host@0, …), or no host options"
-                .into(),
+            reason: format!(
+                "{topology} has no host; valid: a topology with one (hypercube:N+host, \
+                 ring:K+host@0, …), or no host options"
+            ),
         });
     }
     model(args)
 }
 
+/// The cost of a host link: `--host-beta` and `--host-tau`, each defaulting to the
+/// processing-element link's value.
 fn host_link(args: &ModelArgs, model: &Model) -> Result<LinkCost, Error> {
     let beta = args.host_beta.unwrap_or(model.beta());
     let tau = args.host_tau.unwrap_or(model.tau());

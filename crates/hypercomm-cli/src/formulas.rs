@@ -106,7 +106,7 @@ fn entry(algo: &Algorithm, problem: &Problem<'_>, packets: Packets, model: Model
 /// Evaluate the closed forms the arguments ask for.
 pub fn table(args: &FormulasArgs) -> Result<Table, Error> {
     let topology: Topology = args.topology.parse()?;
-    let model = config::model_on(&args.model, topology.host().is_some())?;
+    let model = config::model_on(&args.model, &topology)?;
     let packets: Packets = args.packets.parse()?;
     // No algorithm pipelines more packets than elements: refused here, as `simulate`
     // does, rather than as "no closed form" on every pipelined row.
@@ -130,13 +130,13 @@ pub fn table(args: &FormulasArgs) -> Result<Table, Error> {
     if matches!(packets, Packets::Count(n) if n > 1)
         && !kinds
             .iter()
-            .any(|&k| algorithms::for_op(k).any(|a| a.pipelined))
+            .any(|&k| algorithms::for_op(k).any(|a| a.pipelined && a.fits(&topology).is_ok()))
     {
         let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
         return Err(Error::InvalidParameter {
             what: "--packets",
             reason: format!(
-                "no algorithm of {} is pipelined; valid: 1 or `opt`",
+                "no algorithm of {} that fits {topology} is pipelined; valid: 1 or `opt`",
                 names.join(", ")
             ),
         });

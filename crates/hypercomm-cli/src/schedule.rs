@@ -11,7 +11,7 @@ use crate::{CliError, Io, Outcome};
 /// Run the command.
 pub fn run(args: &ScheduleArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
     let problem = config::problem(&args.problem)?;
-    let model = config::model_on(&args.model, problem.topology.host().is_some())?;
+    let model = config::model_on(&args.model, &problem.topology)?;
     let packets: Packets = args.packets.parse()?;
     let algo = config::algorithm(&problem, &args.algo)?;
     let params = config::params_for(algo, packets, model);

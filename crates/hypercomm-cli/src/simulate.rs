@@ -12,7 +12,7 @@ use crate::{output, CliError, Io, Outcome};
 /// Validate the arguments into a run.
 pub fn configure(args: &SimulateArgs) -> Result<RunConfig, Error> {
     let problem = config::problem(&args.problem)?;
-    let model = config::model_on(&args.model, problem.topology.host().is_some())?;
+    let model = config::model_on(&args.model, &problem.topology)?;
     let packets: Packets = args.packets.parse()?;
     let algo = config::algorithm(&problem, &args.algo)?;
     Ok(config::run(problem, algo, packets, model, &args.check))

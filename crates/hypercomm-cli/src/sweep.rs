@@ -142,10 +142,18 @@ pub const CSV_HEADER: &str =
 /// Validate the arguments into a sweep.
 pub fn configure(args: &SweepArgs) -> Result<Sweep, Error> {
     let kind: OpKind = args.op.parse()?;
-    // The family's machines have a host when the spec names one (`hypercube:3+host`).
-    let model = config::model_on(&args.model, args.topology.contains("+host"))?;
-    let packets: Packets = args.packets.parse()?;
     let (axis, geometric, points) = points(args, kind)?;
+    // The host options need machines with a host: those the sweep built say (a hosted
+    // one, or the first, named if refused).
+    let machines = || points.iter().map(|p| &p.problem.topology);
+    let model = match machines()
+        .find(|t| t.host().is_some())
+        .or(machines().next())
+    {
+        Some(t) => config::model_on(&args.model, t)?,
+        None => config::model(&args.model)?,
+    };
+    let packets: Packets = args.packets.parse()?;
     let algos = select(&points, args.algo.as_deref())?;
     Ok(Sweep {
         axis,
@@ -229,11 +237,11 @@ fn single_len(spec: &str, lens: &[u64], axis: &str) -> Result<u64, Error> {
 /// mesh or generalized hypercube Q × Q when k = Q², Q ≥ 2; the n-cube when k = 2^n. A `+host`
 /// suffix is kept (k counts the processing elements).
 fn topology_of_size(spec: &str, k: u64) -> Result<Option<Topology>, Error> {
-    let spec = spec.trim();
+    let spec = &normal(spec);
     check_family(spec, "--nodes")?;
     let (base, host) = match spec.strip_suffix("+host") {
         Some(b) => (b, "+host"),
-        None => (spec, ""),
+        None => (spec.as_str(), ""),
     };
     let (family, rest) = base.split_once(':').unwrap_or((base, ""));
     let square = (k as f64).sqrt().round() as u64;
@@ -275,6 +283,15 @@ fn topology_of_size(spec: &str, k: u64) -> Result<Option<Topology>, Error> {
     format!("{name}{host}").parse().map(Some)
 }
 
+/// A topology spec as the parser reads it, for the family checks: without blanks and in
+/// lower case (`hypercube:3 + HOST@0` was swept as plain cubes, the host dropped).
+fn normal(spec: &str) -> String {
+    spec.chars()
+        .filter(|c| !c.is_whitespace())
+        .collect::<String>()
+        .to_ascii_lowercase()
+}
+
 /// Refuse a `--topology` whose family a `--nodes` or `--dims` sweep (`axis`) would not
 /// keep: a product (`ring:3*complete:4` was swept as rings) and a host linked to some
 /// nodes (`+host@0` was dropped, or widened to `+host`), both shapes of one size.
@@ -299,7 +316,7 @@ fn check_family(spec: &str, axis: &'static str) -> Result<(), Error> {
 /// The topology of `spec`'s family with dimension `dim` (`hypercube:3+host` and
 /// `hypercube` give `hypercube:{dim}+host` and `hypercube:{dim}`).
 fn topology_at(spec: &str, dim: u64) -> Result<Topology, Error> {
-    let spec = spec.trim();
+    let spec = &normal(spec);
     check_family(spec, "--dims")?;
     let (family, rest) = spec.split_once(':').unwrap_or((spec, "0"));
     if !family.eq_ignore_ascii_case("hypercube") {

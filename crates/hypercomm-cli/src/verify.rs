@@ -84,7 +84,7 @@ fn regions(op: &Op) -> Box<dyn Iterator<Item = &Region> + '_> {
 
 /// Verify and time a document under the arguments' model.
 pub fn evaluate(doc: &Document, args: &VerifyArgs) -> Result<RunReport, Error> {
-    let model = config::model_on(&args.model, doc.topology.host().is_some())?;
+    let model = config::model_on(&args.model, &doc.topology)?;
     let strictness = config::strictness(args.strict, &model);
     let problem = Problem {
         topology: &doc.topology,

@@ -828,7 +828,10 @@ fn formulas_refuse_more_packets_than_elements() {
             "--packets",
             "5",
         ],
-        &["--packets", "no algorithm of scatter is pipelined"],
+        &[
+            "--packets",
+            "no algorithm of scatter that fits hypercube:3 is pipelined",
+        ],
     );
 }
 
@@ -1089,4 +1092,54 @@ fn host_options_need_a_host() {
         "5",
     ]);
     assert_eq!(r.code, 0, "{}", r.err);
+}
+
+/// `sweep` reads a topology spelt as the parser takes it (any case, blanks): the host
+/// options apply to `hypercube:3 + HOST` (refused as "no host" when the check matched
+/// `+host` literally), and `ring:4+HOST@0`, a host on some nodes only, is no family of
+/// sizes (swept as plain rings, the host dropped).
+#[test]
+fn sweep_reads_host_topologies_in_any_spelling() {
+    let r = hc(&[
+        "sweep",
+        "--topology",
+        "hypercube:3 + HOST",
+        "--op",
+        "download",
+        "--algo",
+        "sl",
+        "--len",
+        "8,16",
+        "--host-beta",
+        "5",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    refused(
+        &[
+            "sweep",
+            "--topology",
+            "ring:4+HOST@0",
+            "--op",
+            "broadcast",
+            "--nodes",
+            "4,8",
+            "--len",
+            "8",
+        ],
+        &["--nodes", "+host@"],
+    );
+    refused(
+        &[
+            "sweep",
+            "--topology",
+            "hypercube:3+Host@0",
+            "--op",
+            "broadcast",
+            "--dims",
+            "1..2",
+            "--len",
+            "8",
+        ],
+        &["--dims", "+host@"],
+    );
 }

@@ -722,31 +722,54 @@ fn host_links_are_priced_with_host_beta_and_tau() {
     std::fs::remove_file(&path).unwrap();
 }
 
+/// The host flags apply on a machine with a host, in every model command (a p2p from
+/// a node to the host, 8, of hypercube:3+host); on one without, they are refused
+/// (`hardening.rs`), and a bad value on a hosted machine is named by its range.
 #[test]
 fn host_flags_are_accepted_by_every_model_command() {
     let p = [
         "--topology",
-        "hypercube:3",
+        "hypercube:3+host",
         "--op",
-        "broadcast",
+        "p2p",
+        "--src",
+        "0",
+        "--dst",
+        "8",
         "--len",
         "10",
     ];
     let host = ["--host-beta", "2", "--host-tau", "0.5"];
-    for cmd in [&["simulate", "--algo", "sbt"][..], &["compare"], &["sweep"]] {
+    for cmd in [
+        &["simulate", "--algo", "direct"][..],
+        &["compare"],
+        &["sweep"],
+    ] {
         let mut args = cmd.to_vec();
         args.extend(p);
         args.extend(host);
         ok(&args);
     }
-    ok(&[
+    let f = ok(&[
         "formulas",
+        "--topology",
+        "hypercube:3+host",
         "--op",
-        "broadcast",
+        "download",
         "--host-beta",
         "2",
         "--host-tau",
         "0.5",
     ]);
-    bad(&["formulas", "--host-beta", "-2"], &["--host-beta", "≥ 0"]);
+    assert!(f.contains("host β = 2, τ = 0.5"), "{f}");
+    bad(
+        &[
+            "formulas",
+            "--topology",
+            "hypercube:3+host",
+            "--host-beta",
+            "-2",
+        ],
+        &["--host-beta", "≥ 0"],
+    );
 }

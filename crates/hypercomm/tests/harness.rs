@@ -1085,7 +1085,13 @@ fn seed004_torus_7x7_to_8x8() {
 #[test]
 fn past_the_packet_search_opt_forms_are_those_of_the_built_count() {
     let mut checked = 0;
-    for t in ["torus:40x40", "hypercube:11", "ring:1500", "mesh:40x40"] {
+    for t in [
+        "torus:40x40",
+        "hypercube:11",
+        "ring:1500",
+        "mesh:40x40",
+        "switch:1500",
+    ] {
         let topo = parse(t);
         let k = topo.nodes();
         assert!(k > algorithms::PACKET_SEARCH_NODES, "{t}");
@@ -1108,10 +1114,12 @@ fn past_the_packet_search_opt_forms_are_those_of_the_built_count() {
                 continue;
             };
             let Some(nu) = s.packets() else { continue };
-            let exact = |p: &Params| -> Vec<(String, f64)> {
+            // The forms at the built ν (every kind: exact, upper bounds); under `opt`
+            // the continuous optimum's estimates come besides.
+            let forms = |p: &Params| -> Vec<(String, f64)> {
                 algo.formulas(&problem, p)
                     .into_iter()
-                    .filter(|f| f.kind == algorithms::FormulaKind::Exact)
+                    .filter(|f| f.kind != algorithms::FormulaKind::Estimate)
                     .map(|f| (f.expr, f.value))
                     .collect()
             };
@@ -1119,14 +1127,10 @@ fn past_the_packet_search_opt_forms_are_those_of_the_built_count() {
                 packets: Packets::Count(nu),
                 ..opt
             };
-            assert_eq!(
-                exact(&opt),
-                exact(&counted),
-                "{} on {t}, ν = {nu}",
-                algo.name
-            );
-            checked += 1;
+            let at_nu = forms(&counted);
+            assert_eq!(forms(&opt), at_nu, "{} on {t}, ν = {nu}", algo.name);
+            checked += usize::from(!at_nu.is_empty());
         }
     }
-    assert!(checked >= 4, "only {checked} algorithms checked");
+    assert!(checked >= 6, "only {checked} algorithms with forms checked");
 }
