@@ -355,6 +355,8 @@ pub struct Price {
     /// The least seconds per byte of any copy in the call, from the bytes its ranks
     /// hold ([`Calibration::copy_floor`]); 0 when they stay in the caches.
     floor: f64,
+    /// [`Calibration::least_per_byte`], the price of a byte of a local copy in the caches.
+    least_per_byte: f64,
     /// Ranks per host when the job spans hosts and the calibration prices a message
     /// between two ([`Price::with_hosts`]).
     per_host: Option<Rank>,
@@ -366,6 +368,7 @@ impl Price {
     pub fn new(calibration: Calibration, elem_bytes: usize) -> Self {
         Price {
             line: calibration.model(elem_bytes).net,
+            least_per_byte: calibration.least_per_byte(),
             calibration,
             elem_bytes: elem_bytes as u64,
             fresh: Vec::new(),
@@ -480,11 +483,14 @@ impl Price {
         beta + bytes as f64 * tau
     }
 
-    /// Seconds for copying `elems` elements locally: τ per byte, of their size's band
-    /// but no more than a message of their size took per byte (a band that crosses from
-    /// the caches to memory has a steep slope and a negative start-up: at 4 MiB here its
-    /// τ is 4.7× the message's own time per byte), and no less than the call's floor
-    /// ([`Calibration::copy_floor`]).
+    /// Seconds for copying `elems` elements locally: per byte, the least time per byte
+    /// of any message the calibration prices ([`Calibration::least_per_byte`]: a copy
+    /// in the caches moves its bytes at least that fast), no more than a message of
+    /// their size took per byte, and no less than the call's floor
+    /// ([`Calibration::copy_floor`]: beyond the caches, memory's speed). Before, the
+    /// slope of the size's band: 1.3e-9 s/B at 512 B on the threads backend, and on 2
+    /// MPI ranks 3.6e-10 at 512 B–4 KiB, which priced Bruck's two local copies of a
+    /// 1 KiB all-gather at 1.1 µs (it measured 1.0 µs in all, message included).
     pub fn local(&self, elems: u64) -> f64 {
         if self.calibration.bands.is_empty() {
             return elems as f64 * (self.elem_bytes as f64 * self.calibration.tau);
@@ -494,7 +500,9 @@ impl Price {
             return 0.0;
         }
         let (beta, tau) = self.calibration.at(bytes);
-        let per_byte = tau.min((beta + tau * bytes as f64) / bytes as f64);
+        let per_byte = self
+            .least_per_byte
+            .min((beta + tau * bytes as f64) / bytes as f64);
         bytes as f64 * per_byte.max(self.floor)
     }
 }
@@ -1665,10 +1673,13 @@ mod one_band {
         // At the bands alone it would be 7 messages at β + 1 MiB × 2.5e-11 and the copy.
         let banded = 7.0 * (2e-7 + mib as f64 * 2.5e-11) + mib as f64 * 2.5e-11;
         assert!(got > 3.0 * banded, "{got} vs {banded}");
-        // In the caches: the floor is 0 and the time is the bands' alone.
+        // In the caches: the floor is 0 and the time is the bands' alone, the copy at
+        // the least time per byte of any message (8 MiB's, just above 2.5e-11).
         let small = 16 * 1024;
         assert_eq!(c.copy_floor(8 * 9 * small), 0.0);
-        let expect = 7.0 * (2e-7 + small as f64 * 2.5e-11) + small as f64 * 2.5e-11;
+        let least = c.least_per_byte();
+        assert!(least > 2.5e-11 && least < 2.51e-11, "{least}");
+        let expect = 7.0 * (2e-7 + small as f64 * 2.5e-11) + small as f64 * least;
         assert!((t(small, c) - expect).abs() <= 1e-12 * expect);
     }
 
@@ -1721,7 +1732,7 @@ mod one_band {
             )
             .unwrap()
         };
-        let banded = 7.0 * (2e-7 + mib as f64 * 2.5e-11) + mib as f64 * 2.5e-11;
+        let banded = 7.0 * (2e-7 + mib as f64 * 2.5e-11) + mib as f64 * c.least_per_byte();
         let hosts = Execution {
             ranks_per_host: Some(2),
             ..Execution::default()
@@ -1786,8 +1797,33 @@ mod one_band {
         let message = price.message(bytes);
         assert!((price.local(bytes) - message).abs() <= 1e-12 * message);
         assert!(price.local(bytes) < bytes as f64 * 2.25e-10 / 3.0);
-        // Below: τ per byte, without the start-up.
-        assert_eq!(price.local(1024), 1024.0 * 2.5e-11);
+        // Below: the least time per byte of any message (4 MiB's, 2.47e-11), without
+        // the start-up, not the band's slope.
+        let least = c.least_per_byte();
+        assert!((least - (-8.4e-4 + 2.25e-10 * bytes as f64) / bytes as f64).abs() < 1e-24);
+        assert_eq!(price.local(1024), 1024.0 * least);
+    }
+
+    /// A band's slope is no copy speed: where a band of small messages rises steeply
+    /// (1.3e-9 s/B from 512 B, as the threads backend's calibration fitted here), a
+    /// local copy of 600 B is still priced at the least time per byte of any message
+    /// (32 KiB's here, 5.4e-11), over 20× less than the slope.
+    #[test]
+    fn a_local_copy_is_priced_at_the_least_time_per_byte_not_at_its_bands_slope() {
+        let band = |from, beta, tau| crate::select::Band { from, beta, tau };
+        let mut c = Calibration::line(2.5e-7, 3.4e-11);
+        c.bands = crate::select::Bands::new(&[
+            band(1, 2.2e-7, 3.4e-10),
+            band(512, -2.7e-7, 1.3e-9),
+            band(1024, 1e-6, 3e-12),
+            band(16384, 3.5e-7, 4.3e-11),
+        ])
+        .unwrap();
+        let price = Price::new(c, 1);
+        let least = c.least_per_byte();
+        assert!(least < 1e-10, "{least}");
+        assert_eq!(price.local(600), 600.0 * least);
+        assert!(price.local(600) * 20.0 < 600.0 * 1.3e-9);
     }
 
     /// The calibration's same-CPU pairs stay warm up to 512 B here (a message of

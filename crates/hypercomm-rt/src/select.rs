@@ -499,20 +499,14 @@ impl Calibration {
     /// assert_eq!(Calibration::line(2e-7, 2.5e-11).copy_floor(1 << 30), 0.0);
     /// ```
     pub fn copy_floor(&self, held: u64) -> f64 {
-        let Some(last) = self.bands.as_slice().last() else {
+        let Some((fastest, top)) = self.fastest_size() else {
             return 0.0;
         };
         let per_byte = |p: u64| {
             let (beta, tau) = self.at(p);
             (beta + tau * p as f64) / p as f64
         };
-        let twice = last.from.saturating_mul(2).max(1);
-        let top = 1u64 << (63 - twice.leading_zeros());
         let powers = || (0..=40).map(|i| 1u64 << i).take_while(|&p| p <= top);
-        // p*: the power of 2 with the least time per byte.
-        let Some(fastest) = powers().min_by(|&a, &b| per_byte(a).total_cmp(&per_byte(b))) else {
-            return 0.0;
-        };
         let s = (held / 4).min(top);
         if s <= fastest {
             return 0.0;
@@ -530,6 +524,52 @@ impl Calibration {
             lo * (hi / lo).powf(x)
         };
         slowest.max(at_s)
+    }
+
+    /// p*, the power of 2 whose message takes the least time per byte under the bands,
+    /// and the largest power of 2 the bands price (twice the last band's start): `None`
+    /// without bands.
+    fn fastest_size(&self) -> Option<(u64, u64)> {
+        let last = self.bands.as_slice().last()?;
+        let per_byte = |p: u64| {
+            let (beta, tau) = self.at(p);
+            (beta + tau * p as f64) / p as f64
+        };
+        let twice = last.from.saturating_mul(2).max(1);
+        let top = 1u64 << (63 - twice.leading_zeros());
+        let fastest = (0..=40)
+            .map(|i| 1u64 << i)
+            .take_while(|&p| p <= top)
+            .min_by(|&a, &b| per_byte(a).total_cmp(&per_byte(b)))?;
+        Some((fastest, top))
+    }
+
+    /// The least time per byte of any message the bands price (at p*, a power of 2;
+    /// the one line's τ without bands): how fast a copy moves bytes while its data stay
+    /// in the caches, the price of a schedule's local copies there
+    /// (`predict::Price::local`). A band's own slope is no such speed: fitted to
+    /// messages' times over a few sizes, it reached 1.3e-9 s/B at 512 B–1 KiB (40× a
+    /// memory copy) and 3e-12 at 1–16 KiB on the threads backend here.
+    ///
+    /// ```
+    /// use hypercomm_rt::Calibration;
+    /// let c = Calibration::parse(
+    ///     "beta = 2e-7\ntau = 5e-11\nband = 1 2e-7 1e-9\nband = 4096 1e-6 2e-11",
+    /// )
+    /// .unwrap();
+    /// // 8 KiB, the largest power the bands price: (1e-6 + 2e-11 · 8192) / 8192.
+    /// let want = (1e-6 + 2e-11 * 8192.0) / 8192.0;
+    /// assert!((c.least_per_byte() - want).abs() < 1e-20);
+    /// assert_eq!(Calibration::line(2e-7, 2.5e-11).least_per_byte(), 2.5e-11);
+    /// ```
+    pub fn least_per_byte(&self) -> f64 {
+        match self.fastest_size() {
+            Some((p, _)) => {
+                let (beta, tau) = self.at(p);
+                (beta + tau * p as f64) / p as f64
+            }
+            None => self.tau,
+        }
     }
 
     /// The file named by `HYPERCOMM_CALIBRATION`, or the defaults when it is unset or
