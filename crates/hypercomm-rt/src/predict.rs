@@ -355,8 +355,9 @@ pub struct Price {
     /// The least seconds per byte of any copy in the call, from the bytes its ranks
     /// hold ([`Calibration::copy_floor`]); 0 when they stay in the caches.
     floor: f64,
-    /// [`Calibration::least_per_byte`], the price of a byte of a local copy in the caches.
-    least_per_byte: f64,
+    /// p*, the size whose message moves a byte fastest (0 without bands), and
+    /// [`Calibration::least_per_byte`], the price of a byte of a local copy below it.
+    least_per_byte: (u64, f64),
     /// Ranks per host when the job spans hosts and the calibration prices a message
     /// between two ([`Price::with_hosts`]).
     per_host: Option<Rank>,
@@ -368,7 +369,10 @@ impl Price {
     pub fn new(calibration: Calibration, elem_bytes: usize) -> Self {
         Price {
             line: calibration.model(elem_bytes).net,
-            least_per_byte: calibration.least_per_byte(),
+            least_per_byte: (
+                calibration.fastest_size().map_or(0, |(p, _)| p),
+                calibration.least_per_byte(),
+            ),
             calibration,
             elem_bytes: elem_bytes as u64,
             fresh: Vec::new(),
@@ -483,13 +487,15 @@ impl Price {
         beta + bytes as f64 * tau
     }
 
-    /// Seconds for copying `elems` elements locally: per byte, the least time per byte
-    /// of any message the calibration prices ([`Calibration::least_per_byte`]: a copy
-    /// in the caches moves its bytes at least that fast), no more than a message of
+    /// Seconds for copying `elems` elements locally, per byte: below p*, the size whose
+    /// message moves a byte fastest, that least time per byte
+    /// ([`Calibration::least_per_byte`]: a copy of data in the caches moves its bytes at
+    /// least that fast); from p* on, τ of their size's band (messages and copies slow
+    /// down together as the data leave the caches); either no more than a message of
     /// their size took per byte, and no less than the call's floor
-    /// ([`Calibration::copy_floor`]: beyond the caches, memory's speed). Before, the
-    /// slope of the size's band: 1.3e-9 s/B at 512 B on the threads backend, and on 2
-    /// MPI ranks 3.6e-10 at 512 B–4 KiB, which priced Bruck's two local copies of a
+    /// ([`Calibration::copy_floor`]: beyond the caches, memory's speed). Below p* a
+    /// band's slope is no copy speed: 1.3e-9 s/B at 512 B on the threads backend, and on
+    /// 2 MPI ranks 3.6e-10 at 512 B–4 KiB, which priced Bruck's two local copies of a
     /// 1 KiB all-gather at 1.1 µs (it measured 1.0 µs in all, message included).
     pub fn local(&self, elems: u64) -> f64 {
         if self.calibration.bands.is_empty() {
@@ -500,9 +506,9 @@ impl Price {
             return 0.0;
         }
         let (beta, tau) = self.calibration.at(bytes);
-        let per_byte = self
-            .least_per_byte
-            .min((beta + tau * bytes as f64) / bytes as f64);
+        let (p, least) = self.least_per_byte;
+        let slope = if bytes < p { least } else { tau };
+        let per_byte = slope.min((beta + tau * bytes as f64) / bytes as f64);
         bytes as f64 * per_byte.max(self.floor)
     }
 }

@@ -529,7 +529,7 @@ impl Calibration {
     /// p*, the power of 2 whose message takes the least time per byte under the bands,
     /// and the largest power of 2 the bands price (twice the last band's start): `None`
     /// without bands.
-    fn fastest_size(&self) -> Option<(u64, u64)> {
+    pub(crate) fn fastest_size(&self) -> Option<(u64, u64)> {
         let last = self.bands.as_slice().last()?;
         let per_byte = |p: u64| {
             let (beta, tau) = self.at(p);
