@@ -13,8 +13,9 @@
 //!   [`hypercomm::cost::simulate`]'s exactly), and a message of data its sender wrote
 //!   earlier in the call at the calibration's `fresh` bands ([`fresh_sends`],
 //!   [`Calibration::fresh_at`]);
-//! - the schedule's local copies, at τ per byte on the rank that copies the most (the τ
-//!   of their size's band, at most a message's time per byte, [`Price::local`]);
+//! - the schedule's local copies, per byte on the rank that copies the most: below p*,
+//!   the size whose message moves a byte fastest, that least time per byte; from p* on
+//!   the τ of their size's band; at most a message's time per byte ([`Price::local`]);
 //! - a floor under every copy's time per byte, from the bytes the call's ranks hold
 //!   ([`held_bytes`], [`Calibration::copy_floor`]; across hosts, one host's share):
 //!   beyond the caches, every byte comes from memory whatever the message's size;
@@ -221,9 +222,10 @@ pub struct Form {
 /// The papers' model, and so the simulator, prices messages only. On a runtime a local
 /// copy (an all-gather's own block from `in` to `out`, MTADEA's final transpose) costs
 /// what a received byte does (on the threads backend both are one `memcpy`), so the
-/// prediction adds the local bytes of the rank with the most, at τ per byte (the τ of
-/// their size's band, at most a message's time per byte, and at least the call's floor:
-/// [`Price::local`]): at 16 MiB on 2 ranks the all-gather's own-block copy is as long
+/// prediction adds the local bytes of the rank with the most, priced per byte as
+/// [`Price::local`] has it (below p* the least time per byte of any message, from p* on
+/// the τ of their size's band; at most a message's time per byte, at least the call's
+/// floor): at 16 MiB on 2 ranks the all-gather's own-block copy is as long
 /// as its one exchange. With `in_place` (always for a broadcast, which the API runs in
 /// place) `in` lies in `out` at [`in_place_offset`], and a local copy onto itself (the
 /// all-gather's own block, a broadcast root's) costs nothing, as the runtime skips it.
