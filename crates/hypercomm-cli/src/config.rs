@@ -803,9 +803,15 @@ pub fn timeout(secs: f64) -> Result<std::time::Duration, Error> {
     if secs.is_finite() && secs > 0.0 && secs < 1e9 {
         return Ok(std::time::Duration::from_secs_f64(secs));
     }
+    // 1e308 printed as 309 digits.
+    let shown = if secs.is_finite() && secs.abs() >= 1e9 {
+        format!("{secs:e}")
+    } else {
+        secs.to_string()
+    };
     Err(Error::InvalidParameter {
         what: "--timeout",
-        reason: format!("{secs}; valid: a number of seconds > 0 (and below 1e9)"),
+        reason: format!("{shown}; valid: a number of seconds > 0 (and below 1e9)"),
     })
 }
 

@@ -142,13 +142,23 @@ pub fn table(args: &FormulasArgs) -> Result<Table, Error> {
         });
     }
     let mut entries = Vec::new();
+    // The first collective that cannot be posed, and whether any could: when none can
+    // (`--len 18446744073709551615`), the command fails with that reason, not a table
+    // of it on every row and exit 0.
+    let (mut first_error, mut posed) = (None, false);
     for kind in kinds {
         let collective = match collective(kind, &topology, args) {
-            Ok(c) => c,
+            Ok(c) => {
+                posed = true;
+                c
+            }
             // Every collective asked for, and this one cannot be posed on the topology
             // (a transposition on a rank count that is no square): its algorithms do
             // not fit, and the reason is the collective's.
             Err(e) if args.op.is_none() => {
+                if first_error.is_none() {
+                    first_error = Some(e.clone());
+                }
                 entries.extend(algorithms::for_op(kind).map(|algo| Entry {
                     op: algo.op.name(),
                     algo: algo.name,
@@ -170,6 +180,9 @@ pub fn table(args: &FormulasArgs) -> Result<Table, Error> {
         for algo in algorithms::for_op(kind) {
             entries.push(entry(algo, &problem, packets, model));
         }
+    }
+    if let (false, Some(e)) = (posed, first_error) {
+        return Err(e);
     }
     Ok(Table {
         topology: topology.to_string(),

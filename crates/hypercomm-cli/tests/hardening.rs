@@ -1143,3 +1143,37 @@ fn sweep_reads_host_topologies_in_any_spelling() {
         &["--dims", "+host@"],
     );
 }
+
+/// `formulas` without `--op` and a length no collective can take printed that error on
+/// every row and exited 0; a length some can take still gives the table, the others'
+/// rows saying why (a transposition needs a square number of ranks).
+#[test]
+fn formulas_fail_when_no_collective_can_be_posed() {
+    refused(
+        &["formulas", "--len", "18446744073709551615"],
+        &["--len", "is too large", "valid: 0..="],
+    );
+    let r = hc(&["formulas", "--topology", "hypercube:3", "--len", "10"]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(r.out.contains("transpose"), "{}", r.out);
+}
+
+/// `--timeout 1e308` was echoed as 309 digits.
+#[test]
+fn a_huge_timeout_is_echoed_short() {
+    let r = refused(
+        &[
+            "run",
+            "--ranks",
+            "2",
+            "--op",
+            "allreduce",
+            "--len",
+            "4",
+            "--timeout",
+            "1e308",
+        ],
+        &["--timeout", "1e308", "below 1e9"],
+    );
+    assert!(r.err.len() < 200, "{}", r.err);
+}
