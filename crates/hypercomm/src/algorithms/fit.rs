@@ -221,9 +221,11 @@ pub fn cube(t: &Topology) -> Result<Hypercube, String> {
         return Ok(c);
     }
     if t.host().is_some() {
-        return Err(
-            "it runs on the processing elements of a plain hypercube, not with a host".into(),
-        );
+        // Said of every hosted machine: "a plain hypercube" read wrong on bus:3+host.
+        return Err(format!(
+            "it runs on a machine of processing elements alone (hypercube:N, or a bus, \
+             shared memory or switch of 2^N), not on {t}, which has a host"
+        ));
     }
     if !t.pes().is_power_of_two() {
         return Err(format!(
