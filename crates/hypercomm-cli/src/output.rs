@@ -8,47 +8,26 @@ use serde::Serialize;
 
 use crate::report::{ModelOut, PacketsOut, RunReport};
 
-/// Refuse `--svg` and `--html` naming one file (`draw`, `sweep`): the page was written
-/// over the drawing. Paths are compared through their directory, so `f` and `./f` are
-/// one file.
-pub fn distinct_files(
-    svg: Option<&std::path::Path>,
-    html: Option<&std::path::Path>,
-) -> Result<(), hypercomm::error::Error> {
-    let (Some(a), Some(b)) = (svg, html) else {
-        return Ok(());
-    };
-    if !same_file(a, b) {
-        return Ok(());
-    }
-    Err(hypercomm::error::Error::InvalidParameter {
-        what: "--html",
-        reason: format!(
-            "{} is also --svg's file, and the page would replace the drawing; valid: \
-             another file, or one of the two",
-            b.display()
-        ),
-    })
-}
-
-/// Refuse an output file (`what`: `--svg`, `--html`) that is the `--counts` file read
-/// as input (`compare`, `draw`): the counts were written over with the report.
-pub fn not_counts(
+/// Refuse an output file `out` (the flag `what`) that names the same file as `other`
+/// (`other_is` says which: "--svg's file" in `draw` and `sweep`, where the page was
+/// written over the drawing; "the --counts file read as input" in `compare` and
+/// `draw`, where the counts were written over with the report).
+pub fn not_same_file(
     out: Option<&std::path::Path>,
     what: &'static str,
-    counts: Option<&std::path::Path>,
+    other: Option<&std::path::Path>,
+    other_is: &str,
 ) -> Result<(), hypercomm::error::Error> {
-    let (Some(out), Some(counts)) = (out, counts) else {
+    let (Some(out), Some(other)) = (out, other) else {
         return Ok(());
     };
-    if !same_file(out, counts) {
+    if !same_file(out, other) {
         return Ok(());
     }
     Err(hypercomm::error::Error::InvalidParameter {
         what,
         reason: format!(
-            "{} is also the --counts file read as input, which the output would replace; \
-             valid: another file",
+            "{} is also {other_is}, which the output would replace; valid: another file",
             out.display()
         ),
     })

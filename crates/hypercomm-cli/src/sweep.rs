@@ -539,7 +539,12 @@ fn x_label(sweep: &Sweep) -> String {
 /// Run the command.
 pub fn run(args: &SweepArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
     let sweep = configure(args)?;
-    output::distinct_files(args.svg.as_deref(), args.html.as_deref())?;
+    output::not_same_file(
+        args.html.as_deref(),
+        "--html",
+        args.svg.as_deref(),
+        "--svg's file",
+    )?;
     let rows = rows(&sweep, args);
     if rows.iter().all(|r| r.error.is_some()) {
         return Err(nothing_ran(&rows));

@@ -502,10 +502,7 @@ impl Calibration {
         let Some((fastest, top)) = self.fastest_size() else {
             return 0.0;
         };
-        let per_byte = |p: u64| {
-            let (beta, tau) = self.at(p);
-            (beta + tau * p as f64) / p as f64
-        };
+        let per_byte = |p: u64| self.message_per_byte(p);
         let powers = || (0..=40).map(|i| 1u64 << i).take_while(|&p| p <= top);
         let s = (held / 4).min(top);
         if s <= fastest {
@@ -526,15 +523,18 @@ impl Calibration {
         slowest.max(at_s)
     }
 
+    /// Seconds per byte of a message of `bytes` (> 0) under the bands.
+    fn message_per_byte(&self, bytes: u64) -> f64 {
+        let (beta, tau) = self.at(bytes);
+        (beta + tau * bytes as f64) / bytes as f64
+    }
+
     /// p*, the power of 2 whose message takes the least time per byte under the bands,
     /// and the largest power of 2 the bands price (twice the last band's start): `None`
     /// without bands.
     pub(crate) fn fastest_size(&self) -> Option<(u64, u64)> {
         let last = self.bands.as_slice().last()?;
-        let per_byte = |p: u64| {
-            let (beta, tau) = self.at(p);
-            (beta + tau * p as f64) / p as f64
-        };
+        let per_byte = |p: u64| self.message_per_byte(p);
         let twice = last.from.saturating_mul(2).max(1);
         let top = 1u64 << (63 - twice.leading_zeros());
         let fastest = (0..=40)
@@ -563,13 +563,8 @@ impl Calibration {
     /// assert_eq!(Calibration::line(2e-7, 2.5e-11).least_per_byte(), 2.5e-11);
     /// ```
     pub fn least_per_byte(&self) -> f64 {
-        match self.fastest_size() {
-            Some((p, _)) => {
-                let (beta, tau) = self.at(p);
-                (beta + tau * p as f64) / p as f64
-            }
-            None => self.tau,
-        }
+        self.fastest_size()
+            .map_or(self.tau, |(p, _)| self.message_per_byte(p))
     }
 
     /// The file named by `HYPERCOMM_CALIBRATION`, or the defaults when it is unset or

@@ -293,10 +293,25 @@ pub fn write_file(path: &FsPath, text: &str) -> Result<(), CliError> {
 /// report.
 pub fn run(args: &DrawArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
     let cfg = simulate::configure(&args.run)?;
-    output::distinct_files(args.svg.as_deref(), args.html.as_deref())?;
+    output::not_same_file(
+        args.html.as_deref(),
+        "--html",
+        args.svg.as_deref(),
+        "--svg's file",
+    )?;
     let counts = args.run.problem.counts.as_deref();
-    output::not_counts(args.svg.as_deref(), "--svg", counts)?;
-    output::not_counts(args.html.as_deref(), "--html", counts)?;
+    output::not_same_file(
+        args.svg.as_deref(),
+        "--svg",
+        counts,
+        "the --counts file read as input",
+    )?;
+    output::not_same_file(
+        args.html.as_deref(),
+        "--html",
+        counts,
+        "the --counts file read as input",
+    )?;
     let report = report::run(&cfg)?;
     let svg = svg_of(&cfg, &report)?;
     if let Some(path) = &args.svg {
