@@ -1,7 +1,7 @@
 //! `hypercomm formulas`: every registry algorithm's closed forms, evaluated for one
 //! problem and model.
 
-use hypercomm::algorithms::{self, Algorithm, Formula, Packets};
+use hypercomm::algorithms::{self, Algorithm, Formula, Packets, Params};
 use hypercomm::collective::{Collective, OpKind};
 use hypercomm::cost::model::Model;
 use hypercomm::error::Error;
@@ -110,19 +110,7 @@ pub fn table(args: &FormulasArgs) -> Result<Table, Error> {
     let packets: Packets = args.packets.parse()?;
     // No algorithm pipelines more packets than elements: refused here, as `simulate`
     // does, rather than as "no closed form" on every pipelined row.
-    if let Packets::Count(n) = packets {
-        if n > args.len.max(1) {
-            return Err(Error::InvalidParameter {
-                what: "--packets",
-                reason: format!(
-                    "{n} packets for {} elements; valid: 1..={} (each packet needs an \
-                     element) or `opt`",
-                    args.len,
-                    args.len.max(1)
-                ),
-            });
-        }
-    }
+    algorithms::pipeline::resolve(&Params { packets, model }, args.len, 1)?;
     let kinds = ops(args.op.as_deref())?;
     check_ranks(&kinds, &topology, args)?;
     // A count above 1 where no algorithm asked for is pipelined would be printed beside
