@@ -389,7 +389,9 @@ pub enum SweepFormat {
 #[derive(Debug, Args)]
 pub struct SweepArgs {
     /// Interconnect, e.g. `hypercube:4`; with `--dims` or `--nodes`, only its family
-    /// counts (and a shared memory's S: `shm:K,S` keeps S, `shm` takes S = K).
+    /// counts (and a shared memory's S: `shm:K,S` keeps S, `shm` takes S = K): the family
+    /// alone (`ring`, `shm`, `bus+host`) or a valid topology of it (`ring:4`, `bus:x` is
+    /// refused).
     #[arg(long, value_name = "T")]
     pub topology: String,
     /// Collective (every name `OpKind` parses: see [`op_help`]).

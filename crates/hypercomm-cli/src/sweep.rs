@@ -172,6 +172,7 @@ fn points(args: &SweepArgs, kind: OpKind) -> Result<(Axis, bool, Vec<Point>), Er
     if let Some(nodes) = &args.nodes {
         let len = single_len(&args.len, &lens.values, "--nodes")?;
         let sizes = range::parse("--nodes", nodes)?;
+        check_spec(&args.topology)?;
         let mut points = Vec::new();
         for &k in &sizes.values {
             if let Some(topology) = topology_of_size(&args.topology, k)? {
@@ -281,6 +282,18 @@ fn topology_of_size(spec: &str, k: u64) -> Result<Option<Topology>, Error> {
         }
     };
     format!("{name}{host}").parse().map(Some)
+}
+
+/// Refuse a `--topology` of a `--nodes` sweep that names a family and more, but is no
+/// topology: only the family is kept, so `bus:x` was swept as buses and
+/// `hypercube:3+hostx` as hosted cubes, exit 0. A family alone (`ring`, `shm`,
+/// `bus+host`) names the family; with parameters, the spec must parse as `--topology`
+/// does elsewhere (its error names the spec and the valid form), its size then replaced.
+fn check_spec(spec: &str) -> Result<(), Error> {
+    if spec.contains(':') {
+        spec.parse::<Topology>()?;
+    }
+    Ok(())
 }
 
 /// A topology spec as the parser reads it, for the family checks: without blanks and in

@@ -1177,3 +1177,38 @@ fn a_huge_timeout_is_echoed_short() {
     );
     assert!(r.err.len() < 200, "{}", r.err);
 }
+
+/// `sweep --nodes` keeps the family of `--topology` only, and read no further: `bus:x`
+/// was swept as buses and `hypercube:3+hostx` as hosted cubes, exit 0, though
+/// `--topology bus:x` is refused everywhere else. A spec with parameters must now be a
+/// topology (the parser's message names it and the valid form); the family alone, or a
+/// valid topology of it, is still swept.
+#[test]
+fn sweep_nodes_refuses_a_topology_that_does_not_parse() {
+    let sweep = [
+        "sweep",
+        "--op",
+        "broadcast",
+        "--len",
+        "10",
+        "--nodes",
+        "2..4",
+    ];
+    refused(
+        &with(&sweep, &["--topology", "bus:x"]),
+        &["bus:x", "`x` is not a processor count", "valid:"],
+    );
+    refused(
+        &with(&sweep, &["--topology", "hypercube:3+hostx"]),
+        &["hypercube:3+hostx", "valid topologies", "+host"],
+    );
+    for ok in ["bus", "bus:9", "path:9", "shm:16,3"] {
+        let r = hc(&with(&sweep, &["--topology", ok]));
+        assert_eq!(r.code, 0, "{ok}: {}", r.err);
+    }
+    let download = ["sweep", "--op", "download", "--algo", "sl", "--len", "10"];
+    for ok in ["hypercube+host", "hypercube:5+host"] {
+        let r = hc(&with(&download, &["--nodes", "2..4", "--topology", ok]));
+        assert_eq!(r.code, 0, "{ok}: {}", r.err);
+    }
+}
