@@ -398,8 +398,9 @@ pub struct SweepArgs {
     #[arg(long, value_name = "OP", help = op_help())]
     pub op: String,
     /// Elements per message: `M`, a range `A..B` (step 1), `A..B:STEP`, a geometric range
-    /// `A..BxF` (factor F > 1), or a list `A,B,C`. A single `M` with `--dims` or
-    /// `--nodes`.
+    /// `A..BxF` (factor F > 1), or a list `A,B,C`; each number as a single `--len`
+    /// takes it (digits or a form such as `1e3`: `1e3..1e6x10`). A single `M` with
+    /// `--dims` or `--nodes`.
     #[arg(long, value_name = "RANGE")]
     pub len: String,
     /// Sweep over hypercube dimensions instead (same syntax as `--len`), e.g. `1..12`.

@@ -1212,3 +1212,35 @@ fn sweep_nodes_refuses_a_topology_that_does_not_parse() {
         assert_eq!(r.code, 0, "{ok}: {}", r.err);
     }
 }
+
+/// `sweep --len 1e3..1e4x10` (and `--len 1e3`) was refused as "not a whole number",
+/// though a single `--len 1e3` is accepted by the other commands: a range's numbers
+/// are now spelt as `--len` takes them, `xF` still the geometric factor.
+#[test]
+fn sweep_ranges_take_numbers_as_len_does() {
+    let sweep = [
+        "sweep",
+        "--topology",
+        "hypercube:3",
+        "--op",
+        "broadcast",
+        "--algo",
+        "sbt",
+        "--len",
+    ];
+    let lens = |spec: &str| -> Vec<String> {
+        let r = hc(&with(&sweep, &[spec]));
+        assert_eq!(r.code, 0, "{spec}: {}", r.err);
+        let rows = r.out.lines().skip(1);
+        rows.map(|l| l.split(',').next().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(lens("1e3..1e4x10"), ["1000", "10000"]);
+    assert_eq!(lens("1e3"), ["1000"]);
+    assert_eq!(lens("1e3..3e3:1e3"), ["1000", "2000", "3000"]);
+    refused(
+        &with(&sweep, &["1.5e0..9"]),
+        &["--len", "`1.5e0`", "not a whole number", "A..BxF"],
+    );
+    refused(&with(&sweep, &["1..-5"]), &["--len", "-5 is negative"]);
+}

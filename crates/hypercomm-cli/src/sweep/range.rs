@@ -1,8 +1,12 @@
 //! The values of `--len` and `--dims` in `hypercomm sweep`: one number `M`, an
 //! arithmetic range `A..B` or `A..B:STEP`, a geometric range `A..BxF`, or a list
-//! `A,B,C`. Ranges are inclusive and stop at the last value ≤ B.
+//! `A,B,C`. Ranges are inclusive and stop at the last value ≤ B. Each number is spelt
+//! as a single `--len` elsewhere takes it ([`crate::args::whole`]: digits or an
+//! integral scientific form, `1e3..1e6x10`); the factor F is any number > 1.
 
 use hypercomm::error::Error;
+
+use crate::args::whole;
 
 /// Most points a sweep may have.
 pub const MAX_POINTS: u64 = 10_000;
@@ -48,17 +52,11 @@ fn invalid(what: &'static str, reason: String) -> Error {
     Error::InvalidParameter { what, reason }
 }
 
-/// A whole number ≥ 0 that is part of `spec`.
+/// A whole number ≥ 0 that is part of `spec`, spelt as a single `--len` of the other
+/// commands takes it ([`whole`]: `1e3` was refused here, though `--len 1e3` is accepted
+/// there).
 fn number(what: &'static str, s: &str, spec: &str) -> Result<u64, Error> {
-    s.trim().parse().map_err(|_| {
-        invalid(
-            what,
-            format!(
-                "`{spec}`: `{}` is not a whole number ≥ 0; {SYNTAX}",
-                s.trim()
-            ),
-        )
-    })
+    whole(s.trim()).map_err(|e| invalid(what, format!("`{spec}`: {e}; {SYNTAX}")))
 }
 
 /// The factor of a geometric range: a finite number > 1.
@@ -173,6 +171,12 @@ mod tests {
         assert_eq!(values("1..5x1.5"), [1, 2, 3, 5]);
         assert_eq!(values("1000, 1,7,7"), [1, 7, 1000]);
         assert!(parse("--len", "1..8x2").unwrap().geometric);
+        // Numbers as a single `--len` takes them; `x` still starts the factor.
+        assert_eq!(values("1e3"), [1000]);
+        assert_eq!(values("1e3..1e4x10"), [1000, 10_000]);
+        assert_eq!(values("1e3..3e3:1e3"), [1000, 2000, 3000]);
+        assert_eq!(values("1E2,2e2"), [100, 200]);
+        assert!(parse("--len", "1e3..1e4x10").unwrap().geometric);
         assert!(!parse("--len", "1..8").unwrap().geometric);
     }
 
@@ -181,6 +185,9 @@ mod tests {
         let err = |s: &str| parse("--len", s).unwrap_err().to_string();
         assert!(err("10..1").contains("empty"));
         assert!(err("x").contains("not a whole number"));
+        assert!(err("1.5e0..9").contains("not a whole number"));
+        assert!(err("1..-5").contains("negative"));
+        assert!(err("1..1e20").contains("above"));
         assert!(err("1..10:0").contains("step must be ≥ 1"));
         assert!(err("1..10x1").contains("factor must be > 1"));
         assert!(err("1..10x0.5").contains("factor must be > 1"));
