@@ -1244,3 +1244,34 @@ fn sweep_ranges_take_numbers_as_len_does() {
     );
     refused(&with(&sweep, &["1..-5"]), &["--len", "-5 is negative"]);
 }
+
+/// `--ports 4294967296,1`, a count past u32, was answered "each ≥ 1", as if no number
+/// had been given; now it is named out of range, with the range (and so for
+/// `--host-ports`, which reads the same form).
+#[test]
+fn ports_past_u32_are_named_out_of_range() {
+    let sim = [
+        "simulate",
+        "--topology",
+        "hypercube:2+host",
+        "--op",
+        "download",
+        "--algo",
+        "sl",
+        "--len",
+        "10",
+    ];
+    for ports in ["4294967296,1", "1,99999999999999999999999"] {
+        refused(
+            &with(&sim, &["--ports", ports]),
+            &["--ports", ports, "out of range", "1..=4294967295"],
+        );
+        refused(
+            &with(&sim, &["--host-ports", ports]),
+            &["--host-ports", "out of range", "1..=4294967295"],
+        );
+    }
+    refused(&with(&sim, &["--ports", "0,1"]), &["--ports", "each ≥ 1"]);
+    let r = hc(&with(&sim, &["--ports", "4294967295,1"]));
+    assert_eq!(r.code, 0, "{}", r.err);
+}

@@ -87,8 +87,25 @@ impl FromStr for Ports {
             "one" => Ok(Ports::One),
             t => {
                 let (a, b) = t.split_once(',').ok_or_else(bad)?;
-                let send: u32 = a.trim().parse().map_err(|_| bad())?;
-                let recv: u32 = b.trim().parse().map_err(|_| bad())?;
+                // A count past u32 read as no count at all ("each ≥ 1"): name its range.
+                let count = |p: &str| {
+                    let p = p.trim();
+                    p.parse::<u32>().map_err(|_| {
+                        if !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) {
+                            Error::InvalidParameter {
+                                what: "--ports",
+                                reason: format!(
+                                    "`{s}`: {p} ports is out of range; valid: S,R with S and R \
+                                     each in 1..={}, or all, one",
+                                    u32::MAX
+                                ),
+                            }
+                        } else {
+                            bad()
+                        }
+                    })
+                };
+                let (send, recv) = (count(a)?, count(b)?);
                 if send == 0 || recv == 0 {
                     return Err(bad());
                 }
