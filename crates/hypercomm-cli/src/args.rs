@@ -668,9 +668,11 @@ pub struct CalibrateArgs {
     /// Runtime backend: threads.
     #[arg(long, value_name = "B", default_value = "threads")]
     pub backend: String,
-    /// Ranks; pairs (0, 1), (2, 3), … measure at once. Then two ranks a CPU, run as
-    /// fibers of one thread, measure a message within a CPU (the `same-cpu` bands, which
-    /// price such messages when more ranks than CPUs run as fibers).
+    /// Ranks, an even count from 2 to 1024: pairs (0, 1), (2, 3), … measure at once (an
+    /// odd count, which would leave a rank without a partner, is refused). Then two
+    /// ranks a CPU, run as fibers of one thread, measure a message within a CPU (the
+    /// `same-cpu` bands, which price such messages when more ranks than CPUs run as
+    /// fibers).
     #[arg(long, value_parser = whole, allow_negative_numbers = true, value_name = "K", default_value_t = 2)]
     pub ranks: u64,
     /// How a pair measures: `exchange` (both ranks send and receive at once, as in every

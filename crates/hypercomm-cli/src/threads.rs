@@ -333,14 +333,20 @@ pub fn bench(args: &BenchArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
 pub fn calibrate(args: &CalibrateArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
     config::backend(&args.backend)?;
     // Checked here whole: `--ranks 0` named 1..=1024 as valid, and 1 was then refused.
-    if !(2..=config::MAX_RANKS).contains(&args.ranks) {
+    // An odd count was accepted, its last rank without a partner idle in the barriers
+    // (and the file said it had measured on that many ranks).
+    let odd = args.ranks % 2 == 1;
+    if !(2..=config::MAX_RANKS).contains(&args.ranks) || odd {
         return Err(hypercomm::error::Error::InvalidParameter {
             what: "--ranks",
             reason: format!(
-                "{}{}; valid: 2..={}",
+                "{}{}; valid: 2..={}, an even count",
                 args.ranks,
                 if args.ranks < 2 {
                     "; the measurement needs a pair"
+                } else if odd && args.ranks <= config::MAX_RANKS {
+                    "; ranks measure in pairs (0, 1), (2, 3), …, and an odd count would \
+                     leave the last rank without a partner"
                 } else {
                     ""
                 },

@@ -1275,3 +1275,41 @@ fn ports_past_u32_are_named_out_of_range() {
     let r = hc(&with(&sim, &["--ports", "4294967295,1"]));
     assert_eq!(r.code, 0, "{}", r.err);
 }
+
+/// `calibrate --ranks 3` was accepted, though ranks measure in pairs (0, 1), (2, 3), …
+/// and the last of an odd count sat idle (the file saying it had measured on 3 ranks):
+/// an odd count is refused, naming the even counts, before any rank starts; the help
+/// says so.
+#[test]
+fn calibrate_refuses_an_odd_rank_count() {
+    let dir = scratch("calibrate-odd");
+    let file = dir.join("cal.conf");
+    for k in ["3", "1023"] {
+        refused(
+            &[
+                "calibrate",
+                "--ranks",
+                k,
+                "--max-size",
+                "4",
+                "--reps",
+                "5",
+                "--output",
+                file.to_str().unwrap(),
+            ],
+            &[
+                "--ranks",
+                k,
+                "without a partner",
+                "valid: 2..=1024, an even count",
+            ],
+        );
+        assert!(!file.exists(), "--ranks {k} saved a calibration");
+    }
+    refused(
+        &["calibrate", "--ranks", "1025"],
+        &["--ranks", "valid: 2..=1024, an even count"],
+    );
+    let help = hc(&["calibrate", "--help"]);
+    assert!(help.out.contains("an even count"), "{}", help.out);
+}
