@@ -906,6 +906,150 @@ fn a_job_across_hosts_measures_and_prices_the_network() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `mpirun -n 2·per_host exe args…` on two hosts as Open MPI sees them: this machine
+/// (`localhost`) and `hc-other-host`, where mpirun's launcher (`plm_rsh_agent`, ssh on a
+/// cluster) is a script that starts the command here in a UTS namespace of its own
+/// whose host name is `hc-other-host` (`unshare --uts`, root). So MPI tells the hosts
+/// apart as on a cluster: shared memory within one, TCP between the two
+/// (`btl tcp`), and `MPI_Get_processor_name` names each rank's host; no
+/// `HYPERCOMM_MPI_RANKS_PER_HOST`. Both hosts are this machine's CPUs, so ranks are not
+/// bound (`--bind-to none`: each "host" would bind its first rank to core 0).
+/// Calibration off and a cache of its own unless `env` names them, as [`mpirun_env`].
+fn mpirun_two_hosts(
+    per_host: u32,
+    args: &[&str],
+    env: &[(&str, Option<&Path>)],
+    limit: Duration,
+) -> Job {
+    let dir = std::env::temp_dir().join(format!("hc-two-hosts-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("create the two hosts' directory");
+    let agent = dir.join("fake-ssh");
+    // ssh's options, then the host, then the command line.
+    std::fs::write(
+        &agent,
+        "#!/bin/sh\nwhile [ $# -gt 0 ]; do case \"$1\" in -*) shift;; *) break;; esac; done\n\
+         host=\"$1\"; shift\nexec unshare --uts sh -c \"hostname $host && $*\"\n",
+    )
+    .expect("write the launcher");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let hostfile = dir.join("hosts");
+    std::fs::write(
+        &hostfile,
+        format!("localhost slots={per_host}\nhc-other-host slots={per_host}\n"),
+    )
+    .unwrap();
+    let mut cmd = Command::new("mpirun");
+    let calibration = ["HYPERCOMM_CALIBRATION", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"];
+    if !env.iter().any(|(k, _)| calibration.contains(k)) {
+        cmd.env("HYPERCOMM_CALIBRATION", "off")
+            .args(["-x", "HYPERCOMM_CALIBRATION"]);
+    }
+    if !env
+        .iter()
+        .any(|(k, _)| ["XDG_CACHE_HOME", "HYPERCOMM_TUNING"].contains(k))
+    {
+        cmd.env("XDG_CACHE_HOME", test_cache())
+            .args(["-x", "XDG_CACHE_HOME"]);
+    }
+    for (name, value) in env {
+        match value {
+            Some(v) => cmd.env(name, v).args(["-x", name]),
+            None => cmd.env_remove(name),
+        };
+    }
+    cmd.env_remove("HYPERCOMM_MPI_RANKS_PER_HOST")
+        .args(["--mca", "plm_rsh_agent"])
+        .arg(&agent)
+        .arg("--hostfile")
+        .arg(&hostfile)
+        .args(["--bind-to", "none", "--mca", "mpi_yield_when_idle", "1"])
+        .args(["-n", &(2 * per_host).to_string()])
+        .arg(env!("CARGO_BIN_EXE_hypercomm-mpi"))
+        .args(args);
+    let what = format!("mpirun on two hosts, {per_host} ranks each, hypercomm-mpi {args:?}");
+    job(cmd, &what, limit)
+}
+
+/// A job on two hosts as Open MPI runs one on a cluster ([`mpirun_two_hosts`]: two
+/// host names, TCP between them), without `HYPERCOMM_MPI_RANKS_PER_HOST`: the ranks
+/// tell the hosts by their names (2 of 2: `--shape node` is 2x2); the README's MPI
+/// command from an empty home measures the network into `network` bands of a file of
+/// the job's own (`-2perhost`) and is correct; and a rank that fails on one host is
+/// named by the ranks of both, fast, over TCP (no hang).
+#[test]
+fn a_job_on_two_hosts_tells_them_apart_and_runs_over_the_network() {
+    let unshare = Command::new("unshare").args(["--uts", "true"]).status();
+    assert!(
+        unshare.is_ok_and(|s| s.success()),
+        "`unshare --uts true` failed: this test needs root and util-linux's unshare \
+         (it names the second host in a UTS namespace)"
+    );
+    let job = mpirun_two_hosts(
+        2,
+        &[
+            "run", "--op", "alltoall", "--algo", "product", "--shape", "node", "--len", "100",
+        ],
+        &[],
+        Duration::from_secs(60),
+    );
+    assert_eq!(job.code, Some(0), "{}\n{}", job.stdout, job.stderr);
+    assert!(job.stdout.contains("product (shape 2x2)"), "{}", job.stdout);
+    assert!(job.stdout.contains("correct      yes"), "{}", job.stdout);
+
+    let dir = std::env::temp_dir().join(format!("hc-two-hosts-home-{}", std::process::id()));
+    let (empty, cache) = (dir.join("empty"), dir.join("cache"));
+    std::fs::create_dir_all(&empty).unwrap();
+    let env = [
+        ("HYPERCOMM_CALIBRATION", None),
+        ("XDG_CONFIG_HOME", Some(empty.as_path())),
+        ("XDG_CACHE_HOME", Some(cache.as_path())),
+        ("HOME", Some(empty.as_path())),
+        ("HYPERCOMM_TUNING", Some(Path::new("off"))),
+    ];
+    let readme = ["run", "--op", "allreduce", "--len", "100000"];
+    let job = mpirun_two_hosts(2, &readme, &env, Duration::from_secs(120));
+    assert_eq!(job.code, Some(0), "{}\n{}", job.stdout, job.stderr);
+    assert!(job.stdout.contains("correct      yes"), "{}", job.stdout);
+    let kept: Vec<_> = std::fs::read_dir(cache.join("hypercomm"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_str().unwrap().contains("calibration-mpi-"))
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert!(kept[0].to_str().unwrap().contains("-2perhost"), "{kept:?}");
+    let text = std::fs::read_to_string(&kept[0]).unwrap();
+    assert!(text.contains("\nnetwork = "), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+
+    // Rank 3, on the other host, fails: ranks 0 and 1 learn it over TCP.
+    let job = mpirun_two_hosts(
+        2,
+        &["fault", "--timeout", "20", "--rank", "3"],
+        &[],
+        Duration::from_secs(60),
+    );
+    assert!(
+        job.code.is_some_and(|c| c != 0),
+        "{:?}\n{}",
+        job.code,
+        job.stderr
+    );
+    for r in 0..3 {
+        let line = format!("rank {r}: rank 3 failed or left the communicator");
+        assert!(
+            job.stderr.contains(&line),
+            "missing `{line}`:\n{}",
+            job.stderr
+        );
+    }
+    assert!(
+        job.elapsed < Duration::from_secs(15),
+        "took {:?}",
+        job.elapsed
+    );
+}
+
 /// The CLI's `run`, on MPI: the same report as `hypercomm run --backend threads`.
 #[test]
 fn cli_run_on_mpi() {
