@@ -24,7 +24,13 @@
 # run took 131 s (docs/perf-log/2026-11-27-mpich-oversubscribed.md). MPICH_YIELD=0 never
 # preloads it, MPICH_YIELD=1 always; UCX_LOG_LEVEL defaults to error.
 #
-# Usage: [MPI=openmpi|mpich] [STAT=median|mean] [RUNS=3] [KS="2 4 8"] [ITERS=N: vs-native --iters; default OSU's] [FULL=file.md] [MPIRUN_FLAGS=...]
+# HOSTS=2 (Open MPI, root): each job on two hosts of K/2 ranks as a cluster runs one,
+# both on this machine: mpirun's launcher is scripts/fake-ssh (the second host's ranks in
+# a UTS namespace of another host name), so Open MPI uses TCP between the hosts and
+# hypercomm tells them apart by name (its calibration measures the network, its files
+# are `-{K/2}perhost`); `--bind-to none`, the hosts sharing this machine's cores.
+#
+# Usage: [MPI=openmpi|mpich] [HOSTS=1|2] [STAT=median|mean] [RUNS=3] [KS="2 4 8"] [ITERS=N: vs-native --iters; default OSU's] [FULL=file.md] [MPIRUN_FLAGS=...]
 #        [MPICH_YIELD=auto|0|1] [SMOKE=1: 8-64 B, 2 runs, 20 iterations, K=2]
 #        scripts/bench-table-mpi-vs-native.sh [MAX_BYTES]
 set -euo pipefail
@@ -51,8 +57,19 @@ esac
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
 cpus=$(getconf _NPROCESSORS_ONLN); yielded=""
+case ${HOSTS:=1} in
+1) ;;
+2) [ "$MPI" = openmpi ] || { echo "HOSTS=2 runs Open MPI's launcher: MPI=openmpi" >&2; exit 2; }
+   unshare --uts true 2>/dev/null || { echo "HOSTS=2 needs root and unshare (util-linux)" >&2; exit 1; } ;;
+*) echo "HOSTS=$HOSTS: valid values are 1 and 2" >&2; exit 2 ;;
+esac
 for k in $KS; do
     preload=()
+    if [ "$HOSTS" = 2 ]; then
+        [ $((k % 2)) = 0 ] || { echo "HOSTS=2: K=$k is not even (K/2 ranks a host)" >&2; exit 2; }
+        printf 'localhost slots=%s\nhc-other-host slots=%s\n' $((k / 2)) $((k / 2)) >"$out/hosts.$k"
+        preload=(--mca plm_rsh_agent "$PWD/scripts/fake-ssh" --hostfile "$out/hosts.$k" --bind-to none)
+    fi
     if [ "$MPI" = mpich ] && { [ "$MPICH_YIELD" = 1 ] || { [ "$MPICH_YIELD" = auto ] && [ "$k" -gt "$cpus" ]; }; }; then
         preload=(-genv LD_PRELOAD "$PWD/$SHIM"); yielded="$yielded $k"
     fi
@@ -66,7 +83,8 @@ for k in $KS; do
     done
 done
 yield_note=""; [ -n "$yielded" ] && yield_note=" (K =$yielded with scripts/mpich-yield.c preloaded)"
-bench_stamp "K = $KS ranks, $RUNS runs each, ${ITERS:-OSU} timed turns per size, $STAT per call, $VERSION$yield_note, \`MPI=$MPI STAT=$STAT scripts/bench-table-mpi-vs-native.sh $MAX\`"
+hosts_note=""; [ "$HOSTS" = 2 ] && hosts_note=", on 2 hosts of K/2 ranks (scripts/fake-ssh, TCP between them)"
+bench_stamp "K = $KS ranks$hosts_note, $RUNS runs each, ${ITERS:-OSU} timed turns per size, $STAT per call, $VERSION$yield_note, \`MPI=$MPI STAT=$STAT HOSTS=$HOSTS scripts/bench-table-mpi-vs-native.sh $MAX\`"
 bench_smoke_note
 echo
 python3 - "$out" "$RUNS" "$KS" "${FULL:-}" <<'PY'

@@ -908,8 +908,8 @@ fn a_job_across_hosts_measures_and_prices_the_network() {
 
 /// `mpirun -n 2·per_host exe args…` on two hosts as Open MPI sees them: this machine
 /// (`localhost`) and `hc-other-host`, where mpirun's launcher (`plm_rsh_agent`, ssh on a
-/// cluster) is a script that starts the command here in a UTS namespace of its own
-/// whose host name is `hc-other-host` (`unshare --uts`, root). So MPI tells the hosts
+/// cluster) is `scripts/fake-ssh`: it starts the command here in a UTS namespace of its
+/// own whose host name is `hc-other-host` (`unshare --uts`, root). So MPI tells the hosts
 /// apart as on a cluster: shared memory within one, TCP between the two
 /// (`btl tcp`), and `MPI_Get_processor_name` names each rank's host; no
 /// `HYPERCOMM_MPI_RANKS_PER_HOST`. Both hosts are this machine's CPUs, so ranks are not
@@ -923,16 +923,7 @@ fn mpirun_two_hosts(
 ) -> Job {
     let dir = std::env::temp_dir().join(format!("hc-two-hosts-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("create the two hosts' directory");
-    let agent = dir.join("fake-ssh");
-    // ssh's options, then the host, then the command line.
-    std::fs::write(
-        &agent,
-        "#!/bin/sh\nwhile [ $# -gt 0 ]; do case \"$1\" in -*) shift;; *) break;; esac; done\n\
-         host=\"$1\"; shift\nexec unshare --uts sh -c \"hostname $host && $*\"\n",
-    )
-    .expect("write the launcher");
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let agent = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/fake-ssh");
     let hostfile = dir.join("hosts");
     std::fs::write(
         &hostfile,
