@@ -28,7 +28,8 @@
 # both on this machine: mpirun's launcher is scripts/fake-ssh (the second host's ranks in
 # a UTS namespace of another host name), so Open MPI uses TCP between the hosts and
 # hypercomm tells them apart by name (its calibration measures the network, its files
-# are `-{K/2}perhost`); `--bind-to none`, the hosts sharing this machine's cores.
+# are `-{K/2}perhost`); `--bind-to none`, the hosts sharing this machine's cores, and
+# `mpi_yield_when_idle` when K passes the CPUs.
 #
 # Usage: [MPI=openmpi|mpich] [HOSTS=1|2] [STAT=median|mean] [RUNS=3] [KS="2 4 8"] [ITERS=N: vs-native --iters; default OSU's] [FULL=file.md] [MPIRUN_FLAGS=...]
 #        [MPICH_YIELD=auto|0|1] [SMOKE=1: 8-64 B, 2 runs, 20 iterations, K=2]
@@ -68,7 +69,11 @@ for k in $KS; do
     if [ "$HOSTS" = 2 ]; then
         [ $((k % 2)) = 0 ] || { echo "HOSTS=2: K=$k is not even (K/2 ranks a host)" >&2; exit 2; }
         printf 'localhost slots=%s\nhc-other-host slots=%s\n' $((k / 2)) $((k / 2)) >"$out/hosts.$k"
-        preload=(--mca plm_rsh_agent "$PWD/scripts/fake-ssh" --hostfile "$out/hosts.$k" --bind-to none)
+        # Each host's slots are its ranks, so Open MPI does not know they share the
+        # machine's cores: told to yield when idle, as it does when oversubscribed (a
+        # 4-rank broadcast of 256 KiB took 8 ms, busy polls taking turns by time slices).
+        preload=(--mca plm_rsh_agent "$PWD/scripts/fake-ssh" --hostfile "$out/hosts.$k" --bind-to none
+            --mca mpi_yield_when_idle "$((k > cpus ? 1 : 0))")
     fi
     if [ "$MPI" = mpich ] && { [ "$MPICH_YIELD" = 1 ] || { [ "$MPICH_YIELD" = auto ] && [ "$k" -gt "$cpus" ]; }; }; then
         preload=(-genv LD_PRELOAD "$PWD/$SHIM"); yielded="$yielded $k"

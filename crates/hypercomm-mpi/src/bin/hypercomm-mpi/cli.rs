@@ -110,7 +110,9 @@ pub fn agreed_calibration(
         match CalibrationSource::for_backend(BACKEND, Some(&machine)).lookup() {
             Ok(Lookup::Found(c)) => {
                 text = c.calibration().to_text();
-                let no_network = c.calibration().network.is_empty();
+                // A file without them (the defaults, HYPERCOMM_CALIBRATION=off, have no
+                // source and no bands by choice: nothing to say, "the calibration ()").
+                let no_network = c.calibration().network.is_empty() && c.source.is_some();
                 source = c.source.unwrap_or_default();
                 if let (Some(n), true) = (per_host, no_network) {
                     say(format!(
