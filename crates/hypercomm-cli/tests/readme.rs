@@ -76,7 +76,9 @@ fn kind(cmd: &str) -> Kind {
         _ if cmd.contains("mpirun")
             || cmd.contains("hypercomm-mpi")
             || cmd.starts_with("sudo apt-get")
-            || cmd.starts_with("E=") =>
+            || cmd.starts_with("E=")
+            // A hostfile for the mpirun lines that follow (the MPI test runs them).
+            || (cmd.starts_with("printf ") && cmd.contains("slots=")) =>
         {
             Kind::Mpi
         }
