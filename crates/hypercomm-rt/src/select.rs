@@ -1448,6 +1448,14 @@ impl Selector {
     /// all-to-alls), the first in the registry only, so that tuning does not time one
     /// schedule twice (and pick between its names by noise).
     pub(crate) fn ranked(&self, call: Call, n: usize) -> Vec<&'static Algorithm> {
+        self.ranked_timed(call, n)
+            .into_iter()
+            .map(|(a, _)| a)
+            .collect()
+    }
+
+    /// [`Selector::ranked`] with each algorithm's predicted seconds per call.
+    pub(crate) fn ranked_timed(&self, call: Call, n: usize) -> Vec<(&'static Algorithm, f64)> {
         let topology = self.machine(call.collective.kind()).0;
         let form = Form {
             collective: call.collective,
@@ -1483,7 +1491,8 @@ impl Selector {
         }
         // Stable: registry order on a tie.
         timed.sort_by(|a, b| a.1.total_cmp(&b.1));
-        timed.into_iter().take(n).map(|(a, _)| a).collect()
+        timed.truncate(n);
+        timed
     }
 
     fn shared(&self, question: Question) -> SharedKey {

@@ -170,7 +170,7 @@ pub fn calibrate_pairs<X: Transport>(
     measure_pair(
         comm,
         partner,
-        alone,
+        (alone, quick),
         r % 2 == 0,
         sizes,
         reps,
@@ -204,7 +204,16 @@ pub fn calibrate_between<X: Transport>(
         None
     };
     let alone = quick || comm.size() <= 2;
-    measure_pair(comm, partner, alone, r == a, sizes, reps, pattern, fresh)
+    measure_pair(
+        comm,
+        partner,
+        (alone, quick),
+        r == a,
+        sizes,
+        reps,
+        pattern,
+        fresh,
+    )
 }
 
 /// The measurement of [`calibrate_pairs`] and [`calibrate_between`]: this rank with
@@ -213,12 +222,14 @@ pub fn calibrate_between<X: Transport>(
 /// that they load the machine at once; a pair measuring `alone` waits for its partner
 /// only, while the others wait in the closing barrier, where a wait soon sleeps (with
 /// the idle ranks in two barriers a size, MPICH's automatic calibration on 8 ranks
-/// sharing 2 cores took 1.8 s; with the pair alone, 1.5 s).
+/// sharing 2 cores took 1.8 s; with the pair alone, 1.5 s). `quick` (the automatic
+/// calibration): a size's repetitions are cut to what [`AUTO_SIZE_BUDGET`] allows at the
+/// last size's agreed time a repetition ([`quick_reps`]).
 #[allow(clippy::too_many_arguments)]
 fn measure_pair<X: Transport>(
     comm: &mut Comm<X>,
     partner: Option<Rank>,
-    alone: bool,
+    (alone, quick): (bool, bool),
     reports: bool,
     sizes: &[usize],
     reps: &dyn Fn(usize) -> u64,
@@ -232,6 +243,8 @@ fn measure_pair<X: Transport>(
     // The first of the pair sends first in a ping-pong.
     let first = r < partner;
     let mut points = Vec::new();
+    // The pair's agreed seconds a repetition at the last size (quick only).
+    let mut per_rep = 0.0f64;
     for &bytes in sizes {
         if alone && !active {
             break;
@@ -241,7 +254,23 @@ fn measure_pair<X: Transport>(
         let held = if active { bytes } else { 0 };
         let mut buf = super::try_buffer(held, "--max-size", "a message", |_| (r % 251) as u8)?;
         let mut other = super::try_buffer(held, "--max-size", "a message", |_| 0u8)?;
-        let n = reps(bytes);
+        if quick && active && per_rep == 0.0 {
+            // The first size: three exchanges tell the pair what one takes (the slower
+            // one's time), before it commits to `reps`' count.
+            let start = Instant::now();
+            for _ in 0..3 {
+                comm.send_receive_into(partner, &buf, partner, &mut other)?;
+            }
+            let mine = start.elapsed().as_secs_f64() / 3.0;
+            let mut theirs = [0u8; 8];
+            comm.send_receive_into(partner, &mine.to_le_bytes(), partner, &mut theirs)?;
+            per_rep = mine.max(f64::from_le_bytes(theirs)) / 2.0;
+        }
+        let n = if quick {
+            quick_reps(reps(bytes), per_rep)
+        } else {
+            reps(bytes)
+        };
         // The median one-way time of `n` timed repetitions after two untimed ones; with
         // `fresh`, each message is data its sender has just written (the buffers trade
         // places, and a ping-pong sends back what it received), otherwise the same
@@ -296,6 +325,17 @@ fn measure_pair<X: Transport>(
         }
         let time = measure(false)?;
         let fresh = if measure_fresh { measure(true)? } else { 0.0 };
+        if quick && active {
+            // Both of the pair take the same count at the next size: the slower one's
+            // time a repetition (a ping-pong's is its round trip).
+            let trip = match pattern {
+                Pattern::Exchange => time.max(fresh),
+                Pattern::PingPong => 2.0 * time.max(fresh),
+            };
+            let mut theirs = [0u8; 8];
+            comm.send_receive_into(partner, &trip.to_le_bytes(), partner, &mut theirs)?;
+            per_rep = trip.max(f64::from_le_bytes(theirs));
+        }
         if active && reports {
             points.push(PingPong { bytes, time, fresh });
         }
@@ -1099,6 +1139,25 @@ pub fn auto_reps(bytes: usize) -> u64 {
     ((16usize << 20) / bytes.max(1)).clamp(4, 1000) as u64
 }
 
+/// Seconds the automatic calibration plans to spend on one size and kind of data
+/// (same or fresh): on this project's VMs never reached (its largest size, 64 MiB, takes
+/// 17 ms an exchange, [`auto_reps`] 4 of them); on a slow link it cuts the repetitions:
+/// two hosts of one machine whose ranks shared a core exchanged 1 B in 3 ms, and the
+/// automatic calibration took 65 s with [`auto_reps`]' 1000 a size.
+pub const AUTO_SIZE_BUDGET: f64 = 0.02;
+
+/// The automatic calibration's repetitions at a size whose one repetition took
+/// `per_rep` seconds at the size before (twice the bytes may take twice as long): at
+/// most `reps`, at most what [`AUTO_SIZE_BUDGET`] allows, and at least 4 (a median of
+/// fewer is one noisy call). `per_rep` 0 (the first size): `reps`.
+pub fn quick_reps(reps: u64, per_rep: f64) -> u64 {
+    if per_rep <= 0.0 || !per_rep.is_finite() {
+        return reps;
+    }
+    let allowed = (AUTO_SIZE_BUDGET / (2.0 * per_rep)) as u64;
+    reps.min(allowed.max(4))
+}
+
 /// The sizes of an automatic calibration ([`sizes`] up to [`AUTO_MAX_SIZE`]) whose
 /// buffers, two a rank on `ranks` ranks, take at most `room` bytes.
 pub fn auto_sizes(room: u64, ranks: u32) -> Vec<usize> {
@@ -1480,6 +1539,25 @@ mod tests {
             Some(config.join("hypercomm").join("calibration-mpi.conf"))
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The automatic calibration's repetitions on a slow link: what the size budget
+    /// allows at twice the last size's time, never fewer than 4 nor more than asked; on
+    /// this project's VMs (0.4 µs at 1 B, 17 ms at 64 MiB) no cut below `auto_reps`' own
+    /// count but at the largest sizes, where it is 4 already.
+    #[test]
+    fn a_slow_link_cuts_the_automatic_calibrations_repetitions() {
+        assert_eq!(quick_reps(1000, 0.0), 1000);
+        assert_eq!(quick_reps(1000, 3e-3), 4);
+        assert_eq!(quick_reps(1000, 1e-4), 100);
+        assert_eq!(quick_reps(50, 1e-4), 50);
+        assert_eq!(quick_reps(1000, f64::NAN), 1000);
+        for s in sizes(AUTO_MAX_SIZE) {
+            // This VM: 0.45 µs up to 256 B, then about 0.26 ns a byte.
+            let fast = 4.5e-7 + 2.6e-10 * (s / 2) as f64;
+            let r = auto_reps(s);
+            assert!(quick_reps(r, fast) == r || r == 4 || s >= 8 << 20, "{s}");
+        }
     }
 
     /// An automatic calibration moves less than `calibrate`'s at every size and reaches

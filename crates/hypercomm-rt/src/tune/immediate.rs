@@ -148,6 +148,7 @@ impl<X: Detach> Comm<X> {
                 })
                 .collect(),
             measured_for,
+            left_out: Vec::new(),
             file: path,
         });
         Ok(routes[b])

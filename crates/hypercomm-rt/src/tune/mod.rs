@@ -31,7 +31,8 @@
 //! at small sizes and loses from 1 MiB). The picks are kept in a file per backend and machine
 //! ([`Transport::machine_key`]), read by rank 0 and broadcast, so the measurement runs
 //! once per machine: `HYPERCOMM_TUNING` names another file, or `off` for the model
-//! alone. Measuring one collective takes well under a second on two ranks.
+//! alone. Measuring one collective takes well under a second on two ranks; on a slow
+//! network its calls are planned within a budget ([`BUDGET`], [`BUDGET_ENV`]).
 //!
 //! **Invariant**: every rank of a communicator reaches the same decision (measure or
 //! read) and the same picks, from rank 0's file and the agreed times; a rank's own
@@ -362,6 +363,9 @@ pub struct Tuned {
     pub picks: Vec<(usize, &'static str)>,
     /// Seconds the measurement took (0 when read from the file).
     pub measured_for: f64,
+    /// The sizes (bytes) the measurement's budget left out ([`Comm::set_tuning_budget`]):
+    /// they took the largest measured size's pick. Empty when read from the file.
+    pub left_out: Vec<usize>,
     /// The file the picks were read from or written to, if any.
     pub file: Option<PathBuf>,
 }
@@ -382,6 +386,8 @@ pub(crate) struct Tuner {
     /// The measured routes of `Auto` calls in an `immediate::scope`, by key.
     routes: FxHashMap<Key, [Route; BUCKETS]>,
     pub reports: Vec<Tuned>,
+    /// [`Comm::set_tuning_budget`]'s seconds; `None`: [`BUDGET_ENV`] or [`BUDGET`].
+    pub budget: Option<f64>,
 }
 
 /// The tuning file's contents: picks by collective key, one name per size.
@@ -458,13 +464,178 @@ fn final_calls(bytes: usize, native: bool) -> u32 {
 /// machine's (`Calibration`), and a schedule it ranks last can be the fastest (4-rank
 /// thread broadcast: `linear`, last of 5 at 16 KiB).
 fn candidates(selector: &crate::select::Selector, call: Call) -> Vec<&'static Algorithm> {
+    candidates_timed(selector, call).0
+}
+
+/// [`candidates`], and the mean of the model's seconds per call over those it prices
+/// (0 when it prices none): what [`Budget`] plans with.
+fn candidates_timed(
+    selector: &crate::select::Selector,
+    call: Call,
+) -> (Vec<&'static Algorithm>, f64) {
     let kind = call.collective.kind();
+    let timed = selector.ranked_timed(call, SCREENED);
+    let mean = |t: &[(&'static Algorithm, f64)]| {
+        let finite: Vec<f64> = t.iter().map(|x| x.1).filter(|x| x.is_finite()).collect();
+        if finite.is_empty() {
+            0.0
+        } else {
+            finite.iter().sum::<f64>() / finite.len() as f64
+        }
+    };
     if kind.is_varcount() {
         // The model ranks a variable-count schedule by its counts; measured with equal
         // counts, every fitting one is timed (3 to 5 of them).
-        return selector.fitting(kind).into_iter().take(SCREENED).collect();
+        let all = selector.fitting(kind).into_iter().take(SCREENED).collect();
+        return (all, mean(&timed));
     }
-    selector.ranked(call, SCREENED)
+    let t = mean(&timed);
+    (timed.into_iter().map(|(a, _)| a).collect(), t)
+}
+
+/// Environment variable: the seconds `auto`'s measurement of one collective may take
+/// ([`Comm::set_tuning_budget`]); [`BUDGET`] when unset.
+pub const BUDGET_ENV: &str = "HYPERCOMM_TUNING_BUDGET";
+
+/// The seconds the measurement of one collective plans to take at most, by the cost
+/// model's time of its calls, unless [`BUDGET_ENV`] says otherwise: a bound against
+/// minutes, not a target. On this project's 2-core VMs the plan does not reach it (8
+/// MPI ranks on 2 cores plan 1.4–12 s a collective, 1.4–2.8× what they take, 1.2–8.4
+/// s; a budget of 5 or 10 s cut their all-gather's and all-to-all's calls); on a slow
+/// network it does: two hosts of one machine whose ranks shared a core (1.7
+/// ms a message over TCP) took 4 minutes to measure what takes 0.2–0.6 s at 5 µs a
+/// message, and on a 1 Gb/s Ethernet (50 µs, 8 ns a byte) the plan of one collective on
+/// 2 ranks is 13 s (set the variable lower to take less).
+pub const BUDGET: f64 = 20.0;
+
+/// `value`'s seconds (of [`BUDGET_ENV`], or of [`Comm::set_tuning_budget`]), or
+/// [`BUDGET`] without one; a value that is not a positive number is refused.
+fn budget_from(value: Option<&str>) -> Result<f64> {
+    let Some(v) = value else {
+        return Ok(BUDGET);
+    };
+    let text = v.trim().to_string();
+    match text.parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
+        _ => Err(Error::Environment {
+            name: BUDGET_ENV,
+            value: text,
+            valid: "seconds, a positive number (the measurement of one collective plans \
+                    to take at most that; default 20)",
+        }),
+    }
+}
+
+/// What a report of [`Tuned`] adds when the budget left sizes out (`left_out`): from
+/// which size on and how many, or nothing.
+pub fn left_out_note(left_out: &[usize]) -> String {
+    match left_out.first() {
+        None => String::new(),
+        Some(&from) => format!(
+            " (from {from} B on, the budget ({BUDGET_ENV}) left {} sizes out: they take \
+             the largest measured size's pick)",
+            left_out.len()
+        ),
+    }
+}
+
+/// The least timed calls a finalist takes in rounds 2 and 3 when the budget cuts them.
+const MIN_FINAL: u32 = 4;
+
+/// How many calls rounds 2 and 3 time at each size, and which sizes are measured at
+/// all, so that the measurement's planned time (the cost model's seconds per call,
+/// times the calls of [`Comm::time_calls`], its barriers included) stays within a
+/// budget. Under it, nothing changes ([`final_calls`]). Over it, rounds 2 and 3 take
+/// fewer calls at every size, alike, down to [`MIN_FINAL`]; then the largest sizes are
+/// left out, largest first (a size left out takes the largest measured size's pick, as
+/// one too large to hold does). The smallest size is always measured. Every rank
+/// plans from the same agreed times, so every rank makes the same calls.
+#[derive(Clone, Debug, PartialEq)]
+struct Budget {
+    /// Round 2's and 3's timed calls per slot at each size.
+    finals: [u32; BUCKETS],
+    /// Whether each size is measured.
+    measured: [bool; BUCKETS],
+    /// The planned seconds.
+    planned: f64,
+}
+
+/// Calls [`Comm::time_calls`] makes of each slot timing `iters` calls in blocks
+/// ([`call_order`]): the timed ones, a fifth as many untimed first, one untimed to start
+/// each further block.
+fn calls_per_slot(iters: u32) -> f64 {
+    let blocks = BLOCKS.min(iters).max(1);
+    f64::from(iters + (iters / 5).max(1) + blocks - 1)
+}
+
+impl Budget {
+    /// The plan for sizes whose slots of round 1 number `slots[b]` (native included; 0:
+    /// not measured here) at a planned `per_call[b]` seconds each (a call and its
+    /// barrier), with native beside the schedules when `native`.
+    fn plan(
+        slots: &[usize; BUCKETS],
+        per_call: &[f64; BUCKETS],
+        native: bool,
+        budget: f64,
+    ) -> Budget {
+        let finals_default: [u32; BUCKETS] =
+            std::array::from_fn(|b| final_calls(bucket_bytes(b), native));
+        let warm = f64::from(SIZE_WARMUP);
+        let round1 = |b: usize| {
+            per_call[b] * (slots[b] as f64 * calls_per_slot(screen_calls(bucket_bytes(b))) + warm)
+        };
+        // Rounds 2 and 3 at `iters`: native and the finalists in blocks, then one
+        // schedule against native call by call.
+        let later = |b: usize, iters: u32| {
+            let finalists = slots[b].min(FINALISTS + 1) as f64;
+            let turns = 2.0 * f64::from(iters + (iters / 5).max(1));
+            per_call[b] * (finalists * calls_per_slot(iters) + warm + turns)
+        };
+        let active = |b: usize| slots[b] > 0;
+        let total = |finals: &[u32; BUCKETS], measured: &[bool; BUCKETS]| -> f64 {
+            (0..BUCKETS)
+                .filter(|&b| active(b) && measured[b])
+                .map(|b| round1(b) + later(b, finals[b]))
+                .sum()
+        };
+        let mut measured = [true; BUCKETS];
+        let mut finals = finals_default;
+        let planned = total(&finals, &measured);
+        if planned <= budget {
+            return Budget {
+                finals,
+                measured,
+                planned,
+            };
+        }
+        // Fewer calls in rounds 2 and 3, alike at every size.
+        let first: f64 = (0..BUCKETS).filter(|&b| active(b)).map(round1).sum();
+        let rest: f64 = (0..BUCKETS)
+            .filter(|&b| active(b))
+            .map(|b| later(b, finals_default[b]))
+            .sum();
+        let share = ((budget - first) / rest).clamp(0.0, 1.0);
+        for (f, d) in finals.iter_mut().zip(finals_default) {
+            *f = ((f64::from(d) * share) as u32).clamp(MIN_FINAL.min(d), d);
+        }
+        // Then the largest sizes out, down to the smallest measured one.
+        let mut planned = total(&finals, &measured);
+        let smallest = (0..BUCKETS).find(|&b| active(b)).unwrap_or(0);
+        for b in (smallest + 1..BUCKETS).rev() {
+            if planned <= budget {
+                break;
+            }
+            if active(b) {
+                measured[b] = false;
+                planned = total(&finals, &measured);
+            }
+        }
+        Budget {
+            finals,
+            measured,
+            planned,
+        }
+    }
 }
 
 /// The indices of the `n` least finite `times` (fastest first; the earlier index, the
@@ -646,7 +817,22 @@ fn code_of(n: &str, fitting: &[&'static Algorithm]) -> u16 {
 impl<X: Transport> Comm<X> {
     /// Measure every `Auto` choice from now on (the MPI backend's default), or not.
     pub fn set_tuning(&mut self, tuning: Tuning) {
+        let budget = self.tuner.budget;
         self.tuner = Tuner::new(tuning);
+        self.tuner.budget = budget;
+    }
+
+    /// The seconds `auto`'s measurement of one collective plans to take at most, by the
+    /// cost model's time of its calls ([`BUDGET`] by default, or [`BUDGET_ENV`]): over
+    /// it, fewer calls per schedule at every size, then the largest sizes left out (they
+    /// take the largest measured size's pick). The ranks plan with the largest budget
+    /// any of them was given.
+    ///
+    /// # Errors
+    /// [`Error::Environment`] when `seconds` is not a positive number.
+    pub fn set_tuning_budget(&mut self, seconds: f64) -> Result<()> {
+        self.tuner.budget = Some(budget_from(Some(&seconds.to_string()))?);
+        Ok(())
     }
 
     /// How the measured picks so far came about (empty without [`Tuning::Measure`]).
@@ -744,12 +930,12 @@ impl<X: Transport> Comm<X> {
             }
         })?;
         let path = saved.path.clone();
-        let (picks, measured_for) = if saved.codes.iter().all(|&c| c != CODE_NONE) {
-            (saved.codes.map(|c| decode(c, &fitting)), 0.0)
+        let (picks, measured_for, left_out) = if saved.codes.iter().all(|&c| c != CODE_NONE) {
+            (saved.codes.map(|c| decode(c, &fitting)), 0.0, Vec::new())
         } else {
-            let picks = self.measure(collective, key, op)?;
+            let (picks, left_out) = self.measure(collective, key, op)?;
             saved.save(key.name(), picks.iter().map(|p| name_of(*p).to_string()));
-            (picks, start.elapsed().as_secs_f64())
+            (picks, start.elapsed().as_secs_f64(), left_out)
         };
         self.tuner.reports.push(Tuned {
             key: key.name(),
@@ -759,6 +945,7 @@ impl<X: Transport> Comm<X> {
                 .map(|(b, p)| (bucket_bytes(b), name_of(*p)))
                 .collect(),
             measured_for,
+            left_out,
             file: path,
         });
         Ok(picks)
@@ -800,26 +987,86 @@ impl<X: Transport> Comm<X> {
         collective: Collective,
         key: Key,
         op: Option<&Op<'_, T>>,
-    ) -> Result<[Pick; BUCKETS]> {
+    ) -> Result<([Pick; BUCKETS], Vec<usize>)> {
         let k = self.size();
-        // Round 1: native and every candidate, slot 0 native.
-        const WIDE: usize = SCREENED + 1;
-        let mut screened = vec![f64::INFINITY; BUCKETS * WIDE];
+        // The candidates at every size, and the plan of the calls within the budget
+        // ([`Budget`]), from the model's times agreed over the ranks (their maximum;
+        // the budget's too), so that every rank makes the same calls.
         let mut cands: Vec<Vec<&'static Algorithm>> = Vec::with_capacity(BUCKETS);
-        for b in 0..BUCKETS {
-            let (bytes, m) = (bucket_bytes(b), key.elems_at(b));
+        let mut times = [0.0f64; BUCKETS + 1];
+        for (b, time) in times[..BUCKETS].iter_mut().enumerate() {
+            let m = key.elems_at(b);
             if !measurable(collective, k, m, key.elem_bytes) {
                 cands.push(Vec::new());
                 continue;
             }
-            let all = candidates(&self.selector, key.call(collective, m));
+            let (all, t) = candidates_timed(&self.selector, key.call(collective, m));
+            *time = t;
+            cands.push(all);
+        }
+        times[BUCKETS] = match self.tuner.budget {
+            Some(b) => b,
+            None => budget_from(std::env::var(BUDGET_ENV).ok().as_deref())?,
+        };
+        let times = self.agree(&times)?;
+        // A call's barrier costs about the smallest size's call.
+        let barrier = times[..BUCKETS]
+            .iter()
+            .copied()
+            .find(|&t| t > 0.0)
+            .unwrap_or(0.0);
+        let per_call: [f64; BUCKETS] = std::array::from_fn(|b| times[b] + barrier);
+        let slots: [usize; BUCKETS] = std::array::from_fn(|b| {
+            if cands[b].is_empty() {
+                0
+            } else {
+                cands[b].len() + 1
+            }
+        });
+        let budget = Budget::plan(
+            &slots,
+            &per_call,
+            self.transport.has_native(),
+            times[BUCKETS],
+        );
+        if logging() && self.rank() == 0 {
+            let out: Vec<String> = (0..BUCKETS)
+                .filter(|&b| slots[b] > 0 && !budget.measured[b])
+                .map(|b| bucket_bytes(b).to_string())
+                .collect();
+            eprintln!(
+                "hypercomm tuning: {} planned {:.3} s (budget {} s, {BUDGET_ENV}); finalists' \
+                 calls {:?}; sizes left out: {}",
+                key.name(),
+                budget.planned,
+                times[BUCKETS],
+                budget.finals,
+                if out.is_empty() {
+                    "none".to_string()
+                } else {
+                    out.join(" ")
+                }
+            );
+        }
+        for (b, all) in cands.iter_mut().enumerate() {
+            if !budget.measured[b] {
+                all.clear();
+            }
+        }
+        // Round 1: native and every candidate, slot 0 native.
+        const WIDE: usize = SCREENED + 1;
+        let mut screened = vec![f64::INFINITY; BUCKETS * WIDE];
+        for (b, all) in cands.iter().enumerate() {
+            if all.is_empty() {
+                continue;
+            }
+            let (bytes, m) = (bucket_bytes(b), key.elems_at(b));
             let slots: Vec<Algo<'_>> = std::iter::once(Algo::Named(NATIVE))
                 .chain(all.iter().map(|a| Algo::Named(a.name)))
                 .collect();
             let calls = screen_calls(bytes);
             let got = trimmed(self.time_sized(collective, m, op, &slots, calls, Order::Blocks)?);
             screened[b * WIDE..b * WIDE + got.len()].copy_from_slice(&got);
-            cands.push(all);
         }
         let screened = self.agree(&screened)?;
         let log = logging() && self.rank() == 0;
@@ -843,7 +1090,7 @@ impl<X: Transport> Comm<X> {
                     .chain(picked.iter().map(|&i| Algo::Named(all[i].name)))
                     .collect();
                 let native = screened[b * WIDE].is_finite();
-                let calls = final_calls(bytes, native);
+                let calls = final_calls(bytes, native).min(budget.finals[b]);
                 let got =
                     trimmed(self.time_sized(collective, m, op, &slots, calls, Order::Blocks)?);
                 timed[b * NARROW..b * NARROW + got.len()].copy_from_slice(&got);
@@ -874,7 +1121,7 @@ impl<X: Transport> Comm<X> {
             if let (Pick::Named(name), true) = (*pick, screened[b * WIDE].is_finite()) {
                 let (bytes, m) = (bucket_bytes(b), key.elems_at(b));
                 let slots = [Algo::Named(NATIVE), Algo::Named(name)];
-                let calls = final_calls(bytes, true);
+                let calls = final_calls(bytes, true).min(budget.finals[b]);
                 let got = self.time_sized(collective, m, op, &slots, calls, Order::Turns)?;
                 checked[b * 4..b * 4 + 4].copy_from_slice(&[
                     got[0].trimmed,
@@ -925,7 +1172,11 @@ impl<X: Transport> Comm<X> {
                 .collect();
             eprintln!("hypercomm tuning: {} picks: {}", key.name(), all.join(", "));
         }
-        Ok(picks)
+        let left_out = (0..BUCKETS)
+            .filter(|&b| slots[b] > 0 && !budget.measured[b])
+            .map(bucket_bytes)
+            .collect();
+        Ok((picks, left_out))
     }
 
     /// Every rank's `times`, their maximum over the ranks (the slowest rank's time of
@@ -1761,6 +2012,43 @@ mod tests {
             line,
             "hypercomm tuning: allreduce 8B commutative round 2 1024 B (µs): native -, ring 2.500"
         );
+    }
+
+    /// The budget's plan: under it the default counts at every size; over it fewer
+    /// calls in rounds 2 and 3 (not under [`MIN_FINAL`]), then the largest sizes out, a
+    /// prefix of the sizes kept and the smallest always; the plan within the budget
+    /// whenever more than the smallest size is measured.
+    #[test]
+    fn the_budget_cuts_calls_then_the_largest_sizes() {
+        let slots = [14usize; BUCKETS];
+        let line = |beta: f64, tau: f64| -> [f64; BUCKETS] {
+            std::array::from_fn(|b| 2.0 * beta + tau * bucket_bytes(b) as f64)
+        };
+        let defaults: [u32; BUCKETS] = std::array::from_fn(|b| final_calls(bucket_bytes(b), true));
+        // This VM's shared memory: 1 µs and 0.1 ns a byte.
+        let fast = Budget::plan(&slots, &line(1e-6, 1e-10), true, BUDGET);
+        assert_eq!(fast.finals, defaults);
+        assert!(fast.measured.iter().all(|&m| m));
+        assert!(fast.planned < BUDGET, "{fast:?}");
+        // 1 Gb/s Ethernet: 50 µs and 8 ns a byte; its default plan is 12.8 s.
+        let ethernet = line(50e-6, 8e-9);
+        let open = Budget::plan(&slots, &ethernet, true, f64::INFINITY);
+        assert!(open.planned > 10.0, "{open:?}");
+        for budget in [10.0, 1.0, 0.05, 1e-9] {
+            let plan = Budget::plan(&slots, &ethernet, true, budget);
+            assert!(plan.measured[0]);
+            let kept = plan.measured.iter().take_while(|&&m| m).count();
+            assert!(plan.measured[kept..].iter().all(|&m| !m), "{plan:?}");
+            assert!(kept == 1 || plan.planned <= budget, "{budget}: {plan:?}");
+            assert!(plan.finals.iter().all(|&f| f >= MIN_FINAL), "{plan:?}");
+            assert!(plan.finals.iter().zip(defaults).all(|(&f, d)| f <= d));
+            assert!(plan.finals != defaults, "{budget}: calls not cut");
+        }
+        // Sizes not measured here (slots 0) cost nothing and are never "left out".
+        let mut few = [0usize; BUCKETS];
+        few[..3].copy_from_slice(&[14, 14, 14]);
+        let plan = Budget::plan(&few, &ethernet, true, 1e-9);
+        assert_eq!(plan.measured.iter().filter(|&&m| !m).count(), 2, "{plan:?}");
     }
 
     #[test]

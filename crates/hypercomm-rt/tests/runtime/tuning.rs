@@ -407,3 +407,55 @@ fn a_persistent_plan_takes_the_measured_pick() {
         }
     }
 }
+
+/// A measurement planned past its budget (`set_tuning_budget`, here 1 ns: nothing fits)
+/// measures the smallest size only; every other size takes its pick and the report
+/// names them; results stay right. Under the default budget, nothing is left out on 2
+/// thread ranks; the ranks plan with the largest budget any was given (one rank given
+/// 1 ns, the other the default: nothing left out, the same calls on both).
+#[test]
+fn a_tuning_budget_leaves_out_the_sizes_past_it() {
+    // The ranks given 1 ns, and the sizes left out.
+    for (tiny, want_left) in [(vec![0u32, 1], 19usize), (vec![1], 0), (vec![], 0)] {
+        let file = scratch(&format!("budget-{}", tiny.len()));
+        let cfg = threads::Config::new(2).tuning(Tuning::Measure {
+            file: Some(file.clone()),
+        });
+        let out = threads::run_with(&cfg, |comm| {
+            if tiny.contains(&comm.rank()) {
+                comm.set_tuning_budget(1e-9)?;
+            }
+            let x = vec![comm.rank() as u64 + 1; 1000];
+            let mut sum = vec![0u64; 1000];
+            comm.all_reduce_into(&x, &mut sum, &Op::sum(), Algo::Auto)?;
+            assert!(sum.iter().all(|&s| s == 3));
+            Ok::<_, hypercomm_rt::Error>(comm.tuned().to_vec())
+        })
+        .unwrap();
+        let t = &out[0][0];
+        assert_eq!(
+            (&t.picks, &t.left_out),
+            (&out[1][0].picks, &out[1][0].left_out)
+        );
+        assert!(t.measured_for > 0.0);
+        assert_eq!(t.left_out.len(), want_left, "{t:?}");
+        if want_left > 0 {
+            assert_eq!(t.left_out[0], 16, "{t:?}");
+            assert!(t.picks.iter().all(|p| p.1 == t.picks[0].1), "{t:?}");
+        }
+        let _ = std::fs::remove_file(&file);
+    }
+}
+
+/// A budget that is not a positive number is refused, naming the variable.
+#[test]
+fn a_bad_tuning_budget_is_refused() {
+    threads::run(1, |comm| {
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            let e = comm.set_tuning_budget(bad).unwrap_err();
+            assert!(e.to_string().contains("HYPERCOMM_TUNING_BUDGET"), "{e}");
+        }
+        comm.set_tuning_budget(0.5)
+    })
+    .unwrap();
+}

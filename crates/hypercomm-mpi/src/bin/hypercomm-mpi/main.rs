@@ -1497,8 +1497,10 @@ fn vs_native(
                 .map_or("this process only".into(), |f| f.display().to_string());
             if t.measured_for > 0.0 {
                 println!(
-                    "# auto: {} measured in {:.2} s, picks kept in {file}",
-                    t.key, t.measured_for
+                    "# auto: {} measured in {:.2} s{}, picks kept in {file}",
+                    t.key,
+                    t.measured_for,
+                    hypercomm_rt::tune::left_out_note(&t.left_out)
                 );
             } else {
                 println!("# auto: {} picks read from {file}", t.key);
