@@ -41,6 +41,16 @@ MAX=${1:-4194304}; RUNS=${RUNS:-3}; KS=${KS:-2 4 8}; ITERS=${ITERS:-}
 if [ "${SMOKE:-0}" = 1 ]; then MAX=64; RUNS=2; ITERS=20; KS=2; fi
 MPI=${MPI:-openmpi}; STAT=${STAT:-median}
 case ${MPICH_YIELD:=auto} in auto | 0 | 1) ;; *) echo "MPICH_YIELD=$MPICH_YIELD: valid values are auto, 0 and 1" >&2; exit 2 ;; esac
+# Checked before anything builds or runs.
+case ${HOSTS:=1} in
+1) ;;
+2) [ "$MPI" = openmpi ] || { echo "HOSTS=2 runs Open MPI's launcher: MPI=openmpi" >&2; exit 2; }
+   unshare --uts true 2>/dev/null || { echo "HOSTS=2 needs root and unshare (util-linux)" >&2; exit 1; }
+   for k in $KS; do
+       [ $((k % 2)) = 0 ] || { echo "HOSTS=2: K=$k is not even (K/2 ranks a host); valid: even K" >&2; exit 2; }
+   done ;;
+*) echo "HOSTS=$HOSTS: valid values are 1 and 2" >&2; exit 2 ;;
+esac
 case $MPI in
 openmpi)
     command -v mpirun >/dev/null || { echo "needs Open MPI (mpirun): apt-get install openmpi-bin libopenmpi-dev libclang-dev" >&2; exit 1; }
@@ -58,16 +68,9 @@ esac
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
 cpus=$(getconf _NPROCESSORS_ONLN); yielded=""
-case ${HOSTS:=1} in
-1) ;;
-2) [ "$MPI" = openmpi ] || { echo "HOSTS=2 runs Open MPI's launcher: MPI=openmpi" >&2; exit 2; }
-   unshare --uts true 2>/dev/null || { echo "HOSTS=2 needs root and unshare (util-linux)" >&2; exit 1; } ;;
-*) echo "HOSTS=$HOSTS: valid values are 1 and 2" >&2; exit 2 ;;
-esac
 for k in $KS; do
     preload=()
     if [ "$HOSTS" = 2 ]; then
-        [ $((k % 2)) = 0 ] || { echo "HOSTS=2: K=$k is not even (K/2 ranks a host)" >&2; exit 2; }
         printf 'localhost slots=%s\nhc-other-host slots=%s\n' $((k / 2)) $((k / 2)) >"$out/hosts.$k"
         # Each host's slots are its ranks, so Open MPI does not know they share the
         # machine's cores: told to yield when idle, as it does when oversubscribed (a

@@ -63,6 +63,19 @@ fn mpirun_env(
     env: &[(&str, Option<&Path>)],
     limit: Duration,
 ) -> Job {
+    let mut cmd = mpirun_with(env);
+    cmd.args(["--oversubscribe", "--mca", "mpi_yield_when_idle", "1"])
+        .args(["-n", &ranks.to_string()])
+        .arg(exe)
+        .args(args);
+    let what = format!("mpirun -n {ranks} {} {args:?}", exe.display());
+    job(cmd, &what, limit)
+}
+
+/// `mpirun` with `env` set and exported to the ranks (`-x`; `None` removes a
+/// variable): unless `env` names them, the runtime's default calibration
+/// (`HYPERCOMM_CALIBRATION=off`) and this test process's cache ([`test_cache`]).
+fn mpirun_with(env: &[(&str, Option<&Path>)]) -> Command {
     let mut cmd = Command::new("mpirun");
     let calibration = ["HYPERCOMM_CALIBRATION", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"];
     if !env.iter().any(|(k, _)| calibration.contains(k)) {
@@ -82,12 +95,7 @@ fn mpirun_env(
             None => cmd.env_remove(name),
         };
     }
-    cmd.args(["--oversubscribe", "--mca", "mpi_yield_when_idle", "1"])
-        .args(["-n", &ranks.to_string()])
-        .arg(exe)
-        .args(args);
-    let what = format!("mpirun -n {ranks} {} {args:?}", exe.display());
-    job(cmd, &what, limit)
+    cmd
 }
 
 /// Runs `cmd` (an `mpirun`, or a shell running one) alone, as root if need be, in a
@@ -930,25 +938,7 @@ fn mpirun_two_hosts(
         format!("localhost slots={per_host}\nhc-other-host slots={per_host}\n"),
     )
     .unwrap();
-    let mut cmd = Command::new("mpirun");
-    let calibration = ["HYPERCOMM_CALIBRATION", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"];
-    if !env.iter().any(|(k, _)| calibration.contains(k)) {
-        cmd.env("HYPERCOMM_CALIBRATION", "off")
-            .args(["-x", "HYPERCOMM_CALIBRATION"]);
-    }
-    if !env
-        .iter()
-        .any(|(k, _)| ["XDG_CACHE_HOME", "HYPERCOMM_TUNING"].contains(k))
-    {
-        cmd.env("XDG_CACHE_HOME", test_cache())
-            .args(["-x", "XDG_CACHE_HOME"]);
-    }
-    for (name, value) in env {
-        match value {
-            Some(v) => cmd.env(name, v).args(["-x", name]),
-            None => cmd.env_remove(name),
-        };
-    }
+    let mut cmd = mpirun_with(env);
     cmd.env_remove("HYPERCOMM_MPI_RANKS_PER_HOST")
         .args(["--mca", "plm_rsh_agent"])
         .arg(&agent)
@@ -959,7 +949,9 @@ fn mpirun_two_hosts(
         .arg(env!("CARGO_BIN_EXE_hypercomm-mpi"))
         .args(args);
     let what = format!("mpirun on two hosts, {per_host} ranks each, hypercomm-mpi {args:?}");
-    job(cmd, &what, limit)
+    let done = job(cmd, &what, limit);
+    let _ = std::fs::remove_dir_all(&dir);
+    done
 }
 
 /// A job on two hosts as Open MPI runs one on a cluster ([`mpirun_two_hosts`]: two

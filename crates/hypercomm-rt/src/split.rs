@@ -67,12 +67,14 @@ pub const MAX_COLOR: u32 = i32::MAX as u32;
 const NO_COLOR: u32 = u32::MAX;
 
 impl<X: Split> Comm<X> {
-    /// A sub-communicator over `transport`: this one's calibration and tuning policy
+    /// A sub-communicator over `transport`: this one's calibration, tuning policy and
+    /// budget
     /// (with `Tuning::Measure`, its `Auto` calls measure on its own ranks, whose picks
     /// are kept under its own rank count, as [`Transport::machine_key`] says).
     fn child(&self, transport: X) -> Comm<X> {
         let mut sub = Comm::new(transport, self.calibration());
         sub.tuner = crate::tune::Tuner::new(self.tuner.policy.clone());
+        sub.tuner.budget = self.tuner.budget;
         sub
     }
 

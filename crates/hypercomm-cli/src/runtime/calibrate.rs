@@ -256,7 +256,9 @@ fn measure_pair<X: Transport>(
         let mut other = super::try_buffer(held, "--max-size", "a message", |_| 0u8)?;
         if quick && active && per_rep == 0.0 {
             // The first size: three exchanges tell the pair what one takes (the slower
-            // one's time), before it commits to `reps`' count.
+            // one's time), before it commits to `reps`' count; after one untimed, which
+            // may set up the connection.
+            comm.send_receive_into(partner, &buf, partner, &mut other)?;
             let start = Instant::now();
             for _ in 0..3 {
                 comm.send_receive_into(partner, &buf, partner, &mut other)?;

@@ -119,7 +119,8 @@ fn arithmetic(
     if step == 0 {
         return Err(invalid(what, format!("`{spec}`: the step must be ≥ 1")));
     }
-    let count = (b - a) / step + 1;
+    // `0..u64::MAX` with step 1 has 2^64 points: past any count, not a wrap to 0.
+    let count = ((b - a) / step).saturating_add(1);
     check_count(what, spec, count)?;
     Ok((0..count).map(|i| a + i * step).collect())
 }
@@ -184,6 +185,8 @@ mod tests {
     fn errors_name_the_problem() {
         let err = |s: &str| parse("--len", s).unwrap_err().to_string();
         assert!(err("10..1").contains("empty"));
+        // 2^64 points: counted past the limit, not wrapped to none (a panic after).
+        assert!(err("0..18446744073709551615").contains("points, more than"));
         assert!(err("x").contains("not a whole number"));
         assert!(err("1.5e0..9").contains("not a whole number"));
         assert!(err("1..-5").contains("negative"));

@@ -826,7 +826,10 @@ impl<X: Transport> Comm<X> {
     /// cost model's time of its calls ([`BUDGET`] by default, or [`BUDGET_ENV`]): over
     /// it, fewer calls per schedule at every size, then the largest sizes left out (they
     /// take the largest measured size's pick). The ranks plan with the largest budget
-    /// any of them was given.
+    /// any of them was given (here or by the variable; none: [`BUDGET`]), and a bad
+    /// variable on any rank fails every rank. The picks of sizes left out go to the
+    /// tuning file with the others, so later jobs read them: remove the file (or name
+    /// another, [`TUNING_ENV`]) to measure them under a larger budget.
     ///
     /// # Errors
     /// [`Error::Environment`] when `seconds` is not a positive number.
@@ -993,7 +996,8 @@ impl<X: Transport> Comm<X> {
         // ([`Budget`]), from the model's times agreed over the ranks (their maximum;
         // the budget's too), so that every rank makes the same calls.
         let mut cands: Vec<Vec<&'static Algorithm>> = Vec::with_capacity(BUCKETS);
-        let mut times = [0.0f64; BUCKETS + 1];
+        // The model's seconds a call at each size, then the budget and a bad value's flag.
+        let mut times = vec![0.0f64; BUCKETS + 2];
         for (b, time) in times[..BUCKETS].iter_mut().enumerate() {
             let m = key.elems_at(b);
             if !measurable(collective, k, m, key.elem_bytes) {
@@ -1004,11 +1008,33 @@ impl<X: Transport> Comm<X> {
             *time = t;
             cands.push(all);
         }
-        times[BUCKETS] = match self.tuner.budget {
-            Some(b) => b,
-            None => budget_from(std::env::var(BUDGET_ENV).ok().as_deref())?,
+        // The budget: this rank's (-1 unset), and whether its variable is bad, agreed
+        // before anyone returns, so that a bad value on one host (not exported with
+        // `-x`) fails every rank instead of leaving the others in the agreement.
+        let mine = match self.tuner.budget {
+            Some(b) => Ok(b),
+            None => match std::env::var(BUDGET_ENV) {
+                Ok(v) => budget_from(Some(&v)),
+                Err(_) => Ok(-1.0),
+            },
         };
+        times[BUCKETS] = *mine.as_ref().unwrap_or(&-1.0);
+        times[BUCKETS + 1] = if mine.is_err() { 1.0 } else { 0.0 };
         let times = self.agree(&times)?;
+        if times[BUCKETS + 1] > 0.0 {
+            return Err(mine.err().unwrap_or(Error::Environment {
+                name: BUDGET_ENV,
+                value: "(another rank's)".into(),
+                valid: "seconds, a positive number, on every rank (export it to every \
+                        host, mpirun -x)",
+            }));
+        }
+        // The largest any rank was given; none: the default.
+        let given = if times[BUCKETS] > 0.0 {
+            times[BUCKETS]
+        } else {
+            BUDGET
+        };
         // A call's barrier costs about the smallest size's call.
         let barrier = times[..BUCKETS]
             .iter()
@@ -1023,12 +1049,7 @@ impl<X: Transport> Comm<X> {
                 cands[b].len() + 1
             }
         });
-        let budget = Budget::plan(
-            &slots,
-            &per_call,
-            self.transport.has_native(),
-            times[BUCKETS],
-        );
+        let budget = Budget::plan(&slots, &per_call, self.transport.has_native(), given);
         if logging() && self.rank() == 0 {
             let out: Vec<String> = (0..BUCKETS)
                 .filter(|&b| slots[b] > 0 && !budget.measured[b])
@@ -1039,7 +1060,7 @@ impl<X: Transport> Comm<X> {
                  calls {:?}; sizes left out: {}",
                 key.name(),
                 budget.planned,
-                times[BUCKETS],
+                given,
                 budget.finals,
                 if out.is_empty() {
                     "none".to_string()

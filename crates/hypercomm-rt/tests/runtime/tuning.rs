@@ -411,19 +411,25 @@ fn a_persistent_plan_takes_the_measured_pick() {
 /// A measurement planned past its budget (`set_tuning_budget`, here 1 ns: nothing fits)
 /// measures the smallest size only; every other size takes its pick and the report
 /// names them; results stay right. Under the default budget, nothing is left out on 2
-/// thread ranks; the ranks plan with the largest budget any was given (one rank given
-/// 1 ns, the other the default: nothing left out, the same calls on both).
+/// thread ranks; the ranks plan with the largest budget any was given (1 ns on one
+/// rank and none on the other: 1 ns; 1 ns and 100 s: 100 s), the same calls on both.
 #[test]
 fn a_tuning_budget_leaves_out_the_sizes_past_it() {
-    // The ranks given 1 ns, and the sizes left out.
-    for (tiny, want_left) in [(vec![0u32, 1], 19usize), (vec![1], 0), (vec![], 0)] {
-        let file = scratch(&format!("budget-{}", tiny.len()));
+    // The budget each rank is given (none: the default), and the sizes left out.
+    let cases = [
+        ([Some(1e-9), Some(1e-9)], 19usize),
+        ([None, Some(1e-9)], 19),
+        ([Some(1e-9), Some(100.0)], 0),
+        ([None, None], 0),
+    ];
+    for (i, (given, want_left)) in cases.into_iter().enumerate() {
+        let file = scratch(&format!("budget-{i}"));
         let cfg = threads::Config::new(2).tuning(Tuning::Measure {
             file: Some(file.clone()),
         });
         let out = threads::run_with(&cfg, |comm| {
-            if tiny.contains(&comm.rank()) {
-                comm.set_tuning_budget(1e-9)?;
+            if let Some(b) = given[comm.rank() as usize] {
+                comm.set_tuning_budget(b)?;
             }
             let x = vec![comm.rank() as u64 + 1; 1000];
             let mut sum = vec![0u64; 1000];
