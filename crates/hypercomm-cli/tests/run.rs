@@ -1468,7 +1468,7 @@ fn calibrate_saves_to_the_default_path_and_output_flag() {
         &[
             "calibrate",
             "--ranks",
-            "3",
+            "4",
             "--max-size",
             "4194304",
             "--reps",
