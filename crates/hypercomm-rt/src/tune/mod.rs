@@ -388,6 +388,9 @@ pub(crate) struct Tuner {
     pub reports: Vec<Tuned>,
     /// [`Comm::set_tuning_budget`]'s seconds; `None`: [`BUDGET_ENV`] or [`BUDGET`].
     pub budget: Option<f64>,
+    /// Tests: this rank's [`BUDGET_ENV`] in place of the process's (`Some(None)`: unset).
+    #[cfg(test)]
+    pub budget_env: Option<Option<String>>,
 }
 
 /// The tuning file's contents: picks by collective key, one name per size.
@@ -1011,12 +1014,13 @@ impl<X: Transport> Comm<X> {
         // The budget: this rank's (-1 unset), and whether its variable is bad, agreed
         // before anyone returns, so that a bad value on one host (not exported with
         // `-x`) fails every rank instead of leaving the others in the agreement.
-        let mine = match self.tuner.budget {
-            Some(b) => Ok(b),
-            None => match std::env::var(BUDGET_ENV) {
-                Ok(v) => budget_from(Some(&v)),
-                Err(_) => Ok(-1.0),
-            },
+        let env = std::env::var(BUDGET_ENV).ok();
+        #[cfg(test)]
+        let env = self.tuner.budget_env.clone().unwrap_or(env);
+        let mine = match (self.tuner.budget, env) {
+            (Some(b), _) => Ok(b),
+            (None, Some(v)) => budget_from(Some(&v)),
+            (None, None) => Ok(-1.0),
         };
         times[BUCKETS] = *mine.as_ref().unwrap_or(&-1.0);
         times[BUCKETS + 1] = if mine.is_err() { 1.0 } else { 0.0 };
@@ -2070,6 +2074,31 @@ mod tests {
         few[..3].copy_from_slice(&[14, 14, 14]);
         let plan = Budget::plan(&few, &ethernet, true, 1e-9);
         assert_eq!(plan.measured.iter().filter(|&&m| !m).count(), 2, "{plan:?}");
+    }
+
+    /// A bad budget on one rank (a variable not exported to its host) fails every rank,
+    /// each with an error naming the variable, instead of leaving the others waiting
+    /// in the agreement.
+    #[test]
+    fn a_bad_budget_on_one_rank_fails_every_rank() {
+        let file = std::env::temp_dir().join(format!("hc-bad-budget-{}.json", std::process::id()));
+        let cfg = crate::threads::Config::new(2).tuning(Tuning::Measure {
+            file: Some(file.clone()),
+        });
+        let said = crate::threads::run_with(&cfg, |comm| {
+            if comm.rank() == 1 {
+                comm.tuner.budget_env = Some(Some("abc".into()));
+            }
+            let got = comm.all_reduce_into(&[1u64], &mut [0], &Op::sum(), Algo::Auto);
+            Ok::<_, Error>(got.err().map(|e| e.to_string()))
+        })
+        .unwrap();
+        for (r, e) in said.iter().enumerate() {
+            let e = e.as_deref().unwrap_or_else(|| panic!("rank {r} went on"));
+            assert!(e.contains(BUDGET_ENV), "rank {r}: {e}");
+        }
+        assert!(said[1].as_deref().unwrap().contains("abc"));
+        let _ = std::fs::remove_file(&file);
     }
 
     #[test]
