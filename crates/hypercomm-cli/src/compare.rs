@@ -87,12 +87,7 @@ pub(crate) fn no_algorithm(problem: &ProblemConfig, kind: OpKind) -> Error {
 /// Run the command.
 pub fn run(args: &CompareArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
     let counts = args.problem.counts.as_deref();
-    output::not_same_file(
-        args.html.as_deref(),
-        "--html",
-        counts,
-        "the --counts file read as input",
-    )?;
+    output::not_same_file(args.html.as_deref(), "--html", counts, output::COUNTS_INPUT)?;
     let problem = config::problem(&args.problem)?;
     let model = config::model_on(&args.model, &problem.topology)?;
     let packets: Packets = args.packets.parse()?;

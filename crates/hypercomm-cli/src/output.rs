@@ -8,6 +8,9 @@ use serde::Serialize;
 
 use crate::report::{ModelOut, PacketsOut, RunReport};
 
+/// [`not_same_file`]'s `other_is` for the `--counts` input.
+pub const COUNTS_INPUT: &str = "the --counts file read as input";
+
 /// Refuse an output file `out` (the flag `what`) that names the same file as `other`
 /// (`other_is` says which: "--svg's file" in `draw` and `sweep`, where the page was
 /// written over the drawing; "the --counts file read as input" in `compare` and

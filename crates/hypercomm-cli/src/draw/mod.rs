@@ -300,18 +300,8 @@ pub fn run(args: &DrawArgs, io: &mut Io<'_>) -> Result<Outcome, CliError> {
         "--svg's file",
     )?;
     let counts = args.run.problem.counts.as_deref();
-    output::not_same_file(
-        args.svg.as_deref(),
-        "--svg",
-        counts,
-        "the --counts file read as input",
-    )?;
-    output::not_same_file(
-        args.html.as_deref(),
-        "--html",
-        counts,
-        "the --counts file read as input",
-    )?;
+    output::not_same_file(args.svg.as_deref(), "--svg", counts, output::COUNTS_INPUT)?;
+    output::not_same_file(args.html.as_deref(), "--html", counts, output::COUNTS_INPUT)?;
     let report = report::run(&cfg)?;
     let svg = svg_of(&cfg, &report)?;
     if let Some(path) = &args.svg {

@@ -264,9 +264,7 @@ fn measure_pair<X: Transport>(
                 comm.send_receive_into(partner, &buf, partner, &mut other)?;
             }
             let mine = start.elapsed().as_secs_f64() / 3.0;
-            let mut theirs = [0u8; 8];
-            comm.send_receive_into(partner, &mine.to_le_bytes(), partner, &mut theirs)?;
-            per_rep = mine.max(f64::from_le_bytes(theirs)) / 2.0;
+            per_rep = pair_max(comm, partner, mine)? / 2.0;
         }
         let n = if quick {
             quick_reps(reps(bytes), per_rep)
@@ -334,9 +332,7 @@ fn measure_pair<X: Transport>(
                 Pattern::Exchange => time.max(fresh),
                 Pattern::PingPong => 2.0 * time.max(fresh),
             };
-            let mut theirs = [0u8; 8];
-            comm.send_receive_into(partner, &trip.to_le_bytes(), partner, &mut theirs)?;
-            per_rep = trip.max(f64::from_le_bytes(theirs));
+            per_rep = pair_max(comm, partner, trip)?;
         }
         if active && reports {
             points.push(PingPong { bytes, time, fresh });
@@ -344,6 +340,13 @@ fn measure_pair<X: Transport>(
     }
     comm.barrier()?;
     Ok(points)
+}
+
+/// The larger of this rank's `x` and its partner's: both of a pair get the same value.
+fn pair_max<X: Transport>(comm: &mut Comm<X>, partner: Rank, x: f64) -> hypercomm_rt::Result<f64> {
+    let mut theirs = [0u8; 8];
+    comm.send_receive_into(partner, &x.to_le_bytes(), partner, &mut theirs)?;
+    Ok(x.max(f64::from_le_bytes(theirs)))
 }
 
 /// The mean over pairs of each size's time (`per_rank` holds each rank's points).

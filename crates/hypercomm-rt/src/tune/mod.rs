@@ -511,22 +511,23 @@ pub const BUDGET_ENV: &str = "HYPERCOMM_TUNING_BUDGET";
 /// 2 ranks is 13 s (set the variable lower to take less).
 pub const BUDGET: f64 = 20.0;
 
-/// `value`'s seconds (of [`BUDGET_ENV`], or of [`Comm::set_tuning_budget`]), or
-/// [`BUDGET`] without one; a value that is not a positive number is refused.
-fn budget_from(value: Option<&str>) -> Result<f64> {
-    let Some(v) = value else {
-        return Ok(BUDGET);
-    };
-    let text = v.trim().to_string();
-    match text.parse::<f64>() {
-        Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
-        _ => Err(Error::Environment {
-            name: BUDGET_ENV,
-            value: text,
-            valid: "seconds, a positive number (the measurement of one collective plans \
-                    to take at most that; default 20)",
-        }),
+/// `seconds` as a budget, refused unless a positive number (`text`: how it was given).
+fn checked_budget(seconds: f64, text: &str) -> Result<f64> {
+    if seconds.is_finite() && seconds > 0.0 {
+        return Ok(seconds);
     }
+    Err(Error::Environment {
+        name: BUDGET_ENV,
+        value: text.to_string(),
+        valid: "seconds, a positive number (the measurement of one collective plans to \
+                take at most that; default 20)",
+    })
+}
+
+/// [`BUDGET_ENV`]'s value as a budget ([`checked_budget`]).
+fn budget_from(value: &str) -> Result<f64> {
+    let text = value.trim();
+    checked_budget(text.parse().unwrap_or(f64::NAN), text)
 }
 
 /// What a report of [`Tuned`] adds when the budget left sizes out (`left_out`): from
@@ -837,7 +838,7 @@ impl<X: Transport> Comm<X> {
     /// # Errors
     /// [`Error::Environment`] when `seconds` is not a positive number.
     pub fn set_tuning_budget(&mut self, seconds: f64) -> Result<()> {
-        self.tuner.budget = Some(budget_from(Some(&seconds.to_string()))?);
+        self.tuner.budget = Some(checked_budget(seconds, &seconds.to_string())?);
         Ok(())
     }
 
@@ -1019,7 +1020,7 @@ impl<X: Transport> Comm<X> {
         let env = self.tuner.budget_env.clone().unwrap_or(env);
         let mine = match (self.tuner.budget, env) {
             (Some(b), _) => Ok(b),
-            (None, Some(v)) => budget_from(Some(&v)),
+            (None, Some(v)) => budget_from(&v),
             (None, None) => Ok(-1.0),
         };
         times[BUCKETS] = *mine.as_ref().unwrap_or(&-1.0);
